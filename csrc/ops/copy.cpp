@@ -1,0 +1,154 @@
+// Copies between CPU and webgpu and within webgpu (any strides, dtype conversion), .item(),
+// fill_ and zero_. Conversions during host transfers happen on the CPU, where PyTorch defines them;
+// device-side conversions use the elementwise engine's CPU-exact casts.
+#include <ATen/NativeFunctions.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "ops/common.h"
+#include "ops/elementwise.h"
+
+namespace webgpu::ops {
+namespace {
+
+bool is_webgpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// The compute type a device copy from s to d goes through: raw bits when the dtypes agree.
+CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
+  if (s == d) return CT::RAW;
+  auto fl = [](at::ScalarType t) { return at::isFloatingType(t); };
+  if (fl(s) || fl(d)) return CT::F32;
+  if (s == at::kLong || d == at::kLong) return CT::I64;
+  return CT::I32;
+}
+
+// Copy on the device: dst and src are webgpu tensors, src broadcastable to dst.
+void device_copy(const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.is_same(src)) return;
+  // Same dtype, both dense and contiguous, word-aligned: a buffer copy.
+  const uint64_t n = uint64_t(dst.numel()) * dst.element_size();
+  if (src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() && dst.is_contiguous() &&
+      byte_offset_of(src) % 4 == 0 && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
+    if (block_of(src) == block_of(dst) && byte_offset_of(src) == byte_offset_of(dst)) return;
+    TORCH_CHECK(block_of(src) != block_of(dst) ||
+                    byte_offset_of(src) + n <= byte_offset_of(dst) || byte_offset_of(dst) + n <= byte_offset_of(src),
+                "webgpu: copy_: source and destination overlap");
+    gpu_of(dst).stream().copy(block_of(src)->buffer.get(), byte_offset_of(src), block_of(dst)->buffer.get(),
+                                 byte_offset_of(dst), n);
+    return;
+  }
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(dst)
+                  .add_const_input(src)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .build();
+  run_elementwise(iter, "copy", "x1", copy_compute_type(src.scalar_type(), dst.scalar_type()));
+}
+
+// Host -> device. Converts and broadcasts on the CPU, then uploads contiguous bytes.
+void upload(const at::Tensor& dst, const at::Tensor& src_cpu) {
+  if (dst.numel() == 0) return;
+  at::Tensor host = src_cpu.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+  const uint64_t n = uint64_t(host.numel()) * host.element_size();
+  auto& stream = gpu_of(dst).stream();
+  if (dst.is_contiguous() && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
+    stream.write(block_of(dst)->buffer.get(), byte_offset_of(dst), host.data_ptr(), n);
+    return;
+  }
+  // Unaligned or strided destination: upload to a scratch tensor, then copy on the device.
+  at::Tensor tmp = at::empty(dst.sizes(), dst.options().memory_format(at::MemoryFormat::Contiguous));
+  std::vector<uint8_t> padded((n + 3) & ~uint64_t(3), 0);
+  std::memcpy(padded.data(), host.data_ptr(), n);
+  stream.write(block_of(tmp)->buffer.get(), 0, padded.data(), padded.size());
+  device_copy(dst, tmp);
+}
+
+// Device -> host: reads the bytes of a contiguous device tensor into a new CPU tensor.
+at::Tensor download(const at::Tensor& src) {
+  at::Tensor s = src.is_contiguous() ? src : src.contiguous();
+  at::Tensor host = at::empty(s.sizes(), s.options().device(at::kCPU));
+  if (s.numel() == 0) return host;
+  gpu_of(s).stream().read(block_of(s)->buffer.get(), byte_offset_of(s), host.data_ptr(),
+                             uint64_t(s.numel()) * s.element_size());
+  return host;
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  const at::Tensor& src = self;
+  TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
+  if (is_webgpu(src) && is_webgpu(dst)) {
+    TORCH_CHECK(src.device() == dst.device() || gpu_of(src).index() == gpu_of(dst).index(),
+                "webgpu: copies between two webgpu devices are not supported yet");
+    check_supported_dtype(dst.scalar_type(), "copy_");
+    device_copy(dst, src);
+  } else if (is_webgpu(dst)) {
+    TORCH_CHECK(src.device().is_cpu(), "webgpu: copy_: cannot copy from ", src.device(), " to webgpu");
+    upload(dst, src);
+  } else {
+    TORCH_CHECK(dst.device().is_cpu(), "webgpu: copy_: cannot copy from webgpu to ", dst.device());
+    at::Tensor host = download(src);
+    dst.copy_(host);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "webgpu: a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  at::Tensor host = at::empty({}, self.options().device(at::kCPU));
+  gpu_of(self).stream().read(block_of(self)->buffer.get(), byte_offset_of(self), host.data_ptr(),
+                                self.element_size());
+  return host.item();
+}
+
+// The value's bits in dtype t, exactly as a CPU cast would make them.
+ScalarBits raw_bits(const c10::Scalar& v, at::ScalarType t) {
+  at::Tensor h = at::scalar_tensor(v, at::TensorOptions().dtype(t));
+  uint64_t u = 0;
+  std::memcpy(&u, h.data_ptr(), h.element_size());
+  return {uint32_t(u), uint32_t(u >> 32)};
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  check_supported_dtype(self.scalar_type(), "fill_");
+  if (self.numel() == 0) return self;
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(self)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .build();
+  run_elementwise(iter, "fill", "s0", CT::RAW, {raw_bits(value, self.scalar_type())});
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "webgpu: fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  if (!is_webgpu(value)) return fill_scalar(self, value.item());
+  device_copy(self, value.expand(self.sizes()));
+  return self;
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero_);
+}
+
+}  // namespace webgpu::ops

@@ -1,0 +1,411 @@
+// The elementwise engine: plans bindings for a TensorIterator's operands, specialises the WGSL
+// template (wgsl/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
+#include "ops/elementwise.h"
+
+#include <map>
+#include <sstream>
+
+#include "ops/common.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr uint32_t kWG = 256;
+constexpr uint32_t kHeader = 3;  // count, aux, numel
+
+enum class Mode { Elem, Word, Atomic };
+
+struct Operand {
+  rt::Block* block = nullptr;
+  at::ScalarType dtype;
+  int64_t itemsize = 4;
+  uint64_t byte_off = 0;
+  std::vector<int64_t> strides;  // elements
+  bool cpu_scalar = false;
+  ScalarBits value;
+  int binding = -1;
+  uint64_t lo = 0, hi = 0;  // accessed byte range
+};
+
+struct BindingPlan {
+  rt::Block* block;
+  uint64_t lo, hi;
+  bool written = false, atomic = false;
+  uint64_t start = 0, size = 0;
+};
+
+const char* dtype_tag(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "f32";
+    case at::kHalf: return "f16";
+    case at::kBFloat16: return "bf16";
+    case at::kInt: return "i32";
+    case at::kShort: return "i16";
+    case at::kChar: return "i8";
+    case at::kByte: return "u8";
+    case at::kBool: return "b8";
+    case at::kLong: return "i64";
+    default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
+  }
+}
+
+bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+// Raw bits of element e of an operand with this itemsize, read through accessor `rd`.
+std::string raw_load(int64_t itemsize, const std::string& rd) {
+  switch (itemsize) {
+    case 1: return "((" + rd + "(e >> 2u) >> ((e & 3u) * 8u)) & 0xffu)";
+    case 2: return "((" + rd + "(e >> 1u) >> ((e & 1u) * 16u)) & 0xffffu)";
+    case 4: return rd + "(e)";
+    default: return "vec2<u32>(" + rd + "(2u * e), " + rd + "(2u * e + 1u))";
+  }
+}
+
+// Raw bits r of dtype t -> compute type ct.
+std::string convert_in(at::ScalarType t, CT ct) {
+  const std::string r = "r";
+  std::string sext = t == at::kShort ? "(bitcast<i32>(r << 16u) >> 16u)"
+                   : t == at::kChar  ? "(bitcast<i32>(r << 24u) >> 24u)"
+                   : t == at::kInt   ? "bitcast<i32>(r)"
+                   : t == at::kBool  ? "select(0i, 1i, r != 0u)"
+                   : "i32(r)";  // u8
+  std::string as_f32 = t == at::kFloat ? "bitcast<f32>(r)"
+                     : t == at::kHalf ? "f16_to_f32(r)"
+                     : t == at::kBFloat16 ? "bitcast<f32>(r << 16u)"
+                     : t == at::kLong ? "i64_to_f32(r)"
+                     : t == at::kInt ? "i32_to_f32(bitcast<i32>(r))"
+                     : "f32(" + sext + ")";
+  switch (ct) {
+    case CT::RAW: return r;
+    case CT::F32: return as_f32;
+    case CT::I32:
+      if (is_float(t)) return "f32_to_i32(" + as_f32 + ")";
+      if (t == at::kLong) return "bitcast<i32>(r.x)";
+      return sext;
+    case CT::I64:
+      if (is_float(t)) return "f32_to_i64(" + as_f32 + ")";
+      if (t == at::kLong) return "r";
+      return "i64_from_i32(" + sext + ")";
+  }
+  return r;
+}
+
+// Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
+std::string convert_out(at::ScalarType t, CT ct) {
+  if (ct == CT::RAW) return "v";
+  const bool bool_out = t == at::kBool;
+  if (ct == CT::F32) {
+    if (bool_out) return "select(0u, 1u, v != 0.0)";
+    switch (t) {
+      case at::kFloat: return "bitcast<u32>(v)";
+      case at::kHalf: return "f32_to_f16(v)";
+      case at::kBFloat16: return "f32_to_bf16(v)";
+      case at::kLong: return "f32_to_i64(v)";
+      case at::kByte: return "(f32_to_i64(v).x & 0xffu)";  // c10 casts float->uint8 through int64
+      case at::kInt: return "bitcast<u32>(f32_to_i32(v))";
+      case at::kShort: return "(bitcast<u32>(f32_to_i32(v)) & 0xffffu)";
+      case at::kChar: return "(bitcast<u32>(f32_to_i32(v)) & 0xffu)";
+      default: break;
+    }
+  }
+  if (ct == CT::I32) {
+    if (bool_out) return "select(0u, 1u, v != 0i)";
+    switch (t) {
+      case at::kFloat: return "bitcast<u32>(i32_to_f32(v))";
+      case at::kHalf: return "f32_to_f16(i32_to_f32(v))";
+      case at::kBFloat16: return "f32_to_bf16(i32_to_f32(v))";
+      case at::kLong: return "i64_from_i32(v)";
+      case at::kInt: return "bitcast<u32>(v)";
+      case at::kShort: return "(bitcast<u32>(v) & 0xffffu)";
+      default: return "(bitcast<u32>(v) & 0xffu)";
+    }
+  }
+  // I64
+  if (bool_out) return "select(0u, 1u, (v.x | v.y) != 0u)";
+  switch (t) {
+    case at::kFloat: return "bitcast<u32>(i64_to_f32(v))";
+    case at::kHalf: return "f32_to_f16(i64_to_f32(v))";
+    case at::kBFloat16: return "f32_to_bf16(i64_to_f32(v))";
+    case at::kLong: return "v";
+    case at::kInt: return "v.x";
+    case at::kShort: return "(v.x & 0xffffu)";
+    default: return "(v.x & 0xffu)";
+  }
+}
+
+std::string raw_type(int64_t itemsize) { return itemsize == 8 ? "vec2<u32>" : "u32"; }
+
+std::string ct_type(CT ct, int64_t raw_itemsize) {
+  return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct);
+}
+
+// A scalar parameter at word w, in the compute type (RAW: the raw bits of raw_itemsize bytes).
+std::string scalar_expr(CT ct, uint32_t w, int64_t raw_itemsize) {
+  const std::string a = "prm(" + std::to_string(w) + "u)";
+  if (ct == CT::RAW && raw_itemsize < 8) return a;
+  switch (ct) {
+    case CT::F32: return "bitcast<f32>(" + a + ")";
+    case CT::I32: return "bitcast<i32>(" + a + ")";
+    default: return "vec2<u32>(" + a + ", prm(" + std::to_string(w + 1) + "u))";
+  }
+}
+
+void replace(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+}
+
+}  // namespace
+
+const char* wgsl_type(CT ct) {
+  switch (ct) {
+    case CT::F32: return "f32";
+    case CT::I32: return "i32";
+    case CT::I64: return "vec2<u32>";
+    default: return "u32";
+  }
+}
+
+ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
+  ScalarBits b;
+  switch (ct) {
+    case CT::F32: {
+      float f = s.to<float>();
+      std::memcpy(&b.lo, &f, 4);
+      break;
+    }
+    case CT::I32: {
+      int32_t i = s.isIntegral(true) ? int32_t(s.to<int64_t>()) : s.to<int32_t>();
+      std::memcpy(&b.lo, &i, 4);
+      break;
+    }
+    default: {
+      int64_t i = s.to<int64_t>();
+      uint64_t u;
+      std::memcpy(&u, &i, 8);
+      b.lo = uint32_t(u);
+      b.hi = uint32_t(u >> 32);
+    }
+  }
+  return b;
+}
+
+void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
+                     const std::vector<ScalarBits>& scalars) {
+  const int64_t numel = iter.numel();
+  if (numel == 0) return;
+  TORCH_CHECK(iter.noutputs() == 1, "webgpu: ", name, ": one output expected");
+  TORCH_CHECK(numel <= int64_t(UINT32_MAX), "webgpu: ", name, ": tensors of more than 2^32-1 elements are not supported yet");
+  const int R = std::max<int>(iter.ndim(), 1);
+  const int nops = iter.ntensors();
+  const int64_t scalar_words = int64_t(scalars.size()) * 2 + nops * 2;
+  TORCH_CHECK(kHeader + R + nops * (R + 1) + scalar_words <= rt::kParamWords,
+              "webgpu: ", name, ": ", iter.ndim(), " non-mergeable dimensions over ", nops,
+              " tensors exceed the kernel parameter slot; make an input contiguous first");
+
+  std::vector<int64_t> shape(R, 1);
+  for (int d = 0; d < iter.ndim(); ++d) shape[d] = iter.shape()[d];
+
+  rt::GpuDevice* dev = nullptr;
+  std::vector<Operand> ops(nops);
+  for (int i = 0; i < nops; ++i) {
+    Operand& o = ops[i];
+    const at::TensorBase& t = iter.tensor_base(i);
+    o.dtype = iter.dtype(i);
+    o.itemsize = c10::elementSize(o.dtype);
+    check_supported_dtype(o.dtype, name.c_str());
+    if (i > 0 && iter.is_cpu_scalar(i)) {
+      o.cpu_scalar = true;
+      o.value = scalar_bits(at::Tensor(t).item(), ct);
+      continue;
+    }
+    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "webgpu: ", name,
+                ": expected all tensors on the webgpu device, got one on ", t.device());
+    if (!dev) dev = &gpu_of(t);
+    o.block = block_of(t);
+    o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());
+    o.strides.assign(R, 0);
+    uint64_t extent = 0;
+    for (int d = 0; d < iter.ndim(); ++d) {
+      const int64_t sb = iter.strides(i)[d];
+      TORCH_CHECK(sb >= 0 && sb % o.itemsize == 0, "webgpu: ", name, ": unsupported stride");
+      o.strides[d] = sb / o.itemsize;
+      extent += uint64_t(shape[d] - 1) * uint64_t(sb);
+    }
+    o.lo = o.byte_off;
+    o.hi = o.byte_off + extent + o.itemsize;
+  }
+  TORCH_CHECK(dev, "webgpu: ", name, ": no webgpu tensor among the operands");
+
+  // Output mode: sub-word outputs are written a whole word per invocation when contiguous in
+  // iteration order, else with atomics, so neighbouring elements never race.
+  const Operand& out = ops[0];
+  Mode mode = Mode::Elem;
+  if (out.itemsize < 4) {
+    bool contiguous = true;
+    int64_t expect = 1;
+    for (int d = 0; d < R; ++d) {
+      if (shape[d] != 1 && out.strides[d] != expect) contiguous = false;
+      expect *= shape[d];
+    }
+    mode = contiguous ? Mode::Word : Mode::Atomic;
+  }
+
+  // One binding per distinct block (aliasing views share one binding); windows when a block is
+  // larger than a storage binding may be.
+  std::vector<BindingPlan> binds;
+  for (int i = 0; i < nops; ++i) {
+    Operand& o = ops[i];
+    if (o.cpu_scalar) continue;
+    int b = -1;
+    for (size_t j = 0; j < binds.size(); ++j)
+      if (binds[j].block == o.block) b = int(j);
+    if (b < 0) {
+      binds.push_back({o.block, o.lo, o.hi});
+      b = int(binds.size()) - 1;
+    }
+    binds[b].lo = std::min(binds[b].lo, o.lo);
+    binds[b].hi = std::max(binds[b].hi, o.hi);
+    if (i == 0) {
+      binds[b].written = true;
+      binds[b].atomic = mode == Mode::Atomic;
+    }
+    o.binding = b;
+  }
+  const auto& lim = dev->limits();
+  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffffcull) & ~3ull;
+  const uint64_t align = std::max<uint32_t>(lim.minStorageBufferOffsetAlignment, 4);
+  std::vector<rt::Binding> bindings;
+  for (auto& b : binds) {
+    if (b.block->size <= max_bind) {
+      b.start = 0;
+      b.size = b.block->size;
+    } else {
+      b.start = b.lo / align * align;
+      b.size = std::min<uint64_t>(((b.hi - b.start) + 3) & ~3ull, b.block->size - b.start);
+      TORCH_CHECK(b.size <= max_bind, "webgpu: ", name, ": an operand spans ", b.hi - b.start,
+                  " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
+    }
+    bindings.push_back({b.block->buffer.get(), b.start, b.size});
+  }
+
+  // Parameters.
+  std::vector<uint32_t> p(kHeader + R, 0);
+  for (int d = 0; d < R; ++d) p[kHeader + d] = uint32_t(shape[d]);
+  std::vector<uint32_t> op_base(nops);
+  for (int i = 0; i < nops; ++i) {
+    const Operand& o = ops[i];
+    op_base[i] = uint32_t(p.size());
+    if (o.cpu_scalar) {
+      p.push_back(o.value.lo);
+      p.push_back(o.value.hi);
+      continue;
+    }
+    const uint64_t rel = (o.byte_off - binds[o.binding].start) / o.itemsize;
+    TORCH_CHECK(rel <= UINT32_MAX, "webgpu: ", name, ": offset out of range");
+    p.push_back(uint32_t(rel));
+    for (int d = 0; d < R; ++d) p.push_back(uint32_t(o.strides[d]));
+  }
+  const uint32_t scalar_base = uint32_t(p.size());
+  for (const auto& s : scalars) {
+    p.push_back(s.lo);
+    p.push_back(s.hi);
+  }
+  uint64_t threads = uint64_t(numel);
+  p[2] = uint32_t(numel);
+  const int64_t epw = 4 / std::min<int64_t>(out.itemsize, 4);
+  if (mode == Mode::Word) {
+    const uint64_t first = (p[op_base[0]]) / epw, last = (p[op_base[0]] + numel - 1) / epw;
+    p[1] = uint32_t(first);
+    threads = last - first + 1;
+  }
+  p[0] = uint32_t(threads);
+
+  // Specialisation key and source.
+  std::ostringstream key;
+  key << "ew:" << name << ":" << int(ct) << ":" << expr << ":R" << R << ":m" << int(mode) << ":";
+  uint32_t ro_mask = 0;
+  for (size_t j = 0; j < binds.size(); ++j) {
+    if (!binds[j].written) ro_mask |= 1u << j;
+    key << (binds[j].written ? (binds[j].atomic ? 'a' : 'w') : 'r');
+  }
+  for (int i = 0; i < nops; ++i)
+    key << ":" << dtype_tag(ops[i].dtype) << (ops[i].cpu_scalar ? "s" : "") << ops[i].binding;
+  key << ":n" << scalars.size();
+
+  auto make = [&]() {
+    std::string src = rt::wgsl_source("common") + rt::wgsl_source("elementwise");
+    std::ostringstream bs, acc, body;
+    for (size_t j = 0; j < binds.size(); ++j) {
+      const bool w = binds[j].written;
+      bs << "@group(0) @binding(" << j + 1 << ") var<storage, " << (w ? "read_write" : "read") << "> buf" << j
+         << ": array<" << (binds[j].atomic ? "atomic<u32>" : "u32") << ">;\n";
+      acc << "fn rd" << j << "(w: u32) -> u32 { return "
+          << (binds[j].atomic ? "atomicLoad(&buf" + std::to_string(j) + "[w])" : "buf" + std::to_string(j) + "[w]")
+          << "; }\n";
+    }
+    const int64_t raw_size = ct == CT::RAW ? out.itemsize : 4;
+    const std::string T = ct_type(ct, raw_size);
+    for (int i = 1; i < nops; ++i) {
+      const Operand& o = ops[i];
+      acc << "fn ld" << i << "(e: u32) -> " << T << " { ";
+      if (o.cpu_scalar) acc << "return " << scalar_expr(ct, op_base[i], raw_size) << "; }\n";
+      else
+        acc << "let r = " << raw_load(o.itemsize, "rd" + std::to_string(o.binding)) << "; return "
+            << convert_in(o.dtype, ct) << "; }\n";
+    }
+    const std::string ob = std::to_string(out.binding);
+    acc << "fn bits0(v: " << T << ") -> " << raw_type(out.itemsize) << " { return " << convert_out(out.dtype, ct) << "; }\n";
+    if (mode == Mode::Elem) {
+      acc << "fn st0(e: u32, v: " << T << ") { let b = bits0(v); ";
+      if (out.itemsize == 8) acc << "buf" << ob << "[2u * e] = b.x; buf" << ob << "[2u * e + 1u] = b.y; }\n";
+      else acc << "buf" << ob << "[e] = b; }\n";
+    } else if (mode == Mode::Atomic) {
+      const std::string bits = out.itemsize == 1 ? "8u" : "16u", per = out.itemsize == 1 ? "3u" : "1u";
+      acc << "fn st0(e: u32, v: " << T << ") { let w = e >> " << (out.itemsize == 1 ? "2u" : "1u")
+          << "; let sh = (e & " << per << ") * " << bits << "; let m = " << (out.itemsize == 1 ? "0xffu" : "0xffffu")
+          << " << sh; atomicAnd(&buf" << ob << "[w], ~m); atomicOr(&buf" << ob << "[w], bits0(v) << sh); }\n";
+    }
+    // Offsets of each operand for linear index `li`.
+    auto offsets = [&](const std::string& li, bool with_out) {
+      std::ostringstream s;
+      for (int i = with_out ? 0 : 1; i < nops; ++i)
+        if (!ops[i].cpu_scalar) s << "  var o" << i << " = prm(" << op_base[i] << "u);\n";
+      s << "  var rem = " << li << ";\n";
+      for (int d = 0; d < R; ++d) {
+        const std::string sd = "prm(" + std::to_string(kHeader + d) + "u)";
+        if (d == R - 1) s << "  let c" << d << " = rem;\n";
+        else s << "  let c" << d << " = rem % " << sd << "; rem = rem / " << sd << ";\n";
+        for (int i = with_out ? 0 : 1; i < nops; ++i)
+          if (!ops[i].cpu_scalar) s << "  o" << i << " = o" << i << " + c" << d << " * prm(" << op_base[i] + 1 + d << "u);\n";
+      }
+      for (int i = 1; i < nops; ++i)
+        s << "  let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? "0u" : "o" + std::to_string(i)) << ");\n";
+      for (size_t k = 0; k < scalars.size(); ++k)
+        s << "  let s" << k << " = " << scalar_expr(ct, scalar_base + 2 * k, raw_size) << ";\n";
+      return s.str();
+    };
+    if (mode == Mode::Word) {
+      const std::string bits = out.itemsize == 1 ? "8u" : "16u", wmask = out.itemsize == 1 ? "0xffu" : "0xffffu";
+      body << "  let w = prm(1u) + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = prm(" << op_base[0]
+           << "u);\n  for (var j = 0u; j < " << epw << "u; j = j + 1u) {\n    let e = w * " << epw
+           << "u + j;\n    if (e < base || e - base >= prm(2u)) { continue; }\n    let i = e - base;\n"
+           << offsets("i", false) << "    word = word | (bits0(" << expr << ") << (j * " << bits << "));\n"
+           << "    mask = mask | (" << wmask << " << (j * " << bits << "));\n  }\n"
+           << "  if (mask == 0xffffffffu) { buf" << ob << "[w] = word; } else { buf" << ob << "[w] = (buf" << ob
+           << "[w] & ~mask) | word; }\n";
+    } else {
+      body << offsets("idx", true) << "  st0(o0, " << expr << ");\n";
+    }
+    replace(src, "{{BINDINGS}}", bs.str());
+    replace(src, "{{ACCESSORS}}", acc.str());
+    replace(src, "{{BODY}}", body.str());
+    replace(src, "{{WG}}", std::to_string(kWG));
+    return src;
+  };
+  const rt::Pipeline& pipe = dev->pipelines().get(key.str(), uint32_t(binds.size()), ro_mask, make);
+  dev->stream().dispatch(pipe, bindings.data(), uint32_t(bindings.size()), p.data(), uint32_t(p.size()),
+                         (threads + kWG - 1) / kWG);
+}
+
+}  // namespace webgpu::ops

@@ -1,0 +1,27 @@
+// The elementwise engine: one kernel template serves every pointwise op over a built
+// TensorIterator (broadcasting, promotion, strides, storage offsets, CPU scalars, sub-word dtypes).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <ATen/TensorIterator.h>
+
+namespace webgpu::ops {
+
+// The type the expression computes in. Half types compute in F32; RAW moves bits unchanged.
+enum class CT { F32, I32, I64, RAW };
+
+// A scalar operand, already in the compute type's bit pattern (I64 uses both words).
+struct ScalarBits {
+  uint32_t lo = 0, hi = 0;
+};
+ScalarBits scalar_bits(const c10::Scalar& s, CT ct);
+
+// Runs `out = expr` over iter (one output, operand 0; inputs are x1, x2, ...; scalars s0, s1, ...,
+// all of type ct in WGSL). `name` keys the pipeline cache together with the specialisation.
+void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
+                     const std::vector<ScalarBits>& scalars = {});
+
+const char* wgsl_type(CT ct);
+
+}  // namespace webgpu::ops

@@ -1,0 +1,63 @@
+// Tensor creation on the device: empty and empty_strided over the caching allocator.
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "core/core.h"
+#include "ops/common.h"
+
+namespace webgpu::ops {
+
+bool is_supported_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kLong: case at::kInt:
+    case at::kShort: case at::kChar: case at::kByte: case at::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_supported_dtype(at::ScalarType t, const char* op) {
+  if (is_supported_dtype(t)) return;
+  if (t == at::kDouble)
+    TORCH_CHECK_TYPE(false, "webgpu: ", op, ": float64 is not supported on the webgpu device (WebGPU has no "
+                     "64-bit floats). Use float32 instead, e.g. tensor.to(torch.float32).");
+  if (at::isComplexType(t))
+    TORCH_CHECK_TYPE(false, "webgpu: ", op, ": complex dtypes (", t, ") are not supported on the webgpu device.");
+  TORCH_CHECK_TYPE(false, "webgpu: ", op, ": dtype ", t, " is not supported on the webgpu device. Supported: "
+                   "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool.");
+}
+
+namespace {
+
+const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  const auto dt = c10::dtype_or_default(dtype);
+  check_supported_dtype(dt, "empty");
+  TORCH_CHECK(c10::layout_or_default(layout) == at::kStrided, "webgpu: only strided tensors are supported");
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_generic(size, core::allocator(), kKeys, dt, memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
+  const auto dt = c10::dtype_or_default(dtype);
+  check_supported_dtype(dt, "empty_strided");
+  TORCH_CHECK(c10::layout_or_default(layout) == at::kStrided, "webgpu: only strided tensors are supported");
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_strided_generic(size, stride, core::allocator(), kKeys, dt);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+}
+
+}  // namespace webgpu::ops

@@ -1,0 +1,93 @@
+// torch_webgpu._C: the Python face of the runtime (device queries, synchronisation, memory stats,
+// counters, seeds). Ops need no bindings: they register with the dispatcher when this loads.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include "core/core.h"
+#include "runtime/allocator.h"
+#include "runtime/device.h"
+#include "runtime/pipeline.h"
+#include "runtime/stream.h"
+
+namespace py = pybind11;
+using namespace webgpu;
+
+namespace {
+
+int resolve(int index) { return index < 0 ? core::current_device() : index; }
+
+py::dict memory_stats(int index) {
+  auto s = rt::get_device(resolve(index)).pool().stats();
+  py::dict d;
+  d["allocated_bytes"] = s.allocated;
+  d["max_allocated_bytes"] = s.max_allocated;
+  d["reserved_bytes"] = s.reserved;
+  d["max_reserved_bytes"] = s.max_reserved;
+  d["num_allocs"] = s.num_allocs;
+  d["num_frees"] = s.num_frees;
+  d["cache_hits"] = s.cache_hits;
+  d["num_ooms"] = s.num_ooms;
+  return d;
+}
+
+py::dict stream_counters(int index) {
+  auto& dev = rt::get_device(resolve(index));
+  auto c = dev.stream().counters();
+  auto p = dev.pipelines().counters();
+  py::dict d;
+  d["submits"] = c.submits;
+  d["waits"] = c.waits;
+  d["dispatches"] = c.dispatches;
+  d["copies"] = c.copies;
+  d["uploads"] = c.uploads;
+  d["readbacks"] = c.readbacks;
+  d["bind_groups_created"] = c.bind_groups_created;
+  d["bind_group_hits"] = c.bind_group_hits;
+  d["pipeline_compiles"] = p.compiles;
+  d["pipeline_hits"] = p.hits;
+  return d;
+}
+
+py::dict info(int index) {
+  auto& dev = rt::get_device(resolve(index));
+  py::dict d;
+  for (auto& [k, v] : dev.info()) d[py::str(k)] = v;
+  py::dict lim;
+  for (auto& [k, v] : dev.limit_map()) lim[py::str(k)] = v;
+  d["limits"] = lim;
+  d["features"] = dev.feature_names();
+  d["dawn_library"] = rt::dawn_library_path();
+  d["device_index"] = dev.index();
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch-webgpu native module";
+  m.def("_set_dawn_library", &rt::set_dawn_library_path);
+  m.def("_dawn_library", &rt::dawn_library_path);
+  m.def("_load_dawn", []() { rt::procs(); });
+  m.def("_is_available", &rt::is_available, py::call_guard<py::gil_scoped_release>());
+  m.def("_device_count", &rt::device_count, py::call_guard<py::gil_scoped_release>());
+  m.def("_current_device", &core::current_device);
+  m.def("_set_device", &core::set_current_device);
+  m.def("_init", [](int i) { rt::get_device(resolve(i)); }, py::arg("index") = -1,
+        py::call_guard<py::gil_scoped_release>());
+  m.def("_synchronize", [](int i) { rt::get_device(resolve(i)).stream().synchronize(); }, py::arg("index") = -1,
+        py::call_guard<py::gil_scoped_release>());
+  m.def("_flush", [](int i) { rt::get_device(resolve(i)).stream().flush(); }, py::arg("index") = -1);
+  m.def("_memory_stats", &memory_stats, py::arg("index") = -1);
+  m.def("_reset_peak_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_peak(); },
+        py::arg("index") = -1);
+  m.def("_empty_cache", []() {
+    for (auto* d : rt::created_devices()) d->pool().empty_cache();
+  });
+  m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
+  m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
+        py::arg("index") = -1);
+  m.def("_info", &info, py::arg("index") = -1);
+  m.def("_default_generator", [](int i) {
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(core::default_generator(resolve(i))));
+  }, py::arg("index") = -1);
+}

@@ -1,0 +1,131 @@
+// Caching buffer pool: best-fit reuse of freed blocks, exact statistics, OOM as torch.OutOfMemoryError.
+#include "runtime/allocator.h"
+
+#include <atomic>
+
+#include <c10/util/Exception.h>
+
+#include "runtime/device.h"
+#include "runtime/stream.h"
+
+namespace webgpu::rt {
+
+uint64_t reserve_va(uint64_t size) {
+  static std::atomic<uint64_t> next{1ull << 48};
+  return next.fetch_add((size + 4095) & ~4095ull, std::memory_order_relaxed);
+}
+
+uint64_t BufferPool::round_size(uint64_t n) {
+  if (n <= 512) return 512;
+  if (n < (1ull << 20)) return (n + 511) & ~511ull;
+  return (n + (1ull << 16) - 1) & ~((1ull << 16) - 1);
+}
+
+BufferPool::~BufferPool() {
+  // The process is exiting; Dawn releases the buffers with the device.
+  for (auto& [s, b] : cached_) delete b;
+  for (Block* b : live_) delete b;
+}
+
+Buffer BufferPool::create_buffer(uint64_t size, std::string* err, bool* oom) {
+  const Procs& P = procs();
+  WGPUBufferDescriptor d{};
+  d.label = sv("torch-webgpu storage");
+  d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+  d.size = size;
+  dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
+  dev_.push_error_scope(WGPUErrorFilter_Validation);
+  Buffer buf(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
+  auto v = dev_.pop_error_scope();
+  auto o = dev_.pop_error_scope();
+  *oom = o.first != WGPUErrorType_NoError || v.first != WGPUErrorType_NoError;
+  *err = o.first != WGPUErrorType_NoError ? o.second : v.second;
+  if (*oom) return Buffer();
+  return buf;
+}
+
+Block* BufferPool::allocate(uint64_t nbytes) {
+  const uint64_t size = round_size(nbytes);
+  const uint64_t max_buffer = dev_.limits().maxBufferSize;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (nbytes > max_buffer) {
+    stats_.num_ooms++;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes,
+                     " bytes, more than this adapter's maxBufferSize limit (", max_buffer, " bytes)");
+  }
+  // Best fit, wasting at most a quarter of the block (or 1 MiB for small requests).
+  auto it = cached_.lower_bound(size);
+  if (it != cached_.end() && it->first <= size + std::max<uint64_t>(size / 4, 1ull << 20)) {
+    Block* b = it->second;
+    cached_.erase(it);
+    live_.insert(b);
+    stats_.cache_hits++;
+    stats_.num_allocs++;
+    stats_.allocated += b->size;
+    stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+    return b;
+  }
+  std::string err;
+  bool oom = false;
+  Buffer buf = create_buffer(size, &err, &oom);
+  if (oom) {
+    // Give the cache back and try once more.
+    lock.unlock();
+    empty_cache();
+    lock.lock();
+    buf = create_buffer(size, &err, &oom);
+    if (oom) {
+      stats_.num_ooms++;
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes,
+                       " bytes (", stats_.allocated, " bytes allocated by tensors). Dawn: ", err);
+    }
+  }
+  auto* b = new Block{std::move(buf), size, reserve_va(size), dev_.index()};
+  live_.insert(b);
+  stats_.num_allocs++;
+  stats_.allocated += size;
+  stats_.reserved += size;
+  stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+  stats_.max_reserved = std::max(stats_.max_reserved, stats_.reserved);
+  return b;
+}
+
+void BufferPool::free(Block* b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!live_.erase(b)) return;
+  stats_.allocated -= b->size;
+  stats_.num_frees++;
+  // Work already recorded on the stream that uses this block runs before any later reuse, since
+  // one queue executes in order; so a freed block is reusable at once.
+  cached_.emplace(b->size, b);
+}
+
+void BufferPool::release_cached_locked() {
+  for (auto& [s, b] : cached_) {
+    stats_.reserved -= b->size;
+    procs().wgpuBufferDestroy(b->buffer.get());
+    delete b;
+  }
+  cached_.clear();
+}
+
+void BufferPool::empty_cache() {
+  // Recorded-but-unsubmitted commands may name cached buffers: submit them before destroying.
+  dev_.stream().flush();
+  dev_.stream().forget_bind_groups();
+  std::lock_guard<std::mutex> lock(mu_);
+  release_cached_locked();
+}
+
+PoolStats BufferPool::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void BufferPool::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.max_allocated = stats_.allocated;
+  stats_.max_reserved = stats_.reserved;
+}
+
+}  // namespace webgpu::rt

@@ -1,0 +1,83 @@
+// One Dawn instance per process and, per device index, an adapter, a device, its queue, its Stream
+// and its buffer pool. Devices are created lazily, with the adapter's own limits.
+#pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/handles.h"
+
+namespace webgpu::rt {
+
+class Stream;
+class BufferPool;
+class PipelineCache;
+
+class GpuDevice {
+ public:
+  GpuDevice(int index, Adapter adapter);
+  ~GpuDevice();
+  GpuDevice(const GpuDevice&) = delete;
+  GpuDevice& operator=(const GpuDevice&) = delete;
+
+  int index() const { return index_; }
+  WGPUDevice device() const { return device_.get(); }
+  WGPUQueue queue() const { return queue_.get(); }
+  const WGPULimits& limits() const { return limits_; }
+  bool has_f16() const { return has_f16_; }
+  bool has_subgroups() const { return has_subgroups_; }
+  bool has_timestamp() const { return has_timestamp_; }
+
+  Stream& stream() { return *stream_; }
+  BufferPool& pool() { return *pool_; }
+  PipelineCache& pipelines() { return *pipelines_; }
+
+  // Error scopes, popped synchronously: returns WGPUErrorType_NoError or the error with its text.
+  void push_error_scope(uint32_t filter);
+  std::pair<uint32_t, std::string> pop_error_scope();
+  // Raises the first error Dawn reported outside any scope (or the device loss) since last call.
+  void check_errors();
+
+  // Adapter facts for torch_webgpu.info().
+  std::map<std::string, std::string> info() const;
+  std::map<std::string, uint64_t> limit_map() const;
+  std::vector<std::string> feature_names() const;
+
+ private:
+  static void on_uncaptured_error(WGPUDevice*, uint32_t type, WGPUStringView msg, void* self, void*);
+  static void on_device_lost(WGPUDevice*, uint32_t reason, WGPUStringView msg, void* self, void*);
+
+  int index_;
+  Adapter adapter_;
+  Device device_;
+  Queue queue_;
+  WGPULimits limits_{};
+  bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false;
+  std::vector<uint32_t> features_;
+  std::map<std::string, std::string> info_;
+  std::mutex err_mu_;
+  std::vector<std::string> errors_;
+  bool lost_ = false;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<Stream> stream_;
+};
+
+WGPUInstance instance();
+// Blocks until the future completes (the instance is created with timed waits enabled).
+void wait_future(WGPUFuture f, const char* what);
+// Polls a future without blocking.
+bool future_done(WGPUFuture f);
+
+int device_count();           // 0 when no adapter is found; never throws for a missing adapter
+bool is_available();
+GpuDevice& get_device(int index);  // creates it on first use; throws with install advice
+// Devices created so far (for empty_cache/synchronize over all of them).
+std::vector<GpuDevice*> created_devices();
+const char* backend_name(uint32_t backend);
+
+constexpr int kMaxDevices = 16;
+
+}  // namespace webgpu::rt

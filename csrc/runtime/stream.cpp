@@ -1,0 +1,264 @@
+// Command batching, the parameter arena, bind-group cache, uploads and readbacks.
+#include "runtime/stream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <c10/util/Exception.h>
+
+#include "runtime/device.h"
+
+namespace webgpu::rt {
+
+Stream::Stream(GpuDevice& dev) : dev_(dev) {
+  if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
+  shadow_.resize(size_t(max_batch_) * kParamBytes);
+}
+
+Stream::~Stream() = default;
+
+void Stream::ensure_encoder() {
+  if (!encoder_) {
+    WGPUCommandEncoderDescriptor d{};
+    encoder_ = CommandEncoder(procs().wgpuDeviceCreateCommandEncoder(dev_.device(), &d));
+  }
+}
+
+void Stream::ensure_pass() {
+  const Procs& P = procs();
+  ensure_encoder();
+  if (!pass_) {
+    WGPUComputePassDescriptor d{};
+    pass_ = ComputePassEncoder(P.wgpuCommandEncoderBeginComputePass(encoder_.get(), &d));
+  }
+}
+
+void Stream::end_pass() {
+  if (pass_) {
+    procs().wgpuComputePassEncoderEnd(pass_.get());
+    pass_ = ComputePassEncoder();
+  }
+}
+
+void Stream::acquire_chunk() {
+  // Recycle chunks whose batch the GPU has finished.
+  while (!in_flight_.empty() && future_done(in_flight_.front()->done)) {
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
+  if (free_chunks_.empty() && chunks_.size() >= 8) {
+    wait_future(in_flight_.front()->done, "a parameter arena");
+    counters_.waits++;
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
+  if (free_chunks_.empty()) {
+    WGPUBufferDescriptor d{};
+    d.label = sv("torch-webgpu params");
+    d.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+    d.size = shadow_.size();
+    auto c = std::make_unique<Chunk>();
+    c->buffer = Buffer(procs().wgpuDeviceCreateBuffer(dev_.device(), &d));
+    free_chunks_.push_back(c.get());
+    chunks_.push_back(std::move(c));
+  }
+  chunk_ = free_chunks_.back();
+  free_chunks_.pop_back();
+  slots_used_ = 0;
+}
+
+WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n) {
+  key_.clear();
+  key_.push_back(reinterpret_cast<uint64_t>(p.layout.get()));
+  key_.push_back(reinterpret_cast<uint64_t>(chunk_->buffer.get()));
+  for (uint32_t i = 0; i < n; ++i) {
+    key_.push_back(reinterpret_cast<uint64_t>(b[i].buffer));
+    key_.push_back(b[i].offset);
+    key_.push_back(b[i].size);
+  }
+  auto it = bind_groups_.find(key_);
+  if (it != bind_groups_.end()) {
+    counters_.bind_group_hits++;
+    return it->second.get();
+  }
+  if (bind_groups_.size() > 8192) bind_groups_.clear();
+  std::vector<WGPUBindGroupEntry> e(n + 1);
+  e[0].binding = 0;
+  e[0].buffer = chunk_->buffer.get();
+  e[0].offset = 0;
+  e[0].size = kParamBytes;
+  for (uint32_t i = 0; i < n; ++i) {
+    e[i + 1].binding = i + 1;
+    e[i + 1].buffer = b[i].buffer;
+    e[i + 1].offset = b[i].offset;
+    e[i + 1].size = b[i].size;
+  }
+  WGPUBindGroupDescriptor d{};
+  d.layout = p.layout.get();
+  d.entryCount = e.size();
+  d.entries = e.data();
+  BindGroup bg(procs().wgpuDeviceCreateBindGroup(dev_.device(), &d));
+  counters_.bind_groups_created++;
+  WGPUBindGroup raw = bg.get();
+  bind_groups_.emplace(key_, std::move(bg));
+  return raw;
+}
+
+void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params,
+                      uint32_t nwords, uint64_t workgroups) {
+  TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
+  TORCH_CHECK(n == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage, " buffers, got ", n);
+  if (workgroups == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Procs& P = procs();
+  if (!chunk_) acquire_chunk();
+  ensure_pass();
+  const uint32_t slot = slots_used_++;
+  std::memcpy(shadow_.data() + size_t(slot) * kParamBytes, params, nwords * 4);
+  WGPUBindGroup bg = bind_group(p, b, n);
+  uint32_t dyn = slot * kParamBytes;
+  P.wgpuComputePassEncoderSetPipeline(pass_.get(), p.pipeline.get());
+  P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 1, &dyn);
+  const uint64_t maxd = dev_.limits().maxComputeWorkgroupsPerDimension;
+  uint64_t x = std::min<uint64_t>(workgroups, maxd);
+  uint64_t y = (workgroups + x - 1) / x, z = 1;
+  if (y > maxd) {
+    z = (y + maxd - 1) / maxd;
+    y = maxd;
+  }
+  TORCH_CHECK(z <= maxd, "webgpu: dispatch of ", workgroups, " workgroups is too large");
+  P.wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), uint32_t(x), uint32_t(y), uint32_t(z));
+  counters_.dispatches++;
+  recorded_++;
+  if (slots_used_ >= max_batch_) flush_locked();
+}
+
+void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, uint64_t size) {
+  if (size == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  end_pass();
+  ensure_encoder();
+  procs().wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, so, dst, doff, size);
+  counters_.copies++;
+  recorded_++;
+  if (recorded_ >= max_batch_) flush_locked();
+}
+
+void Stream::flush_locked() {
+  if (!encoder_) return;
+  const Procs& P = procs();
+  end_pass();
+  if (chunk_ && slots_used_ > 0)
+    P.wgpuQueueWriteBuffer(dev_.queue(), chunk_->buffer.get(), 0, shadow_.data(), size_t(slots_used_) * kParamBytes);
+  WGPUCommandBufferDescriptor cd{};
+  CommandBuffer cb(P.wgpuCommandEncoderFinish(encoder_.get(), &cd));
+  encoder_ = CommandEncoder();
+  WGPUCommandBuffer raw = cb.get();
+  P.wgpuQueueSubmit(dev_.queue(), 1, &raw);
+  counters_.submits++;
+  if (chunk_) {
+    WGPUQueueWorkDoneCallbackInfo2 wd{};
+    wd.mode = WGPUCallbackMode_WaitAnyOnly;
+    wd.callback = [](uint32_t, void*, void*) {};
+    chunk_->done = P.wgpuQueueOnSubmittedWorkDone2(dev_.queue(), wd);
+    in_flight_.push_back(chunk_);
+    chunk_ = nullptr;
+  }
+  recorded_ = 0;
+  slots_used_ = 0;
+}
+
+void Stream::flush() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  flush_locked();
+}
+
+void Stream::synchronize() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  flush_locked();
+  WGPUQueueWorkDoneCallbackInfo2 wd{};
+  wd.mode = WGPUCallbackMode_WaitAnyOnly;
+  wd.callback = [](uint32_t, void*, void*) {};
+  wait_future(procs().wgpuQueueOnSubmittedWorkDone2(dev_.queue(), wd), "the queue");
+  counters_.waits++;
+  while (!in_flight_.empty()) {
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
+  dev_.check_errors();
+}
+
+void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
+  TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
+  if (size == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  flush_locked();
+  procs().wgpuQueueWriteBuffer(dev_.queue(), dst, off, const_cast<void*>(data), size);
+  counters_.uploads++;
+}
+
+void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
+  if (size == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Procs& P = procs();
+  const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = hi - lo;
+  if (staging_size_ < n) {
+    uint64_t s = 1 << 16;
+    while (s < n) s <<= 1;
+    WGPUBufferDescriptor d{};
+    d.label = sv("torch-webgpu readback");
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    d.size = s;
+    dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
+    Buffer b(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
+    auto err = dev_.pop_error_scope();
+    TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
+                     "webgpu: out of memory allocating a ", s, "-byte readback buffer: ", err.second);
+    staging_ = std::move(b);
+    staging_size_ = s;
+  }
+  end_pass();
+  ensure_encoder();
+  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, staging_.get(), 0, n);
+  flush_locked();
+  struct Result { uint32_t status = 0; std::string msg; } r;
+  WGPUBufferMapCallbackInfo2 cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](uint32_t status, WGPUStringView msg, void* ud, void*) {
+    auto* r = static_cast<Result*>(ud);
+    r->status = status;
+    r->msg = str(msg);
+  };
+  cb.userdata1 = &r;
+  wait_future(P.wgpuBufferMapAsync2(staging_.get(), WGPUMapMode_Read, 0, n, cb), "a readback");
+  counters_.waits++;
+  counters_.readbacks++;
+  TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: reading a buffer back failed: ", r.msg);
+  const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, n);
+  TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
+  std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
+  P.wgpuBufferUnmap(staging_.get());
+  // Everything submitted before the copy is done: the arena chunks are free again.
+  while (!in_flight_.empty()) {
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
+  dev_.check_errors();
+}
+
+void Stream::forget_bind_groups() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  bind_groups_.clear();
+}
+
+StreamCounters Stream::counters() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return counters_;
+}
+
+void Stream::reset_counters() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  counters_ = StreamCounters();
+}
+
+}  // namespace webgpu::rt

@@ -1,0 +1,95 @@
+// The Stream: records dispatches and copies into one open command encoder and compute pass, and
+// submits only when the CPU needs a result or the batch is full. Per-dispatch parameters go into a
+// per-batch arena bound with dynamic offsets; bind groups are cached.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/handles.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::rt {
+
+class GpuDevice;
+
+struct Binding {
+  WGPUBuffer buffer;
+  uint64_t offset;  // bytes, a multiple of minStorageBufferOffsetAlignment
+  uint64_t size;    // bytes, a multiple of 4
+};
+
+struct StreamCounters {
+  uint64_t submits = 0, waits = 0, dispatches = 0, copies = 0, uploads = 0, readbacks = 0;
+  uint64_t bind_groups_created = 0, bind_group_hits = 0;
+};
+
+class Stream {
+ public:
+  explicit Stream(GpuDevice& dev);
+  ~Stream();
+
+  // Records one dispatch of `workgroups` workgroups (folded into a 3D grid as needed); kernels
+  // rebuild the linear workgroup id from num_workgroups. params: up to kParamWords words.
+  void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params,
+                uint32_t nwords, uint64_t workgroups);
+  // Records a buffer-to-buffer copy (offsets and size multiples of 4).
+  void copy(WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off, uint64_t size);
+  // Writes host data into a buffer, ordered after everything recorded so far (the open batch is
+  // submitted first: a queue write would otherwise overtake it). off and size multiples of 4.
+  void write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size);
+  // Copies a buffer range to host memory; blocks until the GPU is done with it.
+  void read(WGPUBuffer src, uint64_t off, void* out, uint64_t size);
+
+  void flush();        // submits the open batch, no wait
+  void synchronize();  // submits and waits for all work
+  void forget_bind_groups();
+
+  StreamCounters counters();
+  void reset_counters();
+  std::recursive_mutex& mutex() { return mu_; }
+
+ private:
+  struct Chunk {
+    Buffer buffer;
+    WGPUFuture done{0};
+  };
+  void ensure_encoder();
+  void ensure_pass();
+  void end_pass();
+  void acquire_chunk();
+  void flush_locked();
+  WGPUBindGroup bind_group(const Pipeline& p, const Binding* b, uint32_t n);
+
+  GpuDevice& dev_;
+  std::recursive_mutex mu_;
+  CommandEncoder encoder_;
+  ComputePassEncoder pass_;
+  uint32_t max_batch_ = 1024;
+  uint32_t recorded_ = 0;  // commands in the open batch
+  // Parameter arena
+  Chunk* chunk_ = nullptr;
+  std::vector<uint8_t> shadow_;
+  uint32_t slots_used_ = 0;
+  std::vector<std::unique_ptr<Chunk>> chunks_;
+  std::vector<Chunk*> free_chunks_;
+  std::deque<Chunk*> in_flight_;
+  // Readback staging
+  Buffer staging_;
+  uint64_t staging_size_ = 0;
+  // Bind groups
+  struct KeyHash {
+    size_t operator()(const std::vector<uint64_t>& k) const {
+      size_t h = 1469598103934665603ull;
+      for (uint64_t v : k) h = (h ^ v) * 1099511628211ull;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<uint64_t>, BindGroup, KeyHash> bind_groups_;
+  std::vector<uint64_t> key_;
+  StreamCounters counters_;
+};
+
+}  // namespace webgpu::rt

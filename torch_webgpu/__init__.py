@@ -1,0 +1,26 @@
+"""torch-webgpu: a PyTorch device backend, ``webgpu``, over Google Dawn.
+
+Importing this package loads the native module (which registers the ``webgpu`` kernels with the
+dispatcher), renames PrivateUse1 to ``webgpu`` and installs ``torch.webgpu``.
+"""
+import os
+
+import torch
+
+from ._dawn import find_dawn_library
+
+from . import _C  # noqa: E402  (registers kernels, guard, allocator, hooks)
+
+_C._set_dawn_library(find_dawn_library())
+
+torch.utils.rename_privateuse1_backend("webgpu")
+
+from . import webgpu as _webgpu_module  # noqa: E402
+
+torch._register_device_module("webgpu", _webgpu_module)
+torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+from .webgpu import info  # noqa: E402,F401
+
+__all__ = ["info"]
+__version__ = "0.1.0"
