@@ -28,16 +28,16 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_same(src)) return;
-  // Same dtype, both dense and contiguous, word-aligned: a buffer copy.
   const uint64_t n = uint64_t(dst.numel()) * dst.element_size();
-  if (src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() && dst.is_contiguous() &&
-      byte_offset_of(src) % 4 == 0 && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
-    if (block_of(src) == block_of(dst) && byte_offset_of(src) == byte_offset_of(dst)) return;
-    TORCH_CHECK(block_of(src) != block_of(dst) ||
-                    byte_offset_of(src) + n <= byte_offset_of(dst) || byte_offset_of(dst) + n <= byte_offset_of(src),
-                "webgpu: copy_: source and destination overlap");
+  const bool same_layout = src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() &&
+                           dst.is_contiguous();
+  if (same_layout && block_of(src) == block_of(dst) && byte_offset_of(src) == byte_offset_of(dst)) return;
+  // Word-aligned dense copies between two buffers are buffer copies. (WebGPU's buffer copy needs
+  // two distinct buffers: copies within one storage take the kernel.)
+  if (same_layout && block_of(src) != block_of(dst) && byte_offset_of(src) % 4 == 0 &&
+      byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
     gpu_of(dst).stream().copy(block_of(src)->buffer.get(), byte_offset_of(src), block_of(dst)->buffer.get(),
-                                 byte_offset_of(dst), n);
+                              byte_offset_of(dst), n);
     return;
   }
   auto iter = at::TensorIteratorConfig()

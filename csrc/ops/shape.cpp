@@ -1,11 +1,13 @@
-// Views and storage plumbing: as_strided, view, _reshape_alias, resize_, set_. Views share the
-// block; only resize_ may move a tensor to a new block (copying its bytes on the device).
+// Views and storage plumbing: as_strided, view, _reshape_alias, unfold, resize_, set_. Views share
+// the block; only resize_ may move a tensor to a new block (copying its bytes on the device). The
+// other view ops (permute, expand, select, diagonal, ...) are composites over as_strided.
 #include <ATen/EmptyTensor.h>
 #include <ATen/NativeFunctions.h>
 #include <ATen/native/Resize.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/library.h>
 
+#include "core/core.h"
 #include "ops/common.h"
 
 namespace webgpu::ops {
@@ -62,7 +64,7 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
-  c10::Storage empty(c10::Storage::use_byte_size_t(), 0, at::DataPtr(nullptr, self.device()), nullptr, true);
+  c10::Storage empty(c10::Storage::use_byte_size_t(), 0, core::allocator(), true);
   return set_storage(self, empty, 0, {0}, {});
 }
 
@@ -72,6 +74,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("unfold", TORCH_FN(at::native::unfold));
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage", set_source_storage);
   m.impl("set_.source_Storage_storage_offset", set_source_storage_offset);

@@ -87,6 +87,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
         py::arg("index") = -1);
   m.def("_info", &info, py::arg("index") = -1);
+  // sizeof of every Dawn struct as this build sees it, to compare with the installed pydawn.
+  m.def("_abi_struct_sizes", []() {
+    py::dict d;
+#define WEBGPU_ABI_SIZE(name) d[#name] = sizeof(name);
+    WGPU_ABI_STRUCTS(WEBGPU_ABI_SIZE)
+#undef WEBGPU_ABI_SIZE
+    return d;
+  });
   m.def("_default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(core::default_generator(resolve(i))));
   }, py::arg("index") = -1);

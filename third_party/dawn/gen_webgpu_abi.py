@@ -136,6 +136,8 @@ def main(out):
         f.write("\n".join(body) + "\n")
         f.write("\n".join(consts) + "\n\n")
         f.write("#define WGPU_ABI_FUNCTIONS(X) \\\n" + "\n".join(funcs) + "\n\n")
+        # Every struct, for a run-time comparison against the pydawn that is installed then.
+        f.write("#define WGPU_ABI_STRUCTS(X) \\\n" + "\n".join(f"  X({struct_name(s)}) \\" for s in order) + "\n\n")
 
 
 if __name__ == "__main__":

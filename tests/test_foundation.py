@@ -1,0 +1,401 @@
+# The foundation: device and module API, exact copies in every dtype, views, memory accounting,
+# out-of-memory, the Stream's batching (counters), and the first kernel (add, float32).
+import ctypes
+import gc
+import math
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+DEV = "webgpu"
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+          torch.int8, torch.uint8, torch.bool]
+
+
+def special_values(dtype, n=64, seed=0):
+    """A CPU tensor of dtype holding the edge cases of that dtype plus random bits."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (n,), generator=g).bool()
+    if dtype.is_floating_point:
+        bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}[dtype]
+        info = torch.iinfo(bits)
+        raw = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(bits)
+        x = raw.view(dtype).clone()
+        fi = torch.finfo(dtype)
+        specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), fi.max, -fi.max,
+                                 fi.tiny, fi.tiny / 4, -fi.tiny / 8, fi.eps, 1.0, -1.0], dtype=dtype)
+        x[: specials.numel()] = specials
+        # A NaN with a payload, to check the bits travel unchanged.
+        payload = {torch.float32: 0x7FC01234, torch.float16: 0x7E12, torch.bfloat16: 0x7FC3}[dtype]
+        x.view(bits)[specials.numel()] = payload if payload < 2**15 or bits == torch.int32 else payload - 2**16
+        return x
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(dtype)
+    x[:4] = torch.tensor([info.min, info.max, 0, -1 if info.min < 0 else 1], dtype=torch.int64).to(dtype)
+    return x
+
+
+def bits(t):
+    """The raw bytes of a CPU tensor, for bit-exact comparison (NaN payloads included)."""
+    t = t.contiguous()
+    return t.view(torch.uint8) if t.element_size() > 1 or t.dtype != torch.bool else t.to(torch.uint8)
+
+
+def assert_bits_equal(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    assert torch.equal(bits(a), bits(b))
+
+
+# ---------------------------------------------------------------- device and module API
+
+def test_seed_examples():
+    a = torch.tensor([-1.5, 2.7, 1.0, 2.0], device="webgpu")
+    b = torch.tensor([-1.0, 0.9, 1.1, -2.1], device="webgpu")
+    assert torch.allclose((a + b).to("cpu"), torch.tensor([-2.5, 3.6, 2.1, -0.1]))
+    device = torch.device("webgpu")
+    x, y = torch.randn(10, 10, 10), torch.randn(10, 10, 10)
+    c = (x.to(device) + y.to(device)).to("cpu")
+    assert torch.equal(c, x + y)
+    assert str(x.to(device).device) == "webgpu:0"
+
+
+def test_module_api():
+    assert torch.webgpu.is_available()
+    assert torch.webgpu.device_count() >= 1
+    assert torch.webgpu.current_device() == 0
+    torch.webgpu.set_device(0)
+    torch.webgpu.synchronize()
+    with pytest.raises(RuntimeError, match="device index"):
+        torch.webgpu.set_device(7)
+    info = torch.webgpu.info()
+    for key in ("adapter", "backend", "driver", "vendor", "limits", "features", "dawn_library"):
+        assert key in info
+    assert info["limits"]["maxStorageBufferBindingSize"] > 0
+    assert os.path.exists(info["dawn_library"])
+
+
+def test_generated_methods():
+    x = torch.ones(3)
+    y = x.webgpu()
+    assert y.is_webgpu and not x.is_webgpu
+    assert y.device.type == "webgpu"
+    m = torch.nn.Linear(2, 2).to(torch.float32)
+    m.webgpu()
+    assert all(p.is_webgpu for p in m.parameters())
+    assert torch.equal(m.weight.cpu(), m.weight.cpu())
+
+
+def test_manual_seed_stored():
+    torch.webgpu.manual_seed(1234)
+    assert torch.webgpu.initial_seed() == 1234
+    torch.manual_seed(99)
+    assert torch.webgpu.initial_seed() == 99
+    state = torch.webgpu.get_rng_state()
+    torch.webgpu.manual_seed(5)
+    torch.webgpu.set_rng_state(state)
+    assert torch.webgpu.initial_seed() == 99
+    torch.webgpu.seed()
+
+
+def test_abi_matches_installed_pydawn():
+    """Struct sizes compiled into the extension equal those of the installed pydawn description."""
+    from torch_webgpu import _C
+    code = ("import json, ctypes, pydawn.webgpu as w; "
+            "print(json.dumps({k[7:]: ctypes.sizeof(v) for k, v in vars(w).items() "
+            "if k.startswith('struct_') and hasattr(v, '_fields_')}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    import json
+    expected = json.loads(out)
+    compiled = dict(_C._abi_struct_sizes())
+    assert len(compiled) > 100
+    for name, size in compiled.items():
+        assert expected[name] == size, name
+
+
+def test_float64_and_complex_refused():
+    with pytest.raises(TypeError, match="float64"):
+        torch.zeros(3, dtype=torch.float64, device=DEV)
+    with pytest.raises(TypeError, match="float64"):
+        torch.ones(3, dtype=torch.float64).to(DEV)
+    with pytest.raises(TypeError, match="complex"):
+        torch.zeros(3, dtype=torch.complex64, device=DEV)
+
+
+# ---------------------------------------------------------------- copies
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_roundtrip_bit_exact(dtype):
+    x = special_values(dtype, 257)
+    y = x.to(DEV)
+    assert y.dtype == dtype and y.device.type == "webgpu"
+    assert_bits_equal(y.cpu(), x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_roundtrip_noncontiguous(dtype):
+    base = special_values(dtype, 12 * 10, seed=1).reshape(12, 10)
+    sources = {
+        "transposed": base.t(),
+        "stepped": base[1::3, ::2],
+        "expanded": base[:1].expand(5, 10),
+        "offset": base[3:, 1:],
+    }
+    for name, src in sources.items():
+        d = src.to(DEV)                      # non-contiguous CPU source
+        assert_bits_equal(d.cpu(), src.contiguous())
+        # non-contiguous webgpu source back to CPU
+        dev_base = base.to(DEV)
+        view = {"transposed": dev_base.t(), "stepped": dev_base[1::3, ::2],
+                "expanded": dev_base[:1].expand(5, 10), "offset": dev_base[3:, 1:]}[name]
+        assert_bits_equal(view.cpu(), src.contiguous())
+        # non-contiguous webgpu destination
+        dst_base = torch.zeros(24, 20, dtype=dtype, device=DEV)
+        dst = dst_base[::2, 1::2][: src.shape[0], : src.shape[1]] if src.shape[1] <= 10 else None
+        if dst is not None and dst.shape == src.shape:
+            dst.copy_(src)
+            expect = torch.zeros(24, 20, dtype=dtype)
+            expect[::2, 1::2][: src.shape[0], : src.shape[1]] = src
+            assert_bits_equal(dst_base.cpu(), expect)
+        # non-contiguous CPU destination
+        out = torch.zeros(src.shape[1], src.shape[0], dtype=dtype).t()
+        out.copy_(view)
+        assert_bits_equal(out.contiguous(), src.contiguous())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_device_to_device_views_of_one_storage(dtype):
+    x = special_values(dtype, 100, seed=2)
+    d = x.to(DEV)
+    d[50:].copy_(d[:50])                     # disjoint views of one storage
+    e = x.clone()
+    e[50:] = x[:50]
+    assert_bits_equal(d.cpu(), e)
+    d2 = x.to(DEV).reshape(10, 10)
+    d2[:, 5:].copy_(d2[:, :5].flip(1) if False else d2[:, :5])  # strided, interleaved, non-overlapping
+    e2 = x.clone().reshape(10, 10)
+    e2[:, 5:] = e2[:, :5].clone()
+    assert_bits_equal(d2.cpu(), e2)
+    # odd element offsets for sub-word dtypes
+    d3 = x.to(DEV)
+    d3[1:34].copy_(d3[51:84])
+    e3 = x.clone()
+    e3[1:34] = x[51:84]
+    assert_bits_equal(d3.cpu(), e3)
+
+
+@pytest.mark.parametrize("src_dtype", DTYPES, ids=str)
+def test_dtype_conversion_on_device(src_dtype):
+    x = special_values(src_dtype, 40, seed=3)
+    if src_dtype.is_floating_point:
+        x = torch.where(torch.isfinite(x) & (x.float().abs() < 1e6), x, torch.zeros((), dtype=src_dtype))
+    d = x.to(DEV)
+    for dst_dtype in DTYPES:
+        out = torch.empty(40, dtype=dst_dtype, device=DEV)
+        out.copy_(d)
+        expect = torch.empty(40, dtype=dst_dtype)
+        expect.copy_(x)
+        assert_bits_equal(out.cpu(), expect)
+
+
+def test_copy_broadcasts_and_scalars():
+    d = torch.zeros(4, 3, device=DEV)
+    d.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    assert torch.equal(d.cpu(), torch.tensor([1.0, 2.0, 3.0]).expand(4, 3))
+    d.copy_(torch.tensor(7.0, device=DEV))
+    assert torch.equal(d.cpu(), torch.full((4, 3), 7.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_item_fill_zero_clone(dtype):
+    x = special_values(dtype, 30, seed=4)
+    d = x.to(DEV)
+    for i in (0, 5, 29):
+        a, b = d[i].item(), x[i].item()
+        assert (a == b) or (isinstance(a, float) and math.isnan(a) and math.isnan(b))
+    value = True if dtype == torch.bool else (2.5 if dtype.is_floating_point else 3)
+    f = d.clone()
+    f[3:17].fill_(value)
+    e = x.clone()
+    e[3:17].fill_(value)
+    assert_bits_equal(f.cpu(), e)
+    f[::3].zero_()
+    e[::3].zero_()
+    assert_bits_equal(f.cpu(), e)
+    f.fill_(torch.tensor(value, dtype=dtype, device=DEV))
+    assert_bits_equal(f.cpu(), torch.full((30,), value, dtype=dtype))
+    c = d.t() if d.dim() == 2 else d.reshape(5, 6).t().contiguous()
+    assert c.is_contiguous()
+    assert_bits_equal(c.cpu(), x.reshape(5, 6).t().contiguous())
+
+
+def test_views_share_storage():
+    x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    d = x.to(DEV)
+    for view, ref in [(d[1], x[1]), (d[:, 2], x[:, 2]), (d.t(), x.t()), (d.view(6, 4), x.view(6, 4)),
+                      (d[1:3, ::2], x[1:3, ::2]), (d.as_strided((2, 2), (1, 6), 1), x.as_strided((2, 2), (1, 6), 1)),
+                      (d.reshape(2, 12), x.reshape(2, 12))]:
+        assert view.untyped_storage().data_ptr() == d.untyped_storage().data_ptr()
+        assert torch.equal(view.cpu(), ref)
+    d.select(1, 2).fill_(-1.0)
+    x.select(1, 2).fill_(-1.0)
+    assert torch.equal(d.cpu(), x)
+
+
+def test_resize_and_set():
+    d = torch.arange(6, dtype=torch.float32).to(DEV)
+    d.resize_(10)
+    assert d.shape == (10,) and torch.equal(d[:6].cpu(), torch.arange(6, dtype=torch.float32))
+    d.resize_(2, 3)
+    assert torch.equal(d.cpu(), torch.arange(6, dtype=torch.float32).reshape(2, 3))
+    e = torch.empty(0, device=DEV)
+    e.set_(d.untyped_storage(), 2, (2, 2), (1, 2))
+    assert torch.equal(e.cpu(), torch.arange(6, dtype=torch.float32).as_strided((2, 2), (1, 2), 2))
+    f = torch.empty(0, device=DEV).set_(d)
+    f.fill_(4.0)
+    assert torch.equal(d.cpu(), torch.full((2, 3), 4.0))
+    g = torch.empty(3, device=DEV).set_()
+    assert g.numel() == 0
+
+
+# ---------------------------------------------------------------- add, the first kernel
+
+def test_add_float32_cases():
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(33, 17, generator=g), torch.randn(17, generator=g)
+    da, db = a.to(DEV), b.to(DEV)
+    assert torch.equal((da + db).cpu(), a + b)                       # broadcast
+    assert torch.equal((da.t()[::2] + 1.5).cpu(), a.t()[::2] + 1.5)  # strided, scalar
+    assert torch.allclose(torch.add(da, db, alpha=-0.5).cpu(), torch.add(a, b, alpha=-0.5))
+    out = torch.empty(33, 17, device=DEV)
+    torch.add(da, db, out=out)
+    assert torch.equal(out.cpu(), a + b)
+    c = da.clone()
+    c += db
+    assert torch.equal(c.cpu(), a + b)
+    assert torch.equal((da + torch.tensor(2.0)).cpu(), a + 2.0)      # CPU 0-dim tensor operand
+
+
+# ---------------------------------------------------------------- the Stream
+
+def test_dependent_chain_is_batched():
+    x = torch.zeros(4, device=DEV)
+    one = torch.ones(4, device=DEV)
+    torch.webgpu.synchronize()
+    start = torch.webgpu.stream_counters()
+
+    def delta():
+        now = torch.webgpu.stream_counters()
+        return {k: now[k] - start[k] for k in now}
+
+    for _ in range(2000):
+        x = x + one
+    during = delta()
+    assert during["dispatches"] == 2000
+    assert during["waits"] == 0
+    assert during["submits"] < 2000 / 100
+    assert torch.equal(x.cpu(), torch.full((4,), 2000.0))
+
+
+def test_upload_after_recorded_reads_keeps_order():
+    """A host write into memory that recorded-but-unsubmitted work reads must not overtake it."""
+    src = torch.full((1024,), 1.0, device=DEV)
+    dst = src + 0.0                          # recorded, not submitted
+    src.copy_(torch.full((1024,), 2.0))      # host upload into the buffer `dst` was computed from
+    assert torch.equal(dst.cpu(), torch.full((1024,), 1.0))
+    assert torch.equal(src.cpu(), torch.full((1024,), 2.0))
+
+
+def test_threads_share_the_stream():
+    errors = []
+
+    def work(seed):
+        try:
+            g = torch.Generator().manual_seed(seed)
+            a = torch.randn(1000, generator=g)
+            d = a.to(DEV)
+            for _ in range(50):
+                d = d + 1.0
+            assert torch.equal(d.cpu(), a + 50.0) or torch.allclose(d.cpu(), a + 50.0)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- memory
+
+def test_memory_accounting_returns_to_start():
+    torch.webgpu.synchronize()
+    gc.collect()
+    start = torch.webgpu.memory_allocated()
+    xs = [torch.empty(1000 * (i + 1), device=DEV) for i in range(5)]
+    during = torch.webgpu.memory_allocated()
+    assert during - start >= sum(x.numel() * 4 for x in xs)
+    peak = torch.webgpu.max_memory_allocated()
+    assert peak >= during
+    del xs
+    gc.collect()
+    assert torch.webgpu.memory_allocated() == start
+    assert torch.webgpu.memory_reserved() >= torch.webgpu.memory_allocated()
+    torch.webgpu.empty_cache()
+    torch.webgpu.reset_peak_memory_stats()
+    assert torch.webgpu.max_memory_allocated() == torch.webgpu.memory_allocated()
+
+
+def test_cache_reuses_freed_blocks():
+    torch.webgpu.empty_cache()
+    before = torch.webgpu.memory_stats()
+    for _ in range(20):
+        x = torch.empty(4096, device=DEV)
+        del x
+    after = torch.webgpu.memory_stats()
+    assert after["cache_hits"] - before["cache_hits"] >= 19
+
+
+def test_out_of_memory_then_usable():
+    with pytest.raises(torch.OutOfMemoryError, match="out of memory"):
+        torch.empty(4 * 2**40, dtype=torch.uint8, device=DEV)
+    x = torch.ones(16, device=DEV)
+    assert torch.equal((x + x).cpu(), torch.full((16,), 2.0))
+
+
+def test_tensor_past_binding_limit():
+    """Copies of tensors past maxStorageBufferBindingSize work; kernels either work or name the limit."""
+    limit = torch.webgpu.info()["limits"]["maxStorageBufferBindingSize"]
+    n = limit // 4 + 1024
+    if n * 4 > 600 * 2**20:
+        pytest.skip("binding limit too large to exceed cheaply on this adapter")
+    x = torch.zeros(n, dtype=torch.float32)
+    x[-5:] = torch.arange(5, dtype=torch.float32)
+    d = x.to(DEV)
+    assert torch.equal(d[-5:].cpu(), x[-5:])
+    assert torch.equal(d.cpu()[-1024:], x[-1024:])
+    try:
+        y = d + 1.0
+    except RuntimeError as e:
+        assert "maxStorageBufferBindingSize" in str(e)
+    else:
+        assert torch.equal(y[-5:].cpu(), x[-5:] + 1.0)
+    # A window inside the big buffer is bindable.
+    assert torch.equal((d[-2048:] + 1.0).cpu(), x[-2048:] + 1.0)
+
+
+def test_missing_library_is_a_clear_error():
+    code = ("import torch, torch_webgpu\n"
+            "try:\n    torch.zeros(2, device='webgpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n")
+    env = dict(os.environ, TORCH_WEBGPU_DAWN_LIBRARY="/nonexistent/libwebgpu_dawn.so")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert "ERR" in out.stdout and "dawn-python" in out.stdout, out.stdout + out.stderr
+    code2 = "import torch, torch_webgpu; print(torch.webgpu.is_available())"
+    out2 = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, env=env, timeout=120)
+    assert out2.stdout.strip() == "False", out2.stdout + out2.stderr
