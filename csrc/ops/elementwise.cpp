@@ -2,6 +2,7 @@
 // template (wgsl/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
 #include "ops/elementwise.h"
 
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -155,6 +156,43 @@ void replace(std::string& s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
 }
 
+bool uses_any(const std::string& expr, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (expr.find(n) != std::string::npos) return true;
+  return false;
+}
+
+// A CPU scalar operand's value, read straight from its one element; cast to `as` first when
+// given, the way CPU's TensorIterator casts inputs to the common dtype (wrapping, no range check).
+c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
+  c10::Scalar v;
+  const void* p = t.const_data_ptr();
+  switch (t.scalar_type()) {
+#define WEBGPU_READ(T, N) \
+    case at::ScalarType::N: v = c10::Scalar(*static_cast<const T*>(p)); break;
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX(WEBGPU_READ)
+#undef WEBGPU_READ
+    default: v = at::Tensor(t).item();
+  }
+  if (as == at::ScalarType::Undefined || as == t.scalar_type()) return v;
+  switch (as) {
+    case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
+    case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
+    case at::kBFloat16: return c10::Scalar(double(float(c10::BFloat16(static_cast<float>(v.toDouble())))));
+    case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
+    default: break;
+  }
+  const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
+  switch (as) {
+    case at::kLong: return c10::Scalar(i);
+    case at::kInt: return c10::Scalar(int64_t(static_cast<int32_t>(i)));
+    case at::kShort: return c10::Scalar(int64_t(static_cast<int16_t>(i)));
+    case at::kChar: return c10::Scalar(int64_t(static_cast<int8_t>(i)));
+    case at::kByte: return c10::Scalar(int64_t(static_cast<uint8_t>(i)));
+    default: return v;
+  }
+}
+
 }  // namespace
 
 const char* wgsl_type(CT ct) {
@@ -191,7 +229,7 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
 }
 
 void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
-                     const std::vector<ScalarBits>& scalars) {
+                     const std::vector<ScalarBits>& scalars, at::ScalarType scalar_dtype) {
   const int64_t numel = iter.numel();
   if (numel == 0) return;
   TORCH_CHECK(iter.noutputs() == 1, "webgpu: ", name, ": one output expected");
@@ -213,12 +251,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     const at::TensorBase& t = iter.tensor_base(i);
     o.dtype = iter.dtype(i);
     o.itemsize = c10::elementSize(o.dtype);
-    check_supported_dtype(o.dtype, name.c_str());
-    if (i > 0 && iter.is_cpu_scalar(i)) {
+    if (i > 0 && iter.is_cpu_scalar(i)) {  // a CPU scalar (any dtype, f64 included) is a parameter
       o.cpu_scalar = true;
-      o.value = scalar_bits(at::Tensor(t).item(), ct);
+      o.value = scalar_bits(cpu_scalar_value(t, scalar_dtype), ct);
       continue;
     }
+    check_supported_dtype(o.dtype, name.c_str());
     TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "webgpu: ", name,
                 ": expected all tensors on the webgpu device, got one on ", t.device());
     if (!dev) dev = &gpu_of(t);
@@ -322,19 +360,29 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   p[0] = uint32_t(threads);
 
   // Specialisation key and source.
-  std::ostringstream key;
-  key << "ew:" << name << ":" << int(ct) << ":" << expr << ":R" << R << ":m" << int(mode) << ":";
+  std::string key;
+  key.reserve(96 + expr.size());
+  key.append("ew:").append(name).append(":").append(std::to_string(int(ct))).append(":").append(expr);
+  key.append(":R").append(std::to_string(R)).append(":m").append(std::to_string(int(mode))).append(":");
   uint32_t ro_mask = 0;
   for (size_t j = 0; j < binds.size(); ++j) {
     if (!binds[j].written) ro_mask |= 1u << j;
-    key << (binds[j].written ? (binds[j].atomic ? 'a' : 'w') : 'r');
+    key.push_back(binds[j].written ? (binds[j].atomic ? 'a' : 'w') : 'r');
   }
-  for (int i = 0; i < nops; ++i)
-    key << ":" << dtype_tag(ops[i].dtype) << (ops[i].cpu_scalar ? "s" : "") << ops[i].binding;
-  key << ":n" << scalars.size();
+  for (int i = 0; i < nops; ++i) {
+    key.push_back(':');
+    key.append(ops[i].cpu_scalar ? "s" : dtype_tag(ops[i].dtype));
+    key.append(std::to_string(ops[i].binding));
+  }
+  key.append(":n").append(std::to_string(scalars.size()));
 
   auto make = [&]() {
-    std::string src = rt::wgsl_source("common") + rt::wgsl_source("elementwise");
+    // Helper libraries only where the op's expression uses them: smaller modules compile faster.
+    std::string src = rt::wgsl_source("common");
+    if (uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
+    if (uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
+      src += rt::wgsl_source("pointwise");
+    src += rt::wgsl_source("elementwise");
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
       const bool w = binds[j].written;
@@ -403,7 +451,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     replace(src, "{{WG}}", std::to_string(kWG));
     return src;
   };
-  const rt::Pipeline& pipe = dev->pipelines().get(key.str(), uint32_t(binds.size()), ro_mask, make);
+  const rt::Pipeline& pipe = dev->pipelines().get(key, uint32_t(binds.size()), ro_mask, make);
   dev->stream().dispatch(pipe, bindings.data(), uint32_t(bindings.size()), p.data(), uint32_t(p.size()),
                          (threads + kWG - 1) / kWG);
 }

@@ -19,8 +19,11 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct);
 
 // Runs `out = expr` over iter (one output, operand 0; inputs are x1, x2, ...; scalars s0, s1, ...,
 // all of type ct in WGSL). `name` keys the pipeline cache together with the specialisation.
+// CPU-scalar operands become parameters; with scalar_dtype set they are first cast to it, as CPU's
+// TensorIterator casts every input to the common dtype (so `int8_tensor // 300` wraps 300 first).
 void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
-                     const std::vector<ScalarBits>& scalars = {});
+                     const std::vector<ScalarBits>& scalars = {},
+                     at::ScalarType scalar_dtype = at::ScalarType::Undefined);
 
 const char* wgsl_type(CT ct);
 

@@ -1,0 +1,377 @@
+// Float helpers for the pointwise op table (ops/pointwise.cpp): IEEE edge cases spelled out where
+// WGSL leaves them indeterminate (NaN, infinities, domains of log/pow/atan2), and functions WGSL
+// lacks (erf, erfinv, expm1, log1p), accurate to a few ulp of float32.
+
+// NaN and infinity must be runtime values: WGSL rejects them in constant expressions.
+fn f_nan() -> f32 { return bitcast<f32>(0x7fc00000u | (prm(0u) & 0u)); }
+fn f_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }
+fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) == 1u; }
+fn b2f(c: bool) -> f32 { return select(0.0, 1.0, c); }
+fn b2i(c: bool) -> i32 { return select(0i, 1i, c); }
+fn f_copysign(a: f32, b: f32) -> f32 {
+  return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
+}
+
+// NaN-propagating maximum/minimum (torch.maximum) and NaN-ignoring ones (torch.fmax).
+fn f_maximum(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return f_nan(); } return max(a, b); }
+fn f_minimum(a: f32, b: f32) -> f32 { if (is_nan(a) || is_nan(b)) { return f_nan(); } return min(a, b); }
+fn f_fmax(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return max(a, b); }
+fn f_fmin(a: f32, b: f32) -> f32 { if (is_nan(a)) { return b; } if (is_nan(b)) { return a; } return min(a, b); }
+// clamp as ATen's kernels: a NaN input stays NaN.
+fn f_clamp(a: f32, lo: f32, hi: f32) -> f32 { if (is_nan(a)) { return a; } return min(max(a, lo), hi); }
+fn f_clamp_t(a: f32, lo: f32, hi: f32) -> f32 {
+  if (is_nan(lo) || is_nan(hi)) { return f_nan(); }
+  return f_clamp(a, lo, hi);
+}
+fn f_clamp_min(a: f32, lo: f32) -> f32 { if (is_nan(a)) { return a; } return max(a, lo); }
+fn f_clamp_max(a: f32, hi: f32) -> f32 { if (is_nan(a)) { return a; } return min(a, hi); }
+
+fn f_log(x: f32) -> f32 {
+  if (x == 0.0) { return -f_inf(); }
+  if (x < 0.0 || is_nan(x)) { return f_nan(); }
+  if (is_inf(x)) { return x; }
+  return log(x);
+}
+fn f_log2(x: f32) -> f32 {
+  if (x == 0.0) { return -f_inf(); }
+  if (x < 0.0 || is_nan(x)) { return f_nan(); }
+  if (is_inf(x)) { return x; }
+  return log2(x);
+}
+fn f_log10(x: f32) -> f32 { return f_log(x) * 0.4342944819032518; }
+fn f_sqrt(x: f32) -> f32 {
+  if (x < 0.0) { return f_nan(); }
+  return sqrt(x);
+}
+fn f_rsqrt(x: f32) -> f32 {
+  if (x == 0.0) { return f_copysign(f_inf(), x); }
+  if (x < 0.0) { return f_nan(); }
+  return 1.0 / sqrt(x);
+}
+fn f_exp(x: f32) -> f32 {
+  if (x > 88.72284) { return f_inf(); }
+  if (x < -103.972) { return 0.0; }
+  return exp(x);
+}
+fn f_exp2(x: f32) -> f32 {
+  if (x >= 128.0) { return f_inf(); }
+  if (x < -150.0) { return 0.0; }
+  return exp2(x);
+}
+// Kahan's tricks: exact near zero without a series.
+fn f_expm1(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (x > 88.72284) { return f_inf(); }
+  if (x < -20.0) { return -1.0; }
+  if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  let um1 = u - 1.0;
+  if (um1 == -1.0) { return -1.0; }
+  return um1 * x / log(u);
+}
+fn f_log1p(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (x == -1.0) { return -f_inf(); }
+  if (x < -1.0) { return f_nan(); }
+  if (is_inf(x)) { return x; }
+  if (abs(x) < 1e-4) { return x * (1.0 - x * (0.5 - x / 3.0)); }
+  let u = 1.0 + x;
+  if (u == 1.0) { return x; }
+  return log(u) * x / (u - 1.0);
+}
+fn f_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + f_exp(-x)); }
+fn f_tanh(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (abs(x) > 9.0) { return f_copysign(1.0, x); }
+  if (abs(x) < 0.0004) { return x; }
+  let e = f_expm1(2.0 * x);
+  return e / (e + 2.0);
+}
+fn f_sinh(x: f32) -> f32 {
+  if (abs(x) < 0.0004) { return x; }
+  if (abs(x) > 89.0) { return f_copysign(f_inf(), x); }
+  let e = f_expm1(abs(x));
+  return f_copysign(0.5 * (e + e / (e + 1.0)), x);
+}
+fn f_cosh(x: f32) -> f32 {
+  if (abs(x) > 89.0) { return f_inf(); }
+  let e = exp(abs(x));
+  return 0.5 * (e + 1.0 / e);
+}
+fn f_asinh(x: f32) -> f32 {
+  let a = abs(x);
+  if (is_inf(a) || is_nan(a)) { return x; }
+  var r: f32;
+  if (a > 1e18) { r = f_log(a) + 0.6931471805599453; }
+  else { r = f_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a))); }
+  return f_copysign(r, x);
+}
+fn f_acosh(x: f32) -> f32 {
+  if (x < 1.0 || is_nan(x)) { return f_nan(); }
+  if (is_inf(x)) { return x; }
+  if (x > 1e18) { return f_log(x) + 0.6931471805599453; }
+  let t = x - 1.0;
+  return f_log1p(t + sqrt(2.0 * t + t * t));
+}
+fn f_atanh(x: f32) -> f32 {
+  let a = abs(x);
+  if (a > 1.0 || is_nan(x)) { return f_nan(); }
+  if (a == 1.0) { return f_copysign(f_inf(), x); }
+  return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
+}
+fn f_asin(x: f32) -> f32 { if (abs(x) > 1.0 || is_nan(x)) { return f_nan(); } return asin(x); }
+fn f_acos(x: f32) -> f32 { if (abs(x) > 1.0 || is_nan(x)) { return f_nan(); } return acos(x); }
+fn f_atan2(y: f32, x: f32) -> f32 {
+  if (is_nan(x) || is_nan(y)) { return f_nan(); }
+  if (y == 0.0) {
+    if (sign_bit(x)) { return f_copysign(3.14159265358979323846, y); }
+    return y;
+  }
+  if (x == 0.0) { return f_copysign(1.5707963267948966, y); }
+  if (is_inf(x)) {
+    if (is_inf(y)) { return f_copysign(select(0.7853981633974483, 2.356194490192345, x < 0.0), y); }
+    return select(f_copysign(0.0, y), f_copysign(3.14159265358979323846, y), x < 0.0);
+  }
+  if (is_inf(y)) { return f_copysign(1.5707963267948966, y); }
+  return atan2(y, x);
+}
+
+// erfc by Numerical Recipes' Chebyshev fit (fractional error < 1.2e-7), erf by its Taylor series
+// near zero where 1 - erfc would lose the relative precision.
+fn f_erfc_pos(z: f32) -> f32 {
+  let t = 1.0 / (1.0 + 0.5 * z);
+  return t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+         t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+         t * (-0.82215223 + t * 0.17087277)))))))));
+}
+fn f_erf(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  let a = abs(x);
+  if (a < 0.5) {
+    let s = x * x;
+    let p = 1.0 + s * (-1.0 / 3.0 + s * (0.1 + s * (-1.0 / 42.0 + s * (1.0 / 216.0 + s * (-1.0 / 1320.0 + s * (1.0 / 9360.0))))));
+    return 1.1283791670955126 * x * p;
+  }
+  if (a > 10.0) { return f_copysign(1.0, x); }
+  return f_copysign(1.0 - f_erfc_pos(a), x);
+}
+fn f_erfc(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (abs(x) < 0.5) { return 1.0 - f_erf(x); }
+  if (x > 10.5) { return 0.0; }
+  if (x < -10.0) { return 2.0; }
+  if (x > 0.0) { return f_erfc_pos(x); }
+  return 2.0 - f_erfc_pos(-x);
+}
+// Giles' single-precision erfinv, refined by one Newton step on erf.
+fn f_erfinv(x: f32) -> f32 {
+  let a = abs(x);
+  if (a > 1.0 || is_nan(x)) { return f_nan(); }
+  if (a == 1.0) { return f_copysign(f_inf(), x); }
+  var w = -log((1.0 - x) * (1.0 + x));
+  var p: f32;
+  if (w < 5.0) {
+    w = w - 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  var r = p * x;
+  if (a < 0.99) {
+    r = r - (f_erf(r) - x) / (1.1283791670955126 * exp(-r * r));
+  }
+  return r;
+}
+
+// pow with C's edge cases (negative bases with integral exponents, zeros, infinities).
+fn f_pow(x: f32, y: f32) -> f32 {
+  if (y == 0.0 || x == 1.0) { return 1.0; }
+  if (is_nan(x) || is_nan(y)) { return f_nan(); }
+  let yint = trunc(y) == y;
+  let yodd = yint && abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
+  let ax = abs(x);
+  if (is_inf(y)) {
+    if (ax == 1.0) { return 1.0; }
+    return select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
+  }
+  var r: f32;
+  if (ax == 0.0) { r = select(f_inf(), 0.0, y > 0.0); }
+  else if (is_inf(ax)) { r = select(0.0, f_inf(), y > 0.0); }
+  else {
+    if (yint && abs(y) <= 64.0) {
+      // Repeated squaring: exact-ish for small integral exponents, like libm on CPU.
+      var e = u32(abs(y));
+      var b = ax;
+      r = 1.0;
+      loop {
+        if ((e & 1u) == 1u) { r = r * b; }
+        e = e >> 1u;
+        if (e == 0u) { break; }
+        b = b * b;
+      }
+      if (y < 0.0) { r = 1.0 / r; }
+    } else {
+      r = exp2(y * log2(ax));
+    }
+  }
+  if (x < 0.0) {
+    if (!yint) { return f_nan(); }
+    if (yodd) { r = -r; }
+  } else if (yodd && sign_bit(x)) {
+    r = -r;
+  }
+  return r;
+}
+
+fn f_div_trunc(a: f32, b: f32) -> f32 { return trunc(a / b); }
+// fmod as C: the sign of a, |r| < |b|; computed through the quotient and corrected.
+fn f_fmod(a: f32, b: f32) -> f32 {
+  if (b == 0.0 || is_inf(a) || is_nan(a) || is_nan(b)) { return f_nan(); }
+  if (is_inf(b)) { return a; }
+  let ab = abs(b);
+  var r = abs(a);
+  if (r < ab) { return a; }
+  // Long division on the exponents keeps every step exact.
+  for (var i = 0; i < 300; i = i + 1) {
+    if (r < ab) { break; }
+    var d = ab;
+    let e = i32((bitcast<u32>(r) >> 23u) & 0xffu) - i32((bitcast<u32>(ab) >> 23u) & 0xffu);
+    if (e > 0) { d = ldexp(ab, e); if (d > r) { d = ldexp(ab, e - 1); } }
+    r = r - d;
+  }
+  return f_copysign(r, a);
+}
+fn f_remainder(a: f32, b: f32) -> f32 {
+  let m = f_fmod(a, b);
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { return m + b; }
+  return m;
+}
+// ATen's div_floor_floating.
+fn f_div_floor(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return a / b; }
+  let m = f_fmod(a, b);
+  var d = (a - m) / b;
+  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
+  if (d != 0.0) {
+    var fd = floor(d);
+    if (d - fd > 0.5) { fd = fd + 1.0; }
+    return fd;
+  }
+  return f_copysign(0.0, a / b);
+}
+fn f_hypot(a: f32, b: f32) -> f32 {
+  let x = abs(a); let y = abs(b);
+  if (is_inf(x) || is_inf(y)) { return f_inf(); }
+  if (is_nan(x) || is_nan(y)) { return f_nan(); }
+  let m = max(x, y);
+  if (m == 0.0) { return 0.0; }
+  let n = min(x, y) / m;
+  return m * sqrt(1.0 + n * n);
+}
+fn f_xlogy(x: f32, y: f32) -> f32 {
+  if (is_nan(y)) { return f_nan(); }
+  if (x == 0.0) { return 0.0; }
+  return x * f_log(y);
+}
+fn f_lerp(a: f32, b: f32, w: f32) -> f32 {
+  if (abs(w) < 0.5) { return a + w * (b - a); }
+  return b - (b - a) * (1.0 - w);
+}
+fn f_sign(x: f32) -> f32 { return b2f(0.0 < x) - b2f(x < 0.0); }
+// Activations, as ATen's CPU kernels compute them.
+fn f_softplus(x: f32, beta: f32, threshold: f32) -> f32 {
+  if (x * beta > threshold) { return x; }
+  return f_log1p(f_exp(x * beta)) / beta;
+}
+fn f_gelu(x: f32) -> f32 { return x * 0.5 * (1.0 + f_erf(x * 0.7071067811865476)); }
+fn f_gelu_tanh(x: f32) -> f32 {
+  let inner = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + f_tanh(inner));
+}
+fn f_gelu_backward(g: f32, x: f32) -> f32 {
+  let cdf = 0.5 * (1.0 + f_erf(x * 0.7071067811865476));
+  let pdf = exp(-0.5 * x * x) * 0.3989422804014327;
+  return g * (cdf + x * pdf);
+}
+fn f_gelu_tanh_backward(g: f32, x: f32) -> f32 {
+  let kb = 0.7978845608028654;
+  let kk = 0.044715;
+  let x2 = x * x;
+  let inner = kb * (x + kk * x2 * x);
+  let t = f_tanh(inner);
+  let left = 0.5 * x;
+  let right = 1.0 + t;
+  let left_d = 0.5 * right;
+  let tanh_d = 1.0 - t * t;
+  let inner_d = kb * (1.0 + 3.0 * kk * x2);
+  return g * (left_d + left * tanh_d * inner_d);
+}
+fn f_mish(x: f32) -> f32 { return x * f_tanh(f_log1p(f_exp(x))); }
+fn f_logsigmoid(x: f32) -> f32 { return min(x, 0.0) - f_log1p(exp(-abs(x))); }
+fn f_hardsigmoid(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  return min(max(x + 3.0, 0.0), 6.0) / 6.0;
+}
+fn f_nan_to_num(x: f32, nan: f32, posinf: f32, neginf: f32) -> f32 {
+  if (is_nan(x)) { return nan; }
+  if (is_inf(x)) { return select(neginf, posinf, x > 0.0); }
+  return x;
+}
+
+// 32-bit integer helpers with PyTorch's semantics (division by zero gives -1: a GPU cannot raise).
+fn i32_div_trunc(a: i32, b: i32) -> i32 { if (b == 0) { return -1; } return a / b; }
+fn i32_div_floor(a: i32, b: i32) -> i32 {
+  if (b == 0) { return -1; }
+  let q = a / b;
+  let r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) { return q - 1; }
+  return q;
+}
+fn i32_fmod(a: i32, b: i32) -> i32 { if (b == 0) { return a; } return a % b; }
+fn i32_remainder(a: i32, b: i32) -> i32 {
+  if (b == 0) { return a; }
+  let r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
+  return r;
+}
+fn i32_lshift(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return 0; } return a << u32(b); }
+fn i32_rshift(a: i32, b: i32) -> i32 { if (b < 0 || b >= 32) { return a >> 31u; } return a >> u32(b); }
+fn i32_pow(a: i32, b: i32) -> i32 {
+  if (b < 0) {
+    if (a == 1) { return 1; }
+    if (a == -1) { return select(1, -1, (b & 1) == 1); }
+    return 0;
+  }
+  var r = 1i;
+  var base = a;
+  var e = b;
+  loop {
+    if (e == 0) { break; }
+    if ((e & 1) == 1) { r = r * base; }
+    e = e >> 1u;
+    base = base * base;
+  }
+  return r;
+}
+fn i32_sign(x: i32) -> i32 { return b2i(x > 0) - b2i(x < 0); }
