@@ -1,5 +1,10 @@
 // torch_webgpu._C: the Python face of the runtime (device queries, synchronisation, memory stats,
 // counters, seeds). Ops need no bindings: they register with the dispatcher when this loads.
+#include <execinfo.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
@@ -13,6 +18,17 @@ namespace py = pybind11;
 using namespace webgpu;
 
 namespace {
+
+// TORCH_WEBGPU_SEGV_TRACE=1 prints a native backtrace on a crash (a debugging aid for drivers
+// and machines without a debugger).
+void segv_handler(int sig) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  fprintf(stderr, "torch_webgpu: fatal signal %d, native backtrace:\n", sig);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 int resolve(int index) { return index < 0 ? core::current_device() : index; }
 
@@ -64,6 +80,10 @@ py::dict info(int index) {
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
+  if (const char* t = std::getenv("TORCH_WEBGPU_SEGV_TRACE"); t && *t == '1') {
+    signal(SIGSEGV, segv_handler);
+    signal(SIGABRT, segv_handler);
+  }
   m.doc() = "torch-webgpu native module";
   m.def("_set_dawn_library", &rt::set_dawn_library_path);
   m.def("_dawn_library", &rt::dawn_library_path);
