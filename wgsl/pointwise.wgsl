@@ -123,8 +123,16 @@ fn f_atanh(x: f32) -> f32 {
   if (a == 1.0) { return f_copysign(f_inf(), x); }
   return f_copysign(0.5 * f_log1p(2.0 * a / (1.0 - a)), x);
 }
-fn f_asin(x: f32) -> f32 { if (abs(x) > 1.0 || is_nan(x)) { return f_nan(); } return asin(x); }
-fn f_acos(x: f32) -> f32 { if (abs(x) > 1.0 || is_nan(x)) { return f_nan(); } return acos(x); }
+fn f_asin(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0)) { return f_nan(); }
+  return f_copysign(f_asin_pos(abs(x)), x);
+}
+fn f_acos(x: f32) -> f32 {
+  if (!(abs(x) <= 1.0)) { return f_nan(); }
+  if (x < -0.5) { return 3.14159265358979323846 - 2.0 * f_asin_pos(sqrt(0.5 * (1.0 + x))); }
+  if (x > 0.5) { return 2.0 * f_asin_pos(sqrt(0.5 * (1.0 - x))); }
+  return 1.5707963267948966 - f_copysign(f_asin_pos(abs(x)), x);
+}
 fn f_atan2(y: f32, x: f32) -> f32 {
   if (is_nan(x) || is_nan(y)) { return f_nan(); }
   if (y == 0.0) {
@@ -137,7 +145,9 @@ fn f_atan2(y: f32, x: f32) -> f32 {
     return select(f_copysign(0.0, y), f_copysign(3.14159265358979323846, y), x < 0.0);
   }
   if (is_inf(y)) { return f_copysign(1.5707963267948966, y); }
-  return atan2(y, x);
+  let t = f_atan(abs(y / x));
+  let r = select(t, 3.14159265358979323846 - t, x < 0.0);
+  return f_copysign(r, y);
 }
 
 // erfc by Numerical Recipes' Chebyshev fit (fractional error < 1.2e-7), erf by its Taylor series
@@ -217,7 +227,7 @@ fn f_pow(x: f32, y: f32) -> f32 {
   }
   var r: f32;
   if (ax == 0.0) { r = select(f_inf(), 0.0, y > 0.0); }
-  else if (is_inf(ax)) { r = select(0.0, f_inf(), y > 0.0); }
+  else if (is_inf(ax)) { r = select(0.0, f_inf(), y > 0.0); return select(r, -r, x < 0.0 && yodd); }
   else {
     if (yint && abs(y) <= 64.0) {
       // Repeated squaring: exact-ish for small integral exponents, like libm on CPU.
@@ -264,7 +274,7 @@ fn f_fmod(a: f32, b: f32) -> f32 {
 }
 fn f_remainder(a: f32, b: f32) -> f32 {
   let m = f_fmod(a, b);
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { return m + b; }
+  if (!(m == 0.0) && ((b < 0.0) != (m < 0.0))) { return m + b; }
   return m;
 }
 // ATen's div_floor_floating.
@@ -272,8 +282,8 @@ fn f_div_floor(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return a / b; }
   let m = f_fmod(a, b);
   var d = (a - m) / b;
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
-  if (d != 0.0) {
+  if (!(m == 0.0) && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
+  if (!(d == 0.0)) {
     var fd = floor(d);
     if (d - fd > 0.5) { fd = fd + 1.0; }
     return fd;
@@ -375,3 +385,63 @@ fn i32_pow(a: i32, b: i32) -> i32 {
   return r;
 }
 fn i32_sign(x: i32) -> i32 { return b2i(x > 0) - b2i(x < 0); }
+
+// sin/cos/tan/atan/asin/acos after Cephes' single-precision routines: Cody-Waite reduction by
+// pi/4 in three parts is exact for |x| < 2^16 * pi/4; GPU builtins are far looser (Vulkan allows
+// 2^-11 absolute error for sin), and CPU's libm is exact. Larger arguments use the builtins.
+fn f_sincos_poly(x: f32, z: f32, cos_branch: bool) -> f32 {
+  if (cos_branch) {
+    return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+  }
+  return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * x + x;
+}
+fn f_sin(x0: f32) -> f32 {
+  if (!is_finite(x0)) { return f_nan(); }
+  var x = abs(x0);
+  if (x > 51000.0) { return sin(x0); }
+  var neg = x0 < 0.0;
+  var j = u32(1.27323954473516 * x);
+  var y = f32(j);
+  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
+  j = j & 7u;
+  if (j > 3u) { neg = !neg; j = j - 4u; }
+  x = ((x - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+  let r = f_sincos_poly(x, x * x, j == 1u || j == 2u);
+  return select(r, -r, neg);
+}
+fn f_cos(x0: f32) -> f32 {
+  if (!is_finite(x0)) { return f_nan(); }
+  var x = abs(x0);
+  if (x > 51000.0) { return cos(x0); }
+  var neg = false;
+  var j = u32(1.27323954473516 * x);
+  var y = f32(j);
+  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
+  j = j & 7u;
+  if (j > 3u) { neg = !neg; j = j - 4u; }
+  if (j > 1u) { neg = !neg; }
+  x = ((x - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+  let r = f_sincos_poly(x, x * x, !(j == 1u || j == 2u));
+  return select(r, -r, neg);
+}
+fn f_tan(x: f32) -> f32 { return f_sin(x) / f_cos(x); }
+fn f_atan(x0: f32) -> f32 {
+  if (is_nan(x0)) { return x0; }
+  var x = abs(x0);
+  var y = 0.0;
+  if (x > 2.414213562373095) { y = 1.5707963267948966; x = -1.0 / x; }
+  else if (x > 0.4142135623730950) { y = 0.7853981633974483; x = (x - 1.0) / (x + 1.0); }
+  let z = x * x;
+  y = y + ((((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * x + x);
+  return f_copysign(y, x0);
+}
+fn f_asin_pos(a: f32) -> f32 {
+  var x = a;
+  var z: f32;
+  let big = a > 0.5;
+  if (big) { z = 0.5 * (1.0 - a); x = sqrt(z); } else { z = x * x; }
+  var r = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z +
+           1.6666752422e-1) * z * x + x;
+  if (big) { r = 1.5707963267948966 - (r + r); }
+  return r;
+}

@@ -24,10 +24,10 @@ constexpr Row kAddAlpha{"add_alpha", "x1 + s0 * x2", "x1 + s0 * x2", "i64_add(x1
 constexpr Row kSub{"sub", "x1 - x2", "x1 - x2", "i64_sub(x1, x2)"};
 constexpr Row kMul{"mul", "x1 * x2", "x1 * x2", "i64_mul(x1, x2)"};
 constexpr Row kDivTrue{"div_true", "x1 / x2", nullptr, nullptr};
-constexpr Row kDivTrunc{"div_trunc", "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)"};
-constexpr Row kDivFloor{"div_floor", "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)"};
-constexpr Row kRemainder{"remainder", "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)"};
-constexpr Row kFmod{"fmod", "f_fmod(x1, x2)", "i32_fmod(x1, x2)", "i64_rem(x1, x2)"};
+constexpr Row kDivTrunc{"div_trunc", "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)", ""};
+constexpr Row kDivFloor{"div_floor", "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)", ""};
+constexpr Row kRemainder{"remainder", "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)", ""};
+constexpr Row kFmod{"fmod", "f_fmod(x1, x2)", "i32_fmod(x1, x2)", "i64_rem(x1, x2)", ""};
 constexpr Row kAtan2{"atan2", "f_atan2(x1, x2)", nullptr, nullptr};
 constexpr Row kMaximum{"maximum", "f_maximum(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
 constexpr Row kMinimum{"minimum", "f_minimum(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
@@ -41,11 +41,11 @@ constexpr Row kBitOr{"bitwise_or", nullptr, "x1 | x2", "x1 | x2"};
 constexpr Row kBitXor{"bitwise_xor", nullptr, "x1 ^ x2", "x1 ^ x2"};
 constexpr Row kLshift{"lshift", nullptr, "i32_lshift(x1, x2)", "i64_lshift(x1, x2)"};
 constexpr Row kRshift{"rshift", nullptr, "i32_rshift(x1, x2)", "i64_rshift(x1, x2)"};
-constexpr Row kLogicalAnd{"logical_and", "b2f(x1 != 0.0 && x2 != 0.0)", "b2i(x1 != 0 && x2 != 0)",
+constexpr Row kLogicalAnd{"logical_and", "b2f(!(x1 == 0.0) && !(x2 == 0.0))", "b2i(x1 != 0 && x2 != 0)",
                           "b2l(i64_nz(x1) && i64_nz(x2))"};
-constexpr Row kLogicalOr{"logical_or", "b2f(x1 != 0.0 || x2 != 0.0)", "b2i(x1 != 0 || x2 != 0)",
+constexpr Row kLogicalOr{"logical_or", "b2f(!(x1 == 0.0) || !(x2 == 0.0))", "b2i(x1 != 0 || x2 != 0)",
                          "b2l(i64_nz(x1) || i64_nz(x2))"};
-constexpr Row kLogicalXor{"logical_xor", "b2f((x1 != 0.0) != (x2 != 0.0))", "b2i((x1 != 0) != (x2 != 0))",
+constexpr Row kLogicalXor{"logical_xor", "b2f((!(x1 == 0.0)) != (!(x2 == 0.0)))", "b2i((x1 != 0) != (x2 != 0))",
                           "b2l(i64_nz(x1) != i64_nz(x2))"};
 constexpr Row kEq{"eq", "b2f(x1 == x2)", "b2i(x1 == x2)", "b2l(i64_eq(x1, x2))"};
 constexpr Row kNe{"ne", "b2f(!(x1 == x2))", "b2i(x1 != x2)", "b2l(!i64_eq(x1, x2))"};
@@ -53,8 +53,8 @@ constexpr Row kLt{"lt", "b2f(x1 < x2)", "b2i(x1 < x2)", "b2l(i64_lt(x1, x2))"};
 constexpr Row kLe{"le", "b2f(x1 <= x2)", "b2i(x1 <= x2)", "b2l(i64_le(x1, x2))"};
 constexpr Row kGt{"gt", "b2f(x1 > x2)", "b2i(x1 > x2)", "b2l(i64_lt(x2, x1))"};
 constexpr Row kGe{"ge", "b2f(x1 >= x2)", "b2i(x1 >= x2)", "b2l(i64_le(x2, x1))"};
-constexpr Row kPow{"pow", "f_pow(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)"};
-constexpr Row kPowScalar{"pow_scalar", "f_pow(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)"};
+constexpr Row kPow{"pow", "f_pow(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
+constexpr Row kPowScalar{"pow_scalar", "f_pow(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
 // Ternary.
 constexpr Row kLerpScalar{"lerp_scalar", "f_lerp(x1, x2, s0)", nullptr, nullptr};
 constexpr Row kLerpTensor{"lerp_tensor", "f_lerp(x1, x2, x3)", nullptr, nullptr};
@@ -66,9 +66,9 @@ constexpr Row kClampMinScalar{"clamp_min_scalar", "f_clamp_min(x1, s0)", "max(x1
 constexpr Row kClampMaxScalar{"clamp_max_scalar", "f_clamp_max(x1, s0)", "min(x1, s0)", "i64_min(x1, s0)"};
 constexpr Row kClampTensor{"clamp_tensor", "f_clamp_t(x1, x2, x3)", "min(max(x1, x2), x3)",
                            "i64_min(i64_max(x1, x2), x3)"};
-constexpr Row kWhere{"where", "select(x3, x2, x1 != 0.0)", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
+constexpr Row kWhere{"where", "select(x3, x2, !(x1 == 0.0))", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
                      nullptr, Drive::Output};
-constexpr Row kMaskedFill{"masked_fill", "select(x1, s0, x2 != 0.0)", "select(x1, s0, x2 != 0)",
+constexpr Row kMaskedFill{"masked_fill", "select(x1, s0, !(x2 == 0.0))", "select(x1, s0, x2 != 0)",
                           "select(x1, s0, i64_nz(x2))", nullptr, Drive::Output};
 
 void add_kernel(at::TensorIteratorBase& it, const c10::Scalar& alpha) {

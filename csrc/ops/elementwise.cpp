@@ -97,7 +97,8 @@ std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
-    if (bool_out) return "select(0u, 1u, v != 0.0)";
+    // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
+    if (bool_out) return "select(0u, 1u, (bitcast<u32>(v) & 0x7fffffffu) != 0u)";
     switch (t) {
       case at::kFloat: return "bitcast<u32>(v)";
       case at::kHalf: return "f32_to_f16(v)";
@@ -175,6 +176,27 @@ c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
     default: v = at::Tensor(t).item();
   }
   if (as == at::ScalarType::Undefined || as == t.scalar_type()) return v;
+  return cast_scalar(v, as);
+}
+
+// WGSL that rounds a compute-type value v to dtype t's range or precision, for outputs of another
+// dtype: CPU computes in the common dtype and casts after (int8 wraps, float16 rounds) first.
+std::string narrow_to(at::ScalarType t, CT ct) {
+  if (ct == CT::F32) {
+    if (t == at::kHalf) return "f16_to_f32(f32_to_f16(v))";
+    if (t == at::kBFloat16) return "bitcast<f32>(f32_to_bf16(v) << 16u)";
+  } else if (ct == CT::I32) {
+    if (t == at::kChar) return "((v << 24u) >> 24u)";
+    if (t == at::kByte) return "(v & 0xff)";
+    if (t == at::kShort) return "((v << 16u) >> 16u)";
+    if (t == at::kBool) return "select(0i, 1i, v != 0i)";
+  }
+  return "";
+}
+
+}  // namespace
+
+c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
   switch (as) {
     case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
     case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
@@ -182,6 +204,7 @@ c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
     case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
     default: break;
   }
+  if (!at::isIntegralType(as, false)) return v;
   const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
   switch (as) {
     case at::kLong: return c10::Scalar(i);
@@ -192,8 +215,6 @@ c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
     default: return v;
   }
 }
-
-}  // namespace
 
 const char* wgsl_type(CT ct) {
   switch (ct) {
@@ -375,6 +396,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     key.append(std::to_string(ops[i].binding));
   }
   key.append(":n").append(std::to_string(scalars.size()));
+  if (scalar_dtype != at::ScalarType::Undefined && scalar_dtype != ops[0].dtype)
+    key.append(":c").append(std::to_string(int(scalar_dtype)));
 
   auto make = [&]() {
     // Helper libraries only where the op's expression uses them: smaller modules compile faster.
@@ -403,7 +426,11 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
             << convert_in(o.dtype, ct) << "; }\n";
     }
     const std::string ob = std::to_string(out.binding);
-    acc << "fn bits0(v: " << T << ") -> " << raw_type(out.itemsize) << " { return " << convert_out(out.dtype, ct) << "; }\n";
+    const std::string narrow = scalar_dtype != out.dtype && scalar_dtype != at::ScalarType::Undefined
+                                   ? narrow_to(scalar_dtype, ct) : std::string();
+    acc << "fn bits0(v0: " << T << ") -> " << raw_type(out.itemsize) << " { let v = "
+        << (narrow.empty() ? std::string("v0") : "narrow0(v0)") << "; return " << convert_out(out.dtype, ct) << "; }\n";
+    if (!narrow.empty()) acc << "fn narrow0(v: " << T << ") -> " << T << " { return " << narrow << "; }\n";
     if (mode == Mode::Elem) {
       acc << "fn st0(e: u32, v: " << T << ") { let b = bits0(v); ";
       if (out.itemsize == 8) acc << "buf" << ob << "[2u * e] = b.x; buf" << ob << "[2u * e + 1u] = b.y; }\n";

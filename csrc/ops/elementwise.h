@@ -27,4 +27,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
 
 const char* wgsl_type(CT ct);
 
+// s cast to dtype `as` as a C++ static_cast would (integers wrap), the way CPU casts an input.
+c10::Scalar cast_scalar(const c10::Scalar& s, at::ScalarType as);
+
 }  // namespace webgpu::ops

@@ -39,15 +39,24 @@ std::vector<ScalarBits> bits_of(std::initializer_list<c10::Scalar> scalars, CT c
   for (const auto& x : scalars) s.push_back(scalar_bits(x, ct));
   return s;
 }
+// Scalar arguments of integer ops are cast to the op's dtype first (wrapping), as CPU's
+// `scalar.to<scalar_t>()` does; float ops keep them in float32, their opmath type.
+std::vector<ScalarBits> bits_for(std::initializer_list<c10::Scalar> scalars, CT ct, at::ScalarType dt) {
+  if (ct == CT::F32 || dt == at::kInt || dt == at::kLong) return bits_of(scalars, ct);
+  std::vector<ScalarBits> s;
+  s.reserve(scalars.size());
+  for (const auto& x : scalars) s.push_back(scalar_bits(cast_scalar(x, dt), ct));
+  return s;
+}
 }  // namespace
 
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars) {
   const at::ScalarType dt = driving_dtype(iter, r.drive);
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
-  const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
-  TORCH_CHECK_NOT_IMPLEMENTED(e, "\"", r.name, "\" not implemented for '", c10::toString(dt), "' on webgpu");
-  run_elementwise(iter, r.name, e, ct, bits_of(scalars, ct), dt);
+ const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
+  TORCH_CHECK_NOT_IMPLEMENTED(e && *e, "\"", r.name, "\" not implemented for '", c10::toString(dt), "' on webgpu");
+  run_elementwise(iter, r.name, e, ct, bits_for(scalars, ct, dt), dt);
 }
 
 void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr,
@@ -58,7 +67,7 @@ void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char*
 namespace {
 
 // name            float32 expression             int32 expression     int64 expression
-constexpr Row kAbs{"abs", "abs(x1)", "abs(x1)", "i64_abs(x1)"};
+constexpr Row kAbs{"abs", "abs(x1)", "abs(x1)", "i64_abs(x1)", ""};
 constexpr Row kNeg{"neg", "-x1", "-x1", "i64_neg(x1)"};
 constexpr Row kSign{"sign", "f_sign(x1)", "i32_sign(x1)", "i64_sign(x1)"};
 constexpr Row kExp{"exp", "f_exp(x1)", nullptr, nullptr};
@@ -71,12 +80,12 @@ constexpr Row kLog1p{"log1p", "f_log1p(x1)", nullptr, nullptr};
 constexpr Row kSqrt{"sqrt", "f_sqrt(x1)", nullptr, nullptr};
 constexpr Row kRsqrt{"rsqrt", "f_rsqrt(x1)", nullptr, nullptr};
 constexpr Row kReciprocal{"reciprocal", "1.0 / x1", nullptr, nullptr};
-constexpr Row kSin{"sin", "sin(x1)", nullptr, nullptr};
-constexpr Row kCos{"cos", "cos(x1)", nullptr, nullptr};
-constexpr Row kTan{"tan", "tan(x1)", nullptr, nullptr};
+constexpr Row kSin{"sin", "f_sin(x1)", nullptr, nullptr};
+constexpr Row kCos{"cos", "f_cos(x1)", nullptr, nullptr};
+constexpr Row kTan{"tan", "f_tan(x1)", nullptr, nullptr};
 constexpr Row kAsin{"asin", "f_asin(x1)", nullptr, nullptr};
 constexpr Row kAcos{"acos", "f_acos(x1)", nullptr, nullptr};
-constexpr Row kAtan{"atan", "atan(x1)", nullptr, nullptr};
+constexpr Row kAtan{"atan", "f_atan(x1)", nullptr, nullptr};
 constexpr Row kSinh{"sinh", "f_sinh(x1)", nullptr, nullptr};
 constexpr Row kCosh{"cosh", "f_cosh(x1)", nullptr, nullptr};
 constexpr Row kTanh{"tanh", "f_tanh(x1)", nullptr, nullptr};
@@ -87,10 +96,10 @@ constexpr Row kErf{"erf", "f_erf(x1)", nullptr, nullptr};
 constexpr Row kErfc{"erfc", "f_erfc(x1)", nullptr, nullptr};
 constexpr Row kErfinv{"erfinv", "f_erfinv(x1)", nullptr, nullptr};
 constexpr Row kSigmoid{"sigmoid", "f_sigmoid(x1)", nullptr, nullptr};
-constexpr Row kFloor{"floor", "floor(x1)", "x1", "x1"};
-constexpr Row kCeil{"ceil", "ceil(x1)", "x1", "x1"};
-constexpr Row kTrunc{"trunc", "trunc(x1)", "x1", "x1"};
-constexpr Row kRound{"round", "round(x1)", "x1", "x1"};
+constexpr Row kFloor{"floor", "floor(x1)", "x1", "x1", ""};
+constexpr Row kCeil{"ceil", "ceil(x1)", "x1", "x1", ""};
+constexpr Row kTrunc{"trunc", "trunc(x1)", "x1", "x1", ""};
+constexpr Row kRound{"round", "round(x1)", "x1", "x1", ""};
 constexpr Row kFrac{"frac", "x1 - trunc(x1)", nullptr, nullptr};
 constexpr Row kBitwiseNot{"bitwise_not", nullptr, "~x1", "~x1", "b2i(x1 == 0)"};
 constexpr Row kLogicalNot{"logical_not", "b2f(x1 == 0.0)", "b2i(x1 == 0)", "b2l(!i64_nz(x1))"};
