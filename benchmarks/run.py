@@ -111,6 +111,26 @@ def add_bandwidth(dev: torch.device, n: int = 1 << 26, warmup: int = 3, iters: i
     return 3 * 4 * n / t / 1e9
 
 
+def sum_bandwidth(dev: torch.device, n: int = 1 << 26, warmup: int = 3, iters: int = 20) -> float:
+    """Full float32 sum of n elements: one read per element, GB/s of input."""
+    gen = torch.Generator().manual_seed(1)
+    a_cpu = torch.randn(n, generator=gen)
+    a = a_cpu.to(dev)
+    for _ in range(warmup):
+        s = a.sum()
+    synchronize(dev)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        s = a.sum()
+    synchronize(dev)
+    t = (time.perf_counter() - t0) / iters
+    got, want = s.cpu().double().item(), a_cpu.double().sum().item()
+    if abs(got - want) > 1e-3 * max(1.0, abs(want)) + 0.5:
+        raise CheckFailed(f"sum gave {got}, float64 reference {want}")
+    del a
+    return 4 * n / t / 1e9
+
+
 @dataclass
 class Bench:
     name: str
@@ -122,6 +142,7 @@ class Bench:
 BENCHMARKS = [
     Bench("add chain: 2000 dependent adds, f32[4]", "us/op", False, tiny_add_chain),
     Bench("add bandwidth: 2^26 f32, out=", "GB/s", True, add_bandwidth),
+    Bench("sum: 2^26 f32, full reduction", "GB/s", True, sum_bandwidth),
 ]
 
 
