@@ -4,6 +4,15 @@
 #pragma once
 #include <ATen/ATen.h>
 #include <ATen/TensorIterator.h>
+// torch 2.11's MetaBase output hooks take a trailing DimnameList; torch 2.13 dropped named tensors.
+#if __has_include(<ATen/core/Dimname.h>)
+#include <ATen/core/Dimname.h>
+#define WEBGPU_NAMES_PARAM , at::DimnameList names
+#define WEBGPU_NAMES_ARG , names
+#else
+#define WEBGPU_NAMES_PARAM
+#define WEBGPU_NAMES_ARG
+#endif
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -45,17 +54,17 @@ inline void check_inplace(const at::Tensor& self, at::IntArrayRef sizes, const a
 template <class Base>
 struct Functional final : Base {
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
-    set(i, sizes, strides, options);
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options WEBGPU_NAMES_ARG);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
-    set(i, sizes, strides, options);
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options WEBGPU_NAMES_ARG);
   }
   const at::Tensor& maybe_get_output(int64_t) override { return out_; }
-  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) {
+  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options WEBGPU_NAMES_PARAM) {
     out_ = create_out(sizes, strides, options);
-    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options WEBGPU_NAMES_ARG);
   }
   at::Tensor out_;
 };
@@ -66,15 +75,15 @@ template <class Base, bool kInplace>
 struct Given final : Base {
   explicit Given(const at::Tensor& out) : out_(out) {}
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
     check(sizes, strides, options);
     if (out_.strides() != strides) proxy_ = at::empty_strided(sizes, strides, options);
-    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options WEBGPU_NAMES_ARG);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
     check(sizes, strides, options);
-    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options);
+    if constexpr (kIsIter<Base>) Base::set_output_raw_strided(i, sizes, strides, options WEBGPU_NAMES_ARG);
   }
   const at::Tensor& maybe_get_output(int64_t) override { return proxy_.defined() ? proxy_ : out_; }
   void check(at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
