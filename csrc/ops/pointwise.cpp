@@ -26,9 +26,15 @@ CT compute_type(at::ScalarType t) {
   }
 }
 
+// The iterator's common dtype, Undefined when it computed none (torch 2.11 has no
+// maybe_common_dtype(); a pointer to the protected member, formed in a derived class, reads it).
+struct CommonDtype : at::TensorIteratorBase {
+  static at::ScalarType of(const at::TensorIteratorBase& it) { return it.*(&CommonDtype::common_dtype_); }
+};
+
 at::ScalarType driving_dtype(const at::TensorIteratorBase& iter, Drive d) {
   if (d == Drive::Output) return iter.dtype(0);
-  if (auto c = iter.maybe_common_dtype()) return *c;
+  if (auto c = CommonDtype::of(iter); c != at::ScalarType::Undefined) return c;
   return iter.ninputs() > 0 ? iter.input_dtype(0) : iter.dtype(0);
 }
 

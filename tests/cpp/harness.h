@@ -1,5 +1,5 @@
 // A minimal test harness for the C++ unit tests (no external framework): TEST registers a case,
-// CHECK records a failure with its location, main runs every case and reports.
+// EXPECT records a failure with its location, main runs every case and reports.
 #pragma once
 #include <functional>
 #include <iostream>
@@ -32,14 +32,14 @@ struct Register {
   static void name();                                                                  \
   static webgpu_test::Register WEBGPU_CAT(reg_, name)(#name, name);                    \
   static void name()
-#define CHECK(cond)                                                                   \
+#define EXPECT(cond)                                                                   \
   do {                                                                                \
     if (!(cond)) {                                                                    \
-      std::cerr << "  CHECK failed: " #cond " at " << __FILE__ << ":" << __LINE__ << "\n"; \
+      std::cerr << "  EXPECT failed: " #cond " at " << __FILE__ << ":" << __LINE__ << "\n"; \
       ++webgpu_test::failures();                                                      \
     }                                                                                 \
   } while (0)
-#define CHECK_THROWS(stmt, substr)                                                    \
+#define EXPECT_THROWS(stmt, substr)                                                    \
   do {                                                                                \
     bool thrown = false;                                                              \
     try {                                                                             \
@@ -49,7 +49,7 @@ struct Register {
       if (!thrown) std::cerr << "  unexpected message: " << e.what() << "\n";         \
     }                                                                                 \
     if (!thrown) {                                                                    \
-      std::cerr << "  CHECK_THROWS failed: " #stmt " at " << __FILE__ << ":" << __LINE__ << "\n"; \
+      std::cerr << "  EXPECT_THROWS failed: " #stmt " at " << __FILE__ << ":" << __LINE__ << "\n"; \
       ++webgpu_test::failures();                                                      \
     }                                                                                 \
   } while (0)

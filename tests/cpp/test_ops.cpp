@@ -20,23 +20,23 @@ TEST(ops_roundtrip_every_dtype) {
                   at::kBool}) {
     at::Tensor x = at::randint(-100, 100, {7, 9}).to(dt);
     at::Tensor d = x.to(kDev);
-    CHECK(d.device() == kDev);
-    CHECK(bit_equal(d.cpu(), x));
-    CHECK(bit_equal(d.t().cpu(), x.t().contiguous()));
-    CHECK(bit_equal(d.slice(1, 1, 8, 3).cpu(), x.slice(1, 1, 8, 3).contiguous()));
+    EXPECT(d.device() == kDev);
+    EXPECT(bit_equal(d.cpu(), x));
+    EXPECT(bit_equal(d.t().cpu(), x.t().contiguous()));
+    EXPECT(bit_equal(d.slice(1, 1, 8, 3).cpu(), x.slice(1, 1, 8, 3).contiguous()));
   }
 }
 
 TEST(ops_add_float32_against_cpu) {
   at::Tensor a = at::randn({64, 33}), b = at::randn({33});
   at::Tensor r = at::add(a.to(kDev), b.to(kDev)).cpu();
-  CHECK(at::equal(r, a + b));
+  EXPECT(at::equal(r, a + b));
   at::Tensor c = a.to(kDev);
   c.add_(b.to(kDev), 2.0);
-  CHECK(at::allclose(c.cpu(), at::add(a, b, 2.0)));
+  EXPECT(at::allclose(c.cpu(), at::add(a, b, 2.0)));
   at::Tensor out = at::empty({64, 33}, at::TensorOptions().device(kDev));
   at::add_out(out, a.to(kDev).t().t(), b.to(kDev));
-  CHECK(at::equal(out.cpu(), a + b));
+  EXPECT(at::equal(out.cpu(), a + b));
 }
 
 TEST(ops_fill_zero_item_conversion) {
@@ -45,13 +45,13 @@ TEST(ops_fill_zero_item_conversion) {
   d.select(1, 2).zero_();
   at::Tensor e = at::full({5, 6}, 1.5, at::kHalf);
   e.select(1, 2).zero_();
-  CHECK(bit_equal(d.cpu(), e));
-  CHECK(d[0][0].item<float>() == 1.5f);
+  EXPECT(bit_equal(d.cpu(), e));
+  EXPECT(d[0][0].item<float>() == 1.5f);
   at::Tensor as_long = at::empty({5, 6}, at::TensorOptions().device(kDev).dtype(at::kLong));
   as_long.copy_(d);
-  CHECK(bit_equal(as_long.cpu(), e.to(at::kLong)));
+  EXPECT(bit_equal(as_long.cpu(), e.to(at::kLong)));
 }
 
 TEST(ops_float64_is_refused) {
-  CHECK_THROWS(at::empty({2}, at::TensorOptions().device(kDev).dtype(at::kDouble)), "float64");
+  EXPECT_THROWS(at::empty({2}, at::TensorOptions().device(kDev).dtype(at::kDouble)), "float64");
 }

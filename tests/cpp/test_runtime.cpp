@@ -17,18 +17,18 @@ TEST(allocator_reuses_and_counts_exactly) {
   auto& pool = get_device(0).pool();
   const auto s0 = pool.stats();
   Block* a = pool.allocate(1000);
-  CHECK(a->size >= 1000 && a->size % 4 == 0);
-  CHECK(pool.stats().allocated == s0.allocated + a->size);
+  EXPECT(a->size >= 1000 && a->size % 4 == 0);
+  EXPECT(pool.stats().allocated == s0.allocated + a->size);
   pool.free(a);
-  CHECK(pool.stats().allocated == s0.allocated);
+  EXPECT(pool.stats().allocated == s0.allocated);
   const auto s1 = pool.stats();
   Block* b = pool.allocate(900);  // same size class: a cached block comes back, no new buffer
-  CHECK(b->size == a->size || b->size >= 900);
-  CHECK(pool.stats().cache_hits == s1.cache_hits + 1);
-  CHECK(pool.stats().reserved == s1.reserved);
+  EXPECT(b->size == a->size || b->size >= 900);
+  EXPECT(pool.stats().cache_hits == s1.cache_hits + 1);
+  EXPECT(pool.stats().reserved == s1.reserved);
   pool.free(b);
   pool.empty_cache();
-  CHECK(pool.stats().reserved == s0.reserved - (s0.reserved - pool.stats().reserved));
+  EXPECT(pool.stats().reserved == s0.reserved - (s0.reserved - pool.stats().reserved));
 }
 
 TEST(allocator_oom_is_out_of_memory_error) {
@@ -39,9 +39,9 @@ TEST(allocator_oom_is_out_of_memory_error) {
   } catch (const c10::OutOfMemoryError& e) {
     oom = std::string(e.what()).find("out of memory") != std::string::npos;
   }
-  CHECK(oom);
+  EXPECT(oom);
   Block* b = pool.allocate(64);
-  CHECK(b != nullptr);
+  EXPECT(b != nullptr);
   pool.free(b);
 }
 
@@ -72,9 +72,9 @@ TEST(stream_host_write_does_not_overtake_recorded_work) {
   s.dispatch(p, binds, 2, params, 2, (n + 63) / 64);  // recorded, not yet submitted
   s.write(a->buffer.get(), 0, twos.data(), n * 4);     // must land after the dispatch read `a`
   s.read(b->buffer.get(), 0, out.data(), n * 4);
-  CHECK(out[0] == 3 && out[n - 1] == 3);
+  EXPECT(out[0] == 3 && out[n - 1] == 3);
   s.read(a->buffer.get(), 0, out.data(), n * 4);
-  CHECK(out[0] == 2 && out[n - 1] == 2);
+  EXPECT(out[0] == 2 && out[n - 1] == 2);
   dev.pool().free(a);
   dev.pool().free(b);
 }
@@ -95,15 +95,15 @@ TEST(stream_batches_dispatches_and_folds_grids) {
   uint32_t params[2] = {n, 1};
   for (int i = 0; i < 300; ++i) s.dispatch(p, i % 2 ? ba : ab, 2, params, 2, 1);  // x -> 2x+1, 300 times
   const auto c1 = s.counters();
-  CHECK(c1.dispatches - c0.dispatches == 300);
-  CHECK(c1.waits == c0.waits);
-  CHECK(c1.submits - c0.submits <= 1);
-  CHECK(c1.bind_groups_created - c0.bind_groups_created <= 4);
+  EXPECT(c1.dispatches - c0.dispatches == 300);
+  EXPECT(c1.waits == c0.waits);
+  EXPECT(c1.submits - c0.submits <= 1);
+  EXPECT(c1.bind_groups_created - c0.bind_groups_created <= 4);
   s.read(b->buffer.get(), 0, out.data(), n * 4);  // 300 iterations, last one writes a
   s.read(a->buffer.get(), 0, out.data(), n * 4);
   uint32_t expect = 0;
   for (int i = 0; i < 300; ++i) expect = expect * 2 + 1;
-  CHECK(out[5] == expect);
+  EXPECT(out[5] == expect);
   // A dispatch wider than 65535 workgroups folds into a 2D grid and still covers every element.
   const uint32_t big = 64 * 70000;
   Block* x = dev.pool().allocate(uint64_t(big) * 4);
@@ -114,7 +114,7 @@ TEST(stream_batches_dispatches_and_folds_grids) {
   uint32_t bp[2] = {big, 0};
   s.dispatch(p, xy, 2, bp, 2, big / 64);
   s.read(y->buffer.get(), 0, back.data(), uint64_t(big) * 4);
-  CHECK(back[0] == 14 && back[big / 2] == 14 && back[big - 1] == 14);
+  EXPECT(back[0] == 14 && back[big / 2] == 14 && back[big - 1] == 14);
   for (Block* blk : {a, b, x, y}) dev.pool().free(blk);
 }
 
@@ -124,9 +124,9 @@ TEST(pipeline_cache_compiles_once_and_reports_wgsl_errors) {
   doubler(dev);
   doubler(dev);
   const auto c1 = dev.pipelines().counters();
-  CHECK(c1.compiles - c0.compiles <= 1);
-  CHECK(c1.hits - c0.hits >= 1);
-  CHECK_THROWS(dev.pipelines().get("test:broken", 1, 0, [] {
+  EXPECT(c1.compiles - c0.compiles <= 1);
+  EXPECT(c1.hits - c0.hits >= 1);
+  EXPECT_THROWS(dev.pipelines().get("test:broken", 1, 0, [] {
     return wgsl_source("common") + "@group(0) @binding(1) var<storage, read_write> d: array<u32>;\n"
                                    "@compute @workgroup_size(1) fn main() { d[0] = undefined_thing; }\n";
   }), "undefined_thing");
@@ -142,6 +142,6 @@ TEST(unaligned_reads_return_the_right_bytes) {
   dev.stream().write(a->buffer.get(), 0, bytes.data(), 64);
   uint8_t out[5];
   dev.stream().read(a->buffer.get(), 13, out, 5);
-  CHECK(out[0] == 39 && out[4] == 51);
+  EXPECT(out[0] == 39 && out[4] == 51);
   dev.pool().free(a);
 }
