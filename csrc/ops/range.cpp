@@ -1,0 +1,336 @@
+// Sequence factories on the device: arange, range, linspace, logspace (kernel: wgsl/range.wgsl)
+// and eye. Sizes, checks and the host-side parts of each formula follow PyTorch's CPU code.
+#include <ATen/AccumulateType.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Version.h>
+#include <ATen/native/RangeUtils.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "ops/common.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+// Kernel kinds; the values match the constants in wgsl/range.wgsl.
+enum Kind : uint32_t {
+  ARANGE_I64 = 0,
+  ARANGE_ACC_F32 = 1,
+  ARANGE_ACC_F64 = 2,
+  LINSPACE_F32 = 3,
+  LINSPACE_HALF = 4,
+  LINSPACE_INT = 5,
+  LOGSPACE_F32 = 6,
+  LOGSPACE_INT = 7,
+};
+
+constexpr uint32_t kWG = 256;
+
+// Whether the CPU rounds `start + step * i` once (a fused multiply-add). GCC and Clang contract
+// that expression wherever the target ISA has an fma: ATen's kernels in native/cpu (arange,
+// linspace) are built once per capability, AVX2 and AVX-512 with FMA and DEFAULT without; code
+// outside native/cpu (range, logspace) is built for the baseline ISA, which on x86-64 has none.
+bool cpu_kernel_fuses() {
+#if defined(_MSC_VER)
+  return false;
+#elif defined(__x86_64__)
+  static const bool fuses = at::get_cpu_capability() != "DEFAULT";
+  return fuses;
+#else
+  return true;
+#endif
+}
+
+bool cpu_baseline_fuses() {
+#if defined(_MSC_VER) || defined(__x86_64__)
+  return false;
+#else
+  return true;
+#endif
+}
+
+bool int64_kind(Kind k) { return k == ARANGE_I64 || k == LINSPACE_INT || k == LOGSPACE_INT; }
+
+// The kernel's arguments after the fixed header (see wgsl/range.wgsl).
+struct Args {
+  uint32_t halfway = 0, steps_m1 = 0;
+  bool fused = false;
+  std::vector<uint32_t> words;
+};
+
+uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// A finite double as (significand lo, significand hi | sign << 31, exponent): v = m * 2^e, m < 2^53.
+void push_double(std::vector<uint32_t>& p, double v) {
+  TORCH_INTERNAL_ASSERT(std::isfinite(v));
+  uint64_t m = 0;
+  int32_t e = 0;
+  if (v != 0) {
+    int ex = 0;
+    const double fr = std::frexp(std::fabs(v), &ex);
+    m = uint64_t(std::ldexp(fr, 53));
+    e = ex - 53;
+  }
+  p.push_back(uint32_t(m));
+  p.push_back(uint32_t(m >> 32) | (std::signbit(v) ? 0x80000000u : 0u));
+  p.push_back(uint32_t(e));
+}
+
+// log2(v) to 64 bits where long double has them: (significand lo, hi, exponent, sign),
+// log2(v) = +-m * 2^e with the top bit of m set.
+void push_log2(std::vector<uint32_t>& p, double v) {
+  const long double l = std::log2(static_cast<long double>(v));
+  uint64_t m = 0;
+  int32_t e = 0;
+  if (l != 0) {
+    int ex = 0;
+    const long double fr = std::frexp(std::fabs(l), &ex);
+    m = uint64_t(std::ldexp(fr, 64));
+    e = ex - 64;
+  }
+  p.push_back(uint32_t(m));
+  p.push_back(uint32_t(m >> 32));
+  p.push_back(uint32_t(e));
+  p.push_back(l < 0 ? 1u : 0u);
+}
+
+void push_i64(std::vector<uint32_t>& p, int64_t v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  p.push_back(uint32_t(u));
+  p.push_back(uint32_t(u >> 32));
+}
+
+// The WGSL that rounds an f32 to dtype t's precision, as CPU arithmetic in t does.
+const char* round_expr(at::ScalarType t) {
+  if (t == at::kHalf) return "f16_to_f32(f32_to_f16(x))";
+  if (t == at::kBFloat16) return "bitcast<f32>(f32_to_bf16(x) << 16u)";
+  return "x";
+}
+
+// Runs the kernel of `kind` over the contiguous 1-D tensor `r` (f32, or int64 for integer kinds).
+void launch(const at::Tensor& r, Kind kind, at::ScalarType round_as, const Args& args) {
+  const int64_t n = r.numel();
+  if (n == 0) return;
+  TORCH_CHECK(n <= int64_t(UINT32_MAX), "webgpu: sequences of more than 2^32-1 elements are not supported yet");
+  TORCH_INTERNAL_ASSERT(r.is_contiguous() && r.scalar_type() == (int64_kind(kind) ? at::kLong : at::kFloat));
+  auto& dev = gpu_of(r);
+  rt::Block* block = block_of(r);
+  const uint64_t itemsize = r.element_size();
+  const uint64_t off = byte_offset_of(r);
+  const auto& lim = dev.limits();
+  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffffcull) & ~3ull;
+  const uint64_t align = std::max<uint32_t>(lim.minStorageBufferOffsetAlignment, 4);
+  uint64_t start = 0, size = block->size;
+  if (size > max_bind) {
+    start = off / align * align;
+    size = std::min<uint64_t>((off - start + uint64_t(n) * itemsize + 3) & ~3ull, block->size - start);
+    TORCH_CHECK(size <= max_bind, "webgpu: a sequence of ", n * itemsize,
+                " bytes exceeds this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
+  }
+  // arange and range have no second half: halfway is the count.
+  const uint32_t halfway = args.steps_m1 ? args.halfway : uint32_t(n);
+  std::vector<uint32_t> p = {uint32_t(n), uint32_t((off - start) / itemsize), halfway, args.steps_m1, 0u,
+                             args.fused ? 1u : 0u};
+  p.insert(p.end(), args.words.begin(), args.words.end());
+  TORCH_INTERNAL_ASSERT(p.size() <= rt::kParamWords);
+
+  const char* rnd = round_expr(round_as);
+  const std::string key = "range:" + std::to_string(kind) + ":" + rnd;
+  const rt::Pipeline& pipe = dev.pipelines().get(key, 1, 0, [&]() {
+    std::string src = rt::wgsl_source("common") + rt::wgsl_source("range");
+    auto sub = [&](const std::string& from, const std::string& to) {
+      for (size_t q = src.find(from); q != std::string::npos; q = src.find(from, q + to.size()))
+        src.replace(q, from.size(), to);
+    };
+    sub("{{KIND}}", std::to_string(kind));
+    sub("{{ROUND}}", rnd);
+    return src;
+  });
+  rt::Binding b{block->buffer.get(), start, size};
+  dev.stream().dispatch(pipe, &b, 1, p.data(), uint32_t(p.size()), (uint64_t(n) + kWG - 1) / kWG);
+}
+
+// Fills the 1-D `result` (any dtype, any stride) with the kernel's values, converting on the
+// device when result is not already a contiguous tensor of the kernel's dtype.
+void generate(at::Tensor& result, Kind kind, const Args& args) {
+  const at::ScalarType kt = int64_kind(kind) ? at::kLong : at::kFloat;
+  if (result.is_contiguous() && result.scalar_type() == kt) {
+    launch(result, kind, result.scalar_type(), args);
+    return;
+  }
+  at::Tensor tmp = at::empty(result.sizes(), result.options().dtype(kt));
+  launch(tmp, kind, result.scalar_type(), args);
+  result.copy_(tmp);
+}
+
+// CPU's sequence kernels dispatch over all types but bool (after their early exits, as here).
+void check_not_bool(const at::Tensor& result, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(result.scalar_type() != at::kBool, "\"", op, "\" not implemented for 'Bool'");
+}
+
+// start + step * i in the CPU's accumulation type for result's dtype (int64, float for half types,
+// double for float32).
+void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Scalar& step, bool fused) {
+  Args a;
+  a.fused = fused;
+  const auto t = result.scalar_type();
+  if (at::isIntegralType(t, false)) {
+    push_i64(a.words, start.to<int64_t>());
+    push_i64(a.words, step.to<int64_t>());
+    generate(result, ARANGE_I64, a);
+    return;
+  }
+  const bool half = t == at::kHalf || t == at::kBFloat16;
+  push_double(a.words, half ? double(start.to<float>()) : start.to<double>());
+  push_double(a.words, 0.0);
+  push_double(a.words, half ? double(step.to<float>()) : step.to<double>());
+  generate(result, half ? ARANGE_ACC_F32 : ARANGE_ACC_F64, a);
+}
+
+at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                       at::Tensor& result) {
+  check_supported_dtype(result.scalar_type(), "arange");
+  check_not_bool(result, "arange");
+  int64_t size = 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "arange", [&]() {
+    size = at::native::compute_arange_size<scalar_t>(start, end, step);
+  });
+  const int64_t numel = result.numel();
+  if (numel != size) {
+    if (numel > 0) {
+      TORCH_WARN("The number of elements in the out tensor of shape ", result.sizes(), " is ", numel,
+                 " which does not match the computed number of elements ", size,
+                 ". Note that this may occur as a result of rounding error. "
+                 "The out tensor will be resized to a tensor of shape (",
+                 size, ",).");
+    }
+    result.resize_({size});
+  }
+  if (size > 0) fill_arithmetic(result, start, step, cpu_kernel_fuses());
+  return result;
+}
+
+at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
+                      at::Tensor& result) {
+  check_supported_dtype(result.scalar_type(), "range");
+  check_not_bool(result, "range");
+  int64_t size = 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "range", [&]() {
+    using acc_t = at::acc_type<scalar_t, false>;
+    const auto xstart = start.to<acc_t>(), xend = end.to<acc_t>(), xstep = step.to<acc_t>();
+    at::native::arange_check_bounds(start, end, step);
+    size = static_cast<int64_t>(((xend - xstart) / xstep) + 1);
+  });
+  if (result.numel() != size) result.resize_({size});
+  if (size > 0) fill_arithmetic(result, start, step, cpu_baseline_fuses());
+  return result;
+}
+
+at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& result) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  check_supported_dtype(result.scalar_type(), "linspace");
+  if (result.numel() != steps) result.resize_({steps});
+  if (steps == 0) return result;
+  if (steps == 1) {
+    result.fill_(start);
+    return result;
+  }
+  check_not_bool(result, "linspace");
+  TORCH_CHECK(steps <= int64_t(UINT32_MAX), "webgpu: linspace: more than 2^32-1 steps are not supported yet");
+  Args a;
+  a.halfway = uint32_t(steps / 2);
+  a.steps_m1 = uint32_t(steps - 1);
+  a.fused = cpu_kernel_fuses();
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "linspace", [&]() {
+    // The CPU kernel's own types: the step is double for integers, scalar_t otherwise.
+    using step_t = std::conditional_t<std::is_integral<scalar_t>::value, double, scalar_t>;
+    const scalar_t s = start.to<scalar_t>();
+    const scalar_t e = end.to<scalar_t>();
+    const step_t step = (static_cast<step_t>(e) - static_cast<step_t>(s)) / (steps - 1);
+    if constexpr (std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>) {
+      a.words = {f32_bits(float(s)), f32_bits(float(e)), f32_bits(float(step))};
+      generate(result, LINSPACE_HALF, a);
+    } else {
+      TORCH_CHECK(std::isfinite(double(s)) && std::isfinite(double(e)) && std::isfinite(double(step)),
+                  "webgpu: linspace: start and end must be finite");
+      push_double(a.words, double(s));
+      push_double(a.words, double(e));
+      push_double(a.words, double(step));
+      generate(result, std::is_integral<scalar_t>::value ? LINSPACE_INT : LINSPACE_F32, a);
+    }
+  });
+  return result;
+}
+
+at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
+                         at::Tensor& result) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  check_supported_dtype(result.scalar_type(), "logspace");
+  if (result.numel() != steps) result.resize_({steps});
+  if (steps == 0) return result;
+  if (steps == 1) {
+    result.fill_(std::pow(base, start.to<double>()));
+    return result;
+  }
+  check_not_bool(result, "logspace");
+  TORCH_CHECK(steps <= int64_t(UINT32_MAX), "webgpu: logspace: more than 2^32-1 steps are not supported yet");
+  Args a;
+  a.halfway = uint32_t(steps / 2);
+  a.steps_m1 = uint32_t(steps - 1);
+  a.fused = cpu_baseline_fuses();
+  // The base: its class by magnitude (see range.wgsl), |base| when it is a small integer, log2|base|.
+  const double mag = std::fabs(base);
+  uint32_t cls = std::isnan(base) ? 4 : std::isinf(base) ? 3 : mag == 0 ? 0 : mag == 1 ? 1 : 2;
+  if (std::signbit(base) && !std::isnan(base)) cls |= 0x100;
+  const uint32_t ibase = (cls & 0xff) == 2 && mag >= 2 && mag < 4294967296.0 && mag == std::floor(mag) ? uint32_t(mag) : 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "logspace", [&]() {
+    const scalar_t s = start.to<scalar_t>();
+    const scalar_t e = end.to<scalar_t>();
+    const double step = static_cast<double>(e - s) / (steps - 1);
+    TORCH_CHECK(std::isfinite(double(s)) && std::isfinite(double(e)) && std::isfinite(step),
+                "webgpu: logspace: start and end must be finite");
+    push_double(a.words, double(s));
+    push_double(a.words, double(e));
+    push_double(a.words, step);
+    a.words.push_back(cls);
+    a.words.push_back(ibase);
+    push_log2(a.words, (cls & 0xff) == 2 ? mag : 1.0);
+    a.words.push_back(result.scalar_type() != at::kLong);  // integers narrower than int64
+    generate(result, std::is_integral<scalar_t>::value ? LOGSPACE_INT : LOGSPACE_F32, a);
+  });
+  return result;
+}
+
+// eye: zeros with ones on the main diagonal, written through a strided view of it.
+at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& result) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  check_supported_dtype(result.scalar_type(), "eye");
+  result.resize_({n, m});
+  result.zero_();
+  if (n > 0 && m > 0) result.diagonal().fill_(1);
+  return result;
+}
+
+at::Tensor& eye_out(int64_t n, at::Tensor& result) { return eye_m_out(n, n, result); }
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("arange.start_out", arange_out);
+  m.impl("range.out", range_out);
+  m.impl("linspace.out", linspace_out);
+  m.impl("logspace.out", logspace_out);
+  m.impl("eye.out", eye_out);
+  m.impl("eye.m_out", eye_m_out);
+}
+
+}  // namespace webgpu::ops
