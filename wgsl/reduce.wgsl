@@ -31,16 +31,17 @@ fn out_offsets(row: u32) -> vec2<u32> {  // (input base, output element) of outp
   return vec2<u32>(i, o);
 }
 
+// The last reduced dim needs no modulo: the common one-dim case is a multiply.
 fn red_offset(r: u32) -> u32 {
   var rem = r;
   var i = 0u;
-  for (var d = 0u; d < RR; d = d + 1u) {
+  for (var d = 0u; d + 1u < RR; d = d + 1u) {
     let size = prm(7u + 3u * RO + 2u * d);
     let c = rem % size;
     rem = rem / size;
     i = i + c * prm(8u + 3u * RO + 2u * d);
   }
-  return i;
+  return i + rem * prm(8u + 3u * RO + 2u * (RR - 1u));
 }
 
 var<workgroup> scratch: array<ACC, WG>;

@@ -15,7 +15,9 @@ namespace {
 constexpr uint32_t kWG = 256;
 constexpr uint32_t kHeader = 3;  // count, aux, numel
 
-enum class Mode { Elem, Word, Atomic };
+// Vec4: every operand a contiguous 4-byte run starting on a 16-byte boundary; four elements per
+// invocation through vec4 loads and stores (the bandwidth path).
+enum class Mode { Elem, Word, Atomic, Vec4 };
 
 struct Operand {
   rt::Block* block = nullptr;
@@ -372,6 +374,19 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   }
   uint64_t threads = uint64_t(numel);
   p[2] = uint32_t(numel);
+  if (mode == Mode::Elem && R == 1 && numel >= 4) {
+    bool vec = true;
+    for (int i = 0; i < nops && vec; ++i) {
+      const Operand& o = ops[i];
+      if (o.cpu_scalar) continue;
+      vec = o.itemsize == 4 && (o.strides[0] == 1 || shape[0] == 1) && p[op_base[i]] % 4 == 0 &&
+            binds[o.binding].start == 0 && binds[o.binding].size % 16 == 0;
+    }
+    if (vec) {
+      mode = Mode::Vec4;
+      threads = (uint64_t(numel) + 3) / 4;
+    }
+  }
   const int64_t epw = 4 / std::min<int64_t>(out.itemsize, 4);
   if (mode == Mode::Word) {
     const uint64_t first = (p[op_base[0]]) / epw, last = (p[op_base[0]] + numel - 1) / epw;
@@ -409,10 +424,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
       const bool w = binds[j].written;
-      bs << "@group(0) @binding(" << j + 1 << ") var<storage, " << (w ? "read_write" : "read") << "> buf" << j
-         << ": array<" << (binds[j].atomic ? "atomic<u32>" : "u32") << ">;\n";
+      const std::string elem = binds[j].atomic ? "atomic<u32>" : mode == Mode::Vec4 ? "vec4<u32>" : "u32";
+      const std::string bj = "buf" + std::to_string(j);
+      bs << "@group(0) @binding(" << j + 1 << ") var<storage, " << (w ? "read_write" : "read") << "> " << bj
+         << ": array<" << elem << ">;\n";
       acc << "fn rd" << j << "(w: u32) -> u32 { return "
-          << (binds[j].atomic ? "atomicLoad(&buf" + std::to_string(j) + "[w])" : "buf" + std::to_string(j) + "[w]")
+          << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])" : mode == Mode::Vec4 ? bj + "[w >> 2u][w & 3u]" : bj + "[w]")
           << "; }\n";
     }
     const int64_t raw_size = ct == CT::RAW ? out.itemsize : 4;
@@ -424,6 +441,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       else
         acc << "let r = " << raw_load(o.itemsize, "rd" + std::to_string(o.binding)) << "; return "
             << convert_in(o.dtype, ct) << "; }\n";
+      if (mode == Mode::Vec4 && !o.cpu_scalar)
+        acc << "fn cv" << i << "(r: u32) -> " << T << " { return " << convert_in(o.dtype, ct) << "; }\n";
     }
     const std::string ob = std::to_string(out.binding);
     const std::string narrow = scalar_dtype != out.dtype && scalar_dtype != at::ScalarType::Undefined
@@ -431,7 +450,9 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     acc << "fn bits0(v0: " << T << ") -> " << raw_type(out.itemsize) << " { let v = "
         << (narrow.empty() ? std::string("v0") : "narrow0(v0)") << "; return " << convert_out(out.dtype, ct) << "; }\n";
     if (!narrow.empty()) acc << "fn narrow0(v: " << T << ") -> " << T << " { return " << narrow << "; }\n";
-    if (mode == Mode::Elem) {
+    if (mode == Mode::Vec4) {
+      acc << "fn st0(e: u32, v: " << T << ") { buf" << ob << "[e >> 2u][e & 3u] = bits0(v); }\n";
+    } else if (mode == Mode::Elem) {
       acc << "fn st0(e: u32, v: " << T << ") { let b = bits0(v); ";
       if (out.itemsize == 8) acc << "buf" << ob << "[2u * e] = b.x; buf" << ob << "[2u * e + 1u] = b.y; }\n";
       else acc << "buf" << ob << "[e] = b; }\n";
@@ -460,7 +481,24 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
         s << "  let s" << k << " = " << scalar_expr(ct, scalar_base + 2 * k, raw_size) << ";\n";
       return s.str();
     };
-    if (mode == Mode::Word) {
+    if (mode == Mode::Vec4) {
+      // Full quads through vec4 words; the ragged tail element by element.
+      std::string scal;
+      for (size_t k = 0; k < scalars.size(); ++k)
+        scal += "  let s" + std::to_string(k) + " = " + scalar_expr(ct, scalar_base + 2 * k, raw_size) + ";\n";
+      body << scal << "  let base = idx * 4u;\n  if (base + 4u <= prm(2u)) {\n";
+      for (int i = 1; i < nops; ++i)
+        if (!ops[i].cpu_scalar)
+          body << "    let v" << i << " = buf" << ops[i].binding << "[(prm(" << op_base[i] << "u) >> 2u) + idx];\n";
+      body << "    var r: vec4<u32>;\n    for (var k = 0u; k < 4u; k = k + 1u) {\n";
+      for (int i = 1; i < nops; ++i)
+        body << "      let x" << i << " = " << (ops[i].cpu_scalar ? "ld" + std::to_string(i) + "(0u)" : "cv" + std::to_string(i) + "(v" + std::to_string(i) + "[k])") << ";\n";
+      body << "      r[k] = bits0(" << expr << ");\n    }\n    buf" << ob << "[(prm(" << op_base[0] << "u) >> 2u) + idx] = r;\n"
+           << "  } else {\n    for (var k = 0u; base + k < prm(2u); k = k + 1u) {\n      let e = base + k;\n";
+      for (int i = 1; i < nops; ++i)
+        body << "      let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? std::string("0u") : "prm(" + std::to_string(op_base[i]) + "u) + e") << ");\n";
+      body << "      st0(prm(" << op_base[0] << "u) + e, " << expr << ");\n    }\n  }\n";
+    } else if (mode == Mode::Word) {
       const std::string bits = out.itemsize == 1 ? "8u" : "16u", wmask = out.itemsize == 1 ? "0xffu" : "0xffffu";
       body << "  let w = prm(1u) + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = prm(" << op_base[0]
            << "u);\n  for (var j = 0u; j < " << epw << "u; j = j + 1u) {\n    let e = w * " << epw

@@ -247,6 +247,7 @@ void reduce(at::TensorIteratorBase& iter, Red red, const char* name) {
   }
   od = coalesce(od);
   rd = coalesce(rd);
+  if (rd.empty()) rd.push_back({1, 0, 0});  // the kernel indexes the last reduced dim
   int64_t n_out = 1, red_len = 1;
   for (auto& d : od) n_out *= d.size;
   for (auto& d : rd) red_len *= d.size;
