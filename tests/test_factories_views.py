@@ -393,3 +393,43 @@ def test_views_do_not_allocate():
     vs = [x.view(-1), x.t(), x[::2], x.unfold(0, 4, 4), x.diagonal(), x.expand(3, -1, -1), x.unsqueeze(0)]
     assert torch.webgpu.memory_allocated() == before
     del vs
+
+
+@pytest.mark.parametrize("kind", BASES)
+@pytest.mark.parametrize("dim,size,step", [(3, 2, 1), (3, 3, 2), (2, 2, 2), (2, 1, 3), (0, 2, 1), (-1, 5, 1)])
+def test_unfold_backward(kind, dim, size, step):
+    xc = make_base(kind, torch.float32, "cpu").requires_grad_()
+    xd = make_base(kind, torch.float32, DEV).requires_grad_()
+    yc, yd = xc.unfold(dim, size, step), xd.unfold(dim, size, step)
+    g = torch.arange(yc.numel(), dtype=torch.float32).reshape(yc.shape).sub(7)
+    yc.backward(g)
+    yd.backward(g.to(DEV))
+    same(xc.grad, xd.grad)
+
+
+def test_view_backward():
+    # gradients of views flow back natively (select/slice/diagonal backward, expand's sum, ...)
+    for f in [lambda t: t.select(1, 2), lambda t: t[:, 1:, ::2], lambda t: t.diagonal(0, 2, 3), lambda t: t.permute(3, 1, 0, 2),
+              lambda t: t[:, :1].expand(2, 3, 4, 5), lambda t: t.flatten(1), lambda t: t.movedim(0, 3), lambda t: t.mT]:
+        xc = torch.arange(120.0).reshape(2, 3, 4, 5).requires_grad_()
+        xd = torch.arange(120.0).reshape(2, 3, 4, 5).to(DEV).requires_grad_()
+        yc, yd = f(xc), f(xd)
+        g = torch.arange(yc.numel(), dtype=torch.float32).reshape(yc.shape)
+        yc.backward(g)
+        yd.backward(g.to(DEV))
+        same(xc.grad, xd.grad)
+
+
+@pytest.mark.parametrize("dt", [torch.float32, torch.int8, torch.float16], ids=ids([torch.float32, torch.int8, torch.float16]))
+def test_narrow_copy(dt):
+    xc, xd = make_base("permuted", dt, "cpu"), make_base("permuted", dt, DEV)
+    for args in [(0, 1, 1), (3, -3, 2), (2, 4, 0), (-1, 0, 5)]:
+        rc, rd = xc.narrow_copy(*args), xd.narrow_copy(*args)
+        same(rc, rd)
+        assert not shares(rd, xd)
+    out = torch.empty(0, dtype=dt, device=DEV)
+    torch.narrow_copy(xd, 1, 1, 2, out=out)
+    same(torch.narrow_copy(xc, 1, 1, 2), out)
+    for args in [(4, 0, 1), (1, 0, 9), (1, 5, 0)]:
+        cpu, dev = both(lambda d: (xc if d == "cpu" else xd).narrow_copy(*args))
+        assert cpu is None

@@ -1,8 +1,10 @@
 // Views and storage plumbing: as_strided, view, _reshape_alias, unfold, resize_, set_. Views share
 // the block; only resize_ may move a tensor to a new block (copying its bytes on the device). The
-// other view ops (permute, expand, select, diagonal, ...) are composites over as_strided.
+// other view ops (permute, expand, select, diagonal, ...) are composites over as_strided. Also
+// unfold's backward and narrow_copy, which are copies through views.
 #include <ATen/EmptyTensor.h>
 #include <ATen/NativeFunctions.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/library.h>
@@ -68,6 +70,50 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, empty, 0, {0}, {});
 }
 
+// narrow_copy: a copy of the narrowed view, with CPU's argument checks (which differ from narrow's).
+at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt start_, c10::SymInt length_,
+                            at::Tensor& out) {
+  int64_t start = start_.expect_int();
+  const int64_t length = length_.expect_int();
+  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  TORCH_CHECK(self.dtype() == out.dtype());
+  if (dim < 0) dim = at::maybe_wrap_dim(dim, self.dim());
+  else TORCH_CHECK(dim < self.dim());
+  const int64_t cur = self.size(dim);
+  TORCH_CHECK_INDEX(-cur <= start && start <= cur, "start out of range (expected to be in range of [", -cur, ", ",
+                    cur, "], but got ", start, ")");
+  if (start < 0) start += cur;
+  TORCH_CHECK(length >= 0 && start <= cur - length, "start (", start, ") + length (", length,
+              ") exceeds dimension size (", cur, ").");
+  at::Tensor view = self.narrow(dim, start, length);
+  at::native::resize_output(out, view.sizes());
+  out.copy_(view);
+  return out;
+}
+
+at::Tensor narrow_copy(const at::Tensor& self, int64_t dim, c10::SymInt start, c10::SymInt length) {
+  at::Tensor out = at::empty({0}, self.options());
+  return narrow_copy_out(self, dim, std::move(start), std::move(length), out);
+}
+
+// The gradient of unfold: each window's gradient added back where the window came from. Windows
+// overlap when step < size, so it goes one window position at a time: for a fixed position j the
+// elements j, j + step, j + 2 step, ... are distinct, and an add_ through that strided view is safe.
+at::Tensor unfold_backward(const at::Tensor& grad, c10::SymIntArrayRef input_sizes, int64_t dim, int64_t size,
+                           int64_t step) {
+  at::Tensor grad_input = at::zeros_symint(input_sizes, grad.options());
+  dim = at::maybe_wrap_dim(dim, std::max<int64_t>(grad_input.dim(), 1));
+  if (grad.numel() == 0) return grad_input;
+  at::Tensor windows = grad_input.dim() == 0 ? grad_input.view({1}).unfold(0, size, step)
+                                             : grad_input.unfold(dim, size, step);
+  if (step >= size) {
+    windows.copy_(grad);
+  } else {
+    for (int64_t j = 0; j < size; ++j) windows.select(-1, j).add_(grad.select(-1, j));
+  }
+  return grad_input;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -75,6 +121,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("unfold_backward", unfold_backward);
+  m.impl("narrow_copy", narrow_copy);
+  m.impl("narrow_copy.out", narrow_copy_out);
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage", set_source_storage);
   m.impl("set_.source_Storage_storage_offset", set_source_storage_offset);
