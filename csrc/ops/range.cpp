@@ -199,6 +199,8 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
                        at::Tensor& result) {
   check_supported_dtype(result.scalar_type(), "arange");
   check_not_bool(result, "arange");
+  // Integer steps truncate; older torch divides by the truncated step unchecked (SIGFPE).
+  if (at::isIntegralType(result.scalar_type(), false)) TORCH_CHECK_VALUE(step.to<int64_t>() != 0, "step must be nonzero");
   int64_t size = 0;
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "arange", [&]() {
     size = at::native::compute_arange_size<scalar_t>(start, end, step);
