@@ -1,0 +1,162 @@
+// The boxed CPU fallback on PrivateUse1: an operator with no webgpu kernel copies its inputs to CPU,
+// runs the CPU kernel and copies results back, warning once per operator; TORCH_WEBGPU_FALLBACK=0 refuses.
+#include "core/fallback.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace webgpu::core {
+namespace {
+
+std::mutex g_mutex;
+std::map<std::string, uint64_t> g_counts;
+std::set<std::string> g_warned;
+std::atomic<int> g_override{-1};  // -1: follow the environment, 0: off, 1: on
+
+// Operators the fallback must never serve, even when it is on. The device's core ops: the fallback
+// itself is built on them (to_cpu, copy back, empty), so falling back would recurse. And ops whose
+// meaning is storage identity, which a CPU copy cannot keep: they would answer wrongly, not fail.
+const std::set<std::string> kNeverFallBack = {
+    "aten::empty", "aten::empty_strided", "aten::_copy_from", "aten::_copy_from_and_resize",
+    "aten::_local_scalar_dense", "aten::as_strided", "aten::view", "aten::_reshape_alias",
+    "aten::resize_", "aten::set_", "aten::is_set_to", "aten::record_stream", "aten::_pin_memory",
+    "aten::is_pinned",
+};
+
+bool env_enabled() {
+  // Read on every call: tests and users flip it at run time (os.environ), and the cost is nothing next
+  // to two device copies.
+  const char* v = std::getenv("TORCH_WEBGPU_FALLBACK");
+  return v == nullptr || std::string(v) != "0";
+}
+
+// A view op's result must share storage with its input; a copy made on CPU would not, so writes
+// through it would be lost. (c10's cpu_fallback only warns about this; we refuse.)
+bool returns_a_view(const c10::FunctionSchema& schema) {
+  for (const auto& r : schema.returns()) {
+    const auto* alias = r.alias_info();
+    if (alias != nullptr && !alias->isWrite()) return true;
+  }
+  return false;
+}
+
+// The checks, the count and the warning go by `named` (the operator the caller reached); the CPU runs
+// `run`, which takes the same stack (normally the same operator).
+void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& run, torch::jit::Stack* stack) {
+  const auto& schema = named.schema();
+  const std::string name = c10::toString(schema.operator_name());
+
+  TORCH_CHECK_NOT_IMPLEMENTED(!kNeverFallBack.count(schema.name()), "webgpu: operator ", name,
+                              " has no webgpu kernel, and it cannot run through the CPU fallback (it is one of "
+                              "the device's core operators, or its meaning is storage identity).");
+  TORCH_CHECK_NOT_IMPLEMENTED(fallback_enabled(), "webgpu: operator ", name,
+                              " has no webgpu kernel and the CPU fallback is off (TORCH_WEBGPU_FALLBACK=0). "
+                              "Unset TORCH_WEBGPU_FALLBACK to run it on the CPU, or add a webgpu kernel.");
+  TORCH_CHECK_NOT_IMPLEMENTED(!returns_a_view(schema), "webgpu: view operator ", name,
+                              " has no webgpu kernel, and the CPU fallback cannot serve it: it would return a "
+                              "copy where a view of the input is expected.");
+
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_counts[name];
+    first = g_warned.insert(name).second;
+  }
+  if (first) {
+    TORCH_WARN("webgpu: operator ", name, " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
+               "and results back), which is slow. Set TORCH_WEBGPU_FALLBACK=0 to make this an error.");
+  }
+  // Results of a dtype the device cannot hold (float64, complex) fail in the copy back, with empty's
+  // TypeError naming the dtype.
+  at::native::cpu_fallback(run, stack, /*error_on_views=*/true);
+}
+
+void webgpu_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { fallback_as(op, op, stack); }
+
+// ATen sends convolutions on a device it has no backend for to convolution_overrideable (and
+// convolution_backward_overrideable), whose default kernels only throw, so the boxed fallback above
+// never sees them. These serve them on the CPU through aten::convolution / convolution_backward.
+// A native convolution replaces both registrations.
+void convolution_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  static const auto conv = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution", "");
+  fallback_as(op, conv, stack);
+}
+
+void convolution_backward_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  static const auto conv_bw = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
+  // convolution_backward takes one more argument, bias_sizes, after weight: the bias has one entry
+  // per output channel.
+  const auto args_begin = stack->size() - op.schema().arguments().size();
+  const auto& weight = (*stack)[args_begin + 2].toTensor();
+  const bool transposed = (*stack)[args_begin + 6].toBool();
+  const int64_t groups = (*stack)[args_begin + 8].toInt();
+  const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
+  stack->insert(stack->begin() + args_begin + 3, c10::IValue(std::vector<int64_t>{out_channels}));
+  fallback_as(op, conv_bw, stack);
+}
+
+std::tuple<std::vector<std::string>, std::vector<int64_t>> counts_as_lists() {
+  std::vector<std::string> names;
+  std::vector<int64_t> counts;
+  for (const auto& [k, v] : fallback_counts()) {
+    names.push_back(k);
+    counts.push_back(static_cast<int64_t>(v));
+  }
+  return {std::move(names), std::move(counts)};
+}
+
+}  // namespace
+
+std::map<std::string, uint64_t> fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_counts;
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_counts.clear();
+  g_warned.clear();
+}
+
+void set_fallback_enabled(std::optional<bool> enabled) { g_override = enabled ? int(*enabled) : -1; }
+
+std::optional<bool> fallback_override() {
+  const int o = g_override.load();
+  return o < 0 ? std::nullopt : std::optional<bool>(o == 1);
+}
+
+bool fallback_enabled() {
+  const int o = g_override.load();
+  return o < 0 ? env_enabled() : o == 1;
+}
+
+}  // namespace webgpu::core
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::webgpu_cpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&webgpu::core::convolution_fallback>());
+  m.impl("convolution_backward_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<&webgpu::core::convolution_backward_fallback>());
+}
+
+// The Python face of the fallback, as operators (torch.ops.webgpu.*): no pybind module edit needed.
+// They take no tensors, so they register as catch-all kernels.
+TORCH_LIBRARY_FRAGMENT(webgpu, m) {
+  m.def("fallback_counts() -> (str[], int[])", &webgpu::core::counts_as_lists);
+  m.def("reset_fallback_counts() -> ()", &webgpu::core::reset_fallback_counts);
+  m.def("set_fallback_enabled(bool? enabled) -> ()", &webgpu::core::set_fallback_enabled);
+  m.def("fallback_override() -> bool?", &webgpu::core::fallback_override);
+  m.def("fallback_enabled() -> bool", &webgpu::core::fallback_enabled);
+}

@@ -1,0 +1,22 @@
+// The CPU fallback for operators with no webgpu kernel: its switch and its per-operator call counts.
+// Python reaches these through torch.ops.webgpu.* (registered in fallback.cpp), wrapped by torch_webgpu.fallback.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace webgpu::core {
+
+// Calls that went through the fallback, keyed by operator ("aten::igamma.out").
+std::map<std::string, uint64_t> fallback_counts();
+// Clears the counts and the warn-once memory (the next fallback of each operator warns again).
+void reset_fallback_counts();
+// true/false overrides TORCH_WEBGPU_FALLBACK; nullopt goes back to the environment variable.
+void set_fallback_enabled(std::optional<bool> enabled);
+// The override set by set_fallback_enabled, nullopt when following the environment.
+std::optional<bool> fallback_override();
+// Whether the fallback runs now: the override if set, else TORCH_WEBGPU_FALLBACK != "0".
+bool fallback_enabled();
+
+}  // namespace webgpu::core

@@ -1,0 +1,550 @@
+"""The OpInfo conformance harness: run PyTorch's own op samples on CPU and on webgpu and compare.
+
+Shared by tests/test_opinfo.py (pytest) and tools/gen_ops_md.py (docs/ops.md). How "native" is
+decided: each sample runs on webgpu with the CPU fallback off. The dispatcher sends an operator with
+no webgpu kernel to the fallback, which then raises NotImplementedError naming it; a native kernel
+that refuses a dtype raises NotImplementedError naming webgpu too. Either way that sample is
+"fallback", read from the dispatcher at run time, not from a hand-kept list, and it works for
+composite ops (whose pieces may or may not be native) as well as for direct kernels.
+
+Per (entry, dtype, variant) the samples give a Result: passed / fallback / unsupported / failures.
+An entry is native for a dtype when at least one sample ran natively. If others reached a missing
+kernel it is "partial": its native samples must still match (a mismatch fails), but the case is
+reported (skip in pytest, "partial" in docs/ops.md) rather than passed, so a pass means every sample
+ran on a webgpu kernel.
+"""
+import dataclasses
+import os
+import random
+import re
+import unittest
+import zlib
+
+import numpy
+import torch
+import torch.utils._pytree as pytree
+from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
+from torch.testing._internal.common_methods_invocations import op_db
+
+import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
+from torch_webgpu.fallback import fallback_enabled
+
+from known_failures import KNOWN_FAILURES
+
+DEVICE = "webgpu"
+
+# Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
+ALL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+              torch.int8, torch.uint8, torch.bool)
+
+# TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
+# still visits every entry: four dtypes that cover the kernel families, at most a few samples each.
+FULL = os.environ.get("TORCH_WEBGPU_OPINFO", "").lower() == "full"
+CI_DTYPES = (torch.float32, torch.float16, torch.int64, torch.bool)
+CI_MAX_SAMPLES = 4
+MODE_DTYPES = ALL_DTYPES if FULL else CI_DTYPES
+MODE_MAX_SAMPLES = None if FULL else CI_MAX_SAMPLES
+
+VARIANTS = ("op", "noncontig", "inplace", "out")  # per dtype; "errors" is per entry
+
+# Comparison tolerances (atol, rtol). float32 keeps a little headroom over assert_close's defaults
+# (1e-5, 1.3e-6) for GPU summation order; half types compare a kernel that may compute in half
+# precision against a CPU that computes in float32 and rounds once. Integers and bool are exact.
+DEFAULT_TOL = {
+    torch.float32: (1e-5, 1e-5),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1.6e-2, 1.6e-2),
+}
+
+# Per-entry tolerances beyond the defaults and the OpInfo's own overrides, with the reason:
+# {("op name", torch.float32): ((atol, rtol), "why")}. Keep it short; every row is a claim.
+TOLERANCES = {}
+
+# OpInfo tests whose skips (DecorateInfo(unittest.skip(...), "TestCommon", test)) we honour per
+# variant. test_compare_cpu is PyTorch's own "device vs CPU" test: its skips mark entries whose
+# output is not comparable across devices (random ops, undefined outputs) and apply to every variant.
+_OPINFO_TESTS = {
+    "op": ("test_compare_cpu",),
+    "noncontig": ("test_compare_cpu", "test_noncontiguous_samples"),
+    "inplace": ("test_compare_cpu",),
+    "out": ("test_compare_cpu", "test_out"),
+    "errors": ("test_errors",),
+}
+
+
+def full_name(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def entries():
+    """Every op_db entry, in op_db order, with a unique name."""
+    seen = set()
+    for op in op_db:
+        name = full_name(op)
+        if name not in seen:
+            seen.add(name)
+            yield op
+
+
+def known_failure(name, dtype, variant):
+    """The reason listed in tests/known_failures.py for (entry, dtype, variant), or None."""
+    for d in (dtype, "*"):
+        for v in (variant, "*"):
+            if (name, d, v) in KNOWN_FAILURES:
+                return KNOWN_FAILURES[(name, d, v)]
+    return None
+
+
+def dtypes_for(op, dtypes=None):
+    """The dtypes of `dtypes` (default: the mode's) that both the CPU entry and webgpu support."""
+    cpu = op.supported_dtypes("cpu")
+    return [d for d in (dtypes or MODE_DTYPES) if d in cpu]
+
+
+# ---- OpInfo metadata -------------------------------------------------------------------------------
+
+def _active(di, test, dtype):
+    return di.is_active("TestCommon", test, DEVICE, dtype, {})
+
+
+def opinfo_skip(op, variant, dtype=None):
+    """The OpInfo's reason to skip this variant on a device (see _OPINFO_TESTS), or None."""
+    for di in op.decorators:
+        if not hasattr(di, "is_active"):
+            continue
+        for test in _OPINFO_TESTS[variant]:
+            if di.test_name is None or not _active(di, test, dtype):
+                continue
+            for dec in di.decorators:
+                if "skip" in getattr(dec, "__qualname__", ""):
+                    return f"OpInfo skips TestCommon.{test} for {full_name(op)}"
+                # An expected failure of test_errors on every device means the error inputs are
+                # wrong, not a device: they do not raise on CPU either.
+                if test == "test_errors" and dec is unittest.expectedFailure:
+                    return f"OpInfo expects TestCommon.{test} to fail for {full_name(op)} on every device"
+    return None
+
+
+def tolerance(op, dtype, result_dtype=None):
+    """(atol, rtol) for comparing a result of dtype result_dtype (default: dtype) of a sample of
+    dtype: the defaults for the result dtype; for a floating sample, raised to any OpInfo override for
+    TestCommon on a GPU-like device and to TOLERANCES. Integer and bool results compare exactly."""
+    result_dtype = result_dtype or dtype
+    if not result_dtype.is_floating_point:
+        return 0.0, 0.0
+    atol, rtol = DEFAULT_TOL.get(result_dtype, DEFAULT_TOL[torch.float32])
+    if not dtype.is_floating_point:
+        return atol, rtol
+    for di in op.decorators:
+        if not hasattr(di, "is_active") or di.cls_name not in (None, "TestCommon"):
+            continue
+        if di.device_type not in (None, "cuda", DEVICE) or (di.dtypes is not None and dtype not in di.dtypes):
+            continue
+        for dec in di.decorators:
+            if isinstance(dec, toleranceOverride) and dtype in dec.d:
+                atol, rtol = max(atol, dec.d[dtype].atol), max(rtol, dec.d[dtype].rtol)
+            elif isinstance(dec, precisionOverride) and dtype in dec.d:
+                atol = max(atol, dec.d[dtype])
+    if (full_name(op), dtype) in TOLERANCES:
+        (a, r), _ = TOLERANCES[(full_name(op), dtype)]
+        atol, rtol = max(atol, a), max(rtol, r)
+    return atol, rtol
+
+
+_SAMPLE_CACHE = {}
+
+
+def seed_everything(seed):
+    # The CPU generator only: torch.manual_seed would also queue a lazy seeding call (with a stack
+    # trace) for CUDA, XPU and MTIA each time, which costs milliseconds and grows without bound.
+    torch.random.default_generator.manual_seed(seed)
+    random.seed(seed)
+    numpy.random.seed(seed % 2**32)
+
+
+def _raw_inputs(op, dtype):
+    # OpInfo's sample_inputs()/reference_inputs()/error_inputs() wrap these generators in a tracker
+    # that calls inspect.stack() (reading source files for every frame) to find the running test:
+    # over 100 ms each under pytest. The generators themselves are all we need.
+    if FULL and op.reference_inputs_func is not None:
+        return op.reference_inputs_func(op, "cpu", dtype, False)
+    return op.sample_inputs_func(op, "cpu", dtype, False)
+
+
+def samples(op, dtype, max_samples=None, seed=0):
+    """CPU samples for (op, dtype): sample_inputs (reference_inputs in full mode). With max_samples,
+    that many spread evenly over the list (first and last included): OpInfo lists go from plain to
+    tricky (scalars, broadcasting, empty tensors), so the first few alone would miss the latter.
+    Cached per (op, dtype, max_samples): the variants reuse them, and no variant mutates them."""
+    key = (full_name(op), dtype, max_samples)
+    if key not in _SAMPLE_CACHE:
+        seed_everything(seed)
+        all_ = list(_raw_inputs(op, dtype))
+        if max_samples is not None and len(all_) > max_samples:
+            if max_samples == 1:
+                picks = [0]
+            else:
+                picks = sorted({round(i * (len(all_) - 1) / (max_samples - 1)) for i in range(max_samples)})
+            all_ = [all_[i] for i in picks]
+        _SAMPLE_CACHE[key] = all_
+    return _SAMPLE_CACHE[key]
+
+
+# ---- moving values between devices -----------------------------------------------------------------
+
+class Unsupported(Exception):
+    """The sample (or its CPU result) holds a dtype the webgpu device cannot hold."""
+
+
+def _check_dtype(t):
+    if t.dtype not in ALL_DTYPES:
+        raise Unsupported(f"holds a {dtype_name(t.dtype)} tensor")
+    if t.layout != torch.strided:
+        raise Unsupported(f"holds a {t.layout} tensor")
+
+
+def _relayout(tree, make_base, bases):
+    """Each tensor of tree rebuilt over make_base(a flat tensor over its whole storage), keeping
+    sizes, strides, storage offset and the storage sharing between tensors (bases memoizes)."""
+    def move(x):
+        if isinstance(x, torch.Tensor):
+            _check_dtype(x)
+            x = x.detach().resolve_conj().resolve_neg()
+            st = x.untyped_storage()
+            key = (st.data_ptr(), x.dtype)
+            if key not in bases or st.data_ptr() == 0:
+                flat = torch.empty(0, dtype=x.dtype).set_(st, 0, (st.nbytes() // x.element_size(),), (1,))
+                bases[key] = make_base(flat)
+            return bases[key].as_strided(x.shape, x.stride(), x.storage_offset())
+        return x
+
+    return pytree.tree_map(move, tree)
+
+
+def to_webgpu(tree, bases=None):
+    """CPU values -> webgpu, keeping each tensor's exact layout: the whole storage is copied, gaps
+    included, so a kernel that ignores strides reads the gap values (NaN in noncontiguous samples),
+    not the right ones; tensors sharing storage on CPU share it on webgpu."""
+    return _relayout(tree, lambda flat: flat.to(DEVICE), {} if bases is None else bases)
+
+
+def clone_layout(tree):
+    """A CPU copy of tree's tensors, same layout and sharing, over copies of their storages."""
+    return _relayout(tree, lambda flat: flat.clone(), {})
+
+
+# Sample arguments that the op's contract wants on the CPU, by entry and position in args. OpInfo
+# builds them with torch.tensor(...) and no device, which a CPU-generated sample cannot tell apart.
+CPU_ARGS = {
+    "tensor_split": (0,),  # tensor_indices_or_sections must be a CPU tensor
+}
+
+
+def _split(op, sample):
+    keep = CPU_ARGS.get(full_name(op), ())
+    return keep, (sample.input, tuple(a for i, a in enumerate(sample.args) if i not in keep), sample.kwargs)
+
+
+def _join(op, sample, moved):
+    keep = CPU_ARGS.get(full_name(op), ())
+    inp, rest, kwargs = moved
+    rest = iter(rest)
+    args = tuple(a if i in keep else next(rest) for i, a in enumerate(sample.args))
+    return inp, args, kwargs
+
+
+def move_sample(op, sample):
+    """(input, args, kwargs) of a CPU sample, on webgpu, in one move (storage shared across them
+    stays shared)."""
+    _, parts = _split(op, sample)
+    inp, args, kwargs = _join(op, sample, to_webgpu(parts))
+    if kwargs.get("device") in ("cpu", torch.device("cpu")):  # factory entries take device=
+        kwargs = {**kwargs, "device": DEVICE}
+    return inp, args, kwargs
+
+
+def cpu_copy(op, sample):
+    """(input, args, kwargs) of a CPU sample, copied: the CPU reference may mutate them (in-place
+    entries like zero_), and the cached sample must stay as generated."""
+    _, parts = _split(op, sample)
+    return _join(op, sample, clone_layout(parts))
+
+
+def to_cpu(tree, where):
+    """webgpu results -> CPU; a tensor result that is not on webgpu is itself a failure."""
+    if not any(isinstance(x, torch.Tensor) for x in pytree.tree_leaves(tree)):
+        return tree  # as is: tree_map would rebuild a torch.Size as a tuple
+
+    def back(x):
+        if isinstance(x, torch.Tensor):
+            assert x.device.type == DEVICE, f"{where}: result tensor is on {x.device}, expected {DEVICE}"
+            return x.cpu()
+        return x
+
+    return pytree.tree_map(back, tree)
+
+
+def check_result_dtypes(tree):
+    for x in pytree.tree_leaves(tree):
+        if isinstance(x, torch.Tensor):
+            _check_dtype(x)
+
+
+# ---- running one sample ----------------------------------------------------------------------------
+
+_NO_KERNEL = re.compile(r"operator (\S+) has no webgpu kernel|'(\S+)' with arguments from the 'webgpu'")
+
+
+def classify_exception(e):
+    """'fallback: <op>' for a missing kernel (or a kernel refusing this case), 'unsupported: ...' for
+    a dtype the device cannot hold, None for a real error."""
+    msg = str(e)
+    if isinstance(e, NotImplementedError):
+        # Ours name the operator; ATen's own (e.g. "convolution_overrideable not implemented", the
+        # stub for devices without a convolution) do not, but mean the same: no kernel for this.
+        m = _NO_KERNEL.search(msg)
+        return "fallback: " + (m.group(1) or m.group(2) if m else (msg.splitlines() or [""])[0][:100])
+    if isinstance(e, TypeError) and "not supported on the webgpu device" in msg:
+        return "unsupported: " + msg.splitlines()[0][:120]
+    return None
+
+
+class Skip(Exception):
+    """The sample does not apply to this variant (the CPU run itself refuses it)."""
+
+
+def assert_same(actual, expected, op, dtype, where):
+    """assert_close, leaf by leaf, each with the tolerance of its own dtype (an int64 sample of sin
+    gives float32 results)."""
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    assert a_spec == e_spec, f"{where}: result structure {a_spec} differs from CPU's {e_spec}"
+    for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        if e is None or isinstance(e, (str, torch.dtype, torch.device)):
+            assert a == e or (isinstance(e, torch.device) and a.type == DEVICE), f"{where}: result {i}: {a!r} != {e!r}"
+            continue
+        if isinstance(e, torch.Tensor):
+            atol, rtol = tolerance(op, dtype, e.dtype)
+        else:
+            atol, rtol = tolerance(op, dtype, torch.float32 if isinstance(e, float) else torch.int64)
+        torch.testing.assert_close(a, e, atol=atol, rtol=rtol, equal_nan=True, check_device=True,
+                                   msg=lambda m: f"{where}: result {i}: {m}")
+
+
+def _call_cpu(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise Skip(f"CPU raises {type(e).__name__}") from e
+
+
+def run_sample(op, sample, dtype, variant):
+    """Runs one CPU sample on CPU and webgpu and compares; raises AssertionError (or the webgpu
+    exception) on a mismatch, Skip / Unsupported when it does not apply, and lets the webgpu
+    NotImplementedError of a missing kernel through (classify_exception reads it)."""
+    where = f"{full_name(op)} {dtype_name(dtype)} {variant} on {sample.summary()[:300]}"
+    if variant == "noncontig":
+        sample = sample.noncontiguous()
+    post = sample.output_process_fn_grad
+
+    # Move first, from the pristine sample; the CPU reference then runs on its own copy.
+    inp, args, kwargs = move_sample(op, sample)
+    if kwargs.get("device") != DEVICE and not any(
+            isinstance(x, torch.Tensor) and x.device.type == DEVICE for x in pytree.tree_leaves((inp, args, kwargs))):
+        raise Skip("no webgpu tensor or device in the sample (a factory call without device=)")
+    c_inp, c_args, c_kwargs = cpu_copy(op, sample)
+
+    if variant in ("op", "noncontig"):
+        expected = post(_call_cpu(op, c_inp, *c_args, **c_kwargs))
+        check_result_dtypes(expected)
+        actual = post(op(inp, *args, **kwargs))
+        assert_same(to_cpu(actual, where), expected, op, dtype, where)
+
+    elif variant == "inplace":
+        fn = op.inplace_variant
+        if not isinstance(sample.input, torch.Tensor):
+            raise Skip("input is not a tensor")
+        _call_cpu(fn, c_inp, *c_args, **c_kwargs)
+        check_result_dtypes(c_inp)
+        actual = fn(inp, *args, **kwargs)
+        assert actual is inp, f"{where}: the in-place variant returned a new tensor, not its input"
+        assert_same(to_cpu(inp, where), c_inp, op, dtype, where + " (mutated input)")
+
+    elif variant == "out":
+        expected = _call_cpu(op, c_inp, *c_args, **c_kwargs)
+        leaves = expected if isinstance(expected, (tuple, list)) else (expected,)
+        if not leaves or not all(isinstance(t, torch.Tensor) for t in leaves):
+            raise Skip("result is not a tensor or a tuple of tensors")
+        check_result_dtypes(expected)
+        # The out tensors get the CPU result's layout and hold wrong values (7, or True): a kernel
+        # that leaves elements unwritten is caught.
+        outs = tuple(to_webgpu(torch.full_like(t, 7) if t.dtype != torch.bool else torch.ones_like(t))
+                     for t in leaves)
+        out = outs if isinstance(expected, (tuple, list)) else outs[0]
+        actual = op(inp, *args, **kwargs, out=out)
+        if actual is None:
+            pass  # out= ops with no return (split_with_sizes_copy.out -> ()), as on CPU
+        elif isinstance(out, tuple):
+            assert all(a is o for a, o in zip(actual, out)), f"{where}: out= variant did not return its out tensors"
+        else:
+            assert actual is out, f"{where}: out= variant did not return its out tensor"
+        assert_same(to_cpu(out, where), tuple(leaves) if isinstance(out, tuple) else expected, op, dtype, where)
+    else:
+        raise ValueError(variant)
+
+
+def run_error_input(op, ei):
+    """One ErrorInput: webgpu must raise the CPU's exception type."""
+    s = ei.sample_input
+    where = f"{full_name(op)} errors on {s.summary()[:300]}"
+    inp, args, kwargs = move_sample(op, s)
+    c_inp, c_args, c_kwargs = cpu_copy(op, s)
+    try:
+        op(c_inp, *c_args, **c_kwargs)
+    except ei.error_type:
+        pass
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"CPU raises {type(e).__name__}, not {ei.error_type.__name__}") from e
+    else:
+        raise Skip("CPU does not raise")
+    try:
+        op(inp, *args, **kwargs)
+    except ei.error_type:
+        return
+    except Exception as e:
+        if classify_exception(e):
+            raise
+        raise AssertionError(f"{where}: raised {type(e).__name__}({str(e)[:200]}), expected "
+                             f"{ei.error_type.__name__} as on CPU") from e
+    raise AssertionError(f"{where}: did not raise; CPU raises {ei.error_type.__name__} ({ei.error_regex})")
+
+
+# ---- results -----------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Result:
+    name: str
+    dtype: str
+    variant: str
+    passed: int = 0
+    fallback: dict = dataclasses.field(default_factory=dict)  # reason -> samples
+    unsupported: int = 0
+    skipped: int = 0
+    failures: list = dataclasses.field(default_factory=list)  # messages
+    skip_reason: str = None  # set when the whole variant does not apply
+
+    @property
+    def native(self):
+        return self.passed > 0 or bool(self.failures)
+
+    @property
+    def partial(self):
+        # An error input that reaches a missing kernel instead of its check is no wrong answer: with
+        # the fallback on, the CPU raises the error. Only value variants can be partial.
+        return self.variant != "errors" and self.native and bool(self.fallback)
+
+    @property
+    def status(self):
+        """'pass' | 'fail' | 'partial' | 'fallback' | 'n/a'"""
+        if self.failures:
+            return "fail"
+        if self.partial:
+            return "partial"
+        if self.passed:
+            return "pass"
+        if self.fallback:
+            return "fallback"
+        return "n/a"
+
+    def fallback_ops(self):
+        return sorted({r.split(": ", 1)[1] for r in self.fallback if r.startswith("fallback: aten::")})
+
+    def describe_failure(self):
+        return "\n".join(self.failures)
+
+    def describe_partial(self):
+        return (f"partially native: {self.passed} sample(s) ran natively, {sum(self.fallback.values())} "
+                f"reached a missing kernel ({', '.join(self.fallback_ops() or self.fallback)})")
+
+
+def _seed(*parts):
+    return zlib.crc32("/".join(parts).encode())
+
+
+def run_variant(op, dtype, variant, max_samples=MODE_MAX_SAMPLES, stop_at_first_failure=True):
+    """Runs (op, dtype, variant) over the samples with the fallback off; returns a Result."""
+    name = full_name(op)
+    r = Result(name, dtype_name(dtype), variant)
+    r.skip_reason = opinfo_skip(op, variant, dtype)
+    if variant == "inplace" and op.inplace_variant is None:
+        r.skip_reason = "no in-place variant"
+    if variant == "out" and not op.supports_out:
+        r.skip_reason = "no out= variant"
+    if r.skip_reason:
+        return r
+    with fallback_enabled(False):
+        for sample in samples(op, dtype, max_samples, seed=_seed(name, dtype_name(dtype))):
+            try:
+                run_sample(op, sample, dtype, variant)
+                r.passed += 1
+            except Skip:
+                r.skipped += 1
+            except Unsupported:
+                r.unsupported += 1
+            except Exception as e:  # noqa: BLE001  (every other exception is the kernel's failure)
+                why = classify_exception(e)
+                if why and why.startswith("unsupported"):
+                    r.unsupported += 1
+                elif why:
+                    r.fallback[why] = r.fallback.get(why, 0) + 1
+                else:
+                    msg = str(e) if isinstance(e, AssertionError) else f"{type(e).__name__}: {e}"
+                    if not isinstance(e, AssertionError):
+                        msg = f"{full_name(op)} {dtype_name(dtype)} {variant} on {sample.summary()[:300]}: " + msg
+                    r.failures.append(msg)
+                    if stop_at_first_failure:
+                        break
+    return r
+
+
+def run_errors(op, max_inputs=None, stop_at_first_failure=True):
+    """The entry's error_inputs on webgpu, with the fallback off; returns a Result (dtype '*')."""
+    name = full_name(op)
+    r = Result(name, "*", "errors")
+    r.skip_reason = opinfo_skip(op, "errors")
+    if r.skip_reason:
+        return r
+    if op.error_inputs_func is None:
+        r.skip_reason = "no error_inputs"
+        return r
+    seed_everything(_seed(name, "errors"))
+    eis = list(op.error_inputs_func(op, "cpu"))  # unwrapped: see _raw_inputs
+    if not eis:
+        r.skip_reason = "no error_inputs"
+        return r
+    with fallback_enabled(False):
+        for i, ei in enumerate(eis):
+            if max_inputs is not None and i >= max_inputs:
+                break
+            try:
+                run_error_input(op, ei)
+                r.passed += 1
+            except Skip:
+                r.skipped += 1
+            except Unsupported:
+                r.unsupported += 1
+            except Exception as e:  # noqa: BLE001
+                why = classify_exception(e)
+                if why and why.startswith("unsupported"):
+                    r.unsupported += 1
+                elif why:
+                    r.fallback[why] = r.fallback.get(why, 0) + 1
+                else:
+                    r.failures.append(str(e))
+                    if stop_at_first_failure:
+                        break
+    return r

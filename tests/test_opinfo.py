@@ -1,0 +1,316 @@
+"""The OpInfo sweep: every op_db entry's samples on webgpu against CPU, per dtype and variant; and the
+CPU fallback that serves operators with no webgpu kernel.
+
+Ids read `<entry>-<dtype>-<variant>` (variant: op, noncontig, inplace, out; `<entry>-errors`). An
+entry that is not native for a dtype (every sample reaches a missing kernel, with the fallback off)
+is skipped, not failed; so is a partial one (some samples native, some not), once its native samples
+match. A pass means every sample ran on webgpu kernels and matched CPU. TORCH_WEBGPU_OPINFO=full runs every dtype and every reference sample; the
+default is the bounded CI subset (opinfo_support.CI_DTYPES, CI_MAX_SAMPLES). Known failures:
+tests/known_failures.py.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import warnings
+
+os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import opinfo_support as H  # noqa: E402
+import torch_webgpu  # noqa: E402,F401
+from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts  # noqa: E402
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+# Subprocesses run outside the repository, so the source tree's torch_webgpu/ never shadows the
+# installed package.
+SUBPROCESS_CWD = tempfile.gettempdir()
+
+# ---- the sweep -------------------------------------------------------------------------------------
+
+_RESULTS = {}
+
+
+def result(op, dtype, variant):
+    key = (H.full_name(op), dtype, variant)
+    if key not in _RESULTS:
+        _RESULTS[key] = H.run_variant(op, dtype, variant)
+    return _RESULTS[key]
+
+
+def _cases():
+    cases, errors = [], []
+    for op in H.entries():
+        name = H.full_name(op)
+        for dtype in H.dtypes_for(op):
+            for variant in H.VARIANTS:
+                if variant == "inplace" and op.inplace_variant is None:
+                    continue
+                if variant == "out" and not op.supports_out:
+                    continue
+                cases.append(pytest.param(op, dtype, variant, id=f"{name}-{H.dtype_name(dtype)}-{variant}"))
+        if op.error_inputs_func is not None:
+            errors.append(pytest.param(op, id=f"{name}-errors"))
+    return cases, errors
+
+
+CASES, ERROR_CASES = _cases()
+
+
+def _judge(r, known):
+    if r.skip_reason:
+        pytest.skip(r.skip_reason)
+    if not r.native:
+        why = ", ".join(r.fallback) or "no sample applies on webgpu"
+        pytest.skip(f"not native: {why}")
+    if r.status == "fail":
+        if known:
+            pytest.xfail(known)
+        pytest.fail(r.describe_failure(), pytrace=False)
+    if r.status == "partial" and not known:
+        pytest.skip(r.describe_partial())
+    if known:
+        pytest.fail(f"listed as a known failure ({known}) but passes: remove it from tests/known_failures.py",
+                    pytrace=False)
+
+
+@pytest.mark.parametrize("op, dtype, variant", CASES)
+def test_opinfo(op, dtype, variant):
+    if variant != "op":
+        # The function variant decides nativeness first: no need to walk the other variants' samples
+        # into missing kernels one by one.
+        probe = result(op, dtype, "op")
+        if not probe.skip_reason and not probe.native and probe.fallback:
+            pytest.skip(f"not native: {', '.join(probe.fallback)}")
+    _judge(result(op, dtype, variant), H.known_failure(H.full_name(op), H.dtype_name(dtype), variant))
+
+
+@pytest.mark.parametrize("op", ERROR_CASES)
+def test_opinfo_errors(op):
+    # Error inputs often fail in argument checks before any kernel runs, so they would "pass" for an
+    # entry with no kernel at all: only entries native for some dtype are checked.
+    if not any(result(op, d, "op").native for d in H.dtypes_for(op)):
+        pytest.skip("not native for any dtype")
+    _judge(H.run_errors(op), H.known_failure(H.full_name(op), "*", "errors"))
+
+
+def test_sweep_finds_native_entries():
+    """The sweep must see the kernels that exist (a harness that skips everything cannot fail)."""
+    ops = {H.full_name(o): o for o in H.entries()}
+    for name in ("add", "fill", "clone", "as_strided"):
+        assert result(ops[name], torch.float32, "op").status == "pass", name
+
+
+def test_known_failures_name_real_cases():
+    names = {H.full_name(o) for o in H.entries()}
+    variants = set(H.VARIANTS) | {"errors", "*"}
+    dtypes = {H.dtype_name(d) for d in H.ALL_DTYPES} | {"*"}
+    for (name, dtype, variant), reason in H.KNOWN_FAILURES.items():
+        assert name in names and dtype in dtypes and variant in variants, (name, dtype, variant)
+        assert isinstance(reason, str) and reason.strip(), (name, dtype, variant)
+
+
+# ---- the harness catches wrong kernels --------------------------------------------------------------
+
+_PLANT = textwrap.dedent(r"""
+    import sys, warnings
+    sys.path.insert(0, TESTS_DIR)
+    warnings.simplefilter("ignore")
+    import torch
+    import opinfo_support as H
+
+    add = {H.full_name(o): o for o in H.entries()}["add"]
+    f32 = torch.float32
+
+    def status(variant):
+        return H.run_variant(add, f32, variant, max_samples=None).status
+
+    assert status("op") == "pass" and status("noncontig") == "pass", "the real add must pass first"
+
+    def cpu_add(self, other, alpha):
+        other = other.cpu() if isinstance(other, torch.Tensor) else other
+        return torch.add(self.cpu(), other, alpha=alpha)
+
+    # 1. An off-by-one result.
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("add.Tensor", lambda s, o, alpha=1: (cpu_add(s, o, alpha) + 1).to("webgpu"), "PrivateUse1")
+    print("off_by_one", status("op"))
+    lib._destroy()
+
+    # 2. A kernel that reads its inputs as if contiguous (ignores strides): right on contiguous
+    # samples, wrong on noncontiguous ones, which read the NaN gaps.
+    def dense_view(t):
+        if not isinstance(t, torch.Tensor) or t.device.type != "webgpu":
+            return t
+        strides, acc = [], 1
+        for n in reversed(t.shape):
+            strides.insert(0, acc)
+            acc *= n
+        return torch.empty(0, dtype=t.dtype, device="webgpu").set_(
+            t.untyped_storage(), t.storage_offset(), t.shape, strides)
+
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("add.Tensor", lambda s, o, alpha=1: cpu_add(dense_view(s), dense_view(o), alpha).to("webgpu"),
+             "PrivateUse1")
+    print("stride_blind", status("op"), status("noncontig"))
+    lib._destroy()
+
+    # 3. An in-place kernel that returns a fresh result and leaves self alone.
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("add_.Tensor", lambda s, o, alpha=1: cpu_add(s, o, alpha).to("webgpu"), "PrivateUse1")
+    print("inplace_not_in_place", status("inplace"))
+    lib._destroy()
+
+    # 4. An out= kernel that writes only the first half of out.
+    def half_out(s, o, alpha=1, *, out):
+        r = cpu_add(s, o, alpha).to("webgpu").reshape(-1)
+        n = r.numel() // 2
+        flat = out.view(-1) if out.is_contiguous() else out.reshape(-1)
+        flat[:n].copy_(r[:n])
+        return out
+    lib = torch.library.Library("aten", "IMPL")
+    lib.impl("add.out", half_out, "PrivateUse1")
+    print("half_out", status("out"))
+    lib._destroy()
+""")
+
+
+def test_harness_catches_planted_wrong_kernels():
+    """Wrong kernels planted over add (in a subprocess, so they never leak into other tests) fail
+    the harness, each in the variant built to catch it."""
+    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0")
+    p = subprocess.run([sys.executable, "-c", f"TESTS_DIR = {TESTS_DIR!r}\n" + _PLANT], env=env,
+                       capture_output=True, text=True, timeout=600, cwd=SUBPROCESS_CWD)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = dict(line.split(" ", 1) for line in p.stdout.splitlines() if " " in line)
+    assert lines["off_by_one"] == "fail", p.stdout
+    assert lines["stride_blind"] == "pass fail", p.stdout  # only the noncontiguous variant sees it
+    assert lines["inplace_not_in_place"] == "fail", p.stdout
+    assert lines["half_out"] == "fail", p.stdout
+
+
+# ---- the CPU fallback --------------------------------------------------------------------------------
+
+# Ops that no kernel issue plans: the fallback tests use the first that has no webgpu kernel.
+_FALLBACK_CANDIDATES = ("igamma", "igammac")  # each has torch.X, Tensor.X_ and out=
+
+
+def _fallback_op():
+    for name in _FALLBACK_CANDIDATES:
+        overloads = [f"aten::{name}", f"aten::{name}.out"]
+        if not any(torch._C._dispatch_has_kernel_for_dispatch_key(o, "PrivateUse1") for o in overloads):
+            return name
+    pytest.fail(f"every candidate in {_FALLBACK_CANDIDATES} got a webgpu kernel: add one that has none")
+
+
+def _inputs():
+    torch.manual_seed(0)
+    a, b = torch.rand(4, 5) + 0.5, torch.rand(4, 5) + 0.5
+    return a, b, a.to("webgpu"), b.to("webgpu")
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [str(x.message) for x in w if "has no webgpu kernel" in str(x.message)]
+
+
+@pytest.fixture
+def fallback_on():
+    reset_fallback_counts()
+    with fallback_enabled(True):
+        yield
+    reset_fallback_counts()
+
+
+def test_fallback_gives_cpu_result_with_one_warning(fallback_on):
+    name = _fallback_op()
+    fn = getattr(torch, name)
+    a, b, wa, wb = _inputs()
+    r, msgs = _caught(lambda: fn(wa, wb))
+    assert r.device.type == "webgpu"
+    torch.testing.assert_close(r.cpu(), fn(a, b))
+    assert len(msgs) == 1 and f"aten::{name}" in msgs[0], msgs
+    _, msgs = _caught(lambda: fn(wa, wb))
+    assert msgs == []  # once per operator
+    counts = fallback_counts()
+    assert sum(v for k, v in counts.items() if k.startswith(f"aten::{name}")) == 2, counts
+
+
+def test_fallback_keeps_inplace_and_out_semantics(fallback_on):
+    name = _fallback_op()
+    fn = getattr(torch, name)
+    a, b, wa, wb = _inputs()
+    expected = fn(a, b)
+    x = wa.clone()
+    assert getattr(x, name + "_")(wb) is x
+    torch.testing.assert_close(x.cpu(), expected)
+    # into a noncontiguous view: the write lands in the base's storage
+    base = torch.zeros(5, 4, device="webgpu")
+    view = base.t()
+    out = fn(wa, wb, out=view)
+    assert out is view
+    torch.testing.assert_close(base.cpu(), expected.t())
+    # out= of the wrong size is resized, as on CPU
+    out = torch.empty(0, device="webgpu")
+    fn(wa, wb, out=out)
+    assert out.shape == (4, 5)
+    torch.testing.assert_close(out.cpu(), expected)
+
+
+def test_fallback_off_raises_naming_the_op():
+    name = _fallback_op()
+    _, _, wa, wb = _inputs()
+    reset_fallback_counts()
+    with fallback_enabled(False):
+        with pytest.raises(NotImplementedError, match=rf"aten::{name}\b.*TORCH_WEBGPU_FALLBACK=0"):
+            getattr(torch, name)(wa, wb)
+    assert fallback_counts() == {}
+
+
+def test_fallback_refuses_views(fallback_on):
+    # A view op with no kernel: a CPU copy would break aliasing. view_as_complex is one (its result
+    # is complex, which the device cannot hold, but the view check comes first).
+    if torch._C._dispatch_has_kernel_for_dispatch_key("aten::view_as_complex", "PrivateUse1"):
+        pytest.skip("view_as_complex got a webgpu kernel; pick another view op without one")
+    w = torch.rand(4, 2).to("webgpu")
+    with pytest.raises(NotImplementedError, match="view operator aten::view_as_complex"):
+        torch.view_as_complex(w)
+    assert fallback_counts() == {}
+
+
+def test_fallback_refuses_unholdable_dtypes(fallback_on):
+    # A result the device cannot hold (complex): empty's TypeError, not a silent cast.
+    _, _, wa, _ = _inputs()
+    with pytest.raises(TypeError, match="complex"):
+        torch.polar(wa, wa)
+
+
+def test_fallback_follows_env_variable():
+    """TORCH_WEBGPU_FALLBACK read at call time, in a fresh process each way."""
+    code = textwrap.dedent("""
+        import warnings, torch, torch_webgpu
+        warnings.simplefilter("always")
+        x = torch.rand(3).to("webgpu") + torch.ones(3).to("webgpu")
+        try:
+            print(torch.NAME(x, x).device)
+        except NotImplementedError as e:
+            print("raised", "aten::NAME" in str(e))
+    """).replace("NAME", _fallback_op())
+    outs = {}
+    for value in ("0", "1", None):
+        env = {k: v for k, v in os.environ.items() if k != "TORCH_WEBGPU_FALLBACK"}
+        if value is not None:
+            env["TORCH_WEBGPU_FALLBACK"] = value
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                           cwd=SUBPROCESS_CWD)
+        assert p.returncode == 0, p.stderr
+        outs[value] = (p.stdout.strip().splitlines()[-1], p.stderr.count("has no webgpu kernel"))
+    assert outs["0"] == ("raised True", 0)
+    assert outs["1"] == ("webgpu:0", 1)
+    assert outs[None] == ("webgpu:0", 1)
