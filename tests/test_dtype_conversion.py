@@ -180,15 +180,11 @@ def test_nan_payloads():
         assert assert_bits(h[::2].float(), h.to(DEV)[::2].float())
 
 
-@pytest.mark.xfail(strict=True, reason="wgsl/common.wgsl: f32_to_f16 makes every NaN sign|0x7e00 where CPU (F16C) keeps "
-                   "the top mantissa bits, sign|0x7e00|(m >> 13)")
 def test_nan_payload_to_f16():
     x = torch.tensor([-1, -1], dtype=torch.int16).view(torch.bfloat16)  # NaN 0xffff
     assert torch.equal(bits(x.to(torch.float16)), bits(x.to(DEV).to(torch.float16).cpu()))
 
 
-@pytest.mark.xfail(strict=True, reason="wgsl/common.wgsl: f16_to_f32 keeps a signalling NaN signalling where CPU's "
-                   "scalar conversion quiets it (sets 0x00400000)")
 def test_signalling_nan_from_f16():
     h = torch.tensor([0x7C01, 0x7C01], dtype=torch.int16).view(torch.float16)
     assert torch.equal(bits(h[::2].float()), bits(h.to(DEV)[::2].float().cpu()))

@@ -12,23 +12,26 @@ fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, wg: u32) -> u32 {
 
 fn pow2(k: i32) -> f32 { return bitcast<f32>(u32(127 + k) << 23u); }
 
-// f16 bits -> f32, exact for every value (subnormals, NaN payloads kept).
+// f16 bits -> f32, exact for every value (subnormals, NaN payloads kept, NaNs made quiet).
 fn f16_to_f32(h: u32) -> f32 {
   let s = (h & 0x8000u) << 16u;
   let e = (h >> 10u) & 0x1fu;
   let m = h & 0x3ffu;
   if (e == 0u) { return bitcast<f32>(bitcast<u32>(f32(m) * pow2(-24)) | s); }
-  if (e == 31u) { return bitcast<f32>(s | 0x7f800000u | (m << 13u)); }
+  if (e == 31u) {  // infinity; a NaN comes back quiet, as CPU's conversion makes it
+    return bitcast<f32>(select(s | 0x7f800000u, s | 0x7fc00000u | (m << 13u), m != 0u));
+  }
   return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
 }
 
-// f32 -> f16 bits, round to nearest even; NaN becomes 0x7e00 with the sign, as c10::Half does.
+// f32 -> f16 bits, round to nearest even; a NaN stays quiet with its top payload bits, as CPU's
+// (F16C) conversion keeps them.
 fn f32_to_f16(f: f32) -> u32 {
   let x = bitcast<u32>(f);
   let s = (x >> 16u) & 0x8000u;
   let e = i32((x >> 23u) & 0xffu);
   let m = x & 0x7fffffu;
-  if (e == 255) { return select(s | 0x7c00u, s | 0x7e00u, m != 0u); }
+  if (e == 255) { return select(s | 0x7c00u, s | 0x7e00u | (m >> 13u), m != 0u); }
   let he = e - 112;
   if (he >= 31) { return s | 0x7c00u; }
   if (he <= 0) {

@@ -121,7 +121,9 @@ ScalarBits raw_bits(const c10::Scalar& v, at::ScalarType t) {
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   check_supported_dtype(self.scalar_type(), "fill_");
   if (self.numel() == 0) return self;
+  // Overlapping outputs (an expanded tensor) are fine here: every write stores the same value.
   auto iter = at::TensorIteratorConfig()
+                  .set_check_mem_overlap(false)
                   .add_output(self)
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
