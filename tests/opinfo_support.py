@@ -45,7 +45,7 @@ CI_MAX_SAMPLES = 4
 MODE_DTYPES = ALL_DTYPES if FULL else CI_DTYPES
 MODE_MAX_SAMPLES = None if FULL else CI_MAX_SAMPLES
 
-VARIANTS = ("op", "noncontig", "inplace", "out")  # per dtype; "errors" is per entry
+VARIANTS = ("op", "noncontig", "inplace", "out", "grad")  # per dtype; "errors" is per entry
 
 # Comparison tolerances (atol, rtol). float32 keeps a little headroom over assert_close's defaults
 # (1e-5, 1.3e-6) for GPU summation order; half types compare a kernel that may compute in half
@@ -55,6 +55,10 @@ DEFAULT_TOL = {
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (1.6e-2, 1.6e-2),
 }
+
+# Half-precision gradients: a broadcast input's gradient is a sum of rounded half products, whose
+# cancellation CPU and GPU round differently (addcmul float16: 0.035 on 0.21). Gross errors still show.
+HALF_GRAD_TOL = (5e-2, 5e-2)
 
 # Per-entry tolerances beyond the defaults and the OpInfo's own overrides, with the reason:
 # {("op name", torch.float32): ((atol, rtol), "why")}. Keep it short; every row is a claim.
@@ -68,6 +72,7 @@ _OPINFO_TESTS = {
     "noncontig": ("test_compare_cpu", "test_noncontiguous_samples"),
     "inplace": ("test_compare_cpu",),
     "out": ("test_compare_cpu", "test_out"),
+    "grad": ("test_compare_cpu",),
     "errors": ("test_errors",),
 }
 
@@ -88,6 +93,17 @@ def entries():
         if name not in seen:
             seen.add(name)
             yield op
+
+
+def has_variant(op, dtype, variant):
+    """Whether the entry has this variant at all for dtype (else its case is not generated)."""
+    if variant == "inplace":
+        return op.inplace_variant is not None
+    if variant == "out":
+        return op.supports_out
+    if variant == "grad":
+        return op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
+    return True
 
 
 def known_failure(name, dtype, variant):
@@ -207,6 +223,17 @@ def _check_dtype(t):
         raise Unsupported(f"holds a {t.layout} tensor")
 
 
+def may_overlap(t):
+    """Whether two elements of t may share memory (False is certain; True may be conservative)."""
+    dims = sorted((st, n) for st, n in zip(t.stride(), t.shape) if n > 1)
+    reach = 0  # the largest offset the smaller-stride dims reach
+    for st, n in dims:
+        if st <= reach:
+            return True
+        reach += st * (n - 1)
+    return False
+
+
 def _relayout(tree, make_base, bases):
     """Each tensor of tree rebuilt over make_base(a flat tensor over its whole storage), keeping
     sizes, strides, storage offset and the storage sharing between tensors (bases memoizes)."""
@@ -317,7 +344,7 @@ class Skip(Exception):
     """The sample does not apply to this variant (the CPU run itself refuses it)."""
 
 
-def assert_same(actual, expected, op, dtype, where):
+def assert_same(actual, expected, op, dtype, where, grad=False):
     """assert_close, leaf by leaf, each with the tolerance of its own dtype (an int64 sample of sin
     gives float32 results)."""
     a_leaves, a_spec = pytree.tree_flatten(actual)
@@ -329,6 +356,8 @@ def assert_same(actual, expected, op, dtype, where):
             continue
         if isinstance(e, torch.Tensor):
             atol, rtol = tolerance(op, dtype, e.dtype)
+            if grad and e.dtype in (torch.float16, torch.bfloat16):
+                atol, rtol = max(atol, HALF_GRAD_TOL[0]), max(rtol, HALF_GRAD_TOL[1])
         else:
             atol, rtol = tolerance(op, dtype, torch.float32 if isinstance(e, float) else torch.int64)
         torch.testing.assert_close(a, e, atol=atol, rtol=rtol, equal_nan=True, check_device=True,
@@ -368,6 +397,10 @@ def run_sample(op, sample, dtype, variant):
         fn = op.inplace_variant
         if not isinstance(sample.input, torch.Tensor):
             raise Skip("input is not a tensor")
+        if may_overlap(sample.input):
+            # e.g. strides (1, 1, 7): CPU applies the op again to an element already written, a
+            # parallel kernel reads every input first; neither is wrong.
+            raise Skip("in-place on an input whose elements share memory: the result depends on order")
         _call_cpu(fn, c_inp, *c_args, **c_kwargs)
         check_result_dtypes(c_inp)
         actual = fn(inp, *args, **kwargs)
@@ -393,6 +426,33 @@ def run_sample(op, sample, dtype, variant):
         else:
             assert actual is out, f"{where}: out= variant did not return its out tensor"
         assert_same(to_cpu(out, where), tuple(leaves) if isinstance(out, tuple) else expected, op, dtype, where)
+
+    elif variant == "grad":
+        # Gradients of every floating input, for a random gradient of every differentiable output.
+        def inputs_requiring_grad(tree):
+            ts = [x for x in pytree.tree_leaves(tree) if isinstance(x, torch.Tensor) and x.dtype.is_floating_point]
+            for t in ts:
+                t.requires_grad_(True)
+            return ts
+
+        def differentiable(out):
+            return [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
+
+        c_ts = inputs_requiring_grad((c_inp, c_args, c_kwargs))
+        w_ts = inputs_requiring_grad((inp, args, kwargs))
+        if not c_ts:
+            raise Skip("no floating input")
+        c_outs = differentiable(post(_call_cpu(op, c_inp, *c_args, **c_kwargs)))
+        if not c_outs:
+            raise Skip("no differentiable output")
+        gen = torch.Generator().manual_seed(0)
+        grad_outs = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in c_outs]
+        expected = list(_call_cpu(torch.autograd.grad, c_outs, c_ts, grad_outs, allow_unused=True))
+        check_result_dtypes([g for g in expected if g is not None])
+        w_outs = differentiable(post(op(inp, *args, **kwargs)))
+        assert len(w_outs) == len(c_outs), f"{where}: {len(w_outs)} differentiable outputs, CPU has {len(c_outs)}"
+        actual = torch.autograd.grad(w_outs, w_ts, to_webgpu(grad_outs), allow_unused=True)
+        assert_same(to_cpu(list(actual), where), expected, op, dtype, where + " (gradients)", grad=True)
     else:
         raise ValueError(variant)
 
@@ -480,10 +540,8 @@ def run_variant(op, dtype, variant, max_samples=MODE_MAX_SAMPLES, stop_at_first_
     name = full_name(op)
     r = Result(name, dtype_name(dtype), variant)
     r.skip_reason = opinfo_skip(op, variant, dtype)
-    if variant == "inplace" and op.inplace_variant is None:
-        r.skip_reason = "no in-place variant"
-    if variant == "out" and not op.supports_out:
-        r.skip_reason = "no out= variant"
+    if not has_variant(op, dtype, variant):
+        r.skip_reason = f"no {variant} variant for {dtype_name(dtype)}"
     if r.skip_reason:
         return r
     with fallback_enabled(False):

@@ -1,12 +1,13 @@
 """The OpInfo sweep: every op_db entry's samples on webgpu against CPU, per dtype and variant; and the
 CPU fallback that serves operators with no webgpu kernel.
 
-Ids read `<entry>-<dtype>-<variant>` (variant: op, noncontig, inplace, out; `<entry>-errors`). An
+Ids read `<entry>-<dtype>-<variant>` (variant: op, noncontig, inplace, out, grad; `<entry>-errors`). An
 entry that is not native for a dtype (every sample reaches a missing kernel, with the fallback off)
-is skipped, not failed; so is a partial one (some samples native, some not), once its native samples
-match. A pass means every sample ran on webgpu kernels and matched CPU. TORCH_WEBGPU_OPINFO=full runs every dtype and every reference sample; the
-default is the bounded CI subset (opinfo_support.CI_DTYPES, CI_MAX_SAMPLES). Known failures:
-tests/known_failures.py.
+is skipped, not failed; so is a partial one (some samples native, some not) once its native samples
+match. A pass means every sample ran on webgpu kernels and matched CPU.
+
+TORCH_WEBGPU_OPINFO=full runs every dtype and every reference sample; the default is the bounded CI
+subset (opinfo_support.CI_DTYPES, CI_MAX_SAMPLES). Known failures: tests/known_failures.py.
 """
 import os
 import subprocess
@@ -48,9 +49,7 @@ def _cases():
         name = H.full_name(op)
         for dtype in H.dtypes_for(op):
             for variant in H.VARIANTS:
-                if variant == "inplace" and op.inplace_variant is None:
-                    continue
-                if variant == "out" and not op.supports_out:
+                if not H.has_variant(op, dtype, variant):
                     continue
                 cases.append(pytest.param(op, dtype, variant, id=f"{name}-{H.dtype_name(dtype)}-{variant}"))
         if op.error_inputs_func is not None:
