@@ -12,7 +12,4 @@ KNOWN_FAILURES = {
         "mean/rstd for an empty input where CPU's layer_norm returns float16; a native layer_norm fixes it",
     ("native_layer_norm", "bfloat16", "*"):
         "as native_layer_norm float16 (empty input: the composite returns float32 mean/rstd, CPU bfloat16)",
-    ("nn.functional.gelu", "*", "errors"):
-        "approximate='asdf' does not raise: the structured GeluOp in csrc/ops/pointwise.cpp does not validate "
-        "`approximate` (CPU's gelu does, via get_gelutype_enum)",
 }

@@ -6,6 +6,7 @@
 #include <ATen/native/UnaryOps.h>
 #include <ATen/native/TensorCompare.h>
 #include <ATen/NativeFunctions.h>
+#include <ATen/native/Gelu.h>
 #include <ATen/ops/gelu_meta.h>
 #include <ATen/ops/gelu_backward_meta.h>
 #include <torch/library.h>
@@ -171,12 +172,13 @@ void nan_to_num_kernel(at::TensorIteratorBase& it, std::optional<double> nan, st
 // gelu's CPU impl calls its kernel with kCPU hard-coded, so gelu has its own structured impl.
 struct GeluOp : at::meta::structured_gelu {
   void impl(const at::Tensor&, c10::string_view approximate, const at::Tensor&) {
-    run_row(approximate == "tanh" ? kGeluTanh : kGelu, *this);
+    run_row(at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh ? kGeluTanh : kGelu, *this);
   }
 };
 struct GeluBackwardOp : at::meta::structured_gelu_backward {
   void impl(const at::Tensor&, const at::Tensor&, c10::string_view approximate, const at::Tensor&) {
-    run_row(approximate == "tanh" ? kGeluTanhBackward : kGeluBackward, *this);
+    run_row(at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh ? kGeluTanhBackward
+                                                                                     : kGeluBackward, *this);
   }
 };
 
