@@ -3,8 +3,6 @@
 Importing this package loads the native module (which registers the ``webgpu`` kernels with the
 dispatcher), renames PrivateUse1 to ``webgpu`` and installs ``torch.webgpu``.
 """
-import os
-
 import torch
 
 from ._dawn import find_dawn_library
@@ -21,6 +19,7 @@ torch._register_device_module("webgpu", _webgpu_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
 from .webgpu import info  # noqa: E402,F401
+from . import fallback  # noqa: E402,F401  (fallback_counts, fallback_enabled, ...)
 
-__all__ = ["info"]
+__all__ = ["info", "fallback"]
 __version__ = "0.1.0"
