@@ -13,6 +13,7 @@ kernel it is "partial": its native samples must still match (a mismatch fails), 
 reported (skip in pytest, "partial" in docs/ops.md) rather than passed, so a pass means every sample
 ran on a webgpu kernel.
 """
+import collections
 import dataclasses
 import os
 import random
@@ -171,7 +172,10 @@ def tolerance(op, dtype, result_dtype=None):
     return atol, rtol
 
 
-_SAMPLE_CACHE = {}
+# The samples of the last few (entry, dtype): the variants of one (entry, dtype) run back to back.
+# Unbounded, full mode's reference inputs over every dtype fill 20+ GB.
+_SAMPLE_CACHE = collections.OrderedDict()
+_SAMPLE_CACHE_SIZE = 8
 
 
 def seed_everything(seed):
@@ -197,7 +201,9 @@ def samples(op, dtype, max_samples=None, seed=0):
     tricky (scalars, broadcasting, empty tensors), so the first few alone would miss the latter.
     Cached per (op, dtype, max_samples): the variants reuse them, and no variant mutates them."""
     key = (full_name(op), dtype, max_samples)
-    if key not in _SAMPLE_CACHE:
+    if key in _SAMPLE_CACHE:
+        _SAMPLE_CACHE.move_to_end(key)
+    else:
         seed_everything(seed)
         all_ = list(_raw_inputs(op, dtype))
         if max_samples is not None and len(all_) > max_samples:
@@ -207,6 +213,8 @@ def samples(op, dtype, max_samples=None, seed=0):
                 picks = sorted({round(i * (len(all_) - 1) / (max_samples - 1)) for i in range(max_samples)})
             all_ = [all_[i] for i in picks]
         _SAMPLE_CACHE[key] = all_
+        while len(_SAMPLE_CACHE) > _SAMPLE_CACHE_SIZE:
+            _SAMPLE_CACHE.popitem(last=False)
     return _SAMPLE_CACHE[key]
 
 

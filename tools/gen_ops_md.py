@@ -1,7 +1,8 @@
 """Generates docs/ops.md, the op support table, from a real run of the OpInfo harness.
 
 Every op_db entry, every webgpu dtype: its samples run on CPU and on webgpu with the fallback off
-(tests/opinfo_support.py), in every variant the entry has (function, noncontiguous, in-place, out=).
+(tests/opinfo_support.py), in every variant the entry has (function, noncontiguous, in-place, out=,
+gradients).
 Entries run in a worker process; one that hangs past --timeout or crashes the worker is recorded as
 such and the worker restarts at the next entry.
 
@@ -222,9 +223,9 @@ def render(results, samples, elapsed, commit=None):
                "variant, all with the CPU fallback off. The CI sweep (`tests/test_opinfo.py`) runs more samples on "
                "fewer dtypes, and `TORCH_WEBGPU_OPINFO=full` runs every reference sample: a ✓ here is evidence, "
                "not proof.")
-    out.append("- Variants: the function, its noncontiguous samples, the in-place variant and `out=` where the "
-               "entry has them; `errors`: the entry's error inputs raise the CPU's exception type (checked for "
-               "entries native in some dtype).")
+    out.append("- Variants: the function, its noncontiguous samples, the in-place variant, `out=` and gradients "
+               "(floating dtypes with autograd) where the entry has them; `errors`: the entry's error inputs raise "
+               "the CPU's exception type (checked for entries native in some dtype).")
     out.append("")
     out.append("## Totals")
     out.append("")
