@@ -219,7 +219,7 @@ def render(results, samples, elapsed, commit=None):
     out.append("")
     out.append(f"- Run: {datetime.date.today().isoformat()}, commit {commit or git_describe()}, torch {torch.__version__}, "
                f"adapter {info.get('adapter', '?')} ({info.get('backend', '?')}), {elapsed / 60:.1f} min.")
-    out.append(f"- Bounded: at most {samples} samples (spread over OpInfo's `sample_inputs`) per entry, dtype and "
+    out.append(f"- Bounded: at most {samples} sample{'s' if samples != 1 else ''} (spread over OpInfo's `sample_inputs`) per entry, dtype and "
                "variant, all with the CPU fallback off. The CI sweep (`tests/test_opinfo.py`) runs more samples on "
                "fewer dtypes, and `TORCH_WEBGPU_OPINFO=full` runs every reference sample: a ✓ here is evidence, "
                "not proof.")
