@@ -9,7 +9,7 @@ match. A pass means every sample ran on webgpu kernels and matched CPU.
 TORCH_WEBGPU_OPINFO=full runs every dtype and every reference sample; the default is the bounded CI
 subset (opinfo_support.CI_DTYPES, CI_MAX_SAMPLES). Full mode compiles thousands of pipelines, which
 the runtime keeps (about 2 MB each on lavapipe): on a machine under ~32 GB run it in slices, e.g.
-`-k "-float32-"`. Known failures: tests/known_failures.py.
+`-k float32`. Known failures: tests/known_failures.py.
 """
 import os
 import subprocess
