@@ -3,6 +3,7 @@
 #   bash tools/dev.sh            configure once, build into build/dev, stage the package
 #   bash tools/dev.sh py ARGS    run python with the staged package first on sys.path (from /tmp)
 #   bash tools/dev.sh test ARGS  run pytest over tests/ against the staged package (fallback off)
+#   bash tools/dev.sh cpp ARGS   run the C++ unit tests (tests/cpp) of this build
 # The staged package (build/dev/stage/torch_webgpu) links the checkout's Python files and the fresh
 # _C module, so several worktrees can build and test side by side without pip installs.
 set -euo pipefail
@@ -15,7 +16,7 @@ build() {
   if [ ! -f "$B/build.ninja" ]; then
     local launcher=()
     if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-    cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_WEBGPU_BUILD_TESTS=OFF \
+    cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_WEBGPU_BUILD_TESTS=ON \
       -DPython_EXECUTABLE="$(command -v "$PY")" "${launcher[@]}" >/dev/null
   fi
   CCACHE_BASEDIR="$ROOT" cmake --build "$B" -j"${JOBS:-2}" "$@"
@@ -29,5 +30,7 @@ case "${1:-build}" in
   py) shift; cd /tmp && PYTHONPATH="$stage_dir" exec "$PY" "$@" ;;
   test) shift; cd /tmp && TORCH_WEBGPU_FALLBACK=0 PYTHONPATH="$stage_dir" exec "$PY" -m pytest "$ROOT/tests" \
           -q -p no:cacheprovider --import-mode=importlib "$@" ;;
-  *) echo "usage: tools/dev.sh [build|py ARGS|test ARGS]" >&2; exit 2 ;;
+  cpp) shift; TORCH_WEBGPU_DAWN_LIBRARY="$(cd /tmp && "$PY" -c 'from torch_webgpu._dawn import find_dawn_library as f; print(f())')" \
+         exec "$B/webgpu_cpp_tests" "$@" ;;
+  *) echo "usage: tools/dev.sh [build|py ARGS|test ARGS|cpp ARGS]" >&2; exit 2 ;;
 esac

@@ -38,6 +38,86 @@ struct BindingPlan {
   uint64_t start = 0, size = 0;
 };
 
+std::string raw_type(int64_t itemsize) { return itemsize == 8 ? "vec2<u32>" : "u32"; }
+
+std::string ct_type(CT ct, int64_t raw_itemsize) {
+  return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct);
+}
+
+// A scalar parameter at word w, in the compute type (RAW: the raw bits of raw_itemsize bytes).
+std::string scalar_expr(CT ct, uint32_t w, int64_t raw_itemsize) {
+  const std::string a = "prm(" + std::to_string(w) + "u)";
+  if (ct == CT::RAW && raw_itemsize < 8) return a;
+  switch (ct) {
+    case CT::F32: return "bitcast<f32>(" + a + ")";
+    case CT::I32: return "bitcast<i32>(" + a + ")";
+    default: return "vec2<u32>(" + a + ", prm(" + std::to_string(w + 1) + "u))";
+  }
+}
+
+void replace(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+}
+
+bool uses_any(const std::string& expr, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (expr.find(n) != std::string::npos) return true;
+  return false;
+}
+
+// A CPU scalar operand's value, read straight from its one element; cast to `as` first when
+// given, the way CPU's TensorIterator casts inputs to the common dtype (wrapping, no range check).
+c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
+  c10::Scalar v;
+  const void* p = t.const_data_ptr();
+  switch (t.scalar_type()) {
+#define WEBGPU_READ(T, N) \
+    case at::ScalarType::N: v = c10::Scalar(*static_cast<const T*>(p)); break;
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX(WEBGPU_READ)
+#undef WEBGPU_READ
+    default: v = at::Tensor(t).item();
+  }
+  if (as == at::ScalarType::Undefined || as == t.scalar_type()) return v;
+  return cast_scalar(v, as);
+}
+
+// WGSL that rounds a compute-type value v to dtype t's range or precision, for outputs of another
+// dtype: CPU computes in the common dtype and casts after (int8 wraps, float16 rounds) first.
+std::string narrow_to(at::ScalarType t, CT ct) {
+  if (ct == CT::F32) {
+    if (t == at::kHalf) return "f16_to_f32(f32_to_f16(v))";
+    if (t == at::kBFloat16) return "bitcast<f32>(f32_to_bf16(v) << 16u)";
+  } else if (ct == CT::I32) {
+    if (t == at::kChar) return "((v << 24u) >> 24u)";
+    if (t == at::kByte) return "(v & 0xff)";
+    if (t == at::kShort) return "((v << 16u) >> 16u)";
+    if (t == at::kBool) return "select(0i, 1i, v != 0i)";
+  }
+  return "";
+}
+
+}  // namespace
+
+c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
+  switch (as) {
+    case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
+    case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
+    case at::kBFloat16: return c10::Scalar(double(float(c10::BFloat16(static_cast<float>(v.toDouble())))));
+    case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
+    default: break;
+  }
+  if (!at::isIntegralType(as, false)) return v;
+  const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
+  switch (as) {
+    case at::kLong: return c10::Scalar(i);
+    case at::kInt: return c10::Scalar(int64_t(static_cast<int32_t>(i)));
+    case at::kShort: return c10::Scalar(int64_t(static_cast<int16_t>(i)));
+    case at::kChar: return c10::Scalar(int64_t(static_cast<int8_t>(i)));
+    case at::kByte: return c10::Scalar(int64_t(static_cast<uint8_t>(i)));
+    default: return v;
+  }
+}
+
 const char* dtype_tag(at::ScalarType t) {
   switch (t) {
     case at::kFloat: return "f32";
@@ -135,86 +215,6 @@ std::string convert_out(at::ScalarType t, CT ct) {
     case at::kInt: return "v.x";
     case at::kShort: return "(v.x & 0xffffu)";
     default: return "(v.x & 0xffu)";
-  }
-}
-
-std::string raw_type(int64_t itemsize) { return itemsize == 8 ? "vec2<u32>" : "u32"; }
-
-std::string ct_type(CT ct, int64_t raw_itemsize) {
-  return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct);
-}
-
-// A scalar parameter at word w, in the compute type (RAW: the raw bits of raw_itemsize bytes).
-std::string scalar_expr(CT ct, uint32_t w, int64_t raw_itemsize) {
-  const std::string a = "prm(" + std::to_string(w) + "u)";
-  if (ct == CT::RAW && raw_itemsize < 8) return a;
-  switch (ct) {
-    case CT::F32: return "bitcast<f32>(" + a + ")";
-    case CT::I32: return "bitcast<i32>(" + a + ")";
-    default: return "vec2<u32>(" + a + ", prm(" + std::to_string(w + 1) + "u))";
-  }
-}
-
-void replace(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-}
-
-bool uses_any(const std::string& expr, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (expr.find(n) != std::string::npos) return true;
-  return false;
-}
-
-// A CPU scalar operand's value, read straight from its one element; cast to `as` first when
-// given, the way CPU's TensorIterator casts inputs to the common dtype (wrapping, no range check).
-c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
-  c10::Scalar v;
-  const void* p = t.const_data_ptr();
-  switch (t.scalar_type()) {
-#define WEBGPU_READ(T, N) \
-    case at::ScalarType::N: v = c10::Scalar(*static_cast<const T*>(p)); break;
-    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX(WEBGPU_READ)
-#undef WEBGPU_READ
-    default: v = at::Tensor(t).item();
-  }
-  if (as == at::ScalarType::Undefined || as == t.scalar_type()) return v;
-  return cast_scalar(v, as);
-}
-
-// WGSL that rounds a compute-type value v to dtype t's range or precision, for outputs of another
-// dtype: CPU computes in the common dtype and casts after (int8 wraps, float16 rounds) first.
-std::string narrow_to(at::ScalarType t, CT ct) {
-  if (ct == CT::F32) {
-    if (t == at::kHalf) return "f16_to_f32(f32_to_f16(v))";
-    if (t == at::kBFloat16) return "bitcast<f32>(f32_to_bf16(v) << 16u)";
-  } else if (ct == CT::I32) {
-    if (t == at::kChar) return "((v << 24u) >> 24u)";
-    if (t == at::kByte) return "(v & 0xff)";
-    if (t == at::kShort) return "((v << 16u) >> 16u)";
-    if (t == at::kBool) return "select(0i, 1i, v != 0i)";
-  }
-  return "";
-}
-
-}  // namespace
-
-c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
-  switch (as) {
-    case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
-    case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
-    case at::kBFloat16: return c10::Scalar(double(float(c10::BFloat16(static_cast<float>(v.toDouble())))));
-    case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
-    default: break;
-  }
-  if (!at::isIntegralType(as, false)) return v;
-  const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
-  switch (as) {
-    case at::kLong: return c10::Scalar(i);
-    case at::kInt: return c10::Scalar(int64_t(static_cast<int32_t>(i)));
-    case at::kShort: return c10::Scalar(int64_t(static_cast<int16_t>(i)));
-    case at::kChar: return c10::Scalar(int64_t(static_cast<int8_t>(i)));
-    case at::kByte: return c10::Scalar(int64_t(static_cast<uint8_t>(i)));
-    default: return v;
   }
 }
 

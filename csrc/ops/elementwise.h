@@ -27,6 +27,17 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
 
 const char* wgsl_type(CT ct);
 
+// WGSL building blocks shared by hand-written kernels (ops/kernel.h):
+// the storage tag of a dtype ("f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "b8"),
+const char* dtype_tag(at::ScalarType t);
+bool is_float(at::ScalarType t);
+// the raw bits of element `e` read through word accessor `rd` (u32, or vec2<u32> for 8 bytes),
+std::string raw_load(int64_t itemsize, const std::string& rd);
+// raw bits `r` of dtype t -> a value `v` of compute type ct (exact, as CPU casts),
+std::string convert_in(at::ScalarType t, CT ct);
+// compute-type value `v` -> raw bits of dtype t (masked to its width; vec2<u32> for int64).
+std::string convert_out(at::ScalarType t, CT ct);
+
 // s cast to dtype `as` as a C++ static_cast would (integers wrap), the way CPU casts an input.
 c10::Scalar cast_scalar(const c10::Scalar& s, at::ScalarType as);
 

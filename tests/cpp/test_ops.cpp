@@ -55,3 +55,33 @@ TEST(ops_fill_zero_item_conversion) {
 TEST(ops_float64_is_refused) {
   EXPECT_THROWS(at::empty({2}, at::TensorOptions().device(kDev).dtype(at::kDouble)), "float64");
 }
+
+// ops/kernel.h: typed accessors over every dtype, sub-word outputs written by neighbouring
+// invocations (atomics), an operand aliasing the output's block, and parameters.
+#include "ops/kernel.h"
+
+TEST(kernel_launch_typed_accessors) {
+  using webgpu::ops::CT;
+  for (auto dt : {at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort, at::kChar, at::kByte,
+                  at::kBool}) {
+    at::Tensor x = at::randint(-50, 50, {37}).to(dt);
+    at::Tensor base = at::zeros({80}, at::TensorOptions().dtype(dt)).to(kDev);
+    at::Tensor out = base.slice(0, 3, 77, 2);  // stride 2, offset 3: neighbours share words
+    at::Tensor xd = x.to(kDev);
+    const CT ct = dt == at::kLong ? CT::I64 : (dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16) ? CT::F32 : CT::I32;
+    webgpu::ops::Kernel k(std::string("test:reverse_scale"));
+    k.in(xd, ct);
+    k.out(out, ct);
+    k.param(37);
+    k.param(uint32_t(out.storage_offset()));
+    k.launch(1, [&] {
+      const std::string two = ct == CT::F32 ? "2.0" : ct == CT::I32 ? "2i" : "";
+      const std::string v = ct == CT::I64 ? "i64_add(ld0(36u - i), ld0(36u - i))" : "ld0(36u - i) * " + two;
+      return "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
+             "  if (i >= prm(0u)) { return; }\n  st1(prm(1u) + 2u * i, " + v + ");\n}\n";
+    });
+    at::Tensor want = at::zeros({80}, at::TensorOptions().dtype(dt));
+    want.slice(0, 3, 77, 2).copy_(x.flip(0) * 2);
+    EXPECT(bit_equal(base.cpu(), want));
+  }
+}
