@@ -2,7 +2,8 @@
 # Incremental developer build without pip, for one checkout (or git worktree) at a time:
 #   bash tools/dev.sh            configure once, build into build/dev, stage the package
 #   bash tools/dev.sh py ARGS    run python with the staged package first on sys.path (from /tmp)
-#   bash tools/dev.sh test ARGS  run pytest over tests/ against the staged package (fallback off)
+#   bash tools/dev.sh test ARGS  run pytest against the staged package (fallback off): over tests/,
+#                                or over the ABSOLUTE test paths given first
 #   bash tools/dev.sh cpp ARGS   run the C++ unit tests (tests/cpp) of this build
 # The staged package (build/dev/stage/torch_webgpu) links the checkout's Python files and the fresh
 # _C module, so several worktrees can build and test side by side without pip installs.
@@ -28,7 +29,8 @@ build() {
 case "${1:-build}" in
   build) shift || true; build "$@" ;;
   py) shift; cd /tmp && PYTHONPATH="$stage_dir" exec "$PY" "$@" ;;
-  test) shift; cd /tmp && TORCH_WEBGPU_FALLBACK=0 PYTHONPATH="$stage_dir" exec "$PY" -m pytest "$ROOT/tests" \
+  test) shift; tests=("$ROOT/tests"); [ $# -gt 0 ] && [ -e "$1" ] && tests=()
+        cd /tmp && TORCH_WEBGPU_FALLBACK=0 PYTHONPATH="$stage_dir" exec "$PY" -m pytest "${tests[@]}" \
           -q -p no:cacheprovider --import-mode=importlib "$@" ;;
   cpp) shift; TORCH_WEBGPU_DAWN_LIBRARY="$(cd /tmp && "$PY" -c 'from torch_webgpu._dawn import find_dawn_library as f; print(f())')" \
          exec "$B/webgpu_cpp_tests" "$@" ;;
