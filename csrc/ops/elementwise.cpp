@@ -19,7 +19,7 @@ constexpr uint32_t kWG = 256;
 // The vec4 path's shape: vec4 quads per invocation (strided by the thread count, so neighbours stay
 // coalesced) and workgroup size. TORCH_WEBGPU_EW_VEC="quads,wg" overrides them for tuning.
 struct VecShape {
-  uint32_t quads = 1, wg = kWG;
+  uint32_t quads = 4, wg = kWG;  // H100: 0.787x CUDA at 1 quad, 0.914x at 4 (2^26 f32 add)
 };
 const VecShape& vec_shape() {
   static const VecShape v = [] {
