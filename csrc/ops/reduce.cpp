@@ -119,7 +119,7 @@ std::string f32_combine(const Op& op) {
   }
 }
 
-std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in) {
+std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
   const std::string A = acc_type(acc);
   const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
   std::string s = "alias ACC = " + A + ";\nconst NW: u32 = " + std::to_string(acc_words(acc)) + "u;\n";
@@ -138,7 +138,7 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
           case NormP::Zero: f += " return select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u);"; break;
           case NormP::Two: f += " return f * f;"; break;
           case NormP::Gen:
-            f += " let x = abs(f); return select(pow(x, fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), x == 0.0);";
+            f += " let x = abs(f); if (nan(x)) { return x; } return select(pow(x, fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), x == 0.0);";
             break;
           default: f += " return abs(f);"; break;
         }
@@ -252,6 +252,7 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       break;
     }
   }
+  if (!final_pass) fin = "";  // partial passes store packed accumulators instead
   s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
   return s;
 }
@@ -329,7 +330,7 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     std::string binds = "@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;\n"
                         "@group(0) @binding(2) var<storage, read_write> dst0: array<u32>;\n";
     if (two) binds += "@group(0) @binding(3) var<storage, read_write> dst1: array<u32>;\n";
-    std::string fns = functions(op, acc, L.in_dtype, L.packed_in);
+    std::string fns = functions(op, acc, L.in_dtype, L.packed_in, L.final_pass);
     // The store at the end of a (row, part): the row's outputs, or its partial.
     const std::string store = L.final_pass ? "finish(oo, res);" : "store_partial(slot, res);";
     std::string code;
