@@ -425,6 +425,324 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
   return {v, i};
 }
 
+
+// ---- unique ----
+
+// Compute type and value-equality of a dtype for the unique kernels (NaN never equals NaN).
+CT value_ct(at::ScalarType t) { return key_ct(key_kind(t)); }
+
+std::string value_defs(at::ScalarType t, int ox) {
+  const CT ct = value_ct(t);
+  std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(prm(3u) + e); }\n";
+  s += ct == CT::I64 ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
+                     : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
+  return s;
+}
+
+// Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
+                                                           bool want_counts, const char* name) {
+  check_supported_dtype(self.scalar_type(), name);
+  const int64_t n = self.numel();
+  auto lopts = self.options().dtype(at::kLong);
+  at::Tensor inverse = want_inverse ? at::empty(self.sizes(), lopts) : at::empty({0}, lopts);
+  if (n == 0) {
+    return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
+  }
+  at::Tensor x = self.reshape({-1}).contiguous();
+  Sorted s;
+  if (sorted) s = sort_rows(x.view({1, n}), 1, n, false);
+  const bool via = sorted;
+  auto src_defs = [&](int oi) {
+    return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
+  };
+  at::Tensor flags = at::empty({n}, self.options().dtype(at::kInt));
+  {
+    Kernel k(std::string("unique:flag:") + (via ? "s" : "c"));
+    const int ox = k.in(x, value_ct(x.scalar_type()));
+    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int of = k.out(flags, CT::I32);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param(0);
+    k.param_index(x.storage_offset(), "offset");
+    k.launch(uint64_t((n + 255) / 256), [&] {
+      return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
+             "(p, i32(f)); }\n" + section("uflag");
+    });
+  }
+  at::Tensor pos = at::cumsum(flags, 0);
+  const int64_t u = pos[n - 1].item<int64_t>();
+  at::Tensor values = at::empty({u}, self.options());
+  at::Tensor starts = at::empty({u}, self.options().dtype(at::kInt));
+  at::Tensor inv = at::empty({n}, lopts);
+  {
+    Kernel k(std::string("unique:scatter:") + (via ? "s" : "c"));
+    const int ox = k.in(x, CT::RAW);
+    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int op = k.in(pos, CT::I64);
+    const int ov = k.out(values, CT::RAW);
+    const int os = k.out(starts, CT::I32);
+    const int on = k.out(inv, CT::I64);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param(0);
+    k.param_index(x.storage_offset(), "offset");
+    k.launch(uint64_t((n + 255) / 256), [&] {
+      const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
+      return src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) + "(p).x; }\n" +
+             "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n" +
+             "fn store_val(j: u32, v: " + VT + ") { st" + I(ov) + "(j, v); }\n" +
+             "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" +
+             "fn store_inv(s: u32, j: u32) { st" + I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
+    });
+  }
+  if (want_inverse) inverse.view({-1}).copy_(inv);
+  at::Tensor counts = at::empty({want_counts ? u : 0}, lopts);
+  if (want_counts) {
+    Kernel k("unique:count");
+    const int os = k.in(starts, CT::I32);
+    const int oc = k.out(counts, CT::I64);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param_index(u, "uniques");
+    k.launch(uint64_t((u + 255) / 256), [&] {
+      return "fn load_start(j: u32) -> u32 { return u32(ld" + I(os) + "(j)); }\n" +
+             "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
+    });
+  }
+  return {values, inverse, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool /*sorted*/, bool return_inverse,
+                                                       bool return_counts) {
+  // Unsorted unique may return any order; the sorted one is a valid answer (CPU sorts as well).
+  return unique_impl(self, true, return_inverse, return_counts, "unique");
+}
+
+std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted*/, bool return_inverse) {
+  auto r = unique_impl(self, true, return_inverse, false, "unique");
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
+                                                                  bool return_counts, std::optional<int64_t> dim) {
+  TORCH_CHECK(!dim.has_value() || self.dim() <= 1,
+              "webgpu: unique_consecutive with dim on a tensor of more than one dimension is not implemented");
+  if (dim.has_value() && self.dim() == 1) at::maybe_wrap_dim(*dim, 1);
+  return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive");
+}
+
+// ---- searchsorted / bucketize ----
+
+at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32, bool right,
+                             std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter_opt,
+                             at::Tensor& out) {
+  const at::Tensor sorter = sorter_opt.has_value() ? *sorter_opt : at::Tensor();
+  at::native::searchsorted_pre_check(boundaries, self, out, out_int32, right, side, at::Tensor());
+  if (sorter.defined()) {
+    TORCH_CHECK(sorter.device() == boundaries.device(), "torch.searchsorted(): sorter and boundary tensors should ",
+                "have same device type, but got sorter tensor device type ", sorter.device(),
+                " and input value tensor device type ", boundaries.device());
+    TORCH_CHECK(sorter.sizes() == boundaries.sizes(), "torch.searchsorted(): boundary and sorter must have the same "
+                "size, but got boundary tensor ", boundaries.sizes(), "and got sorter tensor ", sorter.sizes());
+    TORCH_CHECK(sorter.scalar_type() == at::kLong, "torch.searchsorted(): sorter must be a tensor of long ",
+                "dtype but got dtype ", sorter.scalar_type());
+    if (sorter.numel() > 0) {
+      const int64_t vmin = sorter.amin().item<int64_t>(), vmax = sorter.amax().item<int64_t>();
+      TORCH_CHECK(vmin >= 0 && vmax < sorter.sizes().back(), "torch.searchsorted(): sorter index out of range");
+    }
+  }
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  const bool is_right = right || (side.has_value() && *side == "right");
+  const at::ScalarType ct_t = at::result_type(boundaries, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
+  check_supported_dtype(ct_t, "searchsorted");
+  at::Tensor bd = boundaries.to(ct_t).contiguous();
+  at::Tensor v = self.to(ct_t).contiguous();
+  at::Tensor srt = sorter.defined() ? sorter.contiguous() : at::Tensor();
+  at::Tensor res = at::empty(self.sizes(), out.options());
+  const CT ct = value_ct(ct_t);
+  const int64_t bn = bd.size(-1);
+  const int64_t inner = bd.dim() == 1 ? 0 : (self.dim() > 0 ? self.size(-1) : 1);
+  if (bn == 0 || (inner == 0 && bd.dim() > 1)) {
+    res.zero_();
+  } else {
+    Kernel k(std::string("searchsorted:") + (is_right ? "r" : "l") + (srt.defined() ? "s" : ""));
+    const int ov = k.in(v, ct);
+    const int ob = k.in(bd, ct);
+    const int os = srt.defined() ? k.in(srt, CT::I64) : -1;
+    const int oo = k.out(res, out_int32 ? CT::I32 : CT::I64);
+    k.param_index(self.numel(), "numel");
+    k.param_index(inner, "row length");
+    k.param_index(bn, "boundaries row length");
+    k.param_index(v.storage_offset(), "offset");
+    k.param_index(bd.storage_offset(), "offset");
+    k.param_index(srt.defined() ? srt.storage_offset() : 0, "offset");
+    k.launch(uint64_t((self.numel() + 255) / 256), [&] {
+      const std::string T = wgsl_type(ct);
+      std::string w = "const RIGHT: bool = " + std::string(is_right ? "true" : "false") + ";\n";
+      w += "fn load_v(t: u32) -> " + T + " { return ld" + I(ov) + "(prm(3u) + t); }\n";
+      w += "fn load_b(base: u32, mid: u32) -> " + T + " { ";
+      w += os >= 0 ? "let j = base + ld" + I(os) + "(prm(5u) + base + mid).x; " : std::string("let j = base + mid; ");
+      w += "return ld" + I(ob) + "(prm(4u) + j); }\n";
+      if (ct == CT::I64) {
+        w += "fn gt(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_lt(b, a); }\n"
+             "fn ge(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_le(b, a); }\n";
+      } else {
+        w += "fn gt(a: " + T + ", b: " + T + ") -> bool { return a > b; }\n";
+        w += "fn ge(a: " + T + ", b: " + T + ") -> bool { return a >= b; }\n";
+      }
+      w += out_int32 ? "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, i32(r)); }\n"
+                     : "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, vec2<u32>(r, 0u)); }\n";
+      return w + section("search");
+    });
+  }
+  out.copy_(res);
+  return out;
+}
+
+at::Tensor searchsorted_t(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32, bool right,
+                        std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
+  at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  searchsorted_out(boundaries, self, out_int32, right, side, sorter, out);
+  return out;
+}
+
+at::Tensor searchsorted_scalar(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
+                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
+  return searchsorted_t(boundaries, at::native::searchsorted_scalar_tensor(self, boundaries.device()), out_int32, right,
+                      side, sorter);
+}
+
+at::Tensor& searchsorted_scalar_out(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
+                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
+                                    at::Tensor& out) {
+  return searchsorted_out(boundaries, at::native::searchsorted_scalar_tensor(self, boundaries.device()), out_int32,
+                          right, side, sorter, out);
+}
+
+at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right,
+                          at::Tensor& out) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return searchsorted_out(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out);
+}
+
+at::Tensor bucketize_t(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right) {
+  at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  return bucketize_out(self, boundaries, out_int32, right, out);
+}
+
+at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32, bool right) {
+  return bucketize_t(at::native::searchsorted_scalar_tensor(self, boundaries.device()), boundaries, out_int32, right);
+}
+
+// ---- histc / bincount ----
+
+// Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
+at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
+                           const std::vector<float>& fparams, const std::string& key) {
+  // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
+  at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
+  Kernel k("hist:" + key);
+  k.out(counts, CT::RAW);  // binding b1
+  const int ox = k.in(x, value_ct(x.scalar_type()));
+  const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
+  k.param_index(x.numel(), "numel");
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(weights.defined() ? weights.storage_offset() : 0, "offset");
+  k.param_index(nbins, "bins");
+  for (float f : fparams) k.param_f32(f);
+  k.launch(uint64_t((x.numel() + 255) / 256), [&] {
+    std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
+    w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
+         "(prm(1u) + t); }\n";
+    w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(prm(2u) + t); }\n"
+                 : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
+    w += "fn pf(i: u32) -> f32 { return bitcast<f32>(prm(i)); }\n";
+    w += bin_of;
+    return w + section("hist");
+  });
+  return counts.view(at::kInt);
+}
+
+at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                      at::Tensor& out) {
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the ",
+              "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
+  check_supported_dtype(self.scalar_type(), "histc");
+  double lo = min.toDouble(), hi = max.toDouble();
+  if (lo == hi && self.numel() > 0) {
+    lo = self.amin().item<double>();
+    hi = self.amax().item<double>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [", lo,
+              ", ", hi, "] is not finite");
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  at::native::resize_output(out, {bins});
+  if (self.numel() == 0) {
+    out.zero_();
+    return out;
+  }
+  at::Tensor x = self.reshape({-1}).contiguous();
+  // The bin as CPU finds it: linear interpolation, then one step against linspace(lo, hi, bins + 1),
+  // every operation rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
+  const at::ScalarType st = self.scalar_type();
+  std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
+                    : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
+                                          : "fn rnd(x: f32) -> f32 { return x; }\n";
+  const std::string bin_of = rnd +
+      "fn edge(i: u32) -> f32 { let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
+      " let step = rnd(rnd(hi - lo) / rnd(f32(nb))); if (i < (nb + 1u) / 2u) { return rnd(lo + rnd(step * rnd(f32(i)))); }"
+      " return rnd(hi - rnd(step * rnd(f32(nb - i)))); }\n"
+      "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
+      " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
+      " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
+      " if (p > 0u && v < edge(p)) { p = p - 1u; } else if (p < nb && v >= edge(p + 1u)) { p = p + 1u; }"
+      " return min(p, nb - 1u); }\n";
+  const float flo = float(lo), fhi = float(hi);
+  at::Tensor c = histogram_words(x, {}, bins, bin_of, {float(at::scalar_tensor(flo).to(st).item<float>()),
+                                 float(at::scalar_tensor(fhi).to(st).item<float>())}, "histc");
+  out.copy_(c);
+  return out;
+}
+
+at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
+  at::Tensor out = at::empty({0}, self.options());
+  return histc_out(self, bins, min, max, out);
+}
+
+at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength) {
+  const at::Tensor weights = weights_opt.has_value() ? *weights_opt : at::Tensor();
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(self.scalar_type(), false), "\"bincount_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
+  if (self.dim() == 1 && self.numel() == 0) return at::zeros({minlength}, self.options().dtype(at::kLong));
+  TORCH_CHECK(self.dim() == 1, "bincount only supports 1-d non-negative integral inputs.");
+  TORCH_CHECK(self.amin().item<int64_t>() >= 0, "bincount only supports 1-d non-negative integral inputs.");
+  if (weights.defined())
+    TORCH_CHECK(weights.dim() == 1 && weights.size(0) == self.size(0),
+                "weights should be 1-d and have the same length as input");
+  const int64_t nbins = std::max(self.amax().item<int64_t>() + 1, minlength);
+  const bool wf = weights.defined();
+  TORCH_CHECK(!wf || weights.scalar_type() == at::kFloat, "webgpu: bincount: weights of dtype ",
+              weights.defined() ? weights.scalar_type() : at::kFloat,
+              " give a float64 result, which the webgpu device does not support (use float32 weights)");
+  const bool wide = self.scalar_type() == at::kLong;
+  const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
+  at::Tensor c = histogram_words(self, wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
+                                 wf ? "bincount:w" : "bincount");
+  return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -444,6 +762,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
   m.impl("mode", TORCH_FN(mode));
   m.impl("mode.values", TORCH_FN(mode_out));
+  m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("_unique", TORCH_FN(unique1));
+  m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("searchsorted.Tensor", TORCH_FN(searchsorted_t));
+  m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
+  m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
+  m.impl("searchsorted.Scalar_out", TORCH_FN(searchsorted_scalar_out));
+  m.impl("bucketize.Tensor", TORCH_FN(bucketize_t));
+  m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
+  m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
+  m.impl("histc", TORCH_FN(histc));
+  m.impl("histc.out", TORCH_FN(histc_out));
+  m.impl("bincount", TORCH_FN(bincount));
 }
 
 }  // namespace webgpu::ops
