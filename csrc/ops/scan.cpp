@@ -1,0 +1,223 @@
+// Scans along a dimension: cumsum, cumprod (structured, through their DispatchStubs), cummax and
+// cummin with indices (_cummax_helper/_cummin_helper), logcumsumexp (_logcumsumexp).
+// The scanned dimension is moved last and made contiguous in a work dtype (float32 for floating
+// inputs, half types included; int64 for integers, as CPU accumulates them), rows are scanned by
+// wgsl/scan.wgsl (tiles of 1024 per workgroup, a reduce + recursive scan + carry pass for long rows)
+// and the result is copied back into the (possibly strided) output in its dtype.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/ReduceOps.h>
+#include <ATen/native/ReduceOpsUtils.h>
+#include <torch/library.h>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "ops/structured.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+enum class Op { Sum, Prod, Max, Min, Lse };
+constexpr int64_t kTile = 1024;
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Sum: return "sum";
+    case Op::Prod: return "prod";
+    case Op::Max: return "max";
+    case Op::Min: return "min";
+    case Op::Lse: return "lse";
+  }
+  return "?";
+}
+
+// WGSL definitions of T, S, ident and comb for an op over f32 or int64 (vec2<u32>) values.
+std::string scan_defs(Op op, bool i64) {
+  std::string s = i64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
+  s += "struct S { v: T, i: u32 }\n";
+  s += "fn rt_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }\n";
+  s += "fn isnanf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n";
+  const std::string zero = i64 ? "vec2<u32>(0u, 0u)" : "0.0";
+  const std::string one = i64 ? "vec2<u32>(1u, 0u)" : "1.0";
+  switch (op) {
+    case Op::Sum:
+      s += "fn ident() -> S { return S(" + zero + ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_add(a.v, b.v)" : "a.v + b.v") + ", 0u); }\n";
+      break;
+    case Op::Prod:
+      s += "fn ident() -> S { return S(" + one + ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v") + ", 0u); }\n";
+      break;
+    case Op::Max:
+    case Op::Min: {
+      // The later element wins ties; a NaN beats everything and a later NaN beats an earlier one
+      // (CPU: `if (isnan(x) || (!isnan(out) && x >= out))`).
+      const char* cmp = op == Op::Max ? ">=" : "<=";
+      s += "fn ident() -> S { return S(" + zero + ", 0xffffffffu); }\n";
+      s += "fn takes(a: T, b: T) -> bool { ";
+      if (i64)
+        s += std::string("return ") + (op == Op::Max ? "i64_le(a, b)" : "i64_le(b, a)") + "; }\n";
+      else
+        s += std::string("return isnanf(b) || (!isnanf(a) && b ") + cmp + " a); }\n";
+      s += "fn comb(a: S, b: S) -> S { if (a.i == 0xffffffffu) { return b; } if (b.i == 0xffffffffu) { return a; }"
+           " if (takes(a.v, b.v)) { return b; } return a; }\n";
+      break;
+    }
+    case Op::Lse:
+      s += "fn ident() -> S { return S(-rt_inf(), 0u); }\n";
+      // log(exp(x) + exp(y)) as CPU's _log_add_exp_helper: equal infinities stay as they are.
+      s += "fn comb(a: S, b: S) -> S { let x = a.v; let y = b.v;\n"
+           "  if (isnanf(x) || isnanf(y)) { return S(x + y, 0u); }\n"
+           "  let mn = min(x, y); let mx = max(x, y);\n"
+           "  if (mn != mx || abs(mn) < rt_inf()) { return S(mx + log(1.0 + exp(mn - mx)), 0u); }\n"
+           "  return S(x, 0u); }\n";
+      break;
+  }
+  return s;
+}
+
+bool has_idx(Op op) { return op == Op::Max || op == Op::Min; }
+
+// One pass over x [rows, n] (contiguous, f32 or int64). reduce: y gets one S per tile ([rows, nb]).
+void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c, const at::Tensor& ci,
+                 const at::Tensor& y, const at::Tensor& yi, int64_t rows, int64_t n, int64_t nb, Op op, bool reduce) {
+  const bool i64 = x.scalar_type() == at::kLong;
+  const CT ct = i64 ? CT::I64 : CT::F32;
+  const bool idx = has_idx(op), carry = c.defined(), idx_in = xi.defined();
+  Kernel k(std::string("scan:") + op_name(op) + (reduce ? ":r" : ":s") + (carry ? "c" : "") + (idx_in ? "i" : ""));
+  const int ox = k.in(x, ct);
+  const int oxi = idx_in ? k.in(xi, CT::I32) : -1;
+  const int oc = carry ? k.in(c, ct) : -1;
+  const int oci = carry && idx ? k.in(ci, CT::I32) : -1;
+  const int oy = k.out(y, ct);
+  const int oyi = idx ? k.out(yi, CT::I32) : -1;
+  k.param_index(n, "row length");
+  k.param_index(nb, "tiles per row");
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(idx_in ? xi.storage_offset() : 0, "offset");
+  k.param_index(carry ? c.storage_offset() : 0, "offset");
+  k.param_index(oci >= 0 ? ci.storage_offset() : 0, "offset");
+  k.param_index(y.storage_offset(), "offset");
+  k.param_index(oyi >= 0 ? yi.storage_offset() : 0, "offset");
+  k.param_index(rows * n, "numel");
+  k.launch(uint64_t(rows * nb), [&] {
+    auto I = [](int i) { return std::to_string(i); };
+    std::string s = scan_defs(op, i64);
+    s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
+    s += "const CARRY: bool = " + std::string(carry ? "true" : "false") + ";\n";
+    s += "fn load_x(e: u32) -> T { return ld" + I(ox) + "(prm(2u) + e); }\n";
+    s += "fn load_xi(e: u32, p: u32) -> u32 { return " +
+         (idx_in ? "u32(ld" + I(oxi) + "(prm(3u) + e))" : std::string("p")) + "; }\n";
+    s += "fn load_c(e: u32) -> S { return S(";
+    s += carry ? "ld" + I(oc) + "(prm(4u) + e), " + (oci >= 0 ? "u32(ld" + I(oci) + "(prm(5u) + e))" : "0u")
+               : std::string("ident().v, 0u");
+    s += "); }\n";
+    s += "fn store_y(e: u32, r: S) { st" + I(oy) + "(prm(6u) + e, r.v); ";
+    if (oyi >= 0) s += "st" + I(oyi) + "(prm(7u) + e, i32(r.i)); ";
+    s += "}\n";
+    s += rt::wgsl_source("scan");
+    return s;
+  });
+}
+
+// Inclusive scan of each row of x ([rows, n], contiguous, kFloat or kLong) into y (and the
+// winning indices into yi, int32, for max/min). xi: the elements' indices (undefined: positions).
+void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t n, Op op, at::Tensor& y,
+               at::Tensor& yi) {
+  y = at::empty({rows, n}, x.options());
+  if (has_idx(op)) yi = at::empty({rows, n}, x.options().dtype(at::kInt));
+  if (rows * n == 0) return;
+  const int64_t nb = (n + kTile - 1) / kTile;
+  at::Tensor c, ci;
+  if (nb > 1) {
+    at::Tensor agg = at::empty({rows, nb}, x.options());
+    at::Tensor aggi = has_idx(op) ? at::empty({rows, nb}, x.options().dtype(at::kInt)) : at::Tensor();
+    launch_scan(x, xi, {}, {}, agg, aggi, rows, n, nb, op, true);
+    if (has_idx(op) && !xi.defined()) {
+      // Tile winners carry their position in the row; the recursive scan keeps them as indices.
+    }
+    scan_rows(agg, aggi, rows, nb, op, c, ci);
+  }
+  launch_scan(x, xi, c, ci, y, yi, rows, n, nb, op, false);
+}
+
+at::ScalarType work_dtype(at::ScalarType t) {
+  return at::isFloatingType(t) ? at::kFloat : at::kLong;
+}
+
+// Scans self along dim into values (and indices), both shaped like self.
+void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
+              const char* name) {
+  check_supported_dtype(self.scalar_type(), name);
+  if (self.dim() == 0) {
+    values.copy_(self);
+    if (indices.defined()) indices.zero_();
+    return;
+  }
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  if (self.numel() == 0) return;
+  const int64_t n = self.size(dim), rows = self.numel() / n;
+  at::Tensor x = self.movedim(dim, -1).contiguous();
+  const at::ScalarType wd = work_dtype(values.scalar_type());
+  if (x.scalar_type() != wd) x = x.to(wd);
+  at::Tensor y, yi;
+  scan_rows(x.view({rows, n}), {}, rows, n, op, y, yi);
+  auto shape = x.sizes();
+  values.movedim(dim, -1).copy_(y.view(shape));
+  if (indices.defined()) indices.movedim(dim, -1).copy_(yi.view(shape));
+}
+
+void cumsum_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
+  scan_dim(self, dim, Op::Sum, result, {}, "cumsum");
+}
+void cumprod_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim) {
+  scan_dim(self, dim, Op::Prod, result, {}, "cumprod");
+}
+
+void cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  scan_dim(self, dim, Op::Max, values, indices, "cummax");
+}
+void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
+  scan_dim(self, dim, Op::Min, values, indices, "cummin");
+}
+
+void check_lse_dtype(const at::Tensor& self) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_out_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
+}
+
+at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
+  check_lse_dtype(self);
+  at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
+  scan_dim(self, dim, Op::Lse, out, {}, "logcumsumexp");
+  return out;
+}
+
+at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  check_lse_dtype(self);
+  at::native::resize_output(out, self.sizes());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "logcumsumexp: expected out to have dtype ",
+              self.scalar_type(), " but got ", out.scalar_type());
+  scan_dim(self, dim, Op::Lse, out, {}, "logcumsumexp");
+  return out;
+}
+
+}  // namespace
+
+WEBGPU_STUB(cumsum_stub, &cumsum_kernel)
+WEBGPU_STUB(cumprod_stub, &cumprod_kernel)
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using T = const at::Tensor&;
+  using OptDtype = std::optional<at::ScalarType>;
+  structured::reg<at::native::structured_cumsum_out, T, int64_t, OptDtype>(m, "cumsum", "cumsum.out", "cumsum_");
+  structured::reg<at::native::structured_cumprod_out, T, int64_t, OptDtype>(m, "cumprod", "cumprod.out", "cumprod_");
+  m.impl("_cummax_helper", TORCH_FN(cummax_helper));
+  m.impl("_cummin_helper", TORCH_FN(cummin_helper));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+}
+
+}  // namespace webgpu::ops

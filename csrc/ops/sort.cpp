@@ -1,0 +1,780 @@
+// Sorting and order statistics: sort (always stable), argsort/msort (through sort), topk, kthvalue,
+// median, nanmedian, mode, unique (_unique, _unique2, unique_consecutive), searchsorted, bucketize,
+// histc, bincount. Kernels are in wgsl/sort.wgsl (one section per kernel).
+//
+// Rows along the sorted dimension are made contiguous ([rows, n]), padded to a power of two and
+// sorted as (order-preserving key, index) pairs by a bitonic network: tiles of 1024 pairs in shared
+// memory, plus global compare-exchange passes for rows longer than a tile. A gather kernel then
+// writes the wanted positions (all, the first k, the k-th, the median) as values and int64 indices.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/BucketizationUtils.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <map>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr int64_t kTile = 1024;
+
+// One section of wgsl/sort.wgsl.
+std::string section(const std::string& name) {
+  const std::string& src = rt::wgsl_source("sort");
+  const std::string mark = "// ==== " + name + " ====";
+  size_t a = src.find(mark);
+  TORCH_CHECK(a != std::string::npos, "webgpu: internal: sort.wgsl has no section ", name);
+  size_t b = src.find("// ==== ", a + mark.size());
+  return src.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+std::string I(int i) { return std::to_string(i); }
+
+enum class KeyKind { Float, Int32, Int64 };
+
+KeyKind key_kind(at::ScalarType t) {
+  if (at::isFloatingType(t)) return KeyKind::Float;
+  if (t == at::kLong) return KeyKind::Int64;
+  return KeyKind::Int32;
+}
+
+CT key_ct(KeyKind k) { return k == KeyKind::Float ? CT::F32 : k == KeyKind::Int64 ? CT::I64 : CT::I32; }
+
+// K, its order and the NaN test (ascending float keys: NaN maps to all ones).
+std::string key_defs(bool wide, bool float_keys) {
+  std::string s;
+  if (wide) {
+    s += "alias K = vec2<u32>;\n"
+         "fn klt(a: K, b: K) -> bool { return a.x < b.x || (a.x == b.x && a.y < b.y); }\n"
+         "fn keq(a: K, b: K) -> bool { return a.x == b.x && a.y == b.y; }\n"
+         "fn kmax() -> K { return vec2<u32>(0xffffffffu, 0xffffffffu); }\n";
+  } else {
+    s += "alias K = u32;\n"
+         "fn klt(a: K, b: K) -> bool { return a < b; }\n"
+         "fn keq(a: K, b: K) -> bool { return a == b; }\n"
+         "fn kmax() -> K { return 0xffffffffu; }\n";
+  }
+  s += std::string("fn is_nan_key(a: K) -> bool { return ") + (float_keys ? "a == 0xffffffffu" : "false") + "; }\n";
+  return s;
+}
+
+// Accessors for the flat key and index work buffers (fresh tensors: storage offset 0).
+std::string kv_access(bool wide, int ok, int oi) {
+  std::string s;
+  if (wide) {
+    s += "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n";
+    s += "fn store_key(p: u32, v: K) { st" + I(ok) + "(2u * p, v.x); st" + I(ok) + "(2u * p + 1u, v.y); }\n";
+  } else {
+    s += "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
+    s += "fn store_key(p: u32, v: K) { st" + I(ok) + "(p, v); }\n";
+  }
+  s += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
+  s += "fn store_idx(p: u32, v: u32) { st" + I(oi) + "(p, v); }\n";
+  return s;
+}
+
+struct Sorted {
+  at::Tensor keys, idx;
+  int64_t rows = 0, n = 0, npad = 1;
+  bool wide = false, float_keys = false;
+};
+
+// Stably sorts each row of x ([rows, n], contiguous) into key/index buffers.
+Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
+  Sorted s;
+  s.rows = rows;
+  s.n = n;
+  while (s.npad < n) s.npad <<= 1;
+  const KeyKind kk = key_kind(x.scalar_type());
+  s.wide = kk == KeyKind::Int64;
+  s.float_keys = kk == KeyKind::Float;
+  int64_t total = rows * s.npad;
+  total = (total + kTile - 1) / kTile * kTile;
+  TORCH_CHECK(total < (int64_t(1) << 31), "webgpu: sort: ", rows, " rows of ", n,
+              " elements exceed the 32-bit indexing of webgpu kernels");
+  auto opts = x.options().dtype(at::kInt);
+  s.keys = at::empty({total * (s.wide ? 2 : 1)}, opts);
+  s.idx = at::empty({total}, opts);
+  const std::string dkey = std::string(desc ? "d" : "a");
+
+  auto local = [&](bool first, int64_t kstart, int64_t kend) {
+    Kernel k(std::string("sort:local:") + (first ? "f" : "m") + dkey + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
+    const int ox = first ? k.in(x, key_ct(kk)) : -1;
+    const int ok = k.out(s.keys, CT::RAW);
+    const int oi = k.out(s.idx, CT::RAW);
+    k.param_index(s.npad, "padded row length");
+    k.param_index(n, "row length");
+    k.param_index(rows, "rows");
+    k.param_index(kstart, "stage");
+    k.param_index(kend, "stage");
+    k.param_index(first ? x.storage_offset() : 0, "offset");
+    k.launch(uint64_t(total / kTile), [&] {
+      std::string w = key_defs(s.wide, s.float_keys) + kv_access(s.wide, ok, oi);
+      w += std::string("const FIRST: bool = ") + (first ? "true" : "false") + ";\n";
+      if (first) {
+        const std::string flip = desc ? "~" : "";
+        w += "fn make_key(e: u32) -> K { let v = ld" + I(ox) + "(prm(5u) + e); ";
+        if (kk == KeyKind::Float) {
+          w += "var u = bitcast<u32>(v); if ((u & 0x7fffffffu) > 0x7f800000u) { u = 0xffffffffu; } else {"
+               " if (u == 0x80000000u) { u = 0u; } u = select(u | 0x80000000u, ~u, (u >> 31u) == 1u); } return " +
+               flip + "u; }\n";
+        } else if (kk == KeyKind::Int64) {
+          w += "return " + flip + "vec2<u32>(v.y ^ 0x80000000u, v.x); }\n";
+        } else {
+          w += "return " + flip + "(bitcast<u32>(v) ^ 0x80000000u); }\n";
+        }
+      } else {
+        w += "fn make_key(e: u32) -> K { return kmax(); }\n";
+      }
+      return w + section("local");
+    });
+  };
+  auto global = [&](int64_t kst, int64_t j) {
+    Kernel k(std::string("sort:global:") + (s.wide ? "w" : "n"));
+    const int ok = k.out(s.keys, CT::RAW);
+    const int oi = k.out(s.idx, CT::RAW);
+    k.param_index(s.npad, "padded row length");
+    k.param(0);
+    k.param(0);
+    k.param_index(kst, "stage");
+    k.param_index(j, "distance");
+    k.param_index(total / 2, "pairs");
+    k.launch(uint64_t((total / 2 + 255) / 256),
+             [&] { return key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global"); });
+  };
+  local(true, 2, std::min(s.npad, kTile));
+  for (int64_t kst = 2 * kTile; kst <= s.npad; kst <<= 1) {
+    for (int64_t j = kst / 2; j >= kTile; j >>= 1) global(kst, j);
+    local(false, kst, kst);
+  }
+  return s;
+}
+
+// Writes cnt sorted elements per row (see the gather section) into contiguous [rows, cnt] tensors.
+void gather(const Sorted& s, const at::Tensor& x, int64_t p0, int64_t cnt, int mode, at::Tensor& v, at::Tensor& i) {
+  v = at::empty({s.rows, cnt}, x.options());
+  i = at::empty({s.rows, cnt}, x.options().dtype(at::kLong));
+  if (s.rows * cnt == 0) return;
+  Kernel k("sort:gather:" + std::to_string(mode) + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
+  const int ox = k.in(x, CT::RAW);
+  const int ok = k.in(s.keys, CT::RAW);
+  const int oi = k.in(s.idx, CT::RAW);
+  const int ov = k.out(v, CT::RAW);
+  const int on = k.out(i, CT::I64);
+  k.param_index(s.npad, "padded row length");
+  k.param_index(s.n, "row length");
+  k.param_index(cnt, "count");
+  k.param_index(p0, "position");
+  k.param_index(s.rows * cnt, "outputs");
+  k.param_index(x.storage_offset(), "offset");
+  k.launch(uint64_t((s.rows * cnt + 255) / 256), [&] {
+    std::string w = key_defs(s.wide, s.float_keys);
+    w += "const MODE: u32 = " + std::to_string(mode) + "u;\n";
+    w += s.wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n"
+                : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
+    w += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
+    w += "fn load_val(e: u32) -> " + wgsl_value_type(CT::RAW, x.scalar_type()) + " { return ld" + I(ox) + "(prm(5u) + e); }\n";
+    w += "fn store_val(t: u32, v: " + wgsl_value_type(CT::RAW, x.scalar_type()) + ") { st" + I(ov) + "(t, v); }\n";
+    w += "fn store_ind(t: u32, s: u32) { st" + I(on) + "(t, vec2<u32>(s, 0u)); }\n";
+    return w + section("gather");
+  });
+}
+
+// The mode of each sorted row.
+void mode_rows(const Sorted& s, const at::Tensor& x, at::Tensor& v, at::Tensor& i) {
+  v = at::empty({s.rows, 1}, x.options());
+  i = at::empty({s.rows, 1}, x.options().dtype(at::kLong));
+  if (s.rows == 0) return;
+  Kernel k(std::string("sort:mode:") + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
+  const int ox = k.in(x, CT::RAW);
+  const int ok = k.in(s.keys, CT::RAW);
+  const int oi = k.in(s.idx, CT::RAW);
+  const int ov = k.out(v, CT::RAW);
+  const int on = k.out(i, CT::I64);
+  k.param_index(s.npad, "padded row length");
+  k.param_index(s.n, "row length");
+  k.param_index(x.storage_offset(), "offset");
+  k.launch(uint64_t(s.rows), [&] {
+    std::string w = key_defs(s.wide, s.float_keys);
+    w += s.wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n"
+                : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
+    w += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
+    w += "fn load_val(e: u32) -> " + wgsl_value_type(CT::RAW, x.scalar_type()) + " { return ld" + I(ox) + "(prm(2u) + e); }\n";
+    w += "fn store_val(t: u32, v: " + wgsl_value_type(CT::RAW, x.scalar_type()) + ") { st" + I(ov) + "(t, v); }\n";
+    w += "fn store_ind(t: u32, s: u32) { st" + I(on) + "(t, vec2<u32>(s, 0u)); }\n";
+    return w + section("mode");
+  });
+}
+
+// self moved so that dim is last, contiguous, as [rows, n]; 0-dim as [1, 1].
+struct Rows {
+  at::Tensor x;  // [rows, n]
+  std::vector<int64_t> moved;  // sizes of self with dim last (0-dim: {1})
+  int64_t rows = 1, n = 1, dim = 0;
+  bool scalar = false;
+};
+
+Rows rows_of(const at::Tensor& self, int64_t dim) {
+  Rows r;
+  if (self.dim() == 0) {
+    at::maybe_wrap_dim(dim, 1);
+    r.scalar = true;
+    r.x = self.reshape({1, 1}).contiguous();
+    r.moved = {1};
+    return r;
+  }
+  r.dim = at::maybe_wrap_dim(dim, self.dim());
+  at::Tensor m = self.movedim(r.dim, -1);
+  r.moved = m.sizes().vec();
+  r.n = self.size(r.dim);
+  r.rows = r.n == 0 ? 0 : self.numel() / r.n;
+  if (r.n == 0) {
+    r.rows = 1;
+    for (size_t j = 0; j + 1 < r.moved.size(); ++j) r.rows *= r.moved[j];
+  }
+  r.x = m.contiguous().view({r.rows, r.n});
+  return r;
+}
+
+// Copies [rows, cnt] results into out (already shaped: self's shape with dim of size cnt, or with
+// dim removed when !keepdim and cnt == 1).
+void write_back(const at::Tensor& out, const at::Tensor& v, const Rows& r, int64_t cnt, bool keepdim) {
+  if (v.numel() == 0) return;
+  if (r.scalar) {
+    out.view({1, cnt}).copy_(v);
+    return;
+  }
+  std::vector<int64_t> sz = r.moved;
+  sz.back() = cnt;
+  at::Tensor t = keepdim ? out : out.unsqueeze(r.dim);
+  t.movedim(r.dim, -1).copy_(v.view(sz));
+}
+
+std::vector<int64_t> reduced_shape(const at::Tensor& self, int64_t dim, int64_t cnt, bool keepdim) {
+  if (self.dim() == 0) return {};
+  std::vector<int64_t> s = self.sizes().vec();
+  if (keepdim) s[dim] = cnt;
+  else s.erase(s.begin() + dim);
+  return s;
+}
+
+void prep_out(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, at::IntArrayRef shape,
+              const char* name) {
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), name, ": Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", values.scalar_type(), " instead");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, name, ": Expected out tensor to have dtype Long, but got ",
+              indices.scalar_type(), " instead");
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+}
+
+// ---- sort ----
+
+std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
+                                               bool descending, at::Tensor& values, at::Tensor& indices) {
+  check_supported_dtype(self.scalar_type(), "sort");
+  Rows r = rows_of(self, dim);
+  prep_out(values, indices, self, self.sizes(), "sort");
+  if (self.numel() == 0) return {values, indices};
+  Sorted s = sort_rows(r.x, r.rows, r.n, descending);
+  at::Tensor v, i;
+  gather(s, r.x, 0, r.n, 0, v, i);
+  write_back(values, v, r, r.n, true);
+  write_back(indices, i, r, r.n, true);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                               bool descending) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  sort_out(self, stable, dim, descending, v, i);
+  return {v, i};
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_plain(const at::Tensor& self, int64_t dim, bool descending) {
+  return sort_stable(self, false, dim, descending);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_plain_out(const at::Tensor& self, int64_t dim, bool descending,
+                                                     at::Tensor& values, at::Tensor& indices) {
+  return sort_out(self, false, dim, descending, values, indices);
+}
+
+// ---- topk / kthvalue ----
+
+std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
+                                               bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
+  check_supported_dtype(self.scalar_type(), "topk");
+  Rows r = rows_of(self, dim);
+  TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(r.dim) : 1), "selected index k out of range");
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) shape[r.dim] = k;
+  prep_out(values, indices, self, shape, "topk");
+  if (k == 0 || self.numel() == 0) return {values, indices};
+  Sorted s = sort_rows(r.x, r.rows, r.n, largest);
+  at::Tensor v, i;
+  gather(s, r.x, 0, k, 0, v, i);
+  write_back(values, v, r, k, true);
+  write_back(indices, i, r, k, true);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  topk_out(self, k, dim, largest, sorted, v, i);
+  return {v, i};
+}
+
+// One order statistic per row: mode 0 (position k - 1), 1 median, 2 nanmedian, 3 mode.
+void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, int64_t k, at::Tensor& values,
+                 at::Tensor& indices, const char* name) {
+  check_supported_dtype(self.scalar_type(), name);
+  Rows r = rows_of(self, dim);
+  if (mode == 2 && !at::isFloatingType(self.scalar_type())) mode = 1;
+  if (mode == 1 && !at::isFloatingType(self.scalar_type())) mode = 4;  // integer median: plain position
+  prep_out(values, indices, self, reduced_shape(self, r.dim, 1, keepdim), name);
+  if (self.numel() == 0) return;
+  Sorted s = sort_rows(r.x, r.rows, r.n, false);
+  at::Tensor v, i;
+  if (mode == 3) mode_rows(s, r.x, v, i);
+  else if (mode == 4) gather(s, r.x, (r.n - 1) / 2, 1, 0, v, i);
+  else gather(s, r.x, mode == 0 ? k - 1 : 0, 1, mode, v, i);
+  write_back(values, v, r, 1, keepdim);
+  write_back(indices, i, r, 1, keepdim);
+}
+
+void zero_numel_check(const at::Tensor& self, int64_t dim, const char* fn) {
+  if (self.dim() == 0) return;
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK_INDEX(self.numel() != 0 || self.size(dim) != 0, fn, ": Expected reduction dim ", dim,
+                    " to have non-zero size.");
+  TORCH_CHECK_INDEX(self.size(dim) != 0, fn, ": Expected reduction dim ", dim, " to have non-zero size.");
+}
+
+std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,
+                                                   at::Tensor& values, at::Tensor& indices) {
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  const int64_t size = self.dim() > 0 ? self.size(d) : 1;
+  zero_numel_check(self, d, "kthvalue()");
+  TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", d);
+  select_rows(self, d, keepdim, 0, k, values, indices, "kthvalue");
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  kthvalue_out(self, k, dim, keepdim, v, i);
+  return {v, i};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                     at::Tensor& values, at::Tensor& indices) {
+  zero_numel_check(self, dim, "median()");
+  select_rows(self, dim, keepdim, 1, 0, values, indices, "median");
+  return {values, indices};
+}
+std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  median_dim_out(self, dim, keepdim, v, i);
+  return {v, i};
+}
+std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                        at::Tensor& values, at::Tensor& indices) {
+  zero_numel_check(self, dim, "nanmedian()");
+  select_rows(self, dim, keepdim, 2, 0, values, indices, "nanmedian");
+  return {values, indices};
+}
+std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  nanmedian_dim_out(self, dim, keepdim, v, i);
+  return {v, i};
+}
+
+at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan) {
+  if (self.numel() == 0) return at::full({}, NAN, self.options());
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  select_rows(self.reshape({-1}), 0, false, ignore_nan ? 2 : 1, 0, v, i, ignore_nan ? "nanmedian" : "median");
+  return v;
+}
+at::Tensor median_all(const at::Tensor& self) { return median_all_impl(self, false); }
+at::Tensor nanmedian_all(const at::Tensor& self) { return median_all_impl(self, true); }
+
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                               at::Tensor& indices) {
+  if (self.dim() > 0) {
+    const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+    TORCH_CHECK_INDEX(self.numel() == 0 || self.size(d) > 0, "mode(): Expected reduction dim ", d,
+                      " to have non-zero size.");
+    if (self.numel() == 0) {
+      // CPU: an empty result shaped like the reduction.
+      prep_out(values, indices, self, reduced_shape(self, d, 1, keepdim), "mode");
+      return {values, indices};
+    }
+  }
+  select_rows(self, dim, keepdim, 3, 0, values, indices, "mode");
+  return {values, indices};
+}
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  mode_out(self, dim, keepdim, v, i);
+  return {v, i};
+}
+
+
+// ---- unique ----
+
+// Compute type and value-equality of a dtype for the unique kernels (NaN never equals NaN).
+CT value_ct(at::ScalarType t) { return key_ct(key_kind(t)); }
+
+std::string value_defs(at::ScalarType t, int ox) {
+  const CT ct = value_ct(t);
+  std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(prm(3u) + e); }\n";
+  s += ct == CT::I64 ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
+                     : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
+  return s;
+}
+
+// Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
+                                                           bool want_counts, const char* name) {
+  check_supported_dtype(self.scalar_type(), name);
+  const int64_t n = self.numel();
+  auto lopts = self.options().dtype(at::kLong);
+  at::Tensor inverse = want_inverse ? at::empty(self.sizes(), lopts) : at::empty({0}, lopts);
+  if (n == 0) {
+    return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
+  }
+  at::Tensor x = self.reshape({-1}).contiguous();
+  Sorted s;
+  if (sorted) s = sort_rows(x.view({1, n}), 1, n, false);
+  const bool via = sorted;
+  auto src_defs = [&](int oi) {
+    return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
+  };
+  at::Tensor flags = at::empty({n}, self.options().dtype(at::kInt));
+  {
+    Kernel k(std::string("unique:flag:") + (via ? "s" : "c"));
+    const int ox = k.in(x, value_ct(x.scalar_type()));
+    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int of = k.out(flags, CT::I32);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param(0);
+    k.param_index(x.storage_offset(), "offset");
+    k.launch(uint64_t((n + 255) / 256), [&] {
+      return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
+             "(p, i32(f)); }\n" + section("uflag");
+    });
+  }
+  at::Tensor pos = at::cumsum(flags, 0);
+  const int64_t u = pos[n - 1].item<int64_t>();
+  at::Tensor values = at::empty({u}, self.options());
+  at::Tensor starts = at::empty({u}, self.options().dtype(at::kInt));
+  at::Tensor inv = at::empty({n}, lopts);
+  {
+    Kernel k(std::string("unique:scatter:") + (via ? "s" : "c"));
+    const int ox = k.in(x, CT::RAW);
+    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int op = k.in(pos, CT::I64);
+    const int ov = k.out(values, CT::RAW);
+    const int os = k.out(starts, CT::I32);
+    const int on = k.out(inv, CT::I64);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param(0);
+    k.param_index(x.storage_offset(), "offset");
+    k.launch(uint64_t((n + 255) / 256), [&] {
+      const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
+      return src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) + "(p).x; }\n" +
+             "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n" +
+             "fn store_val(j: u32, v: " + VT + ") { st" + I(ov) + "(j, v); }\n" +
+             "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" +
+             "fn store_inv(s: u32, j: u32) { st" + I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
+    });
+  }
+  if (want_inverse) inverse.view({-1}).copy_(inv);
+  at::Tensor counts = at::empty({want_counts ? u : 0}, lopts);
+  if (want_counts) {
+    Kernel k("unique:count");
+    const int os = k.in(starts, CT::I32);
+    const int oc = k.out(counts, CT::I64);
+    k.param(0);
+    k.param_index(n, "numel");
+    k.param_index(u, "uniques");
+    k.launch(uint64_t((u + 255) / 256), [&] {
+      return "fn load_start(j: u32) -> u32 { return u32(ld" + I(os) + "(j)); }\n" +
+             "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
+    });
+  }
+  return {values, inverse, counts};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool /*sorted*/, bool return_inverse,
+                                                       bool return_counts) {
+  // Unsorted unique may return any order; the sorted one is a valid answer (CPU sorts as well).
+  return unique_impl(self, true, return_inverse, return_counts, "unique");
+}
+
+std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted*/, bool return_inverse) {
+  auto r = unique_impl(self, true, return_inverse, false, "unique");
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
+                                                                  bool return_counts, std::optional<int64_t> dim) {
+  TORCH_CHECK(!dim.has_value() || self.dim() <= 1,
+              "webgpu: unique_consecutive with dim on a tensor of more than one dimension is not implemented");
+  if (dim.has_value() && self.dim() == 1) at::maybe_wrap_dim(*dim, 1);
+  return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive");
+}
+
+// ---- searchsorted / bucketize ----
+
+at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32, bool right,
+                             std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter_opt,
+                             at::Tensor& out) {
+  const at::Tensor sorter = sorter_opt.has_value() ? *sorter_opt : at::Tensor();
+  at::native::searchsorted_pre_check(boundaries, self, out, out_int32, right, side, at::Tensor());
+  if (sorter.defined()) {
+    TORCH_CHECK(sorter.device() == boundaries.device(), "torch.searchsorted(): sorter and boundary tensors should ",
+                "have same device type, but got sorter tensor device type ", sorter.device(),
+                " and input value tensor device type ", boundaries.device());
+    TORCH_CHECK(sorter.sizes() == boundaries.sizes(), "torch.searchsorted(): boundary and sorter must have the same "
+                "size, but got boundary tensor ", boundaries.sizes(), "and got sorter tensor ", sorter.sizes());
+    TORCH_CHECK(sorter.scalar_type() == at::kLong, "torch.searchsorted(): sorter must be a tensor of long ",
+                "dtype but got dtype ", sorter.scalar_type());
+    if (sorter.numel() > 0) {
+      const int64_t vmin = sorter.amin().item<int64_t>(), vmax = sorter.amax().item<int64_t>();
+      TORCH_CHECK(vmin >= 0 && vmax < sorter.sizes().back(), "torch.searchsorted(): sorter index out of range");
+    }
+  }
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  const bool is_right = right || (side.has_value() && *side == "right");
+  const at::ScalarType ct_t = at::result_type(boundaries, self);
+  TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
+  check_supported_dtype(ct_t, "searchsorted");
+  at::Tensor bd = boundaries.to(ct_t).contiguous();
+  at::Tensor v = self.to(ct_t).contiguous();
+  at::Tensor srt = sorter.defined() ? sorter.contiguous() : at::Tensor();
+  at::Tensor res = at::empty(self.sizes(), out.options());
+  const CT ct = value_ct(ct_t);
+  const int64_t bn = bd.size(-1);
+  const int64_t inner = bd.dim() == 1 ? 0 : (self.dim() > 0 ? self.size(-1) : 1);
+  if (bn == 0 || (inner == 0 && bd.dim() > 1)) {
+    res.zero_();
+  } else {
+    Kernel k(std::string("searchsorted:") + (is_right ? "r" : "l") + (srt.defined() ? "s" : ""));
+    const int ov = k.in(v, ct);
+    const int ob = k.in(bd, ct);
+    const int os = srt.defined() ? k.in(srt, CT::I64) : -1;
+    const int oo = k.out(res, out_int32 ? CT::I32 : CT::I64);
+    k.param_index(self.numel(), "numel");
+    k.param_index(inner, "row length");
+    k.param_index(bn, "boundaries row length");
+    k.param_index(v.storage_offset(), "offset");
+    k.param_index(bd.storage_offset(), "offset");
+    k.param_index(srt.defined() ? srt.storage_offset() : 0, "offset");
+    k.launch(uint64_t((self.numel() + 255) / 256), [&] {
+      const std::string T = wgsl_type(ct);
+      std::string w = "const RIGHT: bool = " + std::string(is_right ? "true" : "false") + ";\n";
+      w += "fn load_v(t: u32) -> " + T + " { return ld" + I(ov) + "(prm(3u) + t); }\n";
+      w += "fn load_b(base: u32, mid: u32) -> " + T + " { ";
+      w += os >= 0 ? "let j = base + ld" + I(os) + "(prm(5u) + base + mid).x; " : std::string("let j = base + mid; ");
+      w += "return ld" + I(ob) + "(prm(4u) + j); }\n";
+      if (ct == CT::I64) {
+        w += "fn gt(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_lt(b, a); }\n"
+             "fn ge(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_le(b, a); }\n";
+      } else {
+        w += "fn gt(a: " + T + ", b: " + T + ") -> bool { return a > b; }\n";
+        w += "fn ge(a: " + T + ", b: " + T + ") -> bool { return a >= b; }\n";
+      }
+      w += out_int32 ? "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, i32(r)); }\n"
+                     : "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, vec2<u32>(r, 0u)); }\n";
+      return w + section("search");
+    });
+  }
+  out.copy_(res);
+  return out;
+}
+
+at::Tensor searchsorted_t(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32, bool right,
+                        std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
+  at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  searchsorted_out(boundaries, self, out_int32, right, side, sorter, out);
+  return out;
+}
+
+at::Tensor searchsorted_scalar(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
+                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
+  return searchsorted_t(boundaries, at::native::searchsorted_scalar_tensor(self, boundaries.device()), out_int32, right,
+                      side, sorter);
+}
+
+at::Tensor& searchsorted_scalar_out(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
+                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
+                                    at::Tensor& out) {
+  return searchsorted_out(boundaries, at::native::searchsorted_scalar_tensor(self, boundaries.device()), out_int32,
+                          right, side, sorter, out);
+}
+
+at::Tensor& bucketize_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right,
+                          at::Tensor& out) {
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return searchsorted_out(boundaries, self, out_int32, right, std::nullopt, std::nullopt, out);
+}
+
+at::Tensor bucketize_t(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right) {
+  at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
+  return bucketize_out(self, boundaries, out_int32, right, out);
+}
+
+at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32, bool right) {
+  return bucketize_t(at::native::searchsorted_scalar_tensor(self, boundaries.device()), boundaries, out_int32, right);
+}
+
+// ---- histc / bincount ----
+
+// Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
+at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
+                           const std::vector<float>& fparams, const std::string& key) {
+  // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
+  at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
+  Kernel k("hist:" + key);
+  k.out(counts, CT::RAW);  // binding b1
+  const int ox = k.in(x, value_ct(x.scalar_type()));
+  const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
+  k.param_index(x.numel(), "numel");
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(weights.defined() ? weights.storage_offset() : 0, "offset");
+  k.param_index(nbins, "bins");
+  for (float f : fparams) k.param_f32(f);
+  k.launch(uint64_t((x.numel() + 255) / 256), [&] {
+    std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
+    w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
+         "(prm(1u) + t); }\n";
+    w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(prm(2u) + t); }\n"
+                 : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
+    w += "fn pf(i: u32) -> f32 { return bitcast<f32>(prm(i)); }\n";
+    w += bin_of;
+    return w + section("hist");
+  });
+  return counts.view(at::kInt);
+}
+
+at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                      at::Tensor& out) {
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the ",
+              "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
+  check_supported_dtype(self.scalar_type(), "histc");
+  double lo = min.toDouble(), hi = max.toDouble();
+  if (lo == hi && self.numel() > 0) {
+    lo = self.amin().item<double>();
+    hi = self.amax().item<double>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [", lo,
+              ", ", hi, "] is not finite");
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  at::native::resize_output(out, {bins});
+  if (self.numel() == 0) {
+    out.zero_();
+    return out;
+  }
+  at::Tensor x = self.reshape({-1}).contiguous();
+  // The bin as CPU finds it: linear interpolation, then one step against linspace(lo, hi, bins + 1),
+  // every operation rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
+  const at::ScalarType st = self.scalar_type();
+  std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
+                    : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
+                                          : "fn rnd(x: f32) -> f32 { return x; }\n";
+  const std::string bin_of = rnd +
+      "fn edge(i: u32) -> f32 { let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
+      " let step = rnd(rnd(hi - lo) / rnd(f32(nb))); if (i < (nb + 1u) / 2u) { return rnd(lo + rnd(step * rnd(f32(i)))); }"
+      " return rnd(hi - rnd(step * rnd(f32(nb - i)))); }\n"
+      "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
+      " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
+      " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
+      " if (p > 0u && v < edge(p)) { p = p - 1u; } else if (p < nb && v >= edge(p + 1u)) { p = p + 1u; }"
+      " return min(p, nb - 1u); }\n";
+  const float flo = float(lo), fhi = float(hi);
+  at::Tensor c = histogram_words(x, {}, bins, bin_of, {float(at::scalar_tensor(flo).to(st).item<float>()),
+                                 float(at::scalar_tensor(fhi).to(st).item<float>())}, "histc");
+  out.copy_(c);
+  return out;
+}
+
+at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
+  at::Tensor out = at::empty({0}, self.options());
+  return histc_out(self, bins, min, max, out);
+}
+
+at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength) {
+  const at::Tensor weights = weights_opt.has_value() ? *weights_opt : at::Tensor();
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(self.scalar_type(), false), "\"bincount_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
+  if (self.dim() == 1 && self.numel() == 0) return at::zeros({minlength}, self.options().dtype(at::kLong));
+  TORCH_CHECK(self.dim() == 1, "bincount only supports 1-d non-negative integral inputs.");
+  TORCH_CHECK(self.amin().item<int64_t>() >= 0, "bincount only supports 1-d non-negative integral inputs.");
+  if (weights.defined())
+    TORCH_CHECK(weights.dim() == 1 && weights.size(0) == self.size(0),
+                "weights should be 1-d and have the same length as input");
+  const int64_t nbins = std::max(self.amax().item<int64_t>() + 1, minlength);
+  const bool wf = weights.defined();
+  TORCH_CHECK(!wf || weights.scalar_type() == at::kFloat, "webgpu: bincount: weights of dtype ",
+              weights.defined() ? weights.scalar_type() : at::kFloat,
+              " give a float64 result, which the webgpu device does not support (use float32 weights)");
+  const bool wide = self.scalar_type() == at::kLong;
+  const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
+  at::Tensor c = histogram_words(self, wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
+                                 wf ? "bincount:w" : "bincount");
+  return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort", TORCH_FN(sort_plain));
+  m.impl("sort.values", TORCH_FN(sort_plain_out));
+  m.impl("sort.stable", TORCH_FN(sort_stable));
+  m.impl("sort.values_stable", TORCH_FN(sort_out));
+  m.impl("topk", TORCH_FN(topk));
+  m.impl("topk.values", TORCH_FN(topk_out));
+  m.impl("kthvalue", TORCH_FN(kthvalue));
+  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  m.impl("median", TORCH_FN(median_all));
+  m.impl("median.dim", TORCH_FN(median_dim));
+  m.impl("median.dim_values", TORCH_FN(median_dim_out));
+  m.impl("nanmedian", TORCH_FN(nanmedian_all));
+  m.impl("nanmedian.dim", TORCH_FN(nanmedian_dim));
+  m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
+  m.impl("mode", TORCH_FN(mode));
+  m.impl("mode.values", TORCH_FN(mode_out));
+  m.impl("_unique2", TORCH_FN(unique2));
+  m.impl("_unique", TORCH_FN(unique1));
+  m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("searchsorted.Tensor", TORCH_FN(searchsorted_t));
+  m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
+  m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
+  m.impl("searchsorted.Scalar_out", TORCH_FN(searchsorted_scalar_out));
+  m.impl("bucketize.Tensor", TORCH_FN(bucketize_t));
+  m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
+  m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
+  m.impl("histc", TORCH_FN(histc));
+  m.impl("histc.out", TORCH_FN(histc_out));
+  m.impl("bincount", TORCH_FN(bincount));
+}
+
+}  // namespace webgpu::ops

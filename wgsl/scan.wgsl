@@ -1,0 +1,60 @@
+// Row scans (cumsum, cumprod, cummax/cummin with indices, logcumsumexp) over a contiguous
+// [rows, n] work tensor. One workgroup scans one tile of TILE = WG * IT elements of one row: each
+// invocation scans IT consecutive elements in registers, the workgroup scans the invocations' totals
+// in shared memory (Hillis-Steele), then every invocation applies its exclusive prefix.
+// Long rows take three passes (scan.cpp): REDUCE writes each tile's total, the totals are scanned
+// recursively, and the final pass folds the previous tile's scanned total in as a carry.
+//
+// The including C++ prepends: `alias T`, `struct S { v: T, i: u32 }`, ident() -> S,
+// comb(a: S, b: S) -> S (associative, a before b), load_x(e) -> T, load_xi(e, p) -> u32 (the
+// element's index; p is its position in the row), load_c(e) -> S (carry), store_y(e, s: S),
+// and the constants REDUCE, CARRY.
+// Parameters: 0 n, 1 tiles per row, 2 x offset, 3 xi offset, 4 carry offset, 5 carry-index offset,
+// 6 y offset, 7 yi offset.
+
+const WG: u32 = 256u;
+const IT: u32 = 4u;
+const EMPTY: u32 = 0xffffffffu;
+
+var<workgroup> sh: array<S, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, 0u, 1u);
+  let n = prm(0u);
+  let nb = prm(1u);
+  let row = g / nb;
+  let blk = g % nb;
+  let base = row * n;
+  let start = blk * (WG * IT) + lid * IT;
+  var loc: array<S, 4>;
+  var acc = ident();
+  for (var k = 0u; k < IT; k = k + 1u) {
+    let p = start + k;
+    if (p < n) {
+      acc = comb(acc, S(load_x(base + p), load_xi(base + p, p)));
+    }
+    loc[k] = acc;
+  }
+  sh[lid] = acc;
+  workgroupBarrier();
+  for (var off = 1u; off < WG; off = off << 1u) {
+    var t = sh[lid];
+    if (lid >= off) { t = comb(sh[lid - off], t); }
+    workgroupBarrier();
+    sh[lid] = t;
+    workgroupBarrier();
+  }
+  if (REDUCE) {
+    if (lid == WG - 1u) { store_y(g, sh[WG - 1u]); }
+    return;
+  }
+  var pre = ident();
+  if (lid > 0u) { pre = sh[lid - 1u]; }
+  if (CARRY && blk > 0u) { pre = comb(load_c(row * nb + blk - 1u), pre); }
+  for (var k = 0u; k < IT; k = k + 1u) {
+    let p = start + k;
+    if (p < n) { store_y(base + p, comb(pre, loc[k])); }
+  }
+}
