@@ -115,3 +115,56 @@
 {{LOOPS}}
   st1(prm(2u) + i, acc);
 }
+
+//@@ ri_scan
+// repeat_interleave(repeats): inclusive prefix sums of the repeats (one workgroup, 256 at a time
+// with a carry), written as u32 to out[0..n); out[n] gets flags: 1 a negative repeat, 2 a sum past
+// 32 bits. Parameters: [0] n, [1] repeats offset, [2] repeats stride.
+var<workgroup> sh: array<u32, 256>;
+var<workgroup> flags: atomic<u32>;
+@compute @workgroup_size(256) fn main(@builtin(local_invocation_index) lid: u32) {
+  let n = prm(0u);
+  var carry = 0u;
+  var fl = 0u;
+  for (var base = 0u; base < n; base = base + 256u) {
+    let idx = base + lid;
+    var v = 0u;
+    if (idx < n) {
+      let r = ld0(prm(1u) + idx * prm(2u));
+      if ((r.y & 0x80000000u) != 0u) { fl = fl | 1u; } else if (r.y != 0u) { fl = fl | 2u; } else { v = r.x; }
+    }
+    sh[lid] = v;
+    workgroupBarrier();
+    for (var o = 1u; o < 256u; o = o << 1u) {
+      var t = 0u;
+      if (lid >= o) { t = sh[lid - o]; }
+      workgroupBarrier();
+      if (sh[lid] + t < t) { fl = fl | 2u; }
+      sh[lid] = sh[lid] + t;
+      workgroupBarrier();
+    }
+    let total = sh[255];
+    if (carry + total < carry) { fl = fl | 2u; }
+    if (idx < n) { st1(idx, carry + sh[lid]); }
+    carry = carry + total;
+    workgroupBarrier();
+  }
+  atomicOr(&flags, fl);
+  workgroupBarrier();
+  if (lid == 0u) { st1(n, atomicLoad(&flags)); }
+}
+
+//@@ ri_fill
+// out[p] = the first i with cumsum[i] > p. Parameters: [0] total, [1] n.
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let p = linear_id(wid, nwg, lid, 256u);
+  if (p >= prm(0u)) { return; }
+  var lo = 0u;
+  var hi = prm(1u) - 1u;
+  while (lo < hi) {
+    let mid = (lo + hi) / 2u;
+    if (ld0(mid) > p) { hi = mid; } else { lo = mid + 1u; }
+  }
+  st1(p, {{VALUE}});
+}

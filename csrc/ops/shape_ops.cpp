@@ -424,6 +424,47 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   return out;
 }
 
+// ---- repeat_interleave(repeats): the index tensor behind every repeat_interleave overload --------
+
+at::Tensor repeat_interleave_tensor(const at::Tensor& repeat, std::optional<c10::SymInt> output_size) {
+  TORCH_CHECK(repeat.dim() == 1, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeat.scalar_type() == at::kLong || repeat.scalar_type() == at::kInt,
+              "repeats has to be Long or Int tensor");
+  if (repeat.size(0) == 0) return at::empty_like(repeat, at::MemoryFormat::Contiguous);
+  const int64_t n = repeat.size(0);
+  at::Tensor cum = at::empty({n + 1}, repeat.options().dtype(at::kInt));
+  {
+    Kernel k("ri_scan");
+    k.in(repeat, CT::I64);
+    k.out(cum, CT::RAW);
+    k.param_index(n, "repeats");
+    k.param_index(repeat.storage_offset(), "storage offset");
+    k.param_index(repeat.stride(0), "stride");
+    k.launch(1, [&] { return shape::shape_wgsl("ri_scan", {}); });
+  }
+  // One readback for the total and the checks (CPU checks here too).
+  at::Tensor tail = cum.narrow(0, n - 1, 2).cpu();
+  const int64_t last = int64_t(uint32_t(tail[0].item<int32_t>()));
+  const int32_t flags = tail[1].item<int32_t>();
+  TORCH_CHECK(!(flags & 1), "repeats can not be negative");
+  TORCH_CHECK(!(flags & 2), "webgpu: repeat_interleave: the repeats sum to more than 2^32 - 1");
+  int64_t total = last;
+  if (output_size.has_value()) {
+    total = output_size->expect_int();
+    TORCH_CHECK(total == last, "allocated size does not match required size");
+  }
+  at::Tensor result = at::empty({total}, repeat.options().memory_format(at::MemoryFormat::Contiguous));
+  if (total == 0) return result;
+  Kernel k("ri_fill");
+  k.in(cum, CT::RAW);
+  k.out(result, CT::RAW);
+  k.param_index(total, "output size");
+  k.param_index(n, "repeats");
+  const bool wide = repeat.scalar_type() == at::kLong;
+  k.launch(groups_for(total), [&] { return shape::shape_wgsl("ri_fill", {{"VALUE", wide ? "vec2<u32>(lo, 0u)" : "lo"}}); });
+  return result;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -436,6 +477,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<TriuOp, T, int64_t>(m, "triu", "triu.out", "triu_");
   m.impl("trace", TORCH_FN(trace));
   m.impl("one_hot", TORCH_FN(one_hot));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_tensor));
 }
 
 }  // namespace webgpu::ops
