@@ -173,7 +173,7 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArra
               ", dims:", dims.size());
   std::vector<int64_t> total(std::max<int64_t>(self.dim(), 1), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t d = at::maybe_wrap_dim(dims[i], self.dim());
+    const int64_t d = at::maybe_wrap_dim(dims[i], self.dim(), /*wrap_scalar=*/false);
     total[d] += shifts[i];
   }
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
