@@ -9,6 +9,7 @@
 // fills four consecutive elements, so one call costs one dispatch whatever the size.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/NativeFunctions.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/UnaryOps.h>
 #include <torch/library.h>
@@ -183,6 +184,10 @@ void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBa
   at::Tensor self(self_base), p(p_base);
   if (self.numel() == 0) return;
   at::Tensor pc = p.to(self.device(), at::kFloat).expand(self.sizes()).contiguous();
+  // CPU raises for p outside [0, 1] (NaN included); one readback.
+  TORCH_CHECK(!at::logical_not(at::logical_and(pc.ge(0), pc.le(1))).any().item<bool>(),
+              "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
+              "If so, please report an enhancement request to PyTorch.)");
   Spec sp{"bernoulli_tensor"};
   sp.extra = &pc;
   sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < ld1(prm(6u) + e))";
@@ -271,6 +276,54 @@ WEBGPU_STUB(random_stub, &random_kernel)
 
 namespace webgpu::ops {
 namespace {
+
+// ---- normal with tensor mean/std: ATen's forms, with the std check through amin (one readback) ----
+
+void check_normal_dtype(const at::Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"normal_kernel_cpu\" not implemented for '",
+                              t.scalar_type(), "'");
+}
+void check_std_tensor(const at::Tensor& std) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+  TORCH_CHECK(std.numel() == 0 || at::amin(std).ge(0).item<bool>(), "normal expects all elements of std >= 0.0");
+}
+
+at::Tensor& normal_tf_out(const at::Tensor& mean, double std, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, mean.sizes());
+  out.normal_(0, std, std::move(gen));
+  out.add_(mean);
+  return out;
+}
+at::Tensor& normal_ft_out(double mean, const at::Tensor& std, Gen gen, at::Tensor& out) {
+  check_std_tensor(std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, std.sizes());
+  out.normal_(0, 1, std::move(gen));
+  out.mul_(std).add_(mean);
+  return out;
+}
+at::Tensor& normal_tt_out(const at::Tensor& mean, const at::Tensor& std, Gen gen, at::Tensor& out) {
+  check_std_tensor(std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, at::infer_size(mean.sizes(), std.sizes()));
+  out.normal_(0, 1, std::move(gen));
+  out.mul_(std).add_(mean);
+  return out;
+}
+at::Tensor normal_tf(const at::Tensor& mean, double std, Gen gen) {
+  at::Tensor out = at::empty({0}, mean.options());
+  return normal_tf_out(mean, std, std::move(gen), out);
+}
+at::Tensor normal_ft(double mean, const at::Tensor& std, Gen gen) {
+  at::Tensor out = at::empty({0}, std.options());
+  return normal_ft_out(mean, std, std::move(gen), out);
+}
+at::Tensor normal_tt(const at::Tensor& mean, const at::Tensor& std, Gen gen) {
+  at::Tensor out = at::empty({0}, mean.options());
+  return normal_tt_out(mean, std, std::move(gen), out);
+}
 
 // ---- dropout ----
 
@@ -487,23 +540,19 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  using T = const at::Tensor&;
   m.impl("uniform_", TORCH_FN(at::native::uniform_));
   m.impl("normal_", TORCH_FN(at::native::normal_));
-  m.impl("normal.Tensor_float", TORCH_FN(static_cast<at::Tensor (*)(T, double, Gen)>(at::native::normal)));
-  m.impl("normal.float_Tensor", TORCH_FN(static_cast<at::Tensor (*)(double, T, Gen)>(at::native::normal)));
-  m.impl("normal.Tensor_Tensor", TORCH_FN(static_cast<at::Tensor (*)(T, T, Gen)>(at::native::normal)));
-  m.impl("normal.Tensor_float_out",
-         TORCH_FN(static_cast<at::Tensor& (*)(T, double, Gen, at::Tensor&)>(at::native::normal_out)));
-  m.impl("normal.float_Tensor_out",
-         TORCH_FN(static_cast<at::Tensor& (*)(double, T, Gen, at::Tensor&)>(at::native::normal_out)));
-  m.impl("normal.Tensor_Tensor_out",
-         TORCH_FN(static_cast<at::Tensor& (*)(T, T, Gen, at::Tensor&)>(at::native::normal_out)));
+  m.impl("normal.Tensor_float", TORCH_FN(normal_tf));
+  m.impl("normal.float_Tensor", TORCH_FN(normal_ft));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tt));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normal_tf_out));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normal_ft_out));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tt_out));
   m.impl("random_", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, Gen)>(at::native::random_)));
   m.impl("random_.to", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, Gen)>(at::native::random_)));
   m.impl("random_.from", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, std::optional<int64_t>, Gen)>(
                              at::native::random_)));
-  m.impl("bernoulli_.Tensor", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, T, Gen)>(at::native::bernoulli_)));
+  m.impl("bernoulli_.Tensor", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, Gen)>(at::native::bernoulli_)));
   m.impl("bernoulli_.float", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, double, Gen)>(at::native::bernoulli_)));
   m.impl("bernoulli.out", TORCH_FN(at::native::bernoulli_out));
   m.impl("exponential_", TORCH_FN(at::native::exponential_));
