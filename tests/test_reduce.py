@@ -344,3 +344,12 @@ def test_without_subgroups():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
                        cwd="/tmp")
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+def test_outer_reductions_split():
+    # Reducing a leading dim with adjacent outputs: one invocation per (output, part), then a fold.
+    x = torch.randn(3000, 1500, generator=g)
+    check_multi(lambda t: t.sum(0), x, tol=1e-3)
+    check_multi(lambda t: t.max(0), x)
+    check_multi(lambda t: t.var(0), x)
+    check_multi(lambda t: t[:, ::2].argmin(0), x)

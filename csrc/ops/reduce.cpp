@@ -336,12 +336,17 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     std::string code;
     if (L.mode == Mode::Thread) {
       code =
-          "  let row = linear_id(wid, nwg, lid, WG);\n"
-          "  if (row >= prm(0u)) { return; }\n"
+          "  let t = linear_id(wid, nwg, lid, WG);\n"
+          "  let parts = prm(2u);\n"
+          "  if (t >= prm(0u) * parts) { return; }\n"
+          "  let row = t % prm(0u);\n"  // neighbouring invocations: neighbouring outputs
+          "  let part = t / prm(0u);\n"
+          "  let slot = row * parts + part;\n"
           "  let oo = out_offsets(row);\n"
-          "  let slot = row;\n"
+          "  let lo = part * prm(3u);\n"
+          "  let hi = min(lo + prm(3u), prm(1u));\n"
           "  var res = identity();\n"
-          "  for (var r = 0u; r < prm(1u); r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
+          "  for (var r = lo; r < hi; r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
           "  " + store + "\n";
     } else {
       code = std::string(sg ? "" : "  let sg = 1u;\n") +
@@ -465,7 +470,7 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     b.push_back({ob1->buffer.get(), 0, ob1->size});
   }
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
-  const uint64_t groups = L.mode == Mode::Thread ? (uint64_t(L.n_out) + kWG - 1) / kWG
+  const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
 }
@@ -539,12 +544,16 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
   const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
   Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1, o0, o1, od, rd, n_out, red_len, 1, red_len,
            Mode::Thread, 1, true};
+  int64_t parts = 1;
   if (thread_mode) {
-    dispatch(dev, op, acc, L);
+    // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
+    if (red_len > 64 && n_out < 65536)
+      parts = std::max<int64_t>(1, std::min<int64_t>((65536 + n_out - 1) / n_out, red_len / 32));
+    L.parts = parts;
+    L.part_len = (red_len + parts - 1) / parts;
   } else {
     const int64_t epv = 16 / isz;
     const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
-    int64_t parts = 1;
     if (vec) {
       // Enough 16-byte loads per lane (16) and a bounded number of workgroups (4096).
       const int64_t nv = red_len / epv + 1;
@@ -560,6 +569,8 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
       L.part_len = (red_len + parts - 1) / parts;
     }
     L.parts = parts;
+  }
+  {
     if (parts == 1) {
       dispatch(dev, op, acc, L);
     } else {
