@@ -311,6 +311,26 @@ bool use_subgroups(rt::GpuDevice& dev) {
   return dev.has_subgroups() && !off;
 }
 
+// The part of t's block a kernel binds: all of it when the block fits the adapter's binding limit,
+// else a window over t's elements (16-byte aligned, so vector indices stay aligned). Returns the
+// window (start, size) in bytes.
+std::pair<uint64_t, uint64_t> window(rt::GpuDevice& dev, const at::Tensor& t, const char* name) {
+  rt::Block* b = block_of(t);
+  const uint64_t max_bind = std::min<uint64_t>(dev.limits().maxStorageBufferBindingSize, 0xfffffff0ull) & ~15ull;
+  if (b->size <= max_bind) return {0, b->size};
+  const uint64_t isz = t.element_size();
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 0) last += (t.size(d) - 1) * t.stride(d);
+  const uint64_t lo = uint64_t(t.storage_offset()) * isz, hi = lo + uint64_t(last + 1) * isz;
+  const uint64_t align = std::max<uint64_t>(dev.limits().minStorageBufferOffsetAlignment, 16);
+  const uint64_t start = lo / align * align;
+  const uint64_t size = std::min<uint64_t>((hi - start + 15) & ~15ull, b->size - start);
+  TORCH_CHECK(size <= max_bind, "webgpu: ", name, ": an operand spans ", hi - start,
+              " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
+  return {start, size};
+}
+
 void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
   const int RO = int(L.outd.size()), RR = int(L.redd.size());
   TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
@@ -439,17 +459,24 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
   };
   const uint32_t nstorage = two ? 3 : 2;
   const rt::Pipeline& p = dev.pipelines().get(key, nstorage, 1u, make);
+  // Bound windows: element offsets become relative to each window's start.
+  const auto wi = window(dev, *L.in, "reduction input");
+  const auto w0 = window(dev, *L.out0, "reduction output");
+  const auto w1 = two ? window(dev, *L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
+  const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
+  TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
+  const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
   std::vector<uint32_t> prm(10, 0);
   prm[0] = uint32_t(L.n_out);
   prm[1] = uint32_t(L.red_len);
   prm[2] = uint32_t(L.parts);
   prm[3] = uint32_t(L.part_len);
-  prm[4] = uint32_t(L.in_off);
-  prm[5] = uint32_t(L.final_pass ? L.out0_off : 0);
-  prm[6] = uint32_t(L.out1_off);
+  prm[4] = uint32_t(L.in_off - wi.first / in_unit);
+  prm[5] = uint32_t(L.final_pass ? L.out0_off - w0.first / out0_unit : 0);
+  prm[6] = uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0);
   std::memcpy(&prm[7], &op.fa, 4);
   std::memcpy(&prm[8], &op.fb, 4);
-  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off);
+  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4);
   for (const Dim& d : L.outd) {
     prm.push_back(uint32_t(d.size));
     prm.push_back(uint32_t(d.in_stride));
@@ -461,14 +488,9 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     prm.push_back(uint32_t(d.in_stride));
   }
   std::vector<rt::Binding> b;
-  rt::Block* ib = block_of(*L.in);
-  b.push_back({ib->buffer.get(), 0, ib->size});
-  rt::Block* ob = block_of(*L.out0);
-  b.push_back({ob->buffer.get(), 0, ob->size});
-  if (two) {
-    rt::Block* ob1 = block_of(*L.out1);
-    b.push_back({ob1->buffer.get(), 0, ob1->size});
-  }
+  b.push_back({block_of(*L.in)->buffer.get(), wi.first, wi.second});
+  b.push_back({block_of(*L.out0)->buffer.get(), w0.first, w0.second});
+  if (two) b.push_back({block_of(*L.out1)->buffer.get(), w1.first, w1.second});
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
   const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
