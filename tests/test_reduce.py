@@ -353,3 +353,22 @@ def test_outer_reductions_split():
     check_multi(lambda t: t.max(0), x)
     check_multi(lambda t: t.var(0), x)
     check_multi(lambda t: t[:, ::2].argmin(0), x)
+
+
+def test_blocks_past_the_binding_limit():
+    limit = torch_webgpu_limit()
+    if limit > (256 << 20):
+        pytest.skip("adapter binding limit too large to test cheaply")
+    n = limit // 4 + 4096
+    base = torch.empty(n, device=DEV)  # (a fill of the whole block would itself pass the limit)
+    tail = torch.randn(3000, generator=g)
+    base[n - 3000:] = tail.to(DEV)
+    torch.testing.assert_close(base[n - 3000:].sum().cpu(), tail.sum(), rtol=1e-4, atol=1e-4)  # a window
+    assert torch.equal(base[n - 3000:].view(30, 100).argmax(1).cpu(), tail.view(30, 100).argmax(1))
+    with pytest.raises(RuntimeError, match="maxStorageBufferBindingSize"):
+        base.sum()
+
+
+def torch_webgpu_limit():
+    import torch_webgpu
+    return int(torch_webgpu.info()["limits"]["maxStorageBufferBindingSize"])
