@@ -52,9 +52,10 @@ constexpr uint32_t kWG = 256;
 constexpr int kMaxRank = 4;
 
 // Accumulators: floats; int64 (all integer inputs); booleans (any/all); (value bits, index) for
-// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count).
-enum class Acc { F32, I64, U32, AF, AI, W };
-enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm };
+// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count); logsumexp
+// (running max, sum of exp(x - max)).
+enum class Acc { F32, I64, U32, AF, AI, W, LS };
+enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm, LogSumExp };
 enum class NormP { Zero, One, Two, Inf, NegInf, Gen };
 
 struct Op {
@@ -73,6 +74,7 @@ struct Dim {
 Acc acc_for(at::ScalarType in, Red r) {
   if (r == Red::Any || r == Red::All) return Acc::U32;
   if (r == Red::Var) return Acc::W;
+  if (r == Red::LogSumExp) return Acc::LS;
   const bool f = at::isFloatingType(in);
   if (r == Red::ArgMax || r == Red::ArgMin) return f ? Acc::AF : Acc::AI;
   return f ? Acc::F32 : Acc::I64;
@@ -81,7 +83,7 @@ Acc acc_for(at::ScalarType in, Red r) {
 int acc_words(Acc a) {
   switch (a) {
     case Acc::F32: case Acc::U32: return 1;
-    case Acc::I64: case Acc::AF: return 2;
+    case Acc::I64: case Acc::AF: case Acc::LS: return 2;
     default: return 3;
   }
 }
@@ -92,6 +94,7 @@ const char* acc_type(Acc a) {
     case Acc::I64: case Acc::AF: return "vec2<u32>";
     case Acc::U32: return "u32";
     case Acc::AI: return "vec3<u32>";
+    case Acc::LS: return "vec2<f32>";
     default: return "vec3<f32>";
   }
 }
@@ -102,7 +105,7 @@ at::ScalarType out_storage(const Op& op, Acc a, int k) {
     if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
     return at::kLong;
   }
-  if (a == Acc::W) return at::kFloat;
+  if (a == Acc::W || a == Acc::LS) return at::kFloat;
   return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
 }
 
@@ -203,6 +206,20 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       pack = "vec4<u32>(bitcast<vec3<u32>>(v), 0u)";
       unpack = "bitcast<vec3<f32>>(w.xyz)";
       break;
+    case Acc::LS:
+      // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
+      ident = "vec2<f32>(inf_bits(0xff800000u), 0.0)";
+      comb = "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
+             "  let m = max(a.x, b.x);\n"
+             "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
+             "  if (bitcast<u32>(m) == 0x7f800000u) { return vec2<f32>(m, 1.0); }\n"
+             "  let sa = select(0.0, a.y * f_exp(a.x - m), a.y != 0.0);\n"
+             "  let sb = select(0.0, b.y * f_exp(b.x - m), b.y != 0.0);\n"
+             "  return vec2<f32>(m, sa + sb);";
+      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec2<f32>(f, 1.0);";
+      pack = "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)";
+      unpack = "bitcast<vec2<f32>>(w.xy)";
+      break;
   }
   s += "fn identity() -> ACC { return " + ident + "; }\n";
   s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
@@ -251,6 +268,7 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       if (op.nouts == 2) fin += " " + st_f32("dst1", "o.z", "v.x");
       break;
     }
+    case Acc::LS: fin = st_f32("dst0", "o.y", "v.x + f_log(v.y)"); break;
   }
   if (!final_pass) fin = "";  // partial passes store packed accumulators instead
   s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
@@ -346,6 +364,7 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     std::string src = sg ? "enable subgroups;\n" : "";
     src += rt::wgsl_source("common");
     if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += rt::wgsl_source("int64");
+    if (acc == Acc::LS) src += rt::wgsl_source("pointwise");
     std::string body = rt::wgsl_source("reduce");
     std::string binds = "@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;\n"
                         "@group(0) @binding(2) var<storage, read_write> dst0: array<u32>;\n";
@@ -911,6 +930,26 @@ std::tuple<at::Tensor, at::Tensor> std_mean_fn(const at::Tensor& self, at::Optio
   return std_var_mean("std_mean", self, dim, c, keepdim, true);
 }
 
+// logsumexp in one pass (ATen's composite takes amax, exp, sum and log passes); integer inputs
+// reduce in the default float dtype, as CPU.
+at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& result) {
+  TORCH_CHECK(at::isFloatingType(result.scalar_type()),
+              "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
+  check_supported_dtype(self.scalar_type(), "logsumexp");
+  const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
+  auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
+  if (iter.numel() == 0) result.fill_(-std::numeric_limits<float>::infinity());
+  else reduce_iter(iter, Op{Red::LogSumExp}, "logsumexp");
+  return result;
+}
+
+at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
+  const at::ScalarType dt =
+      at::isIntegralType(self.scalar_type(), true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : self.scalar_type();
+  at::Tensor result = at::empty({0}, self.options().dtype(dt));
+  return logsumexp_out(self, dims, keepdim, result);
+}
+
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) { return (self != 0).sum(dims); }
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
@@ -968,6 +1007,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var_mean.correction", TORCH_FN(var_mean_fn));
   m.impl("std_mean.correction", TORCH_FN(std_mean_fn));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_dims));
+  m.impl("logsumexp", TORCH_FN(logsumexp));
+  m.impl("logsumexp.out", TORCH_FN(logsumexp_out));
   m.impl("prod", TORCH_FN(prod_all));
   m.impl("nansum", TORCH_FN(nansum));
   m.impl("nansum.out", TORCH_FN(nansum_out));
