@@ -304,7 +304,9 @@ def test_vectorised_rows(dtype):
         check_multi(lambda t: t[:, 1:].reshape(-1)[: 6 * 4099 * 4].view(24, 4099).any(1), x)
         check_multi(lambda t: t[:, 2:].all(1), x)
         check_multi(lambda t: t.sum(1), x)
+        check_multi(lambda t: torch.count_nonzero(t[:, 3:], 1), x)
         return
+    check_multi(lambda t: torch.count_nonzero(t[:, 3:], 1), x)
     check_multi(lambda t: t[:, 1:].reshape(-1)[: 6 * 4099 * 4].view(24, 4099).sum(1), x, tol=tol)
     check_multi(lambda t: t[:, 3:].sum(1), x, tol=tol)
     check_multi(lambda t: t.view(-1)[5:].sum(), x, tol=tol)

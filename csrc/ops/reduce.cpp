@@ -55,7 +55,7 @@ constexpr int kMaxRank = 4;
 // arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count); logsumexp
 // (running max, sum of exp(x - max)).
 enum class Acc { F32, I64, U32, AF, AI, W, LS };
-enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm, LogSumExp };
+enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm, LogSumExp, CountNz };
 enum class NormP { Zero, One, Two, Inf, NegInf, Gen };
 
 struct Op {
@@ -75,6 +75,7 @@ Acc acc_for(at::ScalarType in, Red r) {
   if (r == Red::Any || r == Red::All) return Acc::U32;
   if (r == Red::Var) return Acc::W;
   if (r == Red::LogSumExp) return Acc::LS;
+  if (r == Red::CountNz) return Acc::I64;
   const bool f = at::isFloatingType(in);
   if (r == Red::ArgMax || r == Red::ArgMin) return f ? Acc::AF : Acc::AI;
   return f ? Acc::F32 : Acc::I64;
@@ -122,6 +123,14 @@ std::string f32_combine(const Op& op) {
   }
 }
 
+// 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
+std::string nonzero_u32(at::ScalarType t) {
+  return t == at::kLong ? "select(0u, 1u, (r.x | r.y) != 0u)"
+       : t == at::kFloat ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
+       : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
+       : "select(0u, 1u, r != 0u)";
+}
+
 std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
   const std::string A = acc_type(acc);
   const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
@@ -161,16 +170,14 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
            : op.red == Red::Max ? "return i64_max(a, b);"
            : op.red == Red::Min ? "return i64_min(a, b);" : "return i64_add(a, b);";
       conv = "return " + convert_in(in_dt, CT::I64) + ";";
+      if (op.red == Red::CountNz) conv = "return vec2<u32>(" + nonzero_u32(in_dt) + ", 0u);";
       pack = "vec4<u32>(v, 0u, 0u)";
       unpack = "w.xy";
       break;
     case Acc::U32: {
       ident = op.red == Red::All ? "1u" : "0u";
       comb = op.red == Red::All ? "return min(a, b);" : "return max(a, b);";
-      conv = in_dt == at::kLong ? "return select(0u, 1u, (r.x | r.y) != 0u);"
-           : in_dt == at::kFloat ? "return select(0u, 1u, (r & 0x7fffffffu) != 0u);"
-           : in_dt == at::kHalf || in_dt == at::kBFloat16 ? "return select(0u, 1u, (r & 0x7fffu) != 0u);"
-           : "return select(0u, 1u, r != 0u);";
+      conv = "return " + nonzero_u32(in_dt) + ";";
       pack = "vec4<u32>(v, 0u, 0u, 0u)";
       unpack = "w.x";
       break;
@@ -950,7 +957,15 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
   return logsumexp_out(self, dims, keepdim, result);
 }
 
-at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) { return (self != 0).sum(dims); }
+// count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
+at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
+  check_supported_dtype(self.scalar_type(), "count_nonzero");
+  at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
+  auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
+  if (iter.numel() == 0) result.zero_();
+  else reduce_iter(iter, Op{Red::CountNz}, "count_nonzero");
+  return result;
+}
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   return at::prod(self.reshape({-1}), 0, false, dtype);
