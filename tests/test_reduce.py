@@ -304,7 +304,9 @@ def test_vectorised_rows(dtype):
         check_multi(lambda t: t[:, 1:].reshape(-1)[: 6 * 4099 * 4].view(24, 4099).any(1), x)
         check_multi(lambda t: t[:, 2:].all(1), x)
         check_multi(lambda t: t.sum(1), x)
+        check_multi(lambda t: torch.count_nonzero(t[:, 3:], 1), x)
         return
+    check_multi(lambda t: torch.count_nonzero(t[:, 3:], 1), x)
     check_multi(lambda t: t[:, 1:].reshape(-1)[: 6 * 4099 * 4].view(24, 4099).sum(1), x, tol=tol)
     check_multi(lambda t: t[:, 3:].sum(1), x, tol=tol)
     check_multi(lambda t: t.view(-1)[5:].sum(), x, tol=tol)
@@ -344,3 +346,31 @@ def test_without_subgroups():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
                        cwd="/tmp")
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
+
+
+def test_outer_reductions_split():
+    # Reducing a leading dim with adjacent outputs: one invocation per (output, part), then a fold.
+    x = torch.randn(3000, 1500, generator=g)
+    check_multi(lambda t: t.sum(0), x, tol=1e-3)
+    check_multi(lambda t: t.max(0), x)
+    check_multi(lambda t: t.var(0), x)
+    check_multi(lambda t: t[:, ::2].argmin(0), x)
+
+
+def test_blocks_past_the_binding_limit():
+    limit = torch_webgpu_limit()
+    if limit > (256 << 20):
+        pytest.skip("adapter binding limit too large to test cheaply")
+    n = limit // 4 + 4096
+    base = torch.empty(n, device=DEV)  # (a fill of the whole block would itself pass the limit)
+    tail = torch.randn(3000, generator=g)
+    base[n - 3000:] = tail.to(DEV)
+    torch.testing.assert_close(base[n - 3000:].sum().cpu(), tail.sum(), rtol=1e-4, atol=1e-4)  # a window
+    assert torch.equal(base[n - 3000:].view(30, 100).argmax(1).cpu(), tail.view(30, 100).argmax(1))
+    with pytest.raises(RuntimeError, match="maxStorageBufferBindingSize"):
+        base.sum()
+
+
+def torch_webgpu_limit():
+    import torch_webgpu
+    return int(torch_webgpu.info()["limits"]["maxStorageBufferBindingSize"])

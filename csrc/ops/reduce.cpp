@@ -52,9 +52,10 @@ constexpr uint32_t kWG = 256;
 constexpr int kMaxRank = 4;
 
 // Accumulators: floats; int64 (all integer inputs); booleans (any/all); (value bits, index) for
-// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count).
-enum class Acc { F32, I64, U32, AF, AI, W };
-enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm };
+// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count); logsumexp
+// (running max, sum of exp(x - max)).
+enum class Acc { F32, I64, U32, AF, AI, W, LS };
+enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm, LogSumExp, CountNz };
 enum class NormP { Zero, One, Two, Inf, NegInf, Gen };
 
 struct Op {
@@ -73,6 +74,8 @@ struct Dim {
 Acc acc_for(at::ScalarType in, Red r) {
   if (r == Red::Any || r == Red::All) return Acc::U32;
   if (r == Red::Var) return Acc::W;
+  if (r == Red::LogSumExp) return Acc::LS;
+  if (r == Red::CountNz) return Acc::I64;
   const bool f = at::isFloatingType(in);
   if (r == Red::ArgMax || r == Red::ArgMin) return f ? Acc::AF : Acc::AI;
   return f ? Acc::F32 : Acc::I64;
@@ -81,7 +84,7 @@ Acc acc_for(at::ScalarType in, Red r) {
 int acc_words(Acc a) {
   switch (a) {
     case Acc::F32: case Acc::U32: return 1;
-    case Acc::I64: case Acc::AF: return 2;
+    case Acc::I64: case Acc::AF: case Acc::LS: return 2;
     default: return 3;
   }
 }
@@ -92,6 +95,7 @@ const char* acc_type(Acc a) {
     case Acc::I64: case Acc::AF: return "vec2<u32>";
     case Acc::U32: return "u32";
     case Acc::AI: return "vec3<u32>";
+    case Acc::LS: return "vec2<f32>";
     default: return "vec3<f32>";
   }
 }
@@ -102,7 +106,7 @@ at::ScalarType out_storage(const Op& op, Acc a, int k) {
     if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
     return at::kLong;
   }
-  if (a == Acc::W) return at::kFloat;
+  if (a == Acc::W || a == Acc::LS) return at::kFloat;
   return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
 }
 
@@ -117,6 +121,14 @@ std::string f32_combine(const Op& op) {
     case Red::Norm: return op.p == NormP::Inf ? mx : op.p == NormP::NegInf ? mn : "a + b";
     default: return "a + b";
   }
+}
+
+// 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
+std::string nonzero_u32(at::ScalarType t) {
+  return t == at::kLong ? "select(0u, 1u, (r.x | r.y) != 0u)"
+       : t == at::kFloat ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
+       : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
+       : "select(0u, 1u, r != 0u)";
 }
 
 std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
@@ -158,16 +170,14 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
            : op.red == Red::Max ? "return i64_max(a, b);"
            : op.red == Red::Min ? "return i64_min(a, b);" : "return i64_add(a, b);";
       conv = "return " + convert_in(in_dt, CT::I64) + ";";
+      if (op.red == Red::CountNz) conv = "return vec2<u32>(" + nonzero_u32(in_dt) + ", 0u);";
       pack = "vec4<u32>(v, 0u, 0u)";
       unpack = "w.xy";
       break;
     case Acc::U32: {
       ident = op.red == Red::All ? "1u" : "0u";
       comb = op.red == Red::All ? "return min(a, b);" : "return max(a, b);";
-      conv = in_dt == at::kLong ? "return select(0u, 1u, (r.x | r.y) != 0u);"
-           : in_dt == at::kFloat ? "return select(0u, 1u, (r & 0x7fffffffu) != 0u);"
-           : in_dt == at::kHalf || in_dt == at::kBFloat16 ? "return select(0u, 1u, (r & 0x7fffu) != 0u);"
-           : "return select(0u, 1u, r != 0u);";
+      conv = "return " + nonzero_u32(in_dt) + ";";
       pack = "vec4<u32>(v, 0u, 0u, 0u)";
       unpack = "w.x";
       break;
@@ -202,6 +212,20 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec3<f32>(f, 0.0, 1.0);";
       pack = "vec4<u32>(bitcast<vec3<u32>>(v), 0u)";
       unpack = "bitcast<vec3<f32>>(w.xyz)";
+      break;
+    case Acc::LS:
+      // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
+      ident = "vec2<f32>(inf_bits(0xff800000u), 0.0)";
+      comb = "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
+             "  let m = max(a.x, b.x);\n"
+             "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
+             "  if (bitcast<u32>(m) == 0x7f800000u) { return vec2<f32>(m, 1.0); }\n"
+             "  let sa = select(0.0, a.y * f_exp(a.x - m), a.y != 0.0);\n"
+             "  let sb = select(0.0, b.y * f_exp(b.x - m), b.y != 0.0);\n"
+             "  return vec2<f32>(m, sa + sb);";
+      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec2<f32>(f, 1.0);";
+      pack = "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)";
+      unpack = "bitcast<vec2<f32>>(w.xy)";
       break;
   }
   s += "fn identity() -> ACC { return " + ident + "; }\n";
@@ -251,6 +275,7 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       if (op.nouts == 2) fin += " " + st_f32("dst1", "o.z", "v.x");
       break;
     }
+    case Acc::LS: fin = st_f32("dst0", "o.y", "v.x + f_log(v.y)"); break;
   }
   if (!final_pass) fin = "";  // partial passes store packed accumulators instead
   s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
@@ -311,6 +336,26 @@ bool use_subgroups(rt::GpuDevice& dev) {
   return dev.has_subgroups() && !off;
 }
 
+// The part of t's block a kernel binds: all of it when the block fits the adapter's binding limit,
+// else a window over t's elements (16-byte aligned, so vector indices stay aligned). Returns the
+// window (start, size) in bytes.
+std::pair<uint64_t, uint64_t> window(rt::GpuDevice& dev, const at::Tensor& t, const char* name) {
+  rt::Block* b = block_of(t);
+  const uint64_t max_bind = std::min<uint64_t>(dev.limits().maxStorageBufferBindingSize, 0xfffffff0ull) & ~15ull;
+  if (b->size <= max_bind) return {0, b->size};
+  const uint64_t isz = t.element_size();
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 0) last += (t.size(d) - 1) * t.stride(d);
+  const uint64_t lo = uint64_t(t.storage_offset()) * isz, hi = lo + uint64_t(last + 1) * isz;
+  const uint64_t align = std::max<uint64_t>(dev.limits().minStorageBufferOffsetAlignment, 16);
+  const uint64_t start = lo / align * align;
+  const uint64_t size = std::min<uint64_t>((hi - start + 15) & ~15ull, b->size - start);
+  TORCH_CHECK(size <= max_bind, "webgpu: ", name, ": an operand spans ", hi - start,
+              " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
+  return {start, size};
+}
+
 void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
   const int RO = int(L.outd.size()), RR = int(L.redd.size());
   TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
@@ -326,6 +371,7 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     std::string src = sg ? "enable subgroups;\n" : "";
     src += rt::wgsl_source("common");
     if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += rt::wgsl_source("int64");
+    if (acc == Acc::LS) src += rt::wgsl_source("pointwise");
     std::string body = rt::wgsl_source("reduce");
     std::string binds = "@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;\n"
                         "@group(0) @binding(2) var<storage, read_write> dst0: array<u32>;\n";
@@ -336,12 +382,17 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     std::string code;
     if (L.mode == Mode::Thread) {
       code =
-          "  let row = linear_id(wid, nwg, lid, WG);\n"
-          "  if (row >= prm(0u)) { return; }\n"
+          "  let t = linear_id(wid, nwg, lid, WG);\n"
+          "  let parts = prm(2u);\n"
+          "  if (t >= prm(0u) * parts) { return; }\n"
+          "  let row = t % prm(0u);\n"  // neighbouring invocations: neighbouring outputs
+          "  let part = t / prm(0u);\n"
+          "  let slot = row * parts + part;\n"
           "  let oo = out_offsets(row);\n"
-          "  let slot = row;\n"
+          "  let lo = part * prm(3u);\n"
+          "  let hi = min(lo + prm(3u), prm(1u));\n"
           "  var res = identity();\n"
-          "  for (var r = 0u; r < prm(1u); r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
+          "  for (var r = lo; r < hi; r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
           "  " + store + "\n";
     } else {
       code = std::string(sg ? "" : "  let sg = 1u;\n") +
@@ -434,17 +485,24 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
   };
   const uint32_t nstorage = two ? 3 : 2;
   const rt::Pipeline& p = dev.pipelines().get(key, nstorage, 1u, make);
+  // Bound windows: element offsets become relative to each window's start.
+  const auto wi = window(dev, *L.in, "reduction input");
+  const auto w0 = window(dev, *L.out0, "reduction output");
+  const auto w1 = two ? window(dev, *L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
+  const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
+  TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
+  const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
   std::vector<uint32_t> prm(10, 0);
   prm[0] = uint32_t(L.n_out);
   prm[1] = uint32_t(L.red_len);
   prm[2] = uint32_t(L.parts);
   prm[3] = uint32_t(L.part_len);
-  prm[4] = uint32_t(L.in_off);
-  prm[5] = uint32_t(L.final_pass ? L.out0_off : 0);
-  prm[6] = uint32_t(L.out1_off);
+  prm[4] = uint32_t(L.in_off - wi.first / in_unit);
+  prm[5] = uint32_t(L.final_pass ? L.out0_off - w0.first / out0_unit : 0);
+  prm[6] = uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0);
   std::memcpy(&prm[7], &op.fa, 4);
   std::memcpy(&prm[8], &op.fb, 4);
-  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off);
+  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4);
   for (const Dim& d : L.outd) {
     prm.push_back(uint32_t(d.size));
     prm.push_back(uint32_t(d.in_stride));
@@ -456,16 +514,11 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     prm.push_back(uint32_t(d.in_stride));
   }
   std::vector<rt::Binding> b;
-  rt::Block* ib = block_of(*L.in);
-  b.push_back({ib->buffer.get(), 0, ib->size});
-  rt::Block* ob = block_of(*L.out0);
-  b.push_back({ob->buffer.get(), 0, ob->size});
-  if (two) {
-    rt::Block* ob1 = block_of(*L.out1);
-    b.push_back({ob1->buffer.get(), 0, ob1->size});
-  }
+  b.push_back({block_of(*L.in)->buffer.get(), wi.first, wi.second});
+  b.push_back({block_of(*L.out0)->buffer.get(), w0.first, w0.second});
+  if (two) b.push_back({block_of(*L.out1)->buffer.get(), w1.first, w1.second});
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
-  const uint64_t groups = L.mode == Mode::Thread ? (uint64_t(L.n_out) + kWG - 1) / kWG
+  const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
 }
@@ -539,12 +592,16 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
   const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
   Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1, o0, o1, od, rd, n_out, red_len, 1, red_len,
            Mode::Thread, 1, true};
+  int64_t parts = 1;
   if (thread_mode) {
-    dispatch(dev, op, acc, L);
+    // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
+    if (red_len > 64 && n_out < 65536)
+      parts = std::max<int64_t>(1, std::min<int64_t>((65536 + n_out - 1) / n_out, red_len / 32));
+    L.parts = parts;
+    L.part_len = (red_len + parts - 1) / parts;
   } else {
     const int64_t epv = 16 / isz;
     const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
-    int64_t parts = 1;
     if (vec) {
       // Enough 16-byte loads per lane (16) and a bounded number of workgroups (4096).
       const int64_t nv = red_len / epv + 1;
@@ -560,6 +617,8 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
       L.part_len = (red_len + parts - 1) / parts;
     }
     L.parts = parts;
+  }
+  {
     if (parts == 1) {
       dispatch(dev, op, acc, L);
     } else {
@@ -878,7 +937,35 @@ std::tuple<at::Tensor, at::Tensor> std_mean_fn(const at::Tensor& self, at::Optio
   return std_var_mean("std_mean", self, dim, c, keepdim, true);
 }
 
-at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) { return (self != 0).sum(dims); }
+// logsumexp in one pass (ATen's composite takes amax, exp, sum and log passes); integer inputs
+// reduce in the default float dtype, as CPU.
+at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& result) {
+  TORCH_CHECK(at::isFloatingType(result.scalar_type()),
+              "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
+  check_supported_dtype(self.scalar_type(), "logsumexp");
+  const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
+  auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
+  if (iter.numel() == 0) result.fill_(-std::numeric_limits<float>::infinity());
+  else reduce_iter(iter, Op{Red::LogSumExp}, "logsumexp");
+  return result;
+}
+
+at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
+  const at::ScalarType dt =
+      at::isIntegralType(self.scalar_type(), true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : self.scalar_type();
+  at::Tensor result = at::empty({0}, self.options().dtype(dt));
+  return logsumexp_out(self, dims, keepdim, result);
+}
+
+// count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
+at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
+  check_supported_dtype(self.scalar_type(), "count_nonzero");
+  at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
+  auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
+  if (iter.numel() == 0) result.zero_();
+  else reduce_iter(iter, Op{Red::CountNz}, "count_nonzero");
+  return result;
+}
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   return at::prod(self.reshape({-1}), 0, false, dtype);
@@ -935,6 +1022,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var_mean.correction", TORCH_FN(var_mean_fn));
   m.impl("std_mean.correction", TORCH_FN(std_mean_fn));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_dims));
+  m.impl("logsumexp", TORCH_FN(logsumexp));
+  m.impl("logsumexp.out", TORCH_FN(logsumexp_out));
   m.impl("prod", TORCH_FN(prod_all));
   m.impl("nansum", TORCH_FN(nansum));
   m.impl("nansum.out", TORCH_FN(nansum_out));
