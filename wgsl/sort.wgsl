@@ -213,20 +213,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // ==== uflag ====
 // Unique: flag[p] = 1 where sorted (or, for unique_consecutive, original) position p starts a new
-// value. Parameters: 1 n.
+// value; a value is a row of r elements (unique_consecutive along a dim), 1 otherwise.
+// Parameters: 1 n, 2 r.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let p = linear_id(wid, nwg, lid, 256u);
   if (p >= prm(1u)) { return; }
+  let r = prm(2u);
   var f = p == 0u;
-  if (!f) { f = !veq(xval(src(p)), xval(src(p - 1u))); }
+  if (!f) {
+    let a = src(p) * r;
+    let b = src(p - 1u) * r;
+    for (var k = 0u; k < r; k = k + 1u) {
+      if (!veq(xval(a + k), xval(b + k))) {
+        f = true;
+        break;
+      }
+    }
+  }
   store_flag(p, select(0u, 1u, f));
 }
 
 // ==== uscatter ====
 // pos: inclusive scan of the flags (int64). Writes the unique values, their first sorted positions,
-// and the inverse indices. Parameters: 1 n.
+// and the inverse indices. Parameters: 1 n, 2 r (elements per value).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -235,7 +246,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let j = load_pos(p) - 1u;
   let s = src(p);
   if (p == 0u || load_pos(p - 1u) != j + 1u) {
-    store_val(j, load_val(s));
+    let r = prm(2u);
+    for (var k = 0u; k < r; k = k + 1u) { store_val(j * r + k, load_val(s * r + k)); }
     store_start(j, p);
   }
   store_inv(s, j);

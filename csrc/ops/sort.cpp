@@ -7,6 +7,7 @@
 // memory, plus global compare-exchange passes for rows longer than a tile. A gather kernel then
 // writes the wanted positions (all, the first k, the k-th, the median) as values and int64 indices.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Resize.h>
@@ -362,6 +363,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
   const int64_t size = self.dim() > 0 ? self.size(d) : 1;
   zero_numel_check(self, d, "kthvalue()");
   TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", d);
+  at::assert_no_overlap(self, values);
   select_rows(self, d, keepdim, 0, k, values, indices, "kthvalue");
   return {values, indices};
 }
@@ -440,16 +442,31 @@ std::string value_defs(at::ScalarType t, int ox) {
 }
 
 // Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
+// With dim (consecutive only), the values are the slices along dim, compared whole.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
-                                                           bool want_counts, const char* name) {
+                                                           bool want_counts, const char* name,
+                                                           std::optional<int64_t> dim = std::nullopt) {
   check_supported_dtype(self.scalar_type(), name);
-  const int64_t n = self.numel();
   auto lopts = self.options().dtype(at::kLong);
-  at::Tensor inverse = want_inverse ? at::empty(self.sizes(), lopts) : at::empty({0}, lopts);
+  at::Tensor x;
+  int64_t n = self.numel(), r = 1;
+  std::vector<int64_t> moved;
+  if (dim.has_value()) {
+    at::Tensor m = self.movedim(*dim, 0);
+    moved = m.sizes().vec();
+    n = m.size(0);
+    r = n == 0 ? 0 : m.numel() / n;
+    if (n == 0) {
+      return {at::empty(moved, self.options()), at::empty({want_inverse ? 0 : 0}, lopts), at::empty({0}, lopts)};
+    }
+    x = m.contiguous().view({-1});
+  }
+  at::Tensor inverse = want_inverse ? at::empty(dim.has_value() ? at::IntArrayRef{n} : self.sizes(), lopts)
+                                    : at::empty({0}, lopts);
   if (n == 0) {
     return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
   }
-  at::Tensor x = self.reshape({-1}).contiguous();
+  if (!x.defined()) x = self.reshape({-1}).contiguous();
   Sorted s;
   if (sorted) s = sort_rows(x.view({1, n}), 1, n, false);
   const bool via = sorted;
@@ -464,7 +481,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     const int of = k.out(flags, CT::I32);
     k.param(0);
     k.param_index(n, "numel");
-    k.param(0);
+    k.param_index(r, "slice size");
     k.param_index(x.storage_offset(), "offset");
     k.launch(uint64_t((n + 255) / 256), [&] {
       return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
@@ -473,7 +490,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   }
   at::Tensor pos = at::cumsum(flags, 0);
   const int64_t u = pos[n - 1].item<int64_t>();
-  at::Tensor values = at::empty({u}, self.options());
+  at::Tensor values = at::empty({u * r}, self.options());
   at::Tensor starts = at::empty({u}, self.options().dtype(at::kInt));
   at::Tensor inv = at::empty({n}, lopts);
   {
@@ -486,7 +503,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     const int on = k.out(inv, CT::I64);
     k.param(0);
     k.param_index(n, "numel");
-    k.param(0);
+    k.param_index(r, "slice size");
     k.param_index(x.storage_offset(), "offset");
     k.launch(uint64_t((n + 255) / 256), [&] {
       const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
@@ -511,6 +528,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
              "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
     });
   }
+  if (dim.has_value()) {
+    moved[0] = u;
+    values = values.view(moved).movedim(0, *dim);
+  }
   return {values, inverse, counts};
 }
 
@@ -527,9 +548,10 @@ std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
                                                                   bool return_counts, std::optional<int64_t> dim) {
-  TORCH_CHECK(!dim.has_value() || self.dim() <= 1,
-              "webgpu: unique_consecutive with dim on a tensor of more than one dimension is not implemented");
-  if (dim.has_value() && self.dim() == 1) at::maybe_wrap_dim(*dim, 1);
+  if (dim.has_value()) {
+    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
+    if (self.dim() > 1) return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive", d);
+  }
   return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive");
 }
 
@@ -693,20 +715,16 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
     return out;
   }
   at::Tensor x = self.reshape({-1}).contiguous();
-  // The bin as CPU finds it: linear interpolation, then one step against linspace(lo, hi, bins + 1),
-  // every operation rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
+  // The bin as CPU's histc finds it (linear interpolation without local search), every operation
+  // rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
   const at::ScalarType st = self.scalar_type();
   std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
                     : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
                                           : "fn rnd(x: f32) -> f32 { return x; }\n";
   const std::string bin_of = rnd +
-      "fn edge(i: u32) -> f32 { let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
-      " let step = rnd(rnd(hi - lo) / rnd(f32(nb))); if (i < (nb + 1u) / 2u) { return rnd(lo + rnd(step * rnd(f32(i)))); }"
-      " return rnd(hi - rnd(step * rnd(f32(nb - i)))); }\n"
       "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
       " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
       " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
-      " if (p > 0u && v < edge(p)) { p = p - 1u; } else if (p < nb && v >= edge(p + 1u)) { p = p + 1u; }"
       " return min(p, nb - 1u); }\n";
   const float flo = float(lo), fhi = float(hi);
   at::Tensor c = histogram_words(x, {}, bins, bin_of, {float(at::scalar_tensor(flo).to(st).item<float>()),
@@ -738,7 +756,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
               " give a float64 result, which the webgpu device does not support (use float32 weights)");
   const bool wide = self.scalar_type() == at::kLong;
   const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
-  at::Tensor c = histogram_words(self, wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
+  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
                                  wf ? "bincount:w" : "bincount");
   return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
 }
