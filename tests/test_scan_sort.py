@@ -390,3 +390,25 @@ def test_bincount(dtype):
         torch.bincount(torch.tensor([1, -1]).to(W))
     with pytest.raises(RuntimeError, match="minlength"):
         torch.bincount(x.to(W), minlength=-1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int8, torch.bool])
+def test_unique_dim(dtype):
+    g = torch.Generator().manual_seed(10)
+    x = torch.randint(0, 2, (60, 3), generator=g).to(dtype)
+    for d in (0, 1, -1):
+        for f in (lambda t: torch.unique(t, dim=d, return_inverse=True, return_counts=True),
+                  lambda t: torch.unique_consecutive(t, dim=d, return_inverse=True, return_counts=True)):
+            a, b = f(x), f(x.to(W))
+            for p, q in zip(a, b):
+                same(p, q)
+    xl = torch.randint(0, 3, (3000, 2), generator=g).to(dtype)  # rows past one sort tile
+    a = torch.unique(xl, dim=0, return_inverse=True, return_counts=True)
+    b = torch.unique(xl.to(W), dim=0, return_inverse=True, return_counts=True)
+    for p, q in zip(a, b):
+        same(p, q)
+    e = torch.ones(4, 0, 3, dtype=dtype)
+    a, b = torch.unique_consecutive(e, dim=1), torch.unique_consecutive(e.to(W), dim=1)
+    same(a, b)
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):
+        torch.unique_consecutive(e.to(W), dim=0)

@@ -319,3 +319,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     atomicAdd(&b1[b], 1u);
   }
 }
+
+// ==== ucol ====
+// unique along a dim, sorted: the rows are ordered by stable sorts of their columns, last column
+// first (LSD). col[p] = x[perm[p] * r + c] gathers column c in the current order and
+// next[p] = perm[order[p]] composes the column's sort into the order.
+// Parameters: 1 n, 2 r, 3 x offset, 4 c.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let p = linear_id(wid, nwg, lid, 256u);
+  if (p >= prm(1u)) { return; }
+  if (GATHER) {
+    store_col(p, load_val(load_perm(p) * prm(2u) + prm(4u)));
+  } else {
+    store_perm(p, load_perm(load_order(p)));
+  }
+}

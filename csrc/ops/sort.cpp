@@ -441,6 +441,55 @@ std::string value_defs(at::ScalarType t, int ox) {
   return s;
 }
 
+// Lexicographic order of the n rows of x ([n * r], contiguous): stable sorts of the columns, last
+// first. Returns the order as int32 (sorted position -> row).
+at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
+  at::Tensor perm = at::arange(n, x.options().dtype(at::kInt));
+  at::Tensor col = at::empty({1, n}, x.options());
+  for (int64_t c = r - 1; c >= 0; --c) {
+    {
+      Kernel k("unique:col:g");
+      const int ox = k.in(x, CT::RAW);
+      const int op = k.in(perm, CT::RAW);
+      const int oc = k.out(col, CT::RAW);
+      k.param(0);
+      k.param_index(n, "rows");
+      k.param_index(r, "row size");
+      k.param_index(x.storage_offset(), "offset");
+      k.param_index(c, "column");
+      k.launch(uint64_t((n + 255) / 256), [&] {
+        const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
+        return "const GATHER: bool = true;\n"
+               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+               "fn load_order(p: u32) -> u32 { return p; }\n"
+               "fn store_perm(p: u32, v: u32) { }\n"
+               "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n"
+               "fn store_col(p: u32, v: " + VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol");
+      });
+    }
+    at::Tensor ord = sort_rows(col, 1, n, false).idx;
+    at::Tensor next = at::empty({n}, perm.options());
+    {
+      Kernel k("unique:col:p");
+      const int op = k.in(perm, CT::RAW);
+      const int oo = k.in(ord, CT::RAW);
+      const int on = k.out(next, CT::RAW);
+      k.param(0);
+      k.param_index(n, "rows");
+      k.launch(uint64_t((n + 255) / 256), [&] {
+        return "const GATHER: bool = false;\n"
+               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+               "fn load_order(p: u32) -> u32 { return ld" + I(oo) + "(p); }\n"
+               "fn store_perm(p: u32, v: u32) { st" + I(on) + "(p, v); }\n"
+               "fn load_val(e: u32) -> u32 { return 0u; }\n"
+               "fn store_col(p: u32, v: u32) { }\n" + section("ucol");
+      });
+    }
+    perm = next;
+  }
+  return perm;
+}
+
 // Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
 // With dim (consecutive only), the values are the slices along dim, compared whole.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
@@ -455,10 +504,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     at::Tensor m = self.movedim(*dim, 0);
     moved = m.sizes().vec();
     n = m.size(0);
-    r = n == 0 ? 0 : m.numel() / n;
-    if (n == 0) {
-      return {at::empty(moved, self.options()), at::empty({want_inverse ? 0 : 0}, lopts), at::empty({0}, lopts)};
-    }
+    r = 1;
+    for (size_t j = 1; j < moved.size(); ++j) r *= moved[j];
+    if (n == 0) return {at::empty(moved, self.options()).movedim(0, *dim), at::empty({0}, lopts), at::empty({0}, lopts)};
+    TORCH_CHECK(r > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
     x = m.contiguous().view({-1});
   }
   at::Tensor inverse = want_inverse ? at::empty(dim.has_value() ? at::IntArrayRef{n} : self.sizes(), lopts)
@@ -467,8 +516,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
   }
   if (!x.defined()) x = self.reshape({-1}).contiguous();
-  Sorted s;
-  if (sorted) s = sort_rows(x.view({1, n}), 1, n, false);
+  // order: the sorted position -> element (or row) map, when sorting.
+  at::Tensor order;
+  if (sorted && !dim.has_value()) order = sort_rows(x.view({1, n}), 1, n, false).idx;
+  if (sorted && dim.has_value()) order = lexsort_rows(x, n, r);
   const bool via = sorted;
   auto src_defs = [&](int oi) {
     return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
@@ -477,7 +528,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   {
     Kernel k(std::string("unique:flag:") + (via ? "s" : "c"));
     const int ox = k.in(x, value_ct(x.scalar_type()));
-    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int oi = via ? k.in(order, CT::RAW) : -1;
     const int of = k.out(flags, CT::I32);
     k.param(0);
     k.param_index(n, "numel");
@@ -496,7 +547,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   {
     Kernel k(std::string("unique:scatter:") + (via ? "s" : "c"));
     const int ox = k.in(x, CT::RAW);
-    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int oi = via ? k.in(order, CT::RAW) : -1;
     const int op = k.in(pos, CT::I64);
     const int ov = k.out(values, CT::RAW);
     const int os = k.out(starts, CT::I32);
@@ -539,6 +590,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
                                                        bool return_counts) {
   // Unsorted unique may return any order; the sorted one is a valid answer (CPU sorts as well).
   return unique_impl(self, true, return_inverse, return_counts, "unique");
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim(const at::Tensor& self, int64_t dim, bool /*sorted*/,
+                                                          bool return_inverse, bool return_counts) {
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  return unique_impl(self, true, return_inverse, return_counts, "unique_dim", d);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim_consecutive(const at::Tensor& self, int64_t dim,
+                                                                      bool return_inverse, bool return_counts) {
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  return unique_impl(self, false, return_inverse, return_counts, "unique_dim_consecutive", d);
 }
 
 std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted*/, bool return_inverse) {
@@ -783,6 +846,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(unique2));
   m.impl("_unique", TORCH_FN(unique1));
   m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("unique_dim", TORCH_FN(unique_dim));
+  m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted_t));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
   m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
