@@ -365,7 +365,9 @@ def test_searchsorted_nd_sorter_scalar_errors():
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_histc(dtype):
-    x = make((3000,), dtype, seed=7)
+    # bfloat16 counts stay below 256: CPU adds ones into bfloat16 bins (in chunks), which past 256
+    # rounds; webgpu counts exactly and rounds once
+    x = make((3000 if dtype != torch.bfloat16 else 1000,), dtype, seed=7)
     for mn, mx in ((0, 0), (-2, 2), (-1.5, 3.25)):
         same(torch.histc(x, bins=17, min=mn, max=mx), torch.histc(x.to(W), bins=17, min=mn, max=mx))
     xn = x.clone()
