@@ -336,3 +336,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     store_perm(p, load_perm(load_order(p)));
   }
 }
+
+// ==== histl ====
+// The unweighted histogram for up to 2048 bins: each workgroup counts a run of elements into a
+// shared-memory histogram and adds its non-zero bins to the global one, so the global atomics are
+// per bin and workgroup, not per element. Parameters: 0 numel, 3 bins, 6 elements per workgroup.
+var<workgroup> lh: array<atomic<u32>, 2048>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let nb = prm(3u);
+  for (var b = lid; b < nb; b = b + 256u) { atomicStore(&lh[b], 0u); }
+  workgroupBarrier();
+  let g = linear_id(wid, nwg, 0u, 1u);
+  let per = prm(6u);
+  let start = g * per;
+  let end = min(start + per, prm(0u));
+  for (var t = start + lid; t < end; t = t + 256u) {
+    let b = bin_of(t);
+    if (b != 0xffffffffu) { atomicAdd(&lh[b], 1u); }
+  }
+  workgroupBarrier();
+  for (var b = lid; b < nb; b = b + 256u) {
+    let c = atomicLoad(&lh[b]);
+    if (c != 0u) { atomicAdd(&b1[b], c); }
+  }
+}

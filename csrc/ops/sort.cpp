@@ -730,7 +730,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
                            const std::vector<float>& fparams, const std::string& key) {
   // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
   at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
-  Kernel k("hist:" + key);
+  Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
   k.out(counts, CT::RAW);  // binding b1
   const int ox = k.in(x, value_ct(x.scalar_type()));
   const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
@@ -739,7 +739,13 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   k.param_index(weights.defined() ? weights.storage_offset() : 0, "offset");
   k.param_index(nbins, "bins");
   for (float f : fparams) k.param_f32(f);
-  k.launch(uint64_t((x.numel() + 255) / 256), [&] {
+  for (size_t j = fparams.size(); j < 2; ++j) k.param(0);
+  // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
+  const bool local = ow < 0 && nbins <= 2048;
+  constexpr int64_t kPer = 4096;
+  k.param_index(kPer, "run");
+  const int64_t groups = local ? (x.numel() + kPer - 1) / kPer : (x.numel() + 255) / 256;
+  k.launch(uint64_t(groups), [&] {
     std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
     w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
          "(prm(1u) + t); }\n";
@@ -747,7 +753,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
                  : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
     w += "fn pf(i: u32) -> f32 { return bitcast<f32>(prm(i)); }\n";
     w += bin_of;
-    return w + section("hist");
+    return w + section(local ? "histl" : "hist");
   });
   return counts.view(at::kInt);
 }
