@@ -1,10 +1,15 @@
 """Side-by-side speed of torch-webgpu and torch on a reference device (CUDA if present, else CPU).
 Every figure is measured on both devices in the same run; a new figure is one new row in BENCHMARKS.
 
-    python benchmarks/run.py [--compare cuda|cpu] [--out FILE] [--only SUBSTRING]
+    python benchmarks/run.py [--compare cuda|cpu] [--out FILE] [--only SUBSTRING] [--json FILE]
+                             [--doc docs/benchmarks.md] [--render JSON --doc FILE]
+
+Each row checks its result against CPU before timing it. Float32 matmuls and convolutions on CUDA run
+with TF32 off.
 """
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -131,18 +136,195 @@ def sum_bandwidth(dev: torch.device, n: int = 1 << 26, warmup: int = 3, iters: i
     return 4 * n / t / 1e9
 
 
+def timed(dev: torch.device, fn: Callable[[], object], iters: int, warmup: int = 2) -> float:
+    """Seconds per call of fn on dev, wall clock between synchronisations (warm-up excluded)."""
+    for _ in range(warmup):
+        fn()
+    synchronize(dev)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    synchronize(dev)
+    return (time.perf_counter() - t0) / iters
+
+
+_CPU_REFERENCE = {}
+
+
+def cpu_reference(key, fn):
+    """A CPU result computed once per run (several devices check against it)."""
+    if key not in _CPU_REFERENCE:
+        _CPU_REFERENCE[key] = fn()
+    return _CPU_REFERENCE[key]
+
+
+def check_close(name: str, got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> None:
+    got = got.detach().float().cpu()
+    want = want.detach().float()
+    if not torch.allclose(got, want, rtol=rtol, atol=atol):
+        err = (got - want).abs().max().item()
+        raise CheckFailed(f"{name}: max abs difference {err:.3g} from the CPU result (rtol {rtol}, atol {atol})")
+
+
+def add_f16_bandwidth(dev: torch.device, n: int = 1 << 26) -> float:
+    """torch.add(a, b, out=c) on n float16: 2 reads + 1 write per element."""
+    gen = torch.Generator().manual_seed(2)
+    a_cpu, b_cpu = torch.randn(n, generator=gen).half(), torch.randn(n, generator=gen).half()
+    a, b = a_cpu.to(dev), b_cpu.to(dev)
+    c = torch.empty(n, device=dev, dtype=torch.half)
+    t = timed(dev, lambda: torch.add(a, b, out=c), 20, 3)
+    want = cpu_reference("add_f16", lambda: (a_cpu.float() + b_cpu.float()).half())
+    if not torch.equal(c.cpu(), want):
+        raise CheckFailed("f16 add differs from CPU")
+    return 3 * 2 * n / t / 1e9
+
+
+def _matmul_flops(dev, m, k, n, dtype, batch=None, iters=10, rtol=2e-3, atol=2e-3) -> float:
+    gen = torch.Generator().manual_seed(3)
+    shape_a = (batch, m, k) if batch else (m, k)
+    shape_b = (batch, k, n) if batch else (k, n)
+    a_cpu = torch.randn(shape_a, generator=gen).to(dtype)
+    b_cpu = torch.randn(shape_b, generator=gen).to(dtype)
+    a, b = a_cpu.to(dev), b_cpu.to(dev)
+    out = torch.matmul(a, b)
+    want = cpu_reference(("mm", m, k, n, dtype, batch), lambda: torch.matmul(a_cpu.float(), b_cpu.float()))
+    scale = max(1.0, k ** 0.5)
+    check_close(f"matmul {shape_a}x{shape_b}", out, want, rtol, atol * scale * (20 if dtype != torch.float32 else 1))
+    t = timed(dev, lambda: torch.matmul(a, b), iters)
+    return 2.0 * m * n * k * (batch or 1) / t / 1e12
+
+
+def matmul_4096_f32(dev):
+    return _matmul_flops(dev, 4096, 4096, 4096, torch.float32, iters=10)
+
+
+def matmul_4096_f16(dev):
+    return _matmul_flops(dev, 4096, 4096, 4096, torch.float16, iters=10)
+
+
+def matmul_small(dev):
+    return _matmul_flops(dev, 128, 768, 768, torch.float32, iters=50)
+
+
+def matvec_4096(dev):
+    return _matmul_flops(dev, 1, 4096, 4096, torch.float32, iters=50)
+
+
+def bmm_batched(dev):
+    return _matmul_flops(dev, 128, 64, 128, torch.float32, batch=96, iters=50)
+
+
+def softmax_bandwidth(dev, rows: int = 4096, cols: int = 4096) -> float:
+    """softmax over the last dim of a 4096x4096 float32: GB/s of one read + one write."""
+    x_cpu = torch.randn(rows, cols, generator=torch.Generator().manual_seed(4))
+    x = x_cpu.to(dev)
+    check_close("softmax", torch.softmax(x, -1), cpu_reference("softmax", lambda: torch.softmax(x_cpu, -1)), 1e-5, 1e-6)
+    t = timed(dev, lambda: torch.softmax(x, -1), 20)
+    return 2 * 4 * rows * cols / t / 1e9
+
+
+def layernorm_bandwidth(dev, rows: int = 4096, cols: int = 4096) -> float:
+    """layer_norm (weight, bias) over the last dim of 4096x4096 float32: GB/s of one read + one write."""
+    g = torch.Generator().manual_seed(5)
+    x_cpu, w_cpu, b_cpu = torch.randn(rows, cols, generator=g), torch.randn(cols, generator=g), torch.randn(cols, generator=g)
+    x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
+    f = lambda: torch.nn.functional.layer_norm(x, (cols,), w, b)  # noqa: E731
+    want = cpu_reference("layernorm", lambda: torch.nn.functional.layer_norm(x_cpu, (cols,), w_cpu, b_cpu))
+    check_close("layer_norm", f(), want, 1e-4, 1e-4)
+    t = timed(dev, f, 20)
+    return 2 * 4 * rows * cols / t / 1e9
+
+
+def conv2d_flops(dev) -> float:
+    """conv2d 3x3, padding 1: batch 32, 64 -> 64 channels, 64x64 float32 (TFLOP/s)."""
+    g = torch.Generator().manual_seed(6)
+    x_cpu, w_cpu = torch.randn(32, 64, 64, 64, generator=g), torch.randn(64, 64, 3, 3, generator=g) * 0.05
+    x, w = x_cpu.to(dev), w_cpu.to(dev)
+    f = lambda: torch.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
+    want = cpu_reference("conv2d", lambda: torch.nn.functional.conv2d(x_cpu, w_cpu, padding=1))
+    check_close("conv2d", f(), want, 1e-3, 1e-3)
+    t = timed(dev, f, 10)
+    return 2.0 * 32 * 64 * 64 * 64 * 64 * 9 / t / 1e12
+
+
+def _examples():
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+
+
+def gpt2_forward(dev, tokens: int = 128) -> float:
+    """GPT-2-small-shaped forward (12 layers, d=768, 12 heads, vocab 50257, 128 tokens, batch 1):
+    forwards per second, logits checked against CPU."""
+    _examples()
+    import gpt
+
+    torch.manual_seed(0)
+    model = gpt.GPT(50257, 768, 12, 12, 1024).eval()
+    idx_cpu = torch.randint(0, 50257, (1, tokens), generator=torch.Generator().manual_seed(7))
+    want = cpu_reference("gpt2", lambda: model(idx_cpu).detach())
+    model = model.to(dev)
+    idx = idx_cpu.to(dev)
+    with torch.no_grad():
+        check_close("gpt2 logits", model(idx), want, 1e-3, 2e-3)
+        t = timed(dev, lambda: model(idx), 10)
+    return 1.0 / t
+
+
+def cnn_train_step(dev, batch: int = 32, size: int = 64) -> float:
+    """A training step (forward, cross-entropy, backward, SGD with momentum) of a small VGG-style CNN
+    with batch norm on 32 RGB 64x64 images: steps per second; the first step's loss is checked
+    against CPU."""
+    nn = torch.nn
+
+    def block(cin, cout):
+        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
+
+    torch.manual_seed(0)
+    model = nn.Sequential(*block(3, 32), *block(32, 64), *block(64, 128), *block(128, 256),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10))
+    g = torch.Generator().manual_seed(8)
+    x_cpu, y_cpu = torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)
+    want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
+    model = model.to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = x_cpu.to(dev), y_cpu.to(dev)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    check_close("cnn first loss", step(), want, 1e-4, 1e-4)
+    return 1.0 / timed(dev, step, 10)
+
+
 @dataclass
 class Bench:
     name: str
     unit: str
     higher_is_better: bool  # False for times; the ratio is oriented so that > 1 means webgpu is faster
     fn: Callable[[torch.device], float]
+    goal: Optional[float] = None  # the ratio the project aims for (issue 7), where one is set
 
 
 BENCHMARKS = [
-    Bench("add chain: 2000 dependent adds, f32[4]", "us/op", False, tiny_add_chain),
-    Bench("add bandwidth: 2^26 f32, out=", "GB/s", True, add_bandwidth),
-    Bench("sum: 2^26 f32, full reduction", "GB/s", True, sum_bandwidth),
+    Bench("add chain: 2000 dependent adds, f32[4]", "us/op", False, tiny_add_chain, goal=1.0),
+    Bench("add bandwidth: 2^26 f32, out=", "GB/s", True, add_bandwidth, goal=0.9),
+    Bench("sum: 2^26 f32, full reduction", "GB/s", True, sum_bandwidth, goal=0.8),
+    Bench("add bandwidth: 2^26 f16, out=", "GB/s", True, add_f16_bandwidth),
+    Bench("matmul 4096^3 f32", "TFLOP/s", True, matmul_4096_f32, goal=0.5),
+    Bench("matmul 4096^3 f16", "TFLOP/s", True, matmul_4096_f16),
+    Bench("matmul 128x768x768 f32", "TFLOP/s", True, matmul_small),
+    Bench("matvec 1x4096x4096 f32", "TFLOP/s", True, matvec_4096),
+    Bench("bmm 96x(128x64x128) f32", "TFLOP/s", True, bmm_batched),
+    Bench("softmax 4096x4096 f32", "GB/s", True, softmax_bandwidth),
+    Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
+    Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
+    Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
+    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3),
 ]
 
 
@@ -263,13 +445,94 @@ def render_markdown(results: list, ref: torch.device) -> str:
     return "\n".join(out) + "\n"
 
 
+def ref_type_tf32_off() -> bool:
+    """The reference runs float32 matmuls and convolutions in full float32 (no TF32), as we do."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return True
+
+
+def results_json(results: list, ref: torch.device) -> dict:
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "header": header_lines(ref),
+        "reference": ref.type,
+        "rows": [{"name": r.bench.name, "unit": r.bench.unit, "webgpu": r.webgpu, "ref": r.ref,
+                  "ratio": r.ratio, "goal": r.bench.goal, "error": r.error, "counters": r.counters}
+                 for r in results],
+    }
+
+
+def write_doc(data: dict, path: str) -> None:
+    """docs/benchmarks.md: the run's device and date, the table with goals, and a plot of the ratios."""
+    png = os.path.splitext(path)[0] + ".png"
+    rows = data["rows"]
+    plotted = False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = [r["name"] for r in rows]
+        ratios = [r["ratio"] or 0.0 for r in rows]
+        fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.2))
+        y = list(range(len(rows)))[::-1]
+        colors = ["#2b8a3e" if r["goal"] is not None and (r["ratio"] or 0) >= r["goal"] else
+                  "#c92a2a" if r["goal"] is not None else "#5c7cfa" for r in rows]
+        ax.barh(y, ratios, color=colors)
+        for yi, r in zip(y, rows):
+            if r["goal"] is not None:
+                ax.plot([r["goal"]] * 2, [yi - 0.4, yi + 0.4], color="black", linewidth=2)
+        ax.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+        ax.set_yticks(y)
+        ax.set_yticklabels(names, fontsize=8)
+        ax.set_xlabel(f"speed relative to torch on {data['reference']} (> 1: webgpu faster; black tick: goal)")
+        ax.set_title(f"torch-webgpu vs {data['reference']}, {data['date']}", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        plotted = True
+    except ImportError:
+        pass
+    ref = data["reference"]
+    out = ["# Benchmarks", "", f"Run of {data['date']}, written by `python benchmarks/run.py --doc {path}`.", ""]
+    out += [f"- {h}" for h in data["header"]] + [""]
+    if plotted:
+        out += [f"![ratios]({os.path.basename(png)})", ""]
+    out += [f"| benchmark | unit | webgpu | {ref} | ratio | goal |", "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        ratio = f"{r['ratio']:.3g}x" if r["ratio"] else "-"
+        goal = "-" if r["goal"] is None else (f"{r['goal']}x " + ("met" if (r["ratio"] or 0) >= r["goal"] else "not met"))
+        out.append(f"| {r['name']} | {r['unit']} | {fmt(r['webgpu'])} | {fmt(r['ref'])} | {ratio} | {goal} |")
+    errs = [r for r in rows if r["error"]]
+    if errs:
+        out += ["", "Errors:", ""] + [f"- {r['name']}: {r['error']}" for r in errs]
+    cnt = [r for r in rows if r["counters"]]
+    if cnt:
+        out += ["", "webgpu stream counters per benchmark (all repeats, warm-up and checks included):", ""]
+        out += [f"- {r['name']}: " + ", ".join(f"{k}={v}" for k, v in sorted(r["counters"].items())) for r in cnt]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--compare", choices=["cuda", "cpu"], default=None,
                    help="reference device (default: cuda if available, else cpu)")
     p.add_argument("--out", metavar="FILE", help="also write the table as markdown to FILE")
     p.add_argument("--only", metavar="SUBSTRING", help="run only benchmarks whose name contains this")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--doc", metavar="FILE", help="write the benchmark report (markdown, with a PNG plot beside "
+                   "it when matplotlib is present) to FILE, e.g. docs/benchmarks.md")
+    p.add_argument("--render", metavar="JSON", help="do not run: write --doc from a JSON file of an earlier run")
     args = p.parse_args(argv)
+    if args.render:
+        if not args.doc:
+            p.error("--render needs --doc")
+        with open(args.render) as f:
+            write_doc(json.load(f), args.doc)
+        return 0
+    ref_type_tf32_off()
 
     ref_type = args.compare or ("cuda" if torch.cuda.is_available() else "cpu")
     if ref_type == "cuda" and not torch.cuda.is_available():
@@ -290,6 +553,12 @@ def main(argv=None) -> int:
         results.append(measure(b, webgpu, ref))
 
     print(render_text(results, ref))
+    data = results_json(results, ref)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
+    if args.doc:
+        write_doc(data, args.doc)
     if args.out:
         with open(args.out, "w") as f:
             f.write(render_markdown(results, ref))

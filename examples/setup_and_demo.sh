@@ -23,7 +23,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # torch is pinned exactly: the extension is compiled against the torch it runs with.
 python -m pip install -q torch==2.13.0 dawn-python==0.3.0 scikit-build-core pybind11 ninja cmake \
-  numpy pytest expecttest hypothesis
+  numpy pytest expecttest hypothesis scikit-learn
 # No build isolation: an isolated build would compile against a different torch fetched for the build.
 python -m pip install --no-build-isolation --no-deps .
 

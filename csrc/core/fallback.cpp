@@ -82,28 +82,6 @@ void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& ru
 
 void webgpu_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { fallback_as(op, op, stack); }
 
-// ATen sends convolutions on a device it has no backend for to convolution_overrideable (and
-// convolution_backward_overrideable), whose default kernels only throw, so the boxed fallback above
-// never sees them. These serve them on the CPU through aten::convolution / convolution_backward.
-// A native convolution replaces both registrations.
-void convolution_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  static const auto conv = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution", "");
-  fallback_as(op, conv, stack);
-}
-
-void convolution_backward_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  static const auto conv_bw = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
-  // convolution_backward takes one more argument, bias_sizes, after weight: the bias has one entry
-  // per output channel.
-  const auto args_begin = stack->size() - op.schema().arguments().size();
-  const auto& weight = (*stack)[args_begin + 2].toTensor();
-  const bool transposed = (*stack)[args_begin + 6].toBool();
-  const int64_t groups = (*stack)[args_begin + 8].toInt();
-  const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
-  stack->insert(stack->begin() + args_begin + 3, c10::IValue(std::vector<int64_t>{out_channels}));
-  fallback_as(op, conv_bw, stack);
-}
-
 std::tuple<std::vector<std::string>, std::vector<int64_t>> counts_as_lists() {
   std::vector<std::string> names;
   std::vector<int64_t> counts;
@@ -145,11 +123,7 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::webgpu_cpu_fallback>());
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&webgpu::core::convolution_fallback>());
-  m.impl("convolution_backward_overrideable",
-         torch::CppFunction::makeFromBoxedFunction<&webgpu::core::convolution_backward_fallback>());
-}
+// convolution_overrideable / convolution_backward_overrideable: native kernels in ops/conv.cpp.
 
 // The Python face of the fallback, as operators (torch.ops.webgpu.*): no pybind module edit needed.
 // They take no tensors, so they register as catch-all kernels.

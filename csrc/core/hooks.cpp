@@ -1,5 +1,5 @@
 // PrivateUse1 hooks (availability, generators, storage resizing) and the webgpu generator, which
-// holds the seed and offset that the device Philox generator (a later issue) will consume.
+// holds the seed and offset that the device Philox generator (ops/random.cpp) consumes.
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/ops/empty.h>
@@ -120,6 +120,17 @@ const at::Generator& default_generator(int index) {
     g_generators[index] = at::make_generator<WebGPUGenerator>(c10::DeviceIndex(index));
   }
   return g_generators[index];
+}
+
+PhiloxState philox_state(const std::optional<at::Generator>& gen, int index, uint64_t increment) {
+  at::Generator g = gen.has_value() && gen->defined() ? *gen : default_generator(index);
+  TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1,
+              "Expected a 'webgpu' device type for generator but found '", g.device().type(), "'");
+  std::lock_guard<std::mutex> lock(g.mutex());
+  auto* impl = g.get<WebGPUGenerator>();
+  PhiloxState s{impl->current_seed(), impl->get_offset()};
+  impl->set_offset(s.offset + increment);
+  return s;
 }
 
 }  // namespace webgpu::core

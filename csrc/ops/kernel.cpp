@@ -32,6 +32,11 @@ void Kernel::param_index(int64_t v, const char* what) {
   params_.push_back(uint32_t(v));
 }
 
+uint32_t Kernel::error_flag(const std::string& op) {
+  error_flag_ = true;
+  return rt::Stream::error_op_code(op);
+}
+
 int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "webgpu: ", key_,
               ": expected a webgpu tensor, got one on ", t.device());
@@ -68,12 +73,13 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     }
     a.binding = k;
     binds[k].write |= a.write;
-    binds[k].atomic |= a.write && a.t.element_size() < 4;
+    binds[k].atomic |= a.write && (a.t.element_size() < 4 || a.atomic);
     needs_i64 |= a.t.scalar_type() == at::kLong || a.ct == CT::I64;
     key += "|" + std::string(dtype_tag(a.t.scalar_type())) + ":" + std::to_string(int(a.ct)) + ":" +
            std::to_string(k) + (a.write ? "w" : "r");
   }
   for (const Bind& b : binds) key += b.atomic ? "A" : "-";
+  if (error_flag_) key += "|E";
   uint32_t ro_mask = 0;
   for (size_t j = 0; j < binds.size(); ++j)
     if (!binds[j].write) ro_mask |= 1u << j;
@@ -97,6 +103,10 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
       s << "fn ld" << I << "(e: u32) -> " << T << " { let r = " << raw_load(isz, "wd" + I) << "; "
         << (a.ct == CT::RAW ? "return r; }\n" : "let v = " + convert_in(dt, a.ct) + "; return v; }\n");
       if (!a.write) continue;
+      if (atomic)
+        s << "fn cas" << I << "(w: u32, o: u32, n: u32) -> bool { return atomicCompareExchangeWeak(&" << B
+          << "[w], o, n).exchanged; }\n"
+          << "fn aadd" << I << "(w: u32, v: u32) -> u32 { return atomicAdd(&" << B << "[w], v); }\n";
       s << "fn wr" << I << "(w: u32, v: u32) { " << (atomic ? "atomicStore(&" + B + "[w], v);" : B + "[w] = v;")
         << " }\n";
       const std::string bits = a.ct == CT::RAW ? "v" : convert_out(dt, a.ct);
@@ -113,14 +123,25 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
           << ") << sh); }\n";
       }
     }
+    if (error_flag_) {
+      s << "@group(0) @binding(" << binds.size() + 1 << ") var<storage, read_write> werr: array<atomic<u32>, "
+        << rt::Stream::kErrorWords << ">;\n"
+        << "fn report_index_error(op: u32, dim: u32, idx: vec2<u32>, size: u32) {\n"
+        << "  if (atomicExchange(&werr[0], 1u) == 0u) {\n"
+        << "    atomicStore(&werr[1], op); atomicStore(&werr[2], dim); atomicStore(&werr[3], idx.x);\n"
+        << "    atomicStore(&werr[4], idx.y); atomicStore(&werr[5], size); atomicStore(&werr[6], 0u);\n  }\n}\n";
+    }
     s << body();
     return s.str();
   };
-  const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask, make);
+  const uint32_t nb = uint32_t(binds.size()) + (error_flag_ ? 1 : 0);
+  const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, make);
   std::vector<rt::Binding> b;
-  b.reserve(binds.size());
+  b.reserve(nb);
   for (const Bind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
+  if (error_flag_) b.push_back(dev.stream().error_binding());
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params_.data(), uint32_t(params_.size()), workgroups);
+  if (error_flag_) dev.stream().arm_error_check();
 }
 
 }  // namespace webgpu::ops

@@ -16,6 +16,8 @@
 //   st<i>(e, v: T)         outputs: convert and store; sub-word dtypes (bool, u8, i8, i16, f16, bf16)
 //                          store through atomics, so neighbours written by other invocations never race
 //   wd<i>(w) -> u32, wr<i>(w, v)   raw words (wr on outputs only)
+//   cas<i>, aadd<i>        atomic read-modify-write on outputs added with out_atomic()
+//   report_index_error(op, dim, idx, size)   after error_flag()
 // plus everything in wgsl/common.wgsl (and wgsl/int64.wgsl when an operand is int64 or CT::I64).
 // Operands sharing a storage block share one binding (a read-write binding may not alias another).
 // The body declares the entry point, e.g.
@@ -41,6 +43,19 @@ class Kernel {
 
   int in(const at::TensorBase& t, CT ct) { return add(t, ct, false); }
   int out(const at::TensorBase& t, CT ct) { return add(t, ct, true); }
+  // An output whose binding is atomic<u32> whatever its dtype, for read-modify-write kernels:
+  // adds cas<i>(w, old, new) -> bool (compare-exchange of word w) and aadd<i>(w, v) -> u32 (atomicAdd).
+  int out_atomic(const at::TensorBase& t, CT ct) {
+    const int i = add(t, ct, true);
+    args_[i].atomic = true;
+    return i;
+  }
+
+  // Binds the device's index-error words (runtime/stream.h) and arms their check at the next
+  // synchronisation. In WGSL: report_index_error(op, dim, idx: vec2<u32> (int64 bits), size: u32)
+  // records the first bad index; the host raises IndexError "<op>: index <idx> is out of bounds for
+  // dimension <dim> with size <size>". Returns the op code to pass (as a parameter) for `op`.
+  uint32_t error_flag(const std::string& op);
 
   void param(uint32_t v) { params_.push_back(v); }
   void param_i32(int32_t v) { params_.push_back(uint32_t(v)); }
@@ -60,12 +75,14 @@ class Kernel {
     CT ct;
     bool write;
     int binding = 0;
+    bool atomic = false;
   };
   int add(const at::TensorBase& t, CT ct, bool write);
 
   std::string key_;
   std::vector<Arg> args_;
   std::vector<uint32_t> params_;
+  bool error_flag_ = false;
 };
 
 // WGSL type of a compute type (RAW: the raw word type of the dtype).

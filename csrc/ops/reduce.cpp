@@ -1,18 +1,46 @@
-// Reductions over any set of dims: sum, nansum, prod, mean, amax, amin, any, all. ATen's structured
-// kernels do shapes, dtypes and out= (ops/structured.h); the reduction kernels here receive the
-// TensorIterator through the DispatchStubs, like CPU and CUDA.
+// Reductions over any set of dims: sum, nansum, prod, mean, amax, amin, any, all, argmax, argmin,
+// max/min (full and along a dim with indices), aminmax, var/std (+ _mean), vector norms. ATen's
+// structured kernels do shapes, dtypes and out= (ops/structured.h); the reduction kernels here
+// receive the TensorIterator through the DispatchStubs, like CPU and CUDA.
+//
+// One engine (wgsl/reduce.wgsl) serves them all: an op is an accumulator type with an identity, a
+// conversion from an input element, a combine, and a finish that writes the row's outputs. The
+// planner picks one invocation per output (short rows), G lanes per row (medium rows, strided), or
+// a vectorised workgroup per row slice (contiguous rows: 16-byte loads, four accumulators per lane),
+// and splits long rows over several workgroups whose partials a second dispatch folds in a fixed
+// order. Workgroup folds use subgroup shuffles when the device has subgroups, else shared memory.
+#include <ATen/native/ReduceAllOps.h>
 #include <ATen/native/ReduceOps.h>
+#include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/SharedReduceOps.h>
+#include <ATen/native/TensorCompare.h>
 #include <ATen/ops/all_native.h>
 #include <ATen/ops/amax_native.h>
 #include <ATen/ops/amin_native.h>
+#include <ATen/ops/aminmax_native.h>
 #include <ATen/ops/any_native.h>
+#include <ATen/ops/argmax_native.h>
+#include <ATen/ops/argmin_native.h>
+#include <ATen/ops/count_nonzero_native.h>
+#include <ATen/ops/linalg_vector_norm_native.h>
+#include <ATen/ops/max_native.h>
 #include <ATen/ops/mean_native.h>
+#include <ATen/ops/min_native.h>
+#include <ATen/ops/norm_native.h>
 #include <ATen/ops/prod_native.h>
+#include <ATen/ops/std_mean_native.h>
+#include <ATen/ops/std_native.h>
 #include <ATen/ops/sum_native.h>
+#include <ATen/ops/var_mean_native.h>
+#include <ATen/ops/var_native.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
 #include "ops/common.h"
+#include "ops/elementwise.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "runtime/pipeline.h"
@@ -23,86 +51,434 @@ namespace {
 constexpr uint32_t kWG = 256;
 constexpr int kMaxRank = 4;
 
-enum class Acc { F32, I64, U32 };  // accumulator: floats, integers, booleans
-enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean };
+// Accumulators: floats; int64 (all integer inputs); booleans (any/all); (value bits, index) for
+// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count).
+enum class Acc { F32, I64, U32, AF, AI, W };
+enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm };
+enum class NormP { Zero, One, Two, Inf, NegInf, Gen };
+
+struct Op {
+  Red red;
+  NormP p = NormP::Two;
+  bool take_sqrt = false;  // Var: std
+  bool values = false;     // ArgMax/ArgMin: also write the values (max.dim), indices second
+  int nouts = 1;
+  float fa = 0, fb = 0;    // f32 parameters (mean: N; var: 1 / max(0, N - correction); norm: p, 1/p)
+};
 
 struct Dim {
-  int64_t size, in_stride, out_stride;
+  int64_t size, in_stride, out0_stride, out1_stride;
 };
 
 Acc acc_for(at::ScalarType in, Red r) {
   if (r == Red::Any || r == Red::All) return Acc::U32;
-  if (at::isFloatingType(in)) return Acc::F32;
-  return Acc::I64;
+  if (r == Red::Var) return Acc::W;
+  const bool f = at::isFloatingType(in);
+  if (r == Red::ArgMax || r == Red::ArgMin) return f ? Acc::AF : Acc::AI;
+  return f ? Acc::F32 : Acc::I64;
 }
 
-const char* acc_type(Acc a) { return a == Acc::F32 ? "f32" : a == Acc::I64 ? "vec2<u32>" : "u32"; }
-
-// WGSL reading element e of the input (dtype t) as the accumulator type.
-std::string load_expr(at::ScalarType t, Acc a) {
-  std::string raw;
-  switch (c10::elementSize(t)) {
-    case 1: raw = "((src[e >> 2u] >> ((e & 3u) * 8u)) & 0xffu)"; break;
-    case 2: raw = "((src[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu)"; break;
-    case 4: raw = "src[e]"; break;
-    default: raw = "vec2<u32>(src[2u * e], src[2u * e + 1u])"; break;
+int acc_words(Acc a) {
+  switch (a) {
+    case Acc::F32: case Acc::U32: return 1;
+    case Acc::I64: case Acc::AF: return 2;
+    default: return 3;
   }
-  const std::string sext = t == at::kShort ? "(bitcast<i32>(r << 16u) >> 16u)"
-                         : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
-                         : t == at::kInt ? "bitcast<i32>(r)"
-                         : "i32(r)";
-  std::string v;
-  if (a == Acc::U32) {
-    v = t == at::kLong ? "select(0u, 1u, (r.x | r.y) != 0u)"
-      : t == at::kFloat ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
-      : t == at::kHalf ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
-      : t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
-      : "select(0u, 1u, r != 0u)";
-  } else if (a == Acc::F32) {
-    v = t == at::kFloat ? "bitcast<f32>(r)" : t == at::kHalf ? "f16_to_f32(r)" : "bitcast<f32>(r << 16u)";
+}
+
+const char* acc_type(Acc a) {
+  switch (a) {
+    case Acc::F32: return "f32";
+    case Acc::I64: case Acc::AF: return "vec2<u32>";
+    case Acc::U32: return "u32";
+    case Acc::AI: return "vec3<u32>";
+    default: return "vec3<f32>";
+  }
+}
+
+// Storage dtype a finish() writes for output k.
+at::ScalarType out_storage(const Op& op, Acc a, int k) {
+  if (op.red == Red::ArgMax || op.red == Red::ArgMin) {
+    if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
+    return at::kLong;
+  }
+  if (a == Acc::W) return at::kFloat;
+  return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
+}
+
+std::string f32_combine(const Op& op) {
+  const char* mx = "select(select(max(a, b), b, nan(b)), a, nan(a))";
+  const char* mn = "select(select(min(a, b), b, nan(b)), a, nan(a))";
+  switch (op.red) {
+    case Red::NanSum: return "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))";
+    case Red::Prod: return "a * b";
+    case Red::Max: return mx;
+    case Red::Min: return mn;
+    case Red::Norm: return op.p == NormP::Inf ? mx : op.p == NormP::NegInf ? mn : "a + b";
+    default: return "a + b";
+  }
+}
+
+std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
+  const std::string A = acc_type(acc);
+  const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
+  std::string s = "alias ACC = " + A + ";\nconst NW: u32 = " + std::to_string(acc_words(acc)) + "u;\n";
+  std::string ident, comb, conv, pack, unpack;
+  const bool is_max = op.red == Red::Max || op.red == Red::ArgMax;
+  switch (acc) {
+    case Acc::F32: {
+      ident = op.red == Red::Prod ? "1.0"
+            : op.red == Red::Max || (op.red == Red::Norm && op.p == NormP::Inf) ? "inf_bits(0xff800000u)"
+            : op.red == Red::Min || (op.red == Red::Norm && op.p == NormP::NegInf) ? "inf_bits(0x7f800000u)"
+            : "0.0";
+      comb = "return " + f32_combine(op) + ";";
+      std::string f = "let f = " + convert_in(in_dt, CT::F32) + ";";
+      if (op.red == Red::Norm) {
+        switch (op.p) {
+          case NormP::Zero: f += " return select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u);"; break;
+          case NormP::Two: f += " return f * f;"; break;
+          case NormP::Gen:
+            f += " let x = abs(f); if (nan(x)) { return x; } return select(pow(x, fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), x == 0.0);";
+            break;
+          default: f += " return abs(f);"; break;
+        }
+      } else {
+        f += " return f;";
+      }
+      conv = f;
+      pack = "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)";
+      unpack = "bitcast<f32>(w.x)";
+      break;
+    }
+    case Acc::I64:
+      ident = op.red == Red::Prod ? "vec2<u32>(1u, 0u)"
+            : op.red == Red::Max ? "vec2<u32>(0u, 0x80000000u)"
+            : op.red == Red::Min ? "vec2<u32>(0xffffffffu, 0x7fffffffu)" : "vec2<u32>(0u, 0u)";
+      comb = op.red == Red::Prod ? "return i64_mul(a, b);"
+           : op.red == Red::Max ? "return i64_max(a, b);"
+           : op.red == Red::Min ? "return i64_min(a, b);" : "return i64_add(a, b);";
+      conv = "return " + convert_in(in_dt, CT::I64) + ";";
+      pack = "vec4<u32>(v, 0u, 0u)";
+      unpack = "w.xy";
+      break;
+    case Acc::U32: {
+      ident = op.red == Red::All ? "1u" : "0u";
+      comb = op.red == Red::All ? "return min(a, b);" : "return max(a, b);";
+      conv = in_dt == at::kLong ? "return select(0u, 1u, (r.x | r.y) != 0u);"
+           : in_dt == at::kFloat ? "return select(0u, 1u, (r & 0x7fffffffu) != 0u);"
+           : in_dt == at::kHalf || in_dt == at::kBFloat16 ? "return select(0u, 1u, (r & 0x7fffu) != 0u);"
+           : "return select(0u, 1u, r != 0u);";
+      pack = "vec4<u32>(v, 0u, 0u, 0u)";
+      unpack = "w.x";
+      break;
+    }
+    case Acc::AF: {
+      // NaN wins (the first one), then the larger (smaller) value, ties to the smaller index.
+      ident = std::string("vec2<u32>(") + (is_max ? "0xff800000u" : "0x7f800000u") + ", 0xffffffffu)";
+      comb = std::string("let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n") +
+             "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n" +
+             "  if (y " + (is_max ? ">" : "<") + " x) { return b; } if (x " + (is_max ? ">" : "<") +
+             " y) { return a; }\n  return select(a, b, b.y < a.y);";
+      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec2<u32>(bitcast<u32>(f), idx);";
+      pack = "vec4<u32>(v, 0u, 0u)";
+      unpack = "w.xy";
+      break;
+    }
+    case Acc::AI:
+      ident = std::string("vec3<u32>(") + (is_max ? "0u, 0x80000000u" : "0xffffffffu, 0x7fffffffu") + ", 0xffffffffu)";
+      comb = std::string("let x = a.xy; let y = b.xy;\n") + "  if (i64_lt(" + (is_max ? "x, y" : "y, x") +
+             ")) { return b; } if (i64_lt(" + (is_max ? "y, x" : "x, y") + ")) { return a; }\n" +
+             "  return select(a, b, b.z < a.z);";
+      conv = "let v = " + convert_in(in_dt, CT::I64) + "; return vec3<u32>(v, idx);";
+      pack = "vec4<u32>(v, 0u)";
+      unpack = "w.xyz";
+      break;
+    case Acc::W:
+      // Welford/Chan: (mean, m2, count).
+      ident = "vec3<f32>(0.0, 0.0, 0.0)";
+      comb = "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
+             "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
+             "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
+      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec3<f32>(f, 0.0, 1.0);";
+      pack = "vec4<u32>(bitcast<vec3<u32>>(v), 0u)";
+      unpack = "bitcast<vec3<f32>>(w.xyz)";
+      break;
+  }
+  s += "fn identity() -> ACC { return " + ident + "; }\n";
+  s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
+  s += "fn conv(r: " + RAWT + ", idx: u32) -> ACC { " + conv + " }\n";
+  s += "fn pack(v: ACC) -> vec4<u32> { return " + pack + "; }\n";
+  s += "fn unpack(w: vec4<u32>) -> ACC { return " + unpack + "; }\n";
+  if (packed_in) {
+    s += "fn load(e: u32, idx: u32) -> ACC { var w = vec4<u32>(0u); for (var k = 0u; k < NW; k = k + 1u) "
+         "{ w[k] = word(e * NW + k); } return unpack(w); }\n";
   } else {
-    v = t == at::kLong ? "r" : t == at::kBool || t == at::kByte ? "vec2<u32>(r, 0u)" : "i64_from_i32(" + sext + ")";
+    s += "fn load(e: u32, idx: u32) -> ACC { let r = " + raw_load(c10::elementSize(in_dt), "word") +
+         "; return conv(r, idx); }\n";
   }
-  return "let r = " + raw + "; return " + v + ";";
+  // finish(o, v): o = (input base, output 0 element, output 1 element).
+  std::string fin;
+  auto st_f32 = [](const std::string& slot, const std::string& e, const std::string& v) {
+    return slot + "[" + e + "] = bitcast<u32>(" + v + ");";
+  };
+  auto st_i64 = [](const std::string& slot, const std::string& e, const std::string& v) {
+    return "{ let q = " + v + "; " + slot + "[2u * " + e + "] = q.x; " + slot + "[2u * " + e + " + 1u] = q.y; }";
+  };
+  switch (acc) {
+    case Acc::F32: {
+      std::string v = "v";
+      if (op.red == Red::Mean) v = "v / fa()";
+      if (op.red == Red::Norm && op.p == NormP::Two) v = "sqrt(v)";
+      if (op.red == Red::Norm && op.p == NormP::Gen) v = "pow(v, fb())";
+      fin = st_f32("dst0", "o.y", v);
+      break;
+    }
+    case Acc::I64: fin = st_i64("dst0", "o.y", "v"); break;
+    case Acc::U32: fin = "dst0[o.y] = v;"; break;
+    case Acc::AF:
+    case Acc::AI: {
+      const std::string idx = acc == Acc::AF ? "v.y" : "v.z";
+      if (op.values) {
+        fin = acc == Acc::AF ? "dst0[o.y] = v.x;" : st_i64("dst0", "o.y", "v.xy");
+        fin += " " + st_i64("dst1", "o.z", "vec2<u32>(" + idx + ", 0u)");
+      } else {
+        fin = st_i64("dst0", "o.y", "vec2<u32>(" + idx + ", 0u)");
+      }
+      break;
+    }
+    case Acc::W: {
+      fin = std::string("let var_ = v.y * fa(); ") + st_f32("dst0", "o.y", op.take_sqrt ? "sqrt(var_)" : "var_");
+      if (op.nouts == 2) fin += " " + st_f32("dst1", "o.z", "v.x");
+      break;
+    }
+  }
+  if (!final_pass) fin = "";  // partial passes store packed accumulators instead
+  s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
+  return s;
 }
 
-struct RedSpec {
-  const char* identity_f32;
-  const char* identity_i64;
-  const char* identity_u32;
-  const char* combine_f32;
-  const char* combine_i64;
-  const char* combine_u32;
+const char* kGroupReduceShared =
+    "fn group_reduce(v: ACC, lid: u32, sg: u32) -> ACC {\n"
+    "  scratch[lid] = v;\n"
+    "  workgroupBarrier();\n"
+    "  for (var s = G / 2u; s > 0u; s = s >> 1u) {\n"
+    "    if ((lid % G) < s) { scratch[lid] = combine(scratch[lid], scratch[lid + s]); }\n"
+    "    workgroupBarrier();\n"
+    "  }\n"
+    "  return scratch[lid];\n"
+    "}\n";
+
+// Butterfly within each subgroup (lanes of a G-segment are consecutive invocations), then the
+// segment's leader folds its subgroups' results in order.
+const char* kGroupReduceSubgroup =
+    "fn group_reduce(v0: ACC, lid: u32, sg: u32) -> ACC {\n"
+    "  var v = v0;\n"
+    "  let m = min(G, sg);\n"
+    "  for (var o = m / 2u; o > 0u; o = o >> 1u) { v = combine(v, subgroupShuffleXor(v, o)); }\n"
+    "  if ((lid % m) == 0u) { scratch[lid / m] = v; }\n"
+    "  workgroupBarrier();\n"
+    "  var r = v;\n"
+    "  if ((lid % G) == 0u) {\n"
+    "    let b = lid / m;\n"
+    "    r = scratch[b];\n"
+    "    for (var i = 1u; i < G / m; i = i + 1u) { r = combine(r, scratch[b + i]); }\n"
+    "  }\n"
+    "  return r;\n"
+    "}\n";
+
+enum class Mode { Thread, Group, Vec };
+
+struct Launch {
+  const at::Tensor* in;      // input storage (or packed partials)
+  uint64_t in_off;           // elements (packed units for partials)
+  at::ScalarType in_dtype;
+  bool packed_in;
+  const at::Tensor* out0;    // final outputs, or the partials buffer (out1 unused)
+  const at::Tensor* out1;
+  uint64_t out0_off, out1_off;
+  std::vector<Dim> outd, redd;
+  int64_t n_out, red_len, parts, part_len;
+  Mode mode;
+  uint32_t G;
+  bool final_pass;
 };
 
-RedSpec spec(Red r) {
-  switch (r) {
-    case Red::Sum: case Red::Mean:
-      return {"0.0", "vec2<u32>(0u, 0u)", "0u", "a + b", "i64_add(a, b)", "a + b"};
-    case Red::NanSum:
-      return {"0.0", "vec2<u32>(0u, 0u)", "0u", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "i64_add(a, b)", "a + b"};
-    case Red::Prod:
-      return {"1.0", "vec2<u32>(1u, 0u)", "1u", "a * b", "i64_mul(a, b)", "a * b"};
-    case Red::Max:
-      return {"inf_bits(0xff800000u)", "vec2<u32>(0u, 0x80000000u)", "0u",
-              "select(select(max(a, b), b, nan(b)), a, nan(a))", "i64_max(a, b)", "max(a, b)"};
-    case Red::Min:
-      return {"inf_bits(0x7f800000u)", "vec2<u32>(0xffffffffu, 0x7fffffffu)", "1u",
-              "select(select(min(a, b), b, nan(b)), a, nan(a))", "i64_min(a, b)", "min(a, b)"};
-    case Red::Any: return {"", "", "0u", "", "", "max(a, b)"};
-    case Red::All: return {"", "", "1u", "", "", "min(a, b)"};
-  }
-  return {};
+bool use_subgroups(rt::GpuDevice& dev) {
+  static const bool off = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_REDUCE_NO_SUBGROUPS");
+    return e && *e && std::string(e) != "0";
+  }();
+  return dev.has_subgroups() && !off;
 }
 
-// Collapses adjacent dims that are contiguous with each other in the input and the output.
-std::vector<Dim> coalesce(std::vector<Dim> d) {
+void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
+  const int RO = int(L.outd.size()), RR = int(L.redd.size());
+  TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
+  const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
+  const bool two = L.final_pass && L.out1 != nullptr;
+  const int64_t isz = c10::elementSize(L.in_dtype);
+  std::string key = "reduce:" + std::to_string(int(op.red)) + ":" + std::to_string(int(op.p)) +
+                    (op.take_sqrt ? "s" : "") + (op.values ? "v" : "") + std::to_string(op.nouts) + ":" +
+                    std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
+                    ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
+                    (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "");
+  auto make = [&]() {
+    std::string src = sg ? "enable subgroups;\n" : "";
+    src += rt::wgsl_source("common");
+    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += rt::wgsl_source("int64");
+    std::string body = rt::wgsl_source("reduce");
+    std::string binds = "@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;\n"
+                        "@group(0) @binding(2) var<storage, read_write> dst0: array<u32>;\n";
+    if (two) binds += "@group(0) @binding(3) var<storage, read_write> dst1: array<u32>;\n";
+    std::string fns = functions(op, acc, L.in_dtype, L.packed_in, L.final_pass);
+    // The store at the end of a (row, part): the row's outputs, or its partial.
+    const std::string store = L.final_pass ? "finish(oo, res);" : "store_partial(slot, res);";
+    std::string code;
+    if (L.mode == Mode::Thread) {
+      code =
+          "  let row = linear_id(wid, nwg, lid, WG);\n"
+          "  if (row >= prm(0u)) { return; }\n"
+          "  let oo = out_offsets(row);\n"
+          "  let slot = row;\n"
+          "  var res = identity();\n"
+          "  for (var r = 0u; r < prm(1u); r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
+          "  " + store + "\n";
+    } else {
+      code = std::string(sg ? "" : "  let sg = 1u;\n") +
+             "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+             "  let parts = prm(2u);\n"
+             "  let slot = g * (WG / G) + lid / G;\n"
+             "  let lane = lid % G;\n"
+             "  let row = slot / parts;\n"
+             "  let part = slot % parts;\n"
+             "  let ok = row < prm(0u);\n"
+             "  var oo = vec3<u32>(0u);\n";
+      if (L.mode == Mode::Group) {
+        code +=
+            "  var acc = identity();\n"
+            "  if (ok) {\n"
+            "    oo = out_offsets(row);\n"
+            "    let lo = part * prm(3u);\n"
+            "    let hi = min(lo + prm(3u), prm(1u));\n"
+            "    for (var r = lo + lane; r < hi; r = r + G) { acc = combine(acc, load(oo.x + red_offset(r), r)); }\n"
+            "  }\n";
+      } else {
+        // VEC: elements per 16-byte vector, per word.
+        const int64_t epv = 16 / isz;
+        const std::string EPV = std::to_string(epv) + "u";
+        auto fold = [&](const std::string& q, const std::string& e0) {
+          std::string c;
+          if (isz == 8) {
+            c += "    a0 = combine(a0, conv(" + q + ".xy, " + e0 + " - base));\n";
+            c += "    a1 = combine(a1, conv(" + q + ".zw, " + e0 + " + 1u - base));\n";
+            return c;
+          }
+          const int64_t epw = 4 / isz;
+          const char* comp[4] = {"x", "y", "z", "w"};
+          for (int k = 0; k < 4; ++k) {
+            for (int j = 0; j < epw; ++j) {
+              std::string raw = q + "." + comp[k];
+              if (isz == 2) raw = j == 0 ? "(" + raw + " & 0xffffu)" : "(" + raw + " >> 16u)";
+              if (isz == 1) raw = "((" + raw + " >> " + std::to_string(8 * j) + "u) & 0xffu)";
+              c += "    a" + std::to_string(k) + " = combine(a" + std::to_string(k) + ", conv(" + raw + ", " + e0 +
+                   " + " + std::to_string(k * epw + j) + "u - base));\n";
+            }
+          }
+          return c;
+        };
+        code +=
+            "  var a0 = identity(); var a1 = identity(); var a2 = identity(); var a3 = identity();\n"
+            "  if (ok) {\n"
+            "    oo = out_offsets(row);\n"
+            "    let base = oo.x;\n"
+            "    let end = base + prm(1u);\n"
+            "    var v0 = (base + " + EPV + " - 1u) / " + EPV + ";\n"
+            "    let v1 = end / " + EPV + ";\n"
+            "    var hs = end; var ts = end;\n"
+            "    if (v1 > v0) { hs = v0 * " + EPV + "; ts = v1 * " + EPV + "; } else { v0 = v1; }\n"
+            "    let lo = v0 + part * prm(3u);\n"
+            "    let hi = min(lo + prm(3u), v1);\n"
+            "    var v = lo + lid;\n"
+            "    for (; v + WG < hi; v = v + 2u * WG) {\n"
+            "      let q0 = src[v]; let q1 = src[v + WG];\n"
+            "      let e0 = v * " + EPV + "; let e1 = (v + WG) * " + EPV + ";\n" +
+            fold("q0", "e0") + fold("q1", "e1") +
+            "    }\n"
+            "    if (v < hi) {\n"
+            "      let q0 = src[v]; let e0 = v * " + EPV + ";\n" + fold("q0", "e0") +
+            "    }\n"
+            "    if (part == 0u) {\n"
+            "      let h = base + lid; if (h < hs) { a0 = combine(a0, load(h, h - base)); }\n"
+            "      let t = ts + lid; if (t < end) { a1 = combine(a1, load(t, t - base)); }\n"
+            "    }\n"
+            "  }\n"
+            "  let acc = combine(combine(a0, a1), combine(a2, a3));\n";
+      }
+      code +=
+          "  let res = group_reduce(acc, lid, sg);\n"
+          "  if (ok && lane == 0u) { " + store + " }\n";
+    }
+    auto rep = [](std::string& s, const std::string& a, const std::string& b) {
+      for (size_t p = s.find(a); p != std::string::npos; p = s.find(a, p + b.size())) s.replace(p, a.size(), b);
+    };
+    rep(body, "{{BINDINGS}}", binds);
+    rep(body, "{{FUNCTIONS}}", fns);
+    rep(body, "{{GROUP_REDUCE}}", sg ? kGroupReduceSubgroup : kGroupReduceShared);
+    rep(body, "{{SG_PARAM}}", sg ? ", @builtin(subgroup_size) sg: u32" : "");
+    rep(body, "{{BODY}}", code);
+    rep(body, "{{WG}}", std::to_string(kWG));
+    rep(body, "{{G}}", std::to_string(L.G));
+    rep(body, "{{RO}}", std::to_string(RO));
+    rep(body, "{{RR}}", std::to_string(RR));
+    return src + body;
+  };
+  const uint32_t nstorage = two ? 3 : 2;
+  const rt::Pipeline& p = dev.pipelines().get(key, nstorage, 1u, make);
+  std::vector<uint32_t> prm(10, 0);
+  prm[0] = uint32_t(L.n_out);
+  prm[1] = uint32_t(L.red_len);
+  prm[2] = uint32_t(L.parts);
+  prm[3] = uint32_t(L.part_len);
+  prm[4] = uint32_t(L.in_off);
+  prm[5] = uint32_t(L.final_pass ? L.out0_off : 0);
+  prm[6] = uint32_t(L.out1_off);
+  std::memcpy(&prm[7], &op.fa, 4);
+  std::memcpy(&prm[8], &op.fb, 4);
+  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off);
+  for (const Dim& d : L.outd) {
+    prm.push_back(uint32_t(d.size));
+    prm.push_back(uint32_t(d.in_stride));
+    prm.push_back(uint32_t(d.out0_stride));
+    prm.push_back(uint32_t(d.out1_stride));
+  }
+  for (const Dim& d : L.redd) {
+    prm.push_back(uint32_t(d.size));
+    prm.push_back(uint32_t(d.in_stride));
+  }
+  std::vector<rt::Binding> b;
+  rt::Block* ib = block_of(*L.in);
+  b.push_back({ib->buffer.get(), 0, ib->size});
+  rt::Block* ob = block_of(*L.out0);
+  b.push_back({ob->buffer.get(), 0, ob->size});
+  if (two) {
+    rt::Block* ob1 = block_of(*L.out1);
+    b.push_back({ob1->buffer.get(), 0, ob1->size});
+  }
+  const uint64_t slots = uint64_t(L.n_out) * L.parts;
+  const uint64_t groups = L.mode == Mode::Thread ? (uint64_t(L.n_out) + kWG - 1) / kWG
+                                                 : (slots + (kWG / L.G) - 1) / (kWG / L.G);
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
+}
+
+// Collapses adjacent dims that are contiguous with each other in the input and the outputs.
+std::vector<Dim> coalesce(const std::vector<Dim>& d) {
   std::vector<Dim> out;
   for (const Dim& x : d) {
     if (x.size == 1) continue;
     if (!out.empty()) {
       Dim& p = out.back();
-      if (p.in_stride * p.size == x.in_stride && p.out_stride * p.size == x.out_stride) {
+      if (p.in_stride * p.size == x.in_stride && p.out0_stride * p.size == x.out0_stride &&
+          p.out1_stride * p.size == x.out1_stride) {
         p.size *= x.size;
         continue;
       }
@@ -112,207 +488,160 @@ std::vector<Dim> coalesce(std::vector<Dim> d) {
   return out;
 }
 
-struct Launch {
-  rt::Block* in_block;
-  uint64_t in_off;      // elements
-  at::ScalarType in_dtype;
-  rt::Block* out_block;
-  uint64_t out_off;     // elements of the accumulator's storage type
-  std::vector<Dim> outd, redd;
-  int64_t n_out, red_len, parts, part_len;
-  bool thread_mode, final_pass;
-};
-
-void dispatch(rt::GpuDevice& dev, Red red, Acc acc, const Launch& L, float scale) {
-  const int RO = int(L.outd.size()), RR = int(L.redd.size());
-  TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
-  std::string key = "reduce:" + std::to_string(int(red)) + ":" + std::to_string(int(acc)) + ":" +
-                    std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) + ":" + std::to_string(RR) + ":" +
-                    (L.thread_mode ? "t" : "w") + (L.final_pass ? "f" : "p") +
-                    (L.in_block == L.out_block ? "a" : "b");
-  const bool alias = L.in_block == L.out_block;
-  auto make = [&]() {
-    const RedSpec s = spec(red);
-    const char* ident = acc == Acc::F32 ? s.identity_f32 : acc == Acc::I64 ? s.identity_i64 : s.identity_u32;
-    const char* comb = acc == Acc::F32 ? s.combine_f32 : acc == Acc::I64 ? s.combine_i64 : s.combine_u32;
-    const std::string A = acc_type(acc);
-    std::string src = rt::wgsl_source("common");
-    if (acc == Acc::I64) src += rt::wgsl_source("int64");
-    std::string body = rt::wgsl_source("reduce");
-    std::string binds = alias ? "@group(0) @binding(1) var<storage, read_write> src: array<u32>;\n"
-                              : "@group(0) @binding(1) var<storage, read> src: array<u32>;\n"
-                                "@group(0) @binding(2) var<storage, read_write> dst: array<u32>;\n";
-    if (alias) binds += "fn dst_store(i: u32, v: u32) { src[i] = v; }\n";
-    else binds += "fn dst_store(i: u32, v: u32) { dst[i] = v; }\n";
-    // Infinities cannot be WGSL constants; a var makes the bitcast a run-time value.
-    // NaN tests on the bits: shader compilers may assume floats are never NaN.
-    std::string fns = "fn inf_bits(b: u32) -> f32 { var v = b; return bitcast<f32>(v); }\n"
-                      "fn nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\nalias ACC = " + A + ";\nfn identity() -> ACC { return " + ident + "; }\n"
-                      "fn combine(a: ACC, b: ACC) -> ACC { return " + comb + "; }\n"
-                      "fn load(e: u32) -> ACC { " + load_expr(L.in_dtype, acc) + " }\n";
-    // The final value of a row, stored as the accumulator's words.
-    std::string fin = red == Red::Mean && acc == Acc::F32 && L.final_pass ? "v / bitcast<f32>(prm(6u))" : "v";
-    if (acc == Acc::F32) fns += "fn store(o: u32, v: f32) { dst_store(o, bitcast<u32>(" + fin + ")); }\n";
-    else if (acc == Acc::I64) fns += "fn store(o: u32, v: vec2<u32>) { dst_store(2u * o, v.x); dst_store(2u * o + 1u, v.y); }\n";
-    else fns += "fn store(o: u32, v: u32) { dst_store(o, v); }\n";
-    std::string code;
-    if (L.thread_mode) {
-      code =
-          "  let row = linear_id(wid, nwg, lid, WG);\n"
-          "  if (row >= prm(0u)) { return; }\n"
-          "  let oo = out_offsets(row);\n"
-          "  var acc = identity();\n"
-          "  for (var r = 0u; r < prm(1u); r = r + 1u) { acc = combine(acc, load(oo.x + red_offset(r))); }\n"
-          "  store(oo.y, acc);\n";
-    } else {
-      code =
-          "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
-          "  let parts = prm(2u);\n"
-          "  let row = g / parts;\n"
-          "  let part = g % parts;\n"
-          "  if (row >= prm(0u)) { return; }\n"
-          "  let oo = out_offsets(row);\n"
-          "  let lo = part * prm(3u);\n"
-          "  let hi = min(lo + prm(3u), prm(1u));\n"
-          "  var acc = identity();\n"
-          "  for (var r = lo + lid; r < hi; r = r + WG) { acc = combine(acc, load(oo.x + red_offset(r))); }\n"
-          "  scratch[lid] = acc;\n"
-          "  workgroupBarrier();\n"
-          "  for (var s = WG / 2u; s > 0u; s = s >> 1u) {\n"
-          "    if (lid < s) { scratch[lid] = combine(scratch[lid], scratch[lid + s]); }\n"
-          "    workgroupBarrier();\n"
-          "  }\n"
-          "  if (lid == 0u) { store(select(prm(5u) + g, oo.y, parts == 1u), scratch[0]); }\n";
-    }
-    auto rep = [](std::string& s, const std::string& a, const std::string& b) {
-      for (size_t p = s.find(a); p != std::string::npos; p = s.find(a, p + b.size())) s.replace(p, a.size(), b);
-    };
-    rep(body, "{{BINDINGS}}", binds);
-    rep(body, "{{FUNCTIONS}}", fns);
-    rep(body, "{{BODY}}", code);
-    rep(body, "{{WG}}", std::to_string(kWG));
-    rep(body, "{{RO}}", std::to_string(RO));
-    rep(body, "{{RR}}", std::to_string(RR));
-    return src + body;
-  };
-  const rt::Pipeline& p = dev.pipelines().get(key, alias ? 1 : 2, alias ? 0u : 1u, make);
-  std::vector<uint32_t> prm(7, 0);
-  prm[0] = uint32_t(L.n_out);
-  prm[1] = uint32_t(L.red_len);
-  prm[2] = uint32_t(L.parts);
-  prm[3] = uint32_t(L.part_len);
-  prm[4] = uint32_t(L.in_off);
-  prm[5] = uint32_t(L.out_off);
-  std::memcpy(&prm[6], &scale, 4);
-  for (const Dim& d : L.outd) {
-    prm.push_back(uint32_t(d.size));
-    prm.push_back(uint32_t(d.in_stride));
-    prm.push_back(uint32_t(d.out_stride));
-  }
-  for (const Dim& d : L.redd) {
-    prm.push_back(uint32_t(d.size));
-    prm.push_back(uint32_t(d.in_stride));
-  }
-  std::vector<rt::Binding> b;
-  b.push_back({L.in_block->buffer.get(), 0, L.in_block->size});
-  if (!alias) b.push_back({L.out_block->buffer.get(), 0, L.out_block->size});
-  const uint64_t groups = L.thread_mode ? (uint64_t(L.n_out) + kWG - 1) / kWG : uint64_t(L.n_out) * L.parts;
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
+uint32_t pow2_at_least(int64_t v) {
+  uint32_t g = 1;
+  while (g < v && g < kWG) g <<= 1;
+  return g;
 }
 
-at::ScalarType acc_storage_dtype(Acc a) { return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt; }
-
-void reduce(at::TensorIteratorBase& iter, Red red, const char* name) {
-  TORCH_CHECK(iter.ntensors() == 2 && iter.noutputs() == 1, "webgpu: ", name, ": unexpected reduction form");
-  const at::Tensor& out = iter.output(0);
-  const at::Tensor& in = iter.input(0);
-  check_supported_dtype(in.scalar_type(), name);
-  check_supported_dtype(out.scalar_type(), name);
-  const Acc acc = acc_for(iter.input_dtype(0), red);
-  if (iter.numel() == 0) {
-    if (red == Red::Mean) out.fill_(std::numeric_limits<float>::quiet_NaN());
-    else if (red == Red::Prod || red == Red::All) out.fill_(1);
-    else out.fill_(0);
-    return;
-  }
-  TORCH_CHECK(iter.numel() <= int64_t(UINT32_MAX), "webgpu: ", name, ": more than 2^32-1 elements");
-  rt::GpuDevice& dev = gpu_of(in);
-  const int64_t in_item = in.element_size();
-  std::vector<Dim> od, rd;
-  for (int d = 0; d < iter.ndim(); ++d) {
-    const int64_t s_out = iter.strides(0)[d], s_in = iter.strides(1)[d];
-    Dim x{iter.shape()[d], s_in / in_item, s_out / out.element_size()};
-    if (iter.is_dim_reduced(d)) rd.push_back(x);
-    else od.push_back(x);
-  }
+// Reduces `in` over the dims described by od/rd (element strides; od's out strides in elements of
+// outs[k]) into outs (1 or 2 tensors, of out_storage() dtypes, any strides).
+void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<Dim> rd,
+         const std::vector<at::Tensor>& outs, const char* name) {
+  at::Tensor in = in_;
+  for (const auto& o : outs)
+    if (block_of(o) == block_of(in)) in = in_.clone();  // an output overlapping the input: read a copy
+  const Acc acc = acc_for(in.scalar_type(), op.red);
   od = coalesce(od);
   rd = coalesce(rd);
-  if (rd.empty()) rd.push_back({1, 0, 0});  // the kernel indexes the last reduced dim
+  if (rd.empty()) rd.push_back({1, 0, 0, 0});  // the kernel indexes the last reduced dim
   int64_t n_out = 1, red_len = 1;
   for (auto& d : od) n_out *= d.size;
   for (auto& d : rd) red_len *= d.size;
+  if (n_out == 0) return;
+  TORCH_CHECK(in.storage().nbytes() / in.element_size() < int64_t(UINT32_MAX) - 64 &&
+                  n_out * red_len <= int64_t(UINT32_MAX),
+              "webgpu: ", name, ": tensors past 2^32 elements are not supported by webgpu reductions");
+  rt::GpuDevice& dev = gpu_of(in);
 
-  // The output is written directly when it holds the accumulator's type; otherwise a contiguous
-  // scratch tensor of that type is written and cast into the output.
-  const at::ScalarType acc_dt = acc_storage_dtype(acc);
-  at::Tensor target = out.scalar_type() == acc_dt ? out : at::empty({n_out}, out.options().dtype(acc_dt));
-  if (!target.is_same(out)) {
-    int64_t s = 1;
-    for (auto& d : od) {
-      d.out_stride = s;
-      s *= d.size;
+  // Outputs are written directly when they hold the storage dtype, else into contiguous scratch.
+  std::vector<at::Tensor> targets;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const at::ScalarType st = out_storage(op, acc, int(k));
+    const bool direct = outs[k].scalar_type() == st && !(k == 1 && block_of(outs[1]) == block_of(outs[0]));
+    targets.push_back(direct ? outs[k] : at::empty({n_out}, outs[k].options().dtype(st)));
+    if (!direct) {
+      int64_t s = 1;
+      for (auto& d : od) {
+        (k == 0 ? d.out0_stride : d.out1_stride) = s;
+        s *= d.size;
+      }
     }
   }
-  const uint64_t in_off = byte_offset_of(in) / in_item;
-  const uint64_t out_off = byte_offset_of(target) / target.element_size();
-  const float scale = float(red_len);
+  // An empty row: the op's identity (sum 0, prod 1, mean NaN, ...), written by the finish of a
+  // zero-length fold.
+  const int64_t isz = in.element_size();
+  const uint64_t in_off = in.storage_offset();
+  const uint64_t o0 = targets[0].storage_offset(), o1 = targets.size() > 1 ? targets[1].storage_offset() : 0;
+  const at::Tensor* t1 = targets.size() > 1 ? &targets[1] : nullptr;
 
-  // Short rows, or rows whose elements are far apart while neighbouring outputs are adjacent in
-  // memory: one invocation per output. Otherwise workgroups, splitting long rows into parts.
-  const bool inner_contig = rd.empty() || rd.front().in_stride == 1;
-  const bool thread_mode = red_len <= 16 || (!inner_contig && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
+  const bool contig_rows = rd.size() == 1 && rd[0].in_stride == 1;
+  const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
+  Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1, o0, o1, od, rd, n_out, red_len, 1, red_len,
+           Mode::Thread, 1, true};
   if (thread_mode) {
-    dispatch(dev, red, acc, {block_of(in), in_off, in.scalar_type(), block_of(target), out_off, od, rd, n_out, red_len, 1,
-                             red_len, true, true}, scale);
+    dispatch(dev, op, acc, L);
   } else {
+    const int64_t epv = 16 / isz;
+    const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
     int64_t parts = 1;
-    if (red_len > 4096 && n_out < 1024) parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
-    const int64_t part_len = (red_len + parts - 1) / parts;
-    if (parts == 1) {
-      dispatch(dev, red, acc, {block_of(in), in_off, in.scalar_type(), block_of(target), out_off, od, rd, n_out, red_len,
-                               1, part_len, false, true}, scale);
+    if (vec) {
+      // Enough 16-byte loads per lane (16) and a bounded number of workgroups (4096).
+      const int64_t nv = red_len / epv + 1;
+      parts = std::max<int64_t>(1, std::min<int64_t>((nv + kWG * 16 - 1) / (kWG * 16), 4096 / n_out));
+      L.mode = Mode::Vec;
+      L.G = kWG;
+      L.part_len = (nv + parts - 1) / parts;
     } else {
-      at::Tensor partial = at::empty({n_out * parts}, out.options().dtype(acc_dt));
-      dispatch(dev, red, acc, {block_of(in), in_off, in.scalar_type(), block_of(partial),
-                               byte_offset_of(partial) / partial.element_size(), od, rd, n_out, red_len, parts,
-                               part_len, false, false}, scale);
-      // Fold the parts: the partials of output k are `parts` contiguous values at k * parts.
+      if (red_len > 4096 && n_out < 1024) parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
+      L.mode = Mode::Group;
+      // Lanes per row: about eight elements each, up to the workgroup.
+      L.G = parts > 1 ? kWG : std::max<uint32_t>(4, pow2_at_least((red_len + 7) / 8));
+      L.part_len = (red_len + parts - 1) / parts;
+    }
+    L.parts = parts;
+    if (parts == 1) {
+      dispatch(dev, op, acc, L);
+    } else {
+      const int W = acc_words(acc);
+      at::Tensor partial = at::empty({n_out * parts * W}, in.options().dtype(at::kInt));
+      Launch P = L;
+      P.final_pass = false;
+      P.out0 = &partial;
+      P.out1 = nullptr;
+      P.out0_off = partial.storage_offset();
+      dispatch(dev, op, acc, P);
+      // Fold the parts: the partials of output k are `parts` packed values at k * parts.
+      TORCH_CHECK(partial.storage_offset() % W == 0, "webgpu: internal: unaligned partials");
       std::vector<Dim> od_final = od;
       int64_t s = parts;
       for (auto& d : od_final) {
         d.in_stride = s;
         s *= d.size;
       }
-      const Red red2 = red == Red::NanSum ? Red::Sum : red;
-      dispatch(dev, red2, acc, {block_of(partial), byte_offset_of(partial) / partial.element_size(), acc_dt,
-                                block_of(target), out_off, od_final, {{parts, 1, 0}}, n_out, parts, 1, parts, false,
-                                true}, scale);
+      Op op2 = op;
+      if (op2.red == Red::NanSum) op2.red = Red::Sum;
+      Launch F{&partial, uint64_t(partial.storage_offset() / W), in.scalar_type(), true, &targets[0], t1, o0, o1,
+               od_final, {{parts, 1, 0, 0}}, n_out, parts, 1, parts, Mode::Group, pow2_at_least(parts), true};
+      F.G = std::max<uint32_t>(F.G, 4);
+      dispatch(dev, op2, acc, F);
     }
   }
-  if (!target.is_same(out)) {
-    // target holds the outputs in iteration order (dim 0 fastest): view the output the same way.
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (targets[k].is_same(outs[k])) continue;
+    // targets hold the outputs in iteration order (dim 0 fastest): view the output the same way.
+    outs[k].copy_(targets[k].view(outs[k].sizes()));
+  }
+}
+
+// From a TensorIterator reduction: outputs are operands [0, noutputs), the input follows.
+void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name) {
+  Op op = op_in;
+  const int nout = iter.noutputs();
+  TORCH_CHECK(iter.ntensors() == nout + 1 && nout >= 1 && nout <= 2, "webgpu: ", name, ": unexpected reduction form");
+  const at::Tensor& in = iter.input(0);
+  check_supported_dtype(in.scalar_type(), name);
+  for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
+  std::vector<Dim> od, rd;
+  int64_t red_len = 1;
+  for (int d = 0; d < iter.ndim(); ++d) {
+    const int64_t s0 = iter.strides(0)[d] / iter.output(0).element_size();
+    const int64_t s1 = nout > 1 ? iter.strides(1)[d] / iter.output(1).element_size() : 0;
+    Dim x{iter.shape()[d], iter.strides(nout)[d] / in.element_size(), s0, s1};
+    if (iter.is_dim_reduced(d)) {
+      rd.push_back(x);
+      red_len *= x.size;
+    } else {
+      od.push_back(x);
+    }
+  }
+  if (op.red == Red::Mean) op.fa = float(red_len);
+  if (iter.numel() == 0) {
+    // Rows of length zero: the identity.
+    const at::Tensor& out = iter.output(0);
+    if (op.red == Red::Mean) out.fill_(std::numeric_limits<float>::quiet_NaN());
+    else if (op.red == Red::Prod || op.red == Red::All) out.fill_(1);
+    else if (op.red == Red::Norm && op.fa < 0) out.fill_(std::numeric_limits<float>::infinity());
+    else out.fill_(0);
+    return;
+  }
+  // Outputs viewed through the iterator's dims (dim 0 fastest): writing through these views with
+  // the iterator's strides is what the kernel does; a scratch target is copied into them.
+  std::vector<at::Tensor> outs;
+  for (int k = 0; k < nout; ++k) {
     std::vector<int64_t> sizes, strides;
     for (int d = iter.ndim() - 1; d >= 0; --d) {
       if (iter.is_dim_reduced(d)) continue;
       sizes.push_back(iter.shape()[d]);
-      strides.push_back(iter.strides(0)[d] / out.element_size());
+      strides.push_back(iter.strides(k)[d] / iter.output(k).element_size());
     }
-    out.as_strided(sizes, strides, out.storage_offset()).copy_(target.view(sizes));
+    outs.push_back(iter.output(k).as_strided(sizes, strides, iter.output(k).storage_offset()));
   }
+  run(op, in, od, rd, outs, name);
 }
 
-#define WEBGPU_REDUCTION(stub, red)                                              \
-  void stub##_kernel(at::TensorIterator& iter) { reduce(iter, red, #stub); } \
+#define WEBGPU_REDUCTION(stub, ...)                                                        \
+  void stub##_kernel(at::TensorIterator& iter) { reduce_iter(iter, Op{__VA_ARGS__}, #stub); } \
   WEBGPU_STUB(stub, &stub##_kernel)
 
 WEBGPU_REDUCTION(sum_stub, Red::Sum)
@@ -323,6 +652,233 @@ WEBGPU_REDUCTION(max_values_stub, Red::Max)
 WEBGPU_REDUCTION(min_values_stub, Red::Min)
 WEBGPU_REDUCTION(or_stub, Red::Any)
 WEBGPU_REDUCTION(and_stub, Red::All)
+WEBGPU_REDUCTION(argmax_stub, Red::ArgMax)
+WEBGPU_REDUCTION(argmin_stub, Red::ArgMin)
+
+void std_var_kernel(at::TensorIterator& iter, double correction, bool take_sqrt) {
+  int64_t n = 1;
+  for (int d = 0; d < iter.ndim(); ++d)
+    if (iter.is_dim_reduced(d)) n *= iter.shape()[d];
+  Op op{Red::Var};
+  op.take_sqrt = take_sqrt;
+  op.nouts = iter.noutputs();
+  const double div = std::max(0.0, double(n) - correction);
+  op.fa = float(1.0 / div);  // inf for a non-positive divisor: m2 * inf is inf, or NaN for m2 == 0, as CPU
+  reduce_iter(iter, op, "std_var");
+}
+WEBGPU_STUB(std_var_stub, &std_var_kernel)
+
+void norm_kernel(at::TensorIterator& iter, const c10::Scalar& ord) {
+  const double p = ord.toDouble();
+  Op op{Red::Norm};
+  op.p = p == 0 ? NormP::Zero : p == 1 ? NormP::One : p == 2 ? NormP::Two
+       : std::isinf(p) ? (p > 0 ? NormP::Inf : NormP::NegInf) : NormP::Gen;
+  op.fa = float(p);
+  op.fb = float(1.0 / p);
+  reduce_iter(iter, op, "linalg_vector_norm");
+}
+WEBGPU_STUB(norm_stub, &norm_kernel)
+
+// max.dim / min.dim: values and indices through one reduction (indices of the first extreme).
+template <Red R>
+void minmax_dim_kernel(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim,
+                       bool keepdim) {
+  at::TensorIterator iter = at::meta::make_reduction(self, values, indices, dim, keepdim, self.scalar_type(), at::kLong);
+  if (iter.numel() == 0) return;
+  Op op{R};
+  op.values = true;
+  op.nouts = 2;
+  reduce_iter(iter, op, R == Red::ArgMax ? "max" : "min");
+}
+WEBGPU_STUB(max_stub, &minmax_dim_kernel<Red::ArgMax>)
+WEBGPU_STUB(min_stub, &minmax_dim_kernel<Red::ArgMin>)
+
+void max_all_kernel(at::Tensor& result, const at::Tensor& self) { result.copy_(at::amax(self)); }
+void min_all_kernel(at::Tensor& result, const at::Tensor& self) { result.copy_(at::amin(self)); }
+WEBGPU_STUB(max_all_stub, &max_all_kernel)
+WEBGPU_STUB(min_all_stub, &min_all_kernel)
+
+void aminmax_kernel(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& mn, at::Tensor& mx) {
+  at::amin_out(mn, self, {dim}, keepdim);
+  at::amax_out(mx, self, {dim}, keepdim);
+}
+void aminmax_all_kernel(const at::Tensor& self, at::Tensor& mn, at::Tensor& mx) {
+  mn.copy_(at::amin(self));
+  mx.copy_(at::amax(self));
+}
+WEBGPU_STUB(aminmax_stub, &aminmax_kernel)
+WEBGPU_STUB(aminmax_allreduce_stub, &aminmax_all_kernel)
+
+// Structured ops with two outputs (max.dim, min.dim, aminmax), as torchgen generates them.
+template <class Base>
+struct Functional2 final : Base {
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    out_[i] = structured::create_out(sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    out_[i] = structured::create_out(sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return out_[i]; }
+  at::Tensor out_[2];
+};
+
+template <class Base>
+struct Given2 final : Base {
+  Given2(const at::Tensor& a, const at::Tensor& b) : out_{a, b} {}
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    structured::resize_out(out_[i], sizes, strides, options);
+    if (out_[i].strides() != strides) proxy_[i] = at::empty_strided(sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    structured::resize_out(out_[i], sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return proxy_[i].defined() ? proxy_[i] : out_[i]; }
+  void finish() {
+    for (int i = 0; i < 2; ++i)
+      if (proxy_[i].defined()) out_[i].copy_(proxy_[i]);
+  }
+  at::Tensor out_[2];
+  at::Tensor proxy_[2];
+};
+
+template <class B>
+std::tuple<at::Tensor, at::Tensor> minmax_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  Functional2<B> op;
+  auto pre = op.meta(self, dim, keepdim);
+  op.impl(self, pre.dim, keepdim, op.out_[0], op.out_[1]);
+  return {std::move(op.out_[0]), std::move(op.out_[1])};
+}
+
+template <class B>
+std::tuple<at::Tensor&, at::Tensor&> minmax_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& v,
+                                                    at::Tensor& i) {
+  Given2<B> op(v, i);
+  auto pre = op.meta(self, dim, keepdim);
+  op.impl(self, pre.dim, keepdim, op.maybe_get_output(0), op.maybe_get_output(1));
+  op.finish();
+  return {v, i};
+}
+
+std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  Functional2<at::native::structured_aminmax_out> op;
+  op.meta(self, dim, keepdim);
+  op.impl(self, dim, keepdim, op.out_[0], op.out_[1]);
+  return {std::move(op.out_[0]), std::move(op.out_[1])};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                                 at::Tensor& mn, at::Tensor& mx) {
+  Given2<at::native::structured_aminmax_out> op(mn, mx);
+  op.meta(self, dim, keepdim);
+  op.impl(self, dim, keepdim, op.maybe_get_output(0), op.maybe_get_output(1));
+  op.finish();
+  return {mn, mx};
+}
+
+// norm.ScalarOpt_dim(_dtype): the dispatcher passes optional<Scalar>, the structured class takes
+// OptionalScalarRef.
+at::OptionalScalarRef ref(const std::optional<at::Scalar>& p) {
+  return p.has_value() ? at::OptionalScalarRef(&p.value()) : at::OptionalScalarRef();
+}
+
+at::Tensor norm_dim(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim) {
+  return structured::functional<at::native::structured_norm_out, const at::Tensor&, at::OptionalScalarRef,
+                                at::IntArrayRef, bool>(self, ref(p), dim, keepdim);
+}
+at::Tensor& norm_dim_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                         at::Tensor& out) {
+  return structured::OutFn<at::native::structured_norm_out, const at::Tensor&, at::OptionalScalarRef, at::IntArrayRef,
+                           bool>::call(self, ref(p), dim, keepdim, out);
+}
+at::Tensor norm_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                          at::ScalarType dtype) {
+  return structured::functional<at::native::structured_norm_dtype_out, const at::Tensor&, at::OptionalScalarRef,
+                                at::IntArrayRef, bool, at::ScalarType>(self, ref(p), dim, keepdim, dtype);
+}
+at::Tensor& norm_dim_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                               bool keepdim, at::ScalarType dtype, at::Tensor& out) {
+  return structured::OutFn<at::native::structured_norm_dtype_out, const at::Tensor&, at::OptionalScalarRef,
+                           at::IntArrayRef, bool, at::ScalarType>::call(self, ref(p), dim, keepdim, dtype, out);
+}
+
+// var/std (+ _mean): ATen's own entry points refuse devices other than CPU/CUDA/XPU, so these
+// follow them: checks, the degrees-of-freedom warning, an empty reduction gives NaN, else Welford.
+void check_std_var(const char* fname, const at::Tensor& self) {
+  TORCH_CHECK(self.layout() == at::Layout::Strided, fname, " only supports strided layout, got: ", self.layout());
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
+              "std and var only support floating point and complex dtypes");
+  check_supported_dtype(self.scalar_type(), fname);
+}
+
+void warn_dof(const char* fname, const at::TensorIterator& iter, double correction) {
+  const int64_t n = iter.num_output_elements() == 0 ? 0 : iter.numel() / iter.num_output_elements();
+  if (n - correction <= 0)
+    TORCH_WARN(fname, "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+               "factor (input numel divided by output numel).");
+}
+
+at::Tensor& std_var_out(const char* fname, at::Tensor& result, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                        const std::optional<at::Scalar>& correction_opt, bool keepdim, bool take_sqrt) {
+  check_std_var(fname, self);
+  const double correction = correction_opt.value_or(1).toDouble();
+  auto iter = at::native::make_reduction(fname, result, self, dim, keepdim, result.scalar_type());
+  TORCH_CHECK(at::canCast(self.scalar_type(), result.scalar_type()), "result type ", self.scalar_type(),
+              " can't be cast to the desired output type ", result.scalar_type());
+  warn_dof(fname, iter, correction);
+  if (iter.numel() == 0) result.fill_(std::numeric_limits<double>::quiet_NaN());
+  else std_var_kernel(iter, correction, take_sqrt);
+  return result;
+}
+
+std::tuple<at::Tensor, at::Tensor> std_var_mean(const char* fname, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                                const std::optional<at::Scalar>& correction_opt, bool keepdim,
+                                                bool take_sqrt) {
+  check_std_var(fname, self);
+  at::Tensor r1 = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  at::Tensor r2 = at::empty({0}, self.options());
+  const double correction = correction_opt.value_or(1).toDouble();
+  auto iter = at::native::make_reduction(fname, r1, r2, self, dim, keepdim, r1.scalar_type());
+  warn_dof(fname, iter, correction);
+  if (iter.numel() == 0) {
+    r1.fill_(std::numeric_limits<double>::quiet_NaN());
+    r2.fill_(std::numeric_limits<double>::quiet_NaN());
+  } else {
+    std_var_kernel(iter, correction, take_sqrt);
+  }
+  return {r1, r2};
+}
+
+using OptScalar = std::optional<at::Scalar>;
+at::Tensor var_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c, bool keepdim) {
+  at::Tensor r = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  return std_var_out("var", r, self, dim, c, keepdim, false);
+}
+at::Tensor std_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c, bool keepdim) {
+  at::Tensor r = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  return std_var_out("std", r, self, dim, c, keepdim, true);
+}
+at::Tensor& var_out_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c, bool keepdim,
+                       at::Tensor& out) {
+  return std_var_out("var", out, self, dim, c, keepdim, false);
+}
+at::Tensor& std_out_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c, bool keepdim,
+                       at::Tensor& out) {
+  return std_var_out("std", out, self, dim, c, keepdim, true);
+}
+std::tuple<at::Tensor, at::Tensor> var_mean_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c,
+                                               bool keepdim) {
+  return std_var_mean("var_mean", self, dim, c, keepdim, false);
+}
+std::tuple<at::Tensor, at::Tensor> std_mean_fn(const at::Tensor& self, at::OptionalIntArrayRef dim, const OptScalar& c,
+                                               bool keepdim) {
+  return std_var_mean("std_mean", self, dim, c, keepdim, true);
+}
+
+at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) { return (self != 0).sum(dims); }
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   return at::prod(self.reshape({-1}), 0, false, dtype);
@@ -354,6 +910,31 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<at::native::structured_all_out, T, int64_t, bool>(m, "all.dim", "all.out", nullptr);
   structured::reg<at::native::structured_all_dims_out, T, OptDims, bool>(m, "all.dims", "all.dims_out", nullptr);
   structured::reg<at::native::structured_all_all_out, T>(m, "all", "all.all_out", nullptr);
+  structured::reg<at::native::structured_argmax_out, T, std::optional<int64_t>, bool>(m, "argmax", "argmax.out", nullptr);
+  structured::reg<at::native::structured_argmin_out, T, std::optional<int64_t>, bool>(m, "argmin", "argmin.out", nullptr);
+  structured::reg<at::native::structured_linalg_vector_norm_out, T, const at::Scalar&, OptDims, bool, OptDtype>(
+      m, "linalg_vector_norm", "linalg_vector_norm.out", nullptr);
+  m.impl("norm.ScalarOpt_dim", TORCH_FN(norm_dim));
+  m.impl("norm.out", TORCH_FN(norm_dim_out));
+  m.impl("norm.ScalarOpt_dim_dtype", TORCH_FN(norm_dim_dtype));
+  m.impl("norm.dtype_out", TORCH_FN(norm_dim_dtype_out));
+  m.impl("max.dim", TORCH_FN(minmax_dim<at::native::structured_max_out>));
+  m.impl("max.dim_max", TORCH_FN(minmax_dim_out<at::native::structured_max_out>));
+  m.impl("min.dim", TORCH_FN(minmax_dim<at::native::structured_min_out>));
+  m.impl("min.dim_min", TORCH_FN(minmax_dim_out<at::native::structured_min_out>));
+  m.impl("max", TORCH_FN(static_cast<at::Tensor (*)(T)>(at::native::max)));
+  m.impl("max.unary_out", TORCH_FN(at::native::max_unary_out));
+  m.impl("min", TORCH_FN(static_cast<at::Tensor (*)(T)>(at::native::min)));
+  m.impl("min.unary_out", TORCH_FN(at::native::min_unary_out));
+  m.impl("aminmax", TORCH_FN(aminmax));
+  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  m.impl("var.correction", TORCH_FN(var_fn));
+  m.impl("var.correction_out", TORCH_FN(var_out_fn));
+  m.impl("std.correction", TORCH_FN(std_fn));
+  m.impl("std.correction_out", TORCH_FN(std_out_fn));
+  m.impl("var_mean.correction", TORCH_FN(var_mean_fn));
+  m.impl("std_mean.correction", TORCH_FN(std_mean_fn));
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_dims));
   m.impl("prod", TORCH_FN(prod_all));
   m.impl("nansum", TORCH_FN(nansum));
   m.impl("nansum.out", TORCH_FN(nansum_out));

@@ -158,14 +158,33 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
 
   // allow_unsafe_apis only unlocks experimental features (subgroups on this Dawn); it does not
   // weaken robustness. Timestamps are not quantised, so kernel timings stay meaningful.
-  const char* enabled[] = {"allow_unsafe_apis"};
-  const char* disabled[] = {"timestamp_quantization"};
+  // Opt-in speed: TORCH_WEBGPU_FAST=1 skips Dawn's validation, its bounds-clamping robustness pass
+  // and workgroup-memory zeroing (an out-of-bounds bug may then read or write other memory, so it
+  // is never the default); TORCH_WEBGPU_DAWN_TOGGLES="a,b,-c" enables a and b and disables c.
+  std::vector<std::string> on = {"allow_unsafe_apis"}, off = {"timestamp_quantization"};
+  if (const char* f = std::getenv("TORCH_WEBGPU_FAST"); f && std::string(f) == "1")
+    for (const char* t : {"skip_validation", "disable_robustness", "disable_workgroup_init"}) on.push_back(t);
+  if (const char* e = std::getenv("TORCH_WEBGPU_DAWN_TOGGLES")) {
+    std::string list = e;
+    for (size_t p = 0; p <= list.size();) {
+      size_t q = list.find(',', p);
+      if (q == std::string::npos) q = list.size();
+      std::string t = list.substr(p, q - p);
+      if (!t.empty()) (t[0] == '-' ? off : on).push_back(t[0] == '-' ? t.substr(1) : t);
+      p = q + 1;
+    }
+  }
+  toggles_ = on;
+  for (const std::string& t : off) toggles_.push_back("-" + t);
+  std::vector<const char*> enabled, disabled;
+  for (const std::string& t : on) enabled.push_back(t.c_str());
+  for (const std::string& t : off) disabled.push_back(t.c_str());
   WGPUDawnTogglesDescriptor toggles{};
   toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
-  toggles.enabledToggleCount = 1;
-  toggles.enabledToggles = const_cast<char**>(enabled);
-  toggles.disabledToggleCount = 1;
-  toggles.disabledToggles = const_cast<char**>(disabled);
+  toggles.enabledToggleCount = enabled.size();
+  toggles.enabledToggles = const_cast<char**>(enabled.data());
+  toggles.disabledToggleCount = disabled.size();
+  toggles.disabledToggles = const_cast<char**>(disabled.data());
 
   WGPURequiredLimits rl{};
   rl.limits = sl.limits;
@@ -253,7 +272,13 @@ std::pair<uint32_t, std::string> GpuDevice::pop_error_scope() {
   return {r.type, r.msg};
 }
 
-std::map<std::string, std::string> GpuDevice::info() const { return info_; }
+std::map<std::string, std::string> GpuDevice::info() const {
+  auto m = info_;
+  std::string t;
+  for (const std::string& x : toggles_) t += (t.empty() ? "" : ",") + x;
+  m["dawn_toggles"] = t;
+  return m;
+}
 
 std::map<std::string, uint64_t> GpuDevice::limit_map() const {
   const WGPULimits& l = limits_;

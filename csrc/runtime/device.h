@@ -56,6 +56,7 @@ class GpuDevice {
   WGPULimits limits_{};
   bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false;
   std::vector<uint32_t> features_;
+  std::vector<std::string> toggles_;  // Dawn toggles asked for ("-name": disabled)
   std::map<std::string, std::string> info_;
   std::mutex err_mu_;
   std::vector<std::string> errors_;

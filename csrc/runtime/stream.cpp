@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <c10/util/Exception.h>
 
@@ -186,6 +187,7 @@ void Stream::synchronize() {
     in_flight_.pop_front();
   }
   dev_.check_errors();
+  if (armed_) read_locked(nullptr, 0, nullptr, 0, true);
 }
 
 void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
@@ -198,13 +200,20 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
 }
 
 void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
-  if (size == 0) return;
+  if (size == 0 && !armed_) return;
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  read_locked(src, off, out, size, armed_);
+}
+
+void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors) {
   const Procs& P = procs();
-  const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = hi - lo;
-  if (staging_size_ < n) {
+  const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = size ? hi - lo : 0;
+  // The error words ride along after the data, in the same copy-and-map.
+  const uint64_t total = n + (with_errors ? kErrorWords * 4 : 0);
+  if (total == 0) return;
+  if (staging_size_ < total) {
     uint64_t s = 1 << 16;
-    while (s < n) s <<= 1;
+    while (s < total) s <<= 1;
     WGPUBufferDescriptor d{};
     d.label = sv("torch-webgpu readback");
     d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
@@ -219,7 +228,11 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   }
   end_pass();
   ensure_encoder();
-  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, staging_.get(), 0, n);
+  if (n) P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, staging_.get(), 0, n);
+  if (with_errors) {
+    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), errors_.get(), 0, staging_.get(), n, kErrorWords * 4);
+    armed_ = false;  // everything recorded so far is covered by this copy
+  }
   flush_locked();
   struct Result { uint32_t status = 0; std::string msg; } r;
   WGPUBufferMapCallbackInfo2 cb{};
@@ -230,13 +243,15 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
     r->msg = str(msg);
   };
   cb.userdata1 = &r;
-  wait_future(P.wgpuBufferMapAsync2(staging_.get(), WGPUMapMode_Read, 0, n, cb), "a readback");
+  wait_future(P.wgpuBufferMapAsync2(staging_.get(), WGPUMapMode_Read, 0, total, cb), "a readback");
   counters_.waits++;
   counters_.readbacks++;
   TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: reading a buffer back failed: ", r.msg);
-  const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, n);
+  const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
-  std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
+  if (size) std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
+  uint32_t words[kErrorWords] = {};
+  if (with_errors) std::memcpy(words, static_cast<const uint8_t*>(mapped) + n, sizeof(words));
   P.wgpuBufferUnmap(staging_.get());
   // Everything submitted before the copy is done: the arena chunks are free again.
   while (!in_flight_.empty()) {
@@ -244,6 +259,52 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
     in_flight_.pop_front();
   }
   dev_.check_errors();
+  if (words[0] != 0) raise_index_error(words);
+}
+
+namespace {
+std::mutex g_op_mu;
+std::vector<std::string> g_ops;
+}  // namespace
+
+uint32_t Stream::error_op_code(const std::string& op) {
+  std::lock_guard<std::mutex> lock(g_op_mu);
+  for (size_t i = 0; i < g_ops.size(); ++i)
+    if (g_ops[i] == op) return uint32_t(i);
+  g_ops.push_back(op);
+  return uint32_t(g_ops.size() - 1);
+}
+
+Binding Stream::error_binding() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!errors_) {
+    WGPUBufferDescriptor d{};
+    d.label = sv("torch-webgpu index errors");
+    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    d.size = kErrorWords * 4;  // created zeroed
+    errors_ = Buffer(procs().wgpuDeviceCreateBuffer(dev_.device(), &d));
+  }
+  return {errors_.get(), 0, kErrorWords * 4};
+}
+
+void Stream::arm_error_check() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  armed_ = true;
+}
+
+void Stream::raise_index_error(const uint32_t* w) {
+  // Clear the words (the queue is idle: the readback waited for everything submitted).
+  const uint32_t zeros[kErrorWords] = {};
+  procs().wgpuQueueWriteBuffer(dev_.queue(), errors_.get(), 0, const_cast<uint32_t*>(zeros), sizeof(zeros));
+  std::string op;
+  {
+    std::lock_guard<std::mutex> lock(g_op_mu);
+    op = w[1] < g_ops.size() ? g_ops[w[1]] : "an indexing op";
+  }
+  const int64_t idx = int64_t(uint64_t(w[3]) | (uint64_t(w[4]) << 32));
+  const int64_t sz = int64_t(uint64_t(w[5]) | (uint64_t(w[6]) << 32));
+  TORCH_CHECK_INDEX(false, op, ": index ", idx, " is out of bounds for dimension ", w[2], " with size ", sz,
+                    " (webgpu checks indices on the device and reports the first bad one at the next synchronization)");
 }
 
 void Stream::forget_bind_groups() {

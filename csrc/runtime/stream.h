@@ -45,6 +45,17 @@ class Stream {
 
   void flush();        // submits the open batch, no wait
   void synchronize();  // submits and waits for all work
+
+  // Device-side index errors (DESIGN.md, correctness yardstick): kernels that check user indices
+  // bind error_binding() (kErrorWords atomic u32 words: set flag, op code, dim, index lo/hi, size
+  // lo/hi) and call arm_error_check() when recorded. The next readback or synchronize() then also
+  // reads the words (piggybacked on the readback's own copy) and raises IndexError naming the op
+  // and the index, like CUDA's asynchronous errors. Nothing is read while no such kernel ran.
+  static constexpr uint32_t kErrorWords = 8;
+  Binding error_binding();
+  void arm_error_check();
+  // A code for an op name, for the error message (stable for the process).
+  static uint32_t error_op_code(const std::string& op);
   void forget_bind_groups();
 
   StreamCounters counters();
@@ -61,6 +72,8 @@ class Stream {
   void end_pass();
   void acquire_chunk();
   void flush_locked();
+  void read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors);
+  void raise_index_error(const uint32_t* words);
   WGPUBindGroup bind_group(const Pipeline& p, const Binding* b, uint32_t n);
 
   GpuDevice& dev_;
@@ -90,6 +103,9 @@ class Stream {
   std::unordered_map<std::vector<uint64_t>, BindGroup, KeyHash> bind_groups_;
   std::vector<uint64_t> key_;
   StreamCounters counters_;
+  // Device error words
+  Buffer errors_;
+  bool armed_ = false;
 };
 
 }  // namespace webgpu::rt

@@ -1,0 +1,215 @@
+// Convolutions (1d/2d/3d, transposed, strides, padding, dilation, groups) with input, weight and bias
+// gradients. ATen's at::convolution does the argument checks and sends a device it has no backend for to
+// convolution_overrideable / convolution_backward_overrideable, which are implemented here. Every
+// product is one implicit-GEMM kernel (wgsl/conv.wgsl) in one of three modes over the same geometry:
+// X the large side, Y the small side, W [G*Co, Ci, k...], x = y*stride - pad + k*dilation.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <algorithm>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr int64_t kBM = 64, kBN = 64, kBK = 16;
+
+struct Geo {
+  int64_t N = 0, G = 1, Ci = 0, Co = 0;
+  int64_t xs[3] = {1, 1, 1}, ys[3] = {1, 1, 1}, ks[3] = {1, 1, 1};
+  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
+  int64_t XS() const { return xs[0] * xs[1] * xs[2]; }
+  int64_t YS() const { return ys[0] * ys[1] * ys[2]; }
+  int64_t KS() const { return ks[0] * ks[1] * ks[2]; }
+};
+
+void check_dtype(const at::Tensor& t, const char* op) {
+  const auto s = t.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || s == at::kHalf || s == at::kBFloat16, "webgpu: ", op,
+                              " not implemented for '", c10::toString(s), "'");
+}
+
+// Fills the spatial parts of g; dims is 1, 2 or 3 (leading entries stay 1 / 0).
+void fill_geo(Geo& g, int dims, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation) {
+  const int o = 3 - dims;
+  auto at_ = [&](at::IntArrayRef a, int i) { return a.size() == 1 ? a[0] : a[i]; };
+  for (int i = 0; i < dims; ++i) {
+    g.st[o + i] = at_(stride, i);
+    g.pd[o + i] = at_(padding, i);
+    g.dl[o + i] = at_(dilation, i);
+  }
+}
+
+// One implicit-GEMM launch. mode 0: out = Y from A = X, B = W; 1: out = X from A = Y, B = W;
+// 2: out = W (or split-K partials, f32) from A = Y, B = X.
+void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, const at::Tensor& bias,
+              const Geo& g, int64_t splits = 1, int64_t kchunk = 0) {
+  int64_t M, NC, K;
+  if (mode == 0) { M = g.N * g.YS(); NC = g.Co; K = g.Ci * g.KS(); }
+  else if (mode == 1) { M = g.N * g.XS(); NC = g.Ci; K = g.Co * g.KS(); }
+  else { M = g.Co; NC = g.Ci * g.KS(); K = g.N * g.YS(); }
+  if (M == 0 || NC == 0 || g.G == 0) return;
+  if (kchunk == 0) kchunk = K;
+  const int64_t tilesM = (M + kBM - 1) / kBM, tilesN = (NC + kBN - 1) / kBN;
+  const bool has_bias = bias.defined();
+  Kernel k(std::string("conv:") + std::to_string(mode));
+  k.in(a, CT::F32);
+  k.in(b, CT::F32);
+  k.out(out, CT::F32);
+  k.in(has_bias ? bias : b, CT::F32);
+  k.param_index(g.N, "batch");
+  k.param_index(g.G, "groups");
+  k.param_index(g.Ci, "channels");
+  k.param_index(g.Co, "channels");
+  for (int64_t v : g.xs) k.param_index(v, "size");
+  for (int64_t v : g.ys) k.param_index(v, "size");
+  for (int64_t v : g.ks) k.param_index(v, "kernel size");
+  for (int64_t v : g.st) k.param_index(v, "stride");
+  for (int64_t v : g.pd) k.param_index(v, "padding");
+  for (int64_t v : g.dl) k.param_index(v, "dilation");
+  k.param_index(a.storage_offset(), "offset");
+  k.param_index(b.storage_offset(), "offset");
+  k.param_index(out.storage_offset(), "offset");
+  k.param_index(has_bias ? bias.storage_offset() : 0, "offset");
+  k.param(has_bias ? 1u : 0u);
+  k.param_index(M, "rows");
+  k.param_index(NC, "columns");
+  k.param_index(K, "reduction size");
+  k.param_index(tilesM, "tiles");
+  k.param_index(tilesN, "tiles");
+  k.param_index(out.numel() / splits, "size");
+  k.param_index(kchunk, "reduction size");
+  k.param_index(a.numel(), "size");
+  k.param_index(b.numel(), "size");
+  k.param_index(out.numel(), "size");
+  const uint64_t wgs = uint64_t(splits) * g.G * tilesM * tilesN;
+  k.launch(wgs, [mode] {
+    std::string s = "const MODE: u32 = " + std::to_string(mode) + "u;\n";
+    if (mode == 0) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> f32 { return ld0(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
+    else if (mode == 1) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> f32 { return ld0(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
+    else s += "const X_OPERAND: u32 = 1u;\nfn ld_x(e: u32) -> f32 { return ld1(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
+    return s + rt::wgsl_source("conv");
+  });
+}
+
+// Weight gradient with split-K when the reduction (N * output pixels) dwarfs the output.
+at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, at::IntArrayRef wsizes,
+                       const at::TensorOptions& opts) {
+  at::Tensor gw = at::empty(wsizes, opts);
+  const int64_t M = g.Co, NC = g.Ci * g.KS(), K = g.N * g.YS();
+  const int64_t tiles = g.G * ((M + kBM - 1) / kBM) * ((NC + kBN - 1) / kBN);
+  int64_t splits = 1;
+  if (K >= 1024 && tiles < 256) splits = std::min<int64_t>((K + 511) / 512, std::max<int64_t>(1, 256 / tiles));
+  if (splits <= 1) {
+    run_gemm(2, y, x, gw, at::Tensor(), g);
+    return gw;
+  }
+  int64_t kchunk = (K + splits - 1) / splits;
+  kchunk = (kchunk + kBK - 1) / kBK * kBK;
+  splits = (K + kchunk - 1) / kchunk;
+  at::Tensor part = at::empty({splits, gw.numel()}, opts.dtype(at::kFloat));
+  run_gemm(2, y, x, part, at::Tensor(), g, splits, kchunk);
+  gw.view({gw.numel()}).copy_(part.sum(0));
+  return gw;
+}
+
+at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, const std::optional<at::Tensor>& bias_,
+                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                        at::IntArrayRef output_padding, int64_t groups) {
+  check_dtype(input_, "convolution");
+  check_dtype(weight_, "convolution");
+  const int64_t dim = input_.dim();
+  TORCH_CHECK(dim >= 3 && dim <= 5, "webgpu: convolution expects a 3-, 4- or 5-dimensional input, got ", dim, "-d");
+  const int dims = int(dim - 2);
+  at::Tensor input = input_.contiguous(), weight = weight_.contiguous();
+  at::Tensor bias = bias_.has_value() && bias_->defined() ? bias_->contiguous() : at::Tensor();
+  Geo g;
+  g.N = input.size(0);
+  g.G = groups;
+  fill_geo(g, dims, stride, padding, dilation);
+  const int o = 3 - dims;
+  for (int i = 0; i < dims; ++i) g.ks[o + i] = weight.size(2 + i);
+  std::vector<int64_t> out_sizes{g.N};
+  if (!transposed) {
+    g.Ci = weight.size(1);
+    g.Co = weight.size(0) / groups;
+    out_sizes.push_back(weight.size(0));
+    for (int i = 0; i < dims; ++i) {
+      g.xs[o + i] = input.size(2 + i);
+      g.ys[o + i] = (g.xs[o + i] + 2 * g.pd[o + i] - g.dl[o + i] * (g.ks[o + i] - 1) - 1) / g.st[o + i] + 1;
+      out_sizes.push_back(g.ys[o + i]);
+    }
+  } else {
+    g.Co = input.size(1) / groups;
+    g.Ci = weight.size(1);
+    out_sizes.push_back(weight.size(1) * groups);
+    for (int i = 0; i < dims; ++i) {
+      const int64_t op = output_padding.empty() ? 0 : (output_padding.size() == 1 ? output_padding[0] : output_padding[i]);
+      g.ys[o + i] = input.size(2 + i);
+      g.xs[o + i] = (g.ys[o + i] - 1) * g.st[o + i] - 2 * g.pd[o + i] + g.dl[o + i] * (g.ks[o + i] - 1) + op + 1;
+      out_sizes.push_back(g.xs[o + i]);
+    }
+  }
+  for (size_t i = 2; i < out_sizes.size(); ++i)
+    TORCH_CHECK(out_sizes[i] > 0, "webgpu: convolution: computed output size ", at::IntArrayRef(out_sizes),
+                " is too small");
+  at::Tensor out = at::empty(out_sizes, input.options());
+  if (out.numel() == 0) return out;
+  run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(
+    const at::Tensor& grad_output_, const at::Tensor& input_, const at::Tensor& weight_, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> mask) {
+  check_dtype(grad_output_, "convolution_backward");
+  check_dtype(input_, "convolution_backward");
+  check_dtype(weight_, "convolution_backward");
+  const int dims = int(input_.dim() - 2);
+  TORCH_CHECK(dims >= 1 && dims <= 3, "webgpu: convolution_backward expects a 3-, 4- or 5-dimensional input");
+  at::Tensor go = grad_output_.contiguous(), input = input_.contiguous(), weight = weight_.contiguous();
+  Geo g;
+  g.N = input.size(0);
+  g.G = groups;
+  fill_geo(g, dims, stride, padding, dilation);
+  const int o = 3 - dims;
+  for (int i = 0; i < dims; ++i) g.ks[o + i] = weight.size(2 + i);
+  // X, Y: the large and small sides.
+  const at::Tensor& X = transposed ? go : input;
+  const at::Tensor& Y = transposed ? input : go;
+  g.Ci = weight.size(1);
+  g.Co = weight.size(0) / groups;
+  for (int i = 0; i < dims; ++i) {
+    g.xs[o + i] = X.size(2 + i);
+    g.ys[o + i] = Y.size(2 + i);
+  }
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty(input.sizes(), input.options());
+    if (gi.numel() > 0) {
+      if (transposed) run_gemm(0, go, weight, gi, at::Tensor(), g);  // Y from X
+      else run_gemm(1, go, weight, gi, at::Tensor(), g);             // X from Y
+    }
+  }
+  if (mask[1]) {
+    gw = weight_grad(Y, X, g, weight.sizes(), weight.options());
+  }
+  if (mask[2]) {
+    std::vector<int64_t> red{0};
+    for (int i = 0; i < dims; ++i) red.push_back(2 + i);
+    gb = go.sum(red);
+  }
+  return {gi, gw, gb};
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", TORCH_FN(webgpu::ops::conv_forward));
+  m.impl("convolution_backward_overrideable", TORCH_FN(webgpu::ops::conv_backward));
+}

@@ -1,0 +1,334 @@
+// Optimiser kernels: _fused_adam_ / _fused_adamw_ / _fused_sgd_ (lr as a float or a tensor, amsgrad,
+// maximize, grad_scale / found_inf read on the device, no synchronisation), one dispatch per
+// parameter doing the whole update; and _foreach_norm (one partial-reduction dispatch per tensor,
+// one dispatch finishing every tensor). The other _foreach_* ops are ATen's composite slow path
+// over our per-tensor kernels.
+#include <ATen/NativeFunctions.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+using OptT = const std::optional<at::Tensor>&;
+
+uint32_t f32_bits(double v) {
+  float f = float(v);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+const char* kMain =
+    "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+    " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+    "  let i = linear_id(wid, nwg, lid, 256u);\n";
+
+// The small per-call values (lr, grad_scale, found_inf) gathered into one float32 device tensor,
+// so a parameter's dispatch binds few buffers: [lr, grad_scale, found_inf]. Copies stay on the device.
+at::Tensor aux_values(const at::Tensor& like, double lr, const std::optional<at::Tensor>& lr_t,
+                      OptT grad_scale, OptT found_inf) {
+  at::Tensor aux = at::empty({3}, like.options().dtype(at::kFloat));
+  aux.fill_(lr);  // slots 1, 2 become 1 and 0 below when absent
+  if (lr_t.has_value()) aux.narrow(0, 0, 1).copy_(lr_t->reshape({1}));
+  if (grad_scale.has_value() && grad_scale->defined()) aux.narrow(0, 1, 1).copy_(grad_scale->reshape({1}));
+  else aux.narrow(0, 1, 1).fill_(1.0);
+  if (found_inf.has_value() && found_inf->defined()) aux.narrow(0, 2, 1).copy_(found_inf->reshape({1}));
+  else aux.narrow(0, 2, 1).fill_(0.0);
+  return aux;
+}
+
+void check_list(at::TensorList a, at::TensorList b, const char* what, const char* op) {
+  TORCH_CHECK(a.size() == b.size(), op, ": ", what, " must have the same number of tensors as params (", b.size(),
+              " vs ", a.size(), ")");
+  for (size_t i = 0; i < a.size(); ++i)
+    TORCH_CHECK(a[i].sizes() == b[i].sizes(), op, ": ", what, "[", i, "] has shape ", b[i].sizes(),
+                ", expected ", a[i].sizes());
+}
+
+// Runs `body` over tensor i's group of same-shaped tensors; non-contiguous members go through
+// contiguous copies that are written back.
+struct Group {
+  std::vector<at::Tensor> orig, work;
+  void add(const at::Tensor& t) {
+    orig.push_back(t);
+    work.push_back(t.is_contiguous() ? t : t.contiguous());
+  }
+  void finish(const std::vector<bool>& written) {
+    for (size_t i = 0; i < orig.size(); ++i)
+      if (written[i] && !work[i].is_same(orig[i])) orig[i].copy_(work[i]);
+  }
+};
+
+enum class AdamMode { Adam, AdamW };
+
+void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+                     at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps, double lr,
+                     const std::optional<at::Tensor>& lr_t, double beta1, double beta2, double weight_decay,
+                     double eps, bool amsgrad, bool maximize, OptT grad_scale, OptT found_inf) {
+  const char* op = mode == AdamMode::Adam ? "_fused_adam_" : "_fused_adamw_";
+  if (params.empty()) return;
+  check_list(params, grads, "grads", op);
+  check_list(params, exp_avgs, "exp_avgs", op);
+  check_list(params, exp_avg_sqs, "exp_avg_sqs", op);
+  if (amsgrad) check_list(params, max_exp_avg_sqs, "max_exp_avg_sqs", op);
+  TORCH_CHECK(steps.size() == params.size(), op, ": state_steps must have one tensor per param");
+  const bool has_scale = grad_scale.has_value() && grad_scale->defined();
+  at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int64_t n = params[i].numel();
+    if (n == 0) continue;
+    TORCH_CHECK(is_float(params[i].scalar_type()), op, ": params must be floating point, got ",
+                params[i].scalar_type());
+    Group g;
+    g.add(params[i]);
+    g.add(grads[i]);
+    g.add(exp_avgs[i]);
+    g.add(exp_avg_sqs[i]);
+    if (amsgrad) g.add(max_exp_avg_sqs[i]);
+    at::Tensor step = steps[i].to(params[i].device());
+    std::string key = std::string("fused_adam:") + (mode == AdamMode::AdamW ? "w" : "a") + (amsgrad ? "m" : "") +
+                      (maximize ? "x" : "") + (has_scale ? "s" : "");
+    Kernel k(key);
+    k.out(g.work[0], CT::F32);
+    if (has_scale) k.out(g.work[1], CT::F32);
+    else k.in(g.work[1], CT::F32);
+    k.out(g.work[2], CT::F32);
+    k.out(g.work[3], CT::F32);
+    if (amsgrad) k.out(g.work[4], CT::F32);
+    const int si = k.in(step, CT::F32);
+    const int ai = k.in(aux, CT::F32);
+    k.param_index(n, "number of elements");
+    for (const at::Tensor& t : g.work) k.param_index(t.storage_offset(), "storage offset");
+    if (!amsgrad) k.param(0);
+    k.param_index(step.storage_offset(), "storage offset");  // prm(6)
+    k.param_index(aux.storage_offset(), "storage offset");   // prm(7)
+    k.param(f32_bits(beta1));                                // prm(8)
+    k.param(f32_bits(beta2));
+    k.param(f32_bits(weight_decay));
+    k.param(f32_bits(eps));
+    k.param(f32_bits(std::log(beta1)));  // prm(12): 1 - beta^step = -expm1(step * log(beta)), accurate
+    k.param(f32_bits(std::log(beta2)));
+    k.launch((uint64_t(n) + 255) / 256, [&] {
+      const std::string S = std::to_string(si), A = std::to_string(ai);
+      std::ostringstream s;
+      s << "fn expm1f(x: f32) -> f32 {\n"
+           "  if (abs(x) < 0.01) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }\n"
+           "  return exp(x) - 1.0;\n}\n";
+      s << kMain << "  if (i >= prm(0u)) { return; }\n"
+        << "  if (ld" << A << "(prm(7u) + 2u) == 1.0) { return; }\n"
+        << "  let beta1 = bitcast<f32>(prm(8u)); let beta2 = bitcast<f32>(prm(9u));\n"
+        << "  let wd = bitcast<f32>(prm(10u)); let eps = bitcast<f32>(prm(11u));\n"
+        << "  let lr = ld" << A << "(prm(7u));\n"
+        << "  var p = ld0(prm(1u) + i);\n"
+        << "  var g = ld1(prm(2u) + i);\n";
+      if (has_scale) s << "  g = g / ld" << A << "(prm(7u) + 1u);\n  st1(prm(2u) + i, g);\n";
+      if (maximize) s << "  g = -g;\n";
+      if (mode == AdamMode::Adam) s << "  if (wd != 0.0) { g = g + wd * p; }\n";
+      else s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
+      s << "  let m = beta1 * ld2(prm(3u) + i) + (1.0 - beta1) * g;\n"
+        << "  let v = beta2 * ld3(prm(4u) + i) + (1.0 - beta2) * g * g;\n"
+        << "  st2(prm(3u) + i, m);\n  st3(prm(4u) + i, v);\n"
+        << "  let step = ld" << S << "(prm(6u));\n"
+        << "  let bc1 = select(-expm1f(step * bitcast<f32>(prm(12u))), 1.0, beta1 == 0.0);\n"
+        << "  let bc2s = sqrt(select(-expm1f(step * bitcast<f32>(prm(13u))), 1.0, beta2 == 0.0));\n";
+      if (amsgrad)
+        s << "  let mx = max(ld4(prm(5u) + i), v);\n  st4(prm(5u) + i, mx);\n"
+          << "  let denom = sqrt(mx) / bc2s + eps;\n";
+      else s << "  let denom = sqrt(v) / bc2s + eps;\n";
+      s << "  st0(prm(1u) + i, p - (lr / bc1) * m / denom);\n}\n";
+      return s.str();
+    });
+    g.finish({true, has_scale, true, true, amsgrad});
+  }
+}
+
+#define WEBGPU_ADAM_FNS(NAME, MODE)                                                                            \
+  void NAME(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v, at::TensorList mx,        \
+            at::TensorList st, double lr, double b1, double b2, double wd, double eps, bool ams, bool maxi,    \
+            OptT gs, OptT fi) {                                                                                \
+    fused_adam_impl(MODE, p, g, m, v, mx, st, lr, std::nullopt, b1, b2, wd, eps, ams, maxi, gs, fi);           \
+  }                                                                                                            \
+  void NAME##_tensor_lr(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v,                \
+                        at::TensorList mx, at::TensorList st, const at::Tensor& lr, double b1, double b2,      \
+                        double wd, double eps, bool ams, bool maxi, OptT gs, OptT fi) {                        \
+    if (lr.device().is_cpu())                                                                                  \
+      return fused_adam_impl(MODE, p, g, m, v, mx, st, lr.item<double>(), std::nullopt, b1, b2, wd, eps, ams,  \
+                             maxi, gs, fi);                                                                    \
+    fused_adam_impl(MODE, p, g, m, v, mx, st, 0.0, lr, b1, b2, wd, eps, ams, maxi, gs, fi);                    \
+  }
+WEBGPU_ADAM_FNS(fused_adam, AdamMode::Adam)
+WEBGPU_ADAM_FNS(fused_adamw, AdamMode::AdamW)
+#undef WEBGPU_ADAM_FNS
+
+void fused_sgd_impl(at::TensorList params, at::TensorList grads, at::TensorList bufs, double weight_decay,
+                    double momentum, double lr, const std::optional<at::Tensor>& lr_t, double dampening,
+                    bool nesterov, bool maximize, bool is_first_step, OptT grad_scale, OptT found_inf) {
+  const char* op = "_fused_sgd_";
+  if (params.empty()) return;
+  check_list(params, grads, "grads", op);
+  const bool use_buf = momentum != 0;
+  if (use_buf) check_list(params, bufs, "momentum_buffer_list", op);
+  const bool has_scale = grad_scale.has_value() && grad_scale->defined();
+  at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int64_t n = params[i].numel();
+    if (n == 0) continue;
+    TORCH_CHECK(is_float(params[i].scalar_type()), op, ": params must be floating point, got ",
+                params[i].scalar_type());
+    Group g;
+    g.add(params[i]);
+    g.add(grads[i]);
+    if (use_buf) g.add(bufs[i]);
+    std::string key = std::string("fused_sgd:") + (use_buf ? "b" : "") + (nesterov ? "n" : "") +
+                      (maximize ? "x" : "") + (has_scale ? "s" : "") + (is_first_step ? "f" : "");
+    Kernel k(key);
+    k.out(g.work[0], CT::F32);
+    if (has_scale) k.out(g.work[1], CT::F32);
+    else k.in(g.work[1], CT::F32);
+    if (use_buf) k.out(g.work[2], CT::F32);
+    const int ai = k.in(aux, CT::F32);
+    k.param_index(n, "number of elements");
+    for (const at::Tensor& t : g.work) k.param_index(t.storage_offset(), "storage offset");
+    if (!use_buf) k.param(0);
+    k.param_index(aux.storage_offset(), "storage offset");  // prm(4)
+    k.param(f32_bits(weight_decay));                        // prm(5)
+    k.param(f32_bits(momentum));
+    k.param(f32_bits(dampening));
+    k.launch((uint64_t(n) + 255) / 256, [&] {
+      const std::string A = std::to_string(ai);
+      std::ostringstream s;
+      s << kMain << "  if (i >= prm(0u)) { return; }\n"
+        << "  if (ld" << A << "(prm(4u) + 2u) == 1.0) { return; }\n"
+        << "  let wd = bitcast<f32>(prm(5u)); let mom = bitcast<f32>(prm(6u)); let damp = bitcast<f32>(prm(7u));\n"
+        << "  let lr = ld" << A << "(prm(4u));\n"
+        << "  let p = ld0(prm(1u) + i);\n"
+        << "  var g = ld1(prm(2u) + i);\n";
+      if (has_scale) s << "  g = g / ld" << A << "(prm(4u) + 1u);\n  st1(prm(2u) + i, g);\n";
+      if (maximize) s << "  g = -g;\n";
+      s << "  if (wd != 0.0) { g = g + wd * p; }\n";
+      if (use_buf) {
+        if (is_first_step) s << "  let buf = g;\n";
+        else s << "  let buf = mom * ld2(prm(3u) + i) + (1.0 - damp) * g;\n";
+        s << "  st2(prm(3u) + i, buf);\n";
+        s << (nesterov ? "  g = g + mom * buf;\n" : "  g = buf;\n");
+      }
+      s << "  st0(prm(1u) + i, p - lr * g);\n}\n";
+      return s.str();
+    });
+    g.finish({true, has_scale, use_buf});
+  }
+}
+
+void fused_sgd(at::TensorList p, at::TensorList g, at::TensorList b, double wd, double mom, double lr, double damp,
+               bool nesterov, bool maxi, bool first, OptT gs, OptT fi) {
+  fused_sgd_impl(p, g, b, wd, mom, lr, std::nullopt, damp, nesterov, maxi, first, gs, fi);
+}
+void fused_sgd_tensor_lr(at::TensorList p, at::TensorList g, at::TensorList b, double wd, double mom,
+                         const at::Tensor& lr, double damp, bool nesterov, bool maxi, bool first, OptT gs, OptT fi) {
+  if (lr.device().is_cpu())
+    return fused_sgd_impl(p, g, b, wd, mom, lr.item<double>(), std::nullopt, damp, nesterov, maxi, first, gs, fi);
+  fused_sgd_impl(p, g, b, wd, mom, 0.0, lr, damp, nesterov, maxi, first, gs, fi);
+}
+
+// ---- _foreach_norm ----
+
+constexpr uint32_t kSlots = 256;  // partial results per tensor (stage 1 workgroups)
+
+std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_s, std::optional<at::ScalarType> dtype) {
+  const double ord = ord_s.toDouble();
+  std::vector<at::Tensor> result;
+  result.reserve(self.size());
+  const bool native = ord == 2.0 || ord == 1.0 || std::isinf(ord) || ord == 0.0;
+  bool ok = native && !self.empty();
+  for (const at::Tensor& t : self)
+    ok = ok && t.device().type() == c10::DeviceType::PrivateUse1 && is_float(t.scalar_type()) &&
+         t.device() == self[0].device() && (!dtype || is_float(*dtype));
+  if (!ok) {
+    for (const at::Tensor& t : self) result.push_back(at::linalg_vector_norm(t, ord_s, {}, false, dtype));
+    return result;
+  }
+  // 0: count of non-zeros, 1: sum |x|, 2: sum x^2 (then sqrt), 3: max |x|, 4: min |x|.
+  const uint32_t mode = ord == 0.0 ? 0u : ord == 1.0 ? 1u : ord == 2.0 ? 2u : ord > 0 ? 3u : 4u;
+  const int64_t T = int64_t(self.size());
+  at::Tensor scratch = at::empty({T * int64_t(kSlots)}, self[0].options().dtype(at::kFloat));
+  const char* combine = mode == 3 ? "max(a, b)" : mode == 4 ? "min(a, b)" : "a + b";
+  const char* elem = mode == 0 ? "select(0.0, 1.0, x != 0.0)" : mode == 2 ? "x * x" : "abs(x)";
+  const char* ident = mode == 4 ? "bitcast<f32>(0x7f800000u)" : "0.0";
+  std::string fns = std::string("fn comb(a: f32, b: f32) -> f32 { return ") + combine + "; }\n" +
+                    "fn el(x: f32) -> f32 { return " + elem + "; }\n" + "fn ident() -> f32 { return " + ident + "; }\n";
+  // NaN propagates through max/min: WGSL's max(NaN, x) need not, so NaN is checked explicitly.
+  if (mode >= 3)
+    fns = std::string("fn comb(a: f32, b: f32) -> f32 { if (a != a || b != b) { return a + b; } return ") + combine +
+          "; }\n" + "fn el(x: f32) -> f32 { return " + elem + "; }\n" + "fn ident() -> f32 { return " + ident + "; }\n";
+  const std::string reduce =
+      "  sh[lid] = acc;\n  workgroupBarrier();\n"
+      "  for (var d = 128u; d > 0u; d = d / 2u) {\n"
+      "    if (lid < d) { sh[lid] = comb(sh[lid], sh[lid + d]); }\n"
+      "    workgroupBarrier();\n  }\n";
+  std::vector<at::Tensor> inputs;
+  for (int64_t t = 0; t < T; ++t) {
+    at::Tensor x = self[t].is_contiguous() ? self[t] : self[t].contiguous();
+    if (x.numel() == 0) {
+      scratch.narrow(0, t * kSlots, kSlots).fill_(mode == 4 ? INFINITY : 0.0);
+      continue;
+    }
+    Kernel k("foreach_norm1:" + std::to_string(mode));
+    k.in(x, CT::F32);
+    k.out(scratch, CT::F32);
+    k.param_index(x.numel(), "number of elements");
+    k.param_index(x.storage_offset(), "storage offset");
+    k.param(uint32_t(t * kSlots));
+    k.launch(kSlots, [&] {
+      std::ostringstream s;
+      s << fns << "var<workgroup> sh: array<f32, 256>;\n"
+        << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+           "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+           "  let n = prm(0u);\n"
+           "  var acc = ident();\n"
+           "  for (var i = g * 256u + lid; i < n; i = i + 65536u) { acc = comb(acc, el(ld0(prm(1u) + i))); }\n"
+        << reduce << "  if (lid == 0u) { st1(prm(2u) + g, sh[0]); }\n}\n";
+      return s.str();
+    });
+  }
+  at::Tensor out = at::empty({T}, scratch.options());
+  Kernel k("foreach_norm2:" + std::to_string(mode));
+  k.in(scratch, CT::F32);
+  k.out(out, CT::F32);
+  k.launch(uint64_t(T), [&] {
+    std::ostringstream s;
+    s << fns << "var<workgroup> sh: array<f32, 256>;\n"
+      << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+         "  let t = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+         "  var acc = ld0(t * 256u + lid);\n"
+      << reduce << "  if (lid == 0u) { st1(t, " << (mode == 2 ? "sqrt(sh[0])" : "sh[0]") << "); }\n}\n";
+    return s.str();
+  });
+  for (int64_t t = 0; t < T; ++t) {
+    const at::ScalarType dt = dtype.value_or(self[t].scalar_type());
+    at::Tensor r = out.select(0, t);
+    result.push_back(dt == at::kFloat ? r : r.to(dt));
+  }
+  return result;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_adam_", TORCH_FN(fused_adam));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));
+  m.impl("_fused_adamw_", TORCH_FN(fused_adamw));
+  m.impl("_fused_adamw_.tensor_lr", TORCH_FN(fused_adamw_tensor_lr));
+  m.impl("_fused_sgd_", TORCH_FN(fused_sgd));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(fused_sgd_tensor_lr));
+  m.impl("_foreach_norm.Scalar", TORCH_FN(foreach_norm));
+}
+
+}  // namespace
+}  // namespace webgpu::ops

@@ -1,0 +1,145 @@
+// nonzero (and through it argwhere, torch.where(cond), x[mask], masked_select): a count pass per
+// block of 1024 elements, the per-block counts read back (nonzero's output size is data-dependent:
+// it synchronises on every backend), an exclusive scan on the host, and a write pass in which each
+// workgroup scans its block's flags in shared memory and writes the coordinates in row-major order.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <sstream>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr uint32_t kWG = 256, kPer = 4, kBlock = kWG * kPer;
+
+std::string nz_test(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "(r & 0x7fffffffu) != 0u";
+    case at::kHalf: case at::kBFloat16: return "(r & 0x7fffu) != 0u";
+    case at::kLong: return "(r.x | r.y) != 0u";
+    default: return "r != 0u";
+  }
+}
+
+// Shared WGSL: element offset of linear index li over the input's shape, and its flag.
+std::string nz_common(const at::Tensor& x, int R) {
+  std::ostringstream s;
+  s << "var<workgroup> sh: array<u32, " << kWG << ">;\n";
+  s << "fn flag(li: u32) -> u32 {\n  if (li >= prm(0u)) { return 0u; }\n  var rem = li; var o = prm(2u);\n";
+  for (int d = R - 1; d >= 0; --d) {
+    s << "  { let c = " << (d == 0 ? std::string("rem") : "rem % prm(" + std::to_string(3 + d) + "u)") << ";"
+      << (d == 0 ? "" : " rem = rem / prm(" + std::to_string(3 + d) + "u);") << " o = o + c * prm("
+      << 3 + R + d << "u); }\n";
+  }
+  s << "  let r = ld0(o);\n  return select(0u, 1u, " << nz_test(x.scalar_type()) << ");\n}\n";
+  return s.str();
+}
+
+void nz_params(Kernel& k, const at::Tensor& x, int64_t nblocks) {
+  k.param_index(x.numel(), "element count");
+  k.param_index(nblocks, "block count");
+  k.param_index(x.storage_offset(), "storage offset");
+  for (int64_t s : x.sizes()) k.param_index(s, "size");
+  for (int64_t s : x.strides()) k.param_index(s, "stride");
+}
+
+const char* kEntry =
+    "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+    "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+    "  let b = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n";
+
+at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
+              out.scalar_type());
+  TORCH_CHECK(self.numel() < std::numeric_limits<int32_t>::max(),
+              "nonzero is not supported for tensors with more than INT_MAX elements, file a support request");
+  TORCH_CHECK(self.dim() <= 25, "nonzero: input has ", self.dim(), " dims, the webgpu kernel handles at most 25");
+  check_supported_dtype(self.scalar_type(), "nonzero");
+  const int R = int(self.dim());
+  const int64_t n = self.numel();
+  if (n == 0) {
+    at::native::resize_output(out, {0, R});
+    return out;
+  }
+  const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  at::Tensor counts = at::empty({nblocks}, self.options().dtype(at::kInt));
+  {
+    Kernel k("nonzero_count:" + std::to_string(R));
+    k.in(self, CT::RAW);
+    k.out(counts, CT::I32);
+    nz_params(k, self, nblocks);
+    k.launch(nblocks, [&]() {
+      std::ostringstream s;
+      s << nz_common(self, R) << kEntry << "  var c = 0u;\n  for (var j = 0u; j < " << kPer
+        << "u; j = j + 1u) { c = c + flag((b * " << kPer << "u + j) * " << kWG << "u + lid); }\n"
+        << "  sh[lid] = c;\n  workgroupBarrier();\n"
+        << "  for (var s = " << kWG / 2 << "u; s > 0u; s = s >> 1u) {\n    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }\n"
+        << "    workgroupBarrier();\n  }\n  if (lid == 0u && b < prm(1u)) { st1(b, bitcast<i32>(sh[0])); }\n}\n";
+      return s.str();
+    });
+  }
+  // The data-dependent size: one readback (nonzero synchronises on every backend).
+  at::Tensor hc = counts.cpu();
+  at::Tensor hoff = at::empty({nblocks}, hc.options());
+  const int32_t* c = hc.const_data_ptr<int32_t>();
+  int32_t* o = hoff.data_ptr<int32_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < nblocks; ++i) {
+    o[i] = int32_t(total);
+    total += c[i];
+  }
+  at::native::resize_output(out, {total, R});
+  if (total == 0 || R == 0) return out;
+  at::Tensor result = out.is_contiguous() ? out : at::empty({total, R}, out.options());
+  at::Tensor offsets = hoff.to(self.device());
+  {
+    Kernel k("nonzero_write:" + std::to_string(R));
+    k.in(self, CT::RAW);
+    k.in(offsets, CT::I32);
+    k.out(result, CT::I64);
+    nz_params(k, self, nblocks);
+    k.param_index(result.storage_offset(), "storage offset");
+    const uint32_t out_off = uint32_t(3 + 2 * R);
+    k.param_index(total * R, "output size");
+    k.launch(nblocks, [&]() {
+      std::ostringstream s;
+      s << nz_common(self, R) << kEntry << "  if (b >= prm(1u)) { return; }\n"
+        << "  var base = bitcast<u32>(ld1(b));\n"
+        << "  for (var j = 0u; j < " << kPer << "u; j = j + 1u) {\n"
+        << "    let li = (b * " << kPer << "u + j) * " << kWG << "u + lid;\n    let f = flag(li);\n"
+        << "    sh[lid] = f;\n    workgroupBarrier();\n"
+        << "    for (var s = 1u; s < " << kWG << "u; s = s << 1u) {\n"
+        << "      var v = sh[lid];\n      if (lid >= s) { v = v + sh[lid - s]; }\n"
+        << "      workgroupBarrier();\n      sh[lid] = v;\n      workgroupBarrier();\n    }\n"
+        << "    let incl = sh[lid];\n    let tot = sh[" << kWG - 1 << "u];\n"
+        << "    if (f == 1u) {\n      let row = prm(" << out_off << "u) + (base + incl - 1u) * " << R << "u;\n"
+        << "      var rem = li;\n";
+      for (int d = R - 1; d >= 0; --d) {
+        s << "      { let c = " << (d == 0 ? std::string("rem") : "rem % prm(" + std::to_string(3 + d) + "u)") << ";"
+          << (d == 0 ? "" : " rem = rem / prm(" + std::to_string(3 + d) + "u);") << " st2(row + " << d
+          << "u, vec2<u32>(c, 0u)); }\n";
+      }
+      s << "    }\n    base = base + tot;\n    workgroupBarrier();\n  }\n}\n";
+      return s.str();
+    });
+  }
+  if (!result.is_same(out)) out.copy_(result);
+  return out;
+}
+
+at::Tensor nonzero_fn(const at::Tensor& self) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
+  return nonzero_out_fn(self, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nonzero", TORCH_FN(nonzero_fn));
+  m.impl("nonzero.out", TORCH_FN(nonzero_out_fn));
+}
+
+}  // namespace webgpu::ops

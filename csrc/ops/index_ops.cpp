@@ -1,0 +1,723 @@
+// The indexing ops over the shared kernel (ops/index.h). Where ATen has a device-generic structured
+// op or native function that ends in a DispatchStub (gather, scatter*, index.Tensor, _index_put_impl_,
+// index_copy, index_fill_, take, put_), we register the stub and let ATen do the checks; the rest
+// (index_select, index_add, index_reduce, embedding, its dense backward, masked_select,
+// masked_scatter_) are written here with CPU's checks and messages.
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/IndexKernel.h>
+#include <ATen/native/ReductionType.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TensorAdvancedIndexing.h>
+#include <ATen/ops/_index_put_impl_native.h>
+#include <ATen/ops/gather_native.h>
+#include <ATen/ops/index_add_meta.h>
+#include <ATen/ops/index_copy_native.h>
+#include <ATen/ops/index_fill_native.h>
+#include <ATen/ops/index_native.h>
+#include <ATen/ops/index_reduce_meta.h>
+#include <ATen/ops/put_native.h>
+#include <ATen/ops/scatter_add_native.h>
+#include <ATen/ops/scatter_native.h>
+#include <ATen/ops/scatter_reduce_native.h>
+#include <ATen/ops/take_native.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "ops/common.h"
+#include "ops/index.h"
+#include "ops/pointwise.h"
+#include "ops/structured.h"
+
+namespace webgpu::ops {
+namespace {
+
+using at::native::ReductionType;
+
+IndexRed red_of(ReductionType r) {
+  switch (r) {
+    case ReductionType::SUM: case ReductionType::MEAN: return IndexRed::Add;
+    case ReductionType::PROD: return IndexRed::Mul;
+    case ReductionType::MAX: return IndexRed::Max;
+    case ReductionType::MIN: return IndexRed::Min;
+  }
+  return IndexRed::Add;
+}
+
+int64_t size_or1(const at::TensorBase& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+int64_t stride_or1(const at::TensorBase& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
+
+// ---------------------------------------------------------------- gather / scatter (stubs)
+
+void gather_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  const int R = int(std::max<int64_t>(index.dim(), 1));
+  IndexPlan p;
+  p.op = "gather";
+  p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
+  p.dst = {result, strides_of(result, R)};
+  auto ss = strides_of(self, R);
+  ss[dim] = 0;
+  p.src = {self, ss};
+  p.idx = {{index, strides_of(index, R)}};
+  p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
+  run_index(p);
+}
+
+void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                    const c10::Scalar* value, IndexRed red, const char* op) {
+  const int R = int(std::max<int64_t>(index.dim(), 1));
+  IndexPlan p;
+  p.op = op;
+  p.mode = IndexMode::Scatter;
+  p.red = red;
+  p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
+  auto ds = strides_of(self, R);
+  ds[dim] = 0;
+  p.dst = {self, ds};
+  if (src) p.src = {*src, strides_of(*src, R)};
+  else p.value = *value;
+  p.idx = {{index, strides_of(index, R)}};
+  p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
+  if (self.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) p.serial_dim = int(dim);
+  run_index(p);
+}
+
+void scatter_kernel(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  scatter_common(self, dim, index, &src, nullptr, IndexRed::Assign, "scatter");
+}
+void scatter_fill_kernel(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& v) {
+  scatter_common(self, dim, index, nullptr, &v, IndexRed::Assign, "scatter");
+}
+void scatter_add_kernel(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  scatter_common(self, dim, index, &src, nullptr, IndexRed::Add, "scatter_add");
+}
+void scatter_reduce_kernel(const at::Tensor& self, const int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                           const ReductionType& r) {
+  scatter_common(self, dim, index, &src, nullptr, red_of(r), "scatter");
+}
+void scatter_scalar_reduce_kernel(const at::Tensor& self, const int64_t dim, const at::Tensor& index,
+                                  const c10::Scalar& v, const ReductionType& r) {
+  scatter_common(self, dim, index, nullptr, &v, red_of(r), "scatter");
+}
+void scatter_reduce_two_kernel(const at::Tensor& self, const int64_t dim, const at::Tensor& index,
+                               const at::Tensor& src, const ReductionType& r) {
+  scatter_common(self, dim, index, &src, nullptr, red_of(r), "scatter_reduce");
+}
+
+// ---------------------------------------------------------------- TensorIterator-driven stubs
+
+IndexOperand iter_operand(const at::TensorIteratorBase& iter, int arg) {
+  IndexOperand o{iter.tensor_base(arg), {}};
+  const int64_t es = iter.element_size(arg);
+  for (int64_t s : iter.strides(arg)) o.strides.push_back(s / es);
+  return o;
+}
+
+void index_kernel(at::TensorIteratorBase& iter, at::IntArrayRef sizes, at::IntArrayRef strides) {
+  IndexPlan p;
+  p.op = "index";
+  p.allow_neg = true;
+  p.shape = iter.shape().vec();
+  p.dst = iter_operand(iter, 0);
+  p.src = iter_operand(iter, 1);
+  const int64_t es = iter.element_size(1);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    p.idx.push_back(iter_operand(iter, int(2 + k)));
+    p.tgt.push_back({sizes[k], strides[k] / es, int64_t(k)});
+  }
+  run_index(p);
+}
+
+void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayRef strides, bool accumulate) {
+  IndexPlan p;
+  p.op = "index_put_";
+  p.mode = IndexMode::Scatter;
+  p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
+  p.allow_neg = true;
+  p.shape = iter.shape().vec();
+  p.dst = iter_operand(iter, 0);
+  p.src = iter_operand(iter, 1);
+  const int64_t es = iter.element_size(0);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    p.idx.push_back(iter_operand(iter, int(2 + k)));
+    p.tgt.push_back({sizes[k], strides[k] / es, int64_t(k)});
+  }
+  run_index(p);
+}
+
+// ATen sends accumulating (and deterministic) index_put_ on accelerators to index_put_with_sort_stub;
+// atomics make the plain path exact for integers and order-only different for floats, so the stub
+// rebuilds what _index_put_impl_ builds for index_put_stub (ATen's make_info is not exported).
+void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& orig,
+                                const at::Tensor& value, bool accumulate, bool unsafe) {
+  std::vector<at::Tensor> ind;
+  for (size_t k = 0; k < orig.size(); ++k) {
+    const std::optional<at::Tensor> o = orig.get(k);
+    if (!o.has_value() || !o->defined()) {
+      ind.emplace_back();
+      continue;
+    }
+    const at::Tensor& t = *o;
+    if (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte) {
+      const int64_t first = int64_t(ind.size());
+      for (int64_t j = 0; j < t.dim(); ++j) {
+        TORCH_CHECK_INDEX(first + j < self.dim() && t.size(j) == self.size(first + j), "The shape of the mask ",
+                          t.sizes(), " at index ", j, " does not match the shape of the indexed tensor ", self.sizes(),
+                          " at index ", first + j);
+      }
+      at::Tensor nz = at::nonzero(t.to(self.device()));
+      for (int64_t j = 0; j < t.dim(); ++j) ind.push_back(nz.select(1, j));
+    } else {
+      TORCH_CHECK_INDEX(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt,
+                        "tensors used as indices must be long, int, byte or bool tensors");
+      ind.push_back(t.to(self.device()));
+    }
+  }
+  TORCH_CHECK_INDEX(int64_t(ind.size()) <= self.dim(), "too many indices for tensor of dimension ", self.dim(),
+                    " (got ", ind.size(), ")");
+  {
+    std::vector<at::Tensor> defined;
+    for (auto& t : ind)
+      if (t.defined()) defined.push_back(t);
+    std::vector<at::Tensor> b;
+    try {
+      b = at::expand_outplace(defined);
+    } catch (std::exception&) {
+      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together");
+    }
+    size_t q = 0;
+    for (auto& t : ind)
+      if (t.defined()) t = b[q++];
+  }
+  while (int64_t(ind.size()) < self.dim()) ind.emplace_back();
+  // Non-adjacent index tensors: the indexed dims go to the front, as ATen does.
+  at::Tensor src = self;
+  {
+    int state = 0;  // 0 before, 1 inside, 2 after the indexed run
+    bool adjacent = true;
+    for (auto& t : ind) {
+      if (t.defined()) {
+        if (state == 2) adjacent = false;
+        state = 1;
+      } else if (state == 1) {
+        state = 2;
+      }
+    }
+    if (!adjacent) {
+      std::vector<int64_t> perm;
+      std::vector<at::Tensor> ti;
+      for (int64_t d = 0; d < self.dim(); ++d)
+        if (ind[d].defined()) { perm.push_back(d); ti.push_back(ind[d]); }
+      for (int64_t d = 0; d < self.dim(); ++d)
+        if (!ind[d].defined()) { perm.push_back(d); ti.emplace_back(); }
+      src = self.permute(perm);
+      ind = ti;
+    }
+  }
+  int64_t before = 0, after = 0, nidx = 0;
+  at::IntArrayRef rshape;
+  std::vector<int64_t> isizes, istrides;
+  for (int64_t d = 0; d < src.dim(); ++d) {
+    if (!ind[d].defined()) {
+      (nidx ? after : before)++;
+    } else {
+      ++nidx;
+      rshape = ind[d].sizes();
+      isizes.push_back(src.size(d));
+      istrides.push_back(src.stride(d) * src.element_size());
+    }
+  }
+  if (nidx == 0) {  // no index tensor: plain assignment or accumulation
+    if (accumulate) src.add_(value);
+    else src.copy_(value);
+    return;
+  }
+  std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + before), st(src.strides().begin(),
+                                                                                     src.strides().begin() + before);
+  for (int64_t s : rshape) { shape.push_back(s); st.push_back(0); }
+  for (int64_t d = before + nidx; d < src.dim(); ++d) { shape.push_back(src.size(d)); st.push_back(src.stride(d)); }
+  at::Tensor restrided = src.as_strided(shape, st);
+  TORCH_CHECK_INDEX(at::is_expandable_to(value.sizes(), restrided.sizes()), "shape mismatch: value tensor of shape ",
+                    value.sizes(), " cannot be broadcast to indexing result of shape ", restrided.sizes());
+  TORCH_CHECK(value.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+              " for the destination and ", value.scalar_type(), " for the source.");
+  at::TensorIteratorConfig config;
+  config.set_check_mem_overlap(false).resize_outputs(false).check_all_same_dtype(false);
+  config.add_output(restrided).add_const_input(value);
+  std::vector<at::Tensor> views;
+  for (auto& t : ind) {
+    if (!t.defined()) continue;
+    std::vector<int64_t> vs(before, 1);
+    for (int64_t s : t.sizes()) vs.push_back(s);
+    for (int64_t a = 0; a < after; ++a) vs.push_back(1);
+    views.push_back(t.reshape(vs));
+    config.add_const_input(views.back());
+  }
+  at::TensorIterator iter = config.build();
+  index_put_kernel(iter, isizes, istrides, accumulate);
+}
+
+void index_copy_kernel(at::TensorIterator& iter, int64_t dim, int64_t self_dim_size, int64_t self_dim_stride) {
+  IndexPlan p;
+  p.op = "index_copy_";
+  p.mode = IndexMode::Scatter;
+  p.shape = iter.shape().vec();
+  p.dst = iter_operand(iter, 0);
+  p.src = iter_operand(iter, 2);
+  p.idx = {iter_operand(iter, 1)};
+  p.tgt = {{self_dim_size, self_dim_stride, dim}};
+  run_index(p);
+}
+
+void index_fill_kernel(at::TensorIterator& iter, int64_t dim, int64_t self_dim_size, int64_t self_dim_stride,
+                       const c10::Scalar& source) {
+  IndexPlan p;
+  p.op = "index_fill_";
+  p.mode = IndexMode::Scatter;
+  p.allow_neg = true;
+  p.shape = iter.shape().vec();
+  p.dst = iter_operand(iter, 0);
+  p.value = source;
+  p.idx = {iter_operand(iter, 1)};
+  p.tgt = {{self_dim_size, self_dim_stride, dim}};
+  run_index(p);
+}
+
+void take_kernel(at::TensorIterator& iter, const at::TensorBase& input) {
+  at::Tensor flat = at::Tensor(input).contiguous();
+  IndexPlan p;
+  p.op = "take";
+  p.allow_neg = true;
+  p.shape = iter.shape().vec();
+  const int R = int(p.shape.size());
+  p.dst = iter_operand(iter, 0);
+  p.src = {flat, std::vector<int64_t>(R, 0)};
+  p.idx = {iter_operand(iter, 1)};
+  p.tgt = {{flat.numel(), 1, 0}};
+  run_index(p);
+}
+
+void put_kernel(at::TensorIterator& iter, const at::TensorBase& self_base, const bool accumulate) {
+  at::Tensor self(self_base);
+  at::Tensor flat = self.is_contiguous() ? self : self.contiguous();
+  IndexPlan p;
+  p.op = "put_";
+  p.mode = IndexMode::Scatter;
+  p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
+  p.allow_neg = true;
+  p.shape = iter.shape().vec();
+  const int R = int(p.shape.size());
+  p.dst = {flat, std::vector<int64_t>(R, 0)};
+  p.src = iter_operand(iter, 0);
+  p.idx = {iter_operand(iter, 1)};
+  p.tgt = {{flat.numel(), 1, 0}};
+  run_index(p);
+  if (!flat.is_same(self)) self.copy_(flat);
+}
+
+// ---------------------------------------------------------------- host-side checks of CPU indices
+
+// Advanced-indexing index tensors that live on the CPU are checked here, at once, as CPU does.
+void check_host_indices(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  int64_t d = 0;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const std::optional<at::Tensor> o = indices.get(k);
+    if (!o.has_value() || !o->defined()) {
+      ++d;
+      continue;
+    }
+    const at::Tensor& t = *o;
+    if (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte) {
+      d += std::max<int64_t>(t.dim(), 1);
+      continue;
+    }
+    if (d >= self.dim()) return;  // ATen reports too many indices
+    if (t.device().is_cpu() && t.numel() > 0 && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt)) {
+      const int64_t size = self.size(d);
+      const at::Tensor l = t.to(at::kLong).reshape(-1);
+      const at::Tensor bad = (l < -size).logical_or_(l >= size);
+      if (bad.any().item<bool>()) {
+        const int64_t v = l.index({bad.nonzero().select(1, 0)})[0].item<int64_t>();
+        TORCH_CHECK_INDEX(false, "index ", v, " is out of bounds for dimension ", d, " with size ", size);
+      }
+    }
+    ++d;
+  }
+}
+
+at::Tensor index_fn(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  check_host_indices(self, indices);
+  structured::Functional<at::native::structured_index_out> op;
+  auto pre = op.meta(self, at::IOptTensorListRef(indices));
+  op.impl(self, pre.sizes, pre.strides, op.out_);
+  return std::move(op.out_);
+}
+
+at::Tensor& index_out_fn(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                         at::Tensor& out) {
+  check_host_indices(self, indices);
+  structured::Given<at::native::structured_index_out, false> op(out);
+  auto pre = op.meta(self, at::IOptTensorListRef(indices));
+  op.impl(self, pre.sizes, pre.strides, op.maybe_get_output(0));
+  op.finish();
+  return out;
+}
+
+at::Tensor& index_put_impl_fn(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                              const at::Tensor& values, bool accumulate, bool unsafe) {
+  check_host_indices(self, indices);
+  return at::native::_index_put_impl_(self, indices, values, accumulate, unsafe);
+}
+
+// ---------------------------------------------------------------- index_copy (structured, stub)
+
+at::Tensor index_copy_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  structured::Functional<at::native::structured_index_copy_out> op;
+  auto pre = op.meta(self, dim, index, source);
+  op.impl(self, pre.dim, index, source, op.out_);
+  return std::move(op.out_);
+}
+at::Tensor& index_copy_out_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                              at::Tensor& out) {
+  structured::Given<at::native::structured_index_copy_out, false> op(out);
+  auto pre = op.meta(self, dim, index, source);
+  op.impl(self, pre.dim, index, source, op.maybe_get_output(0));
+  op.finish();
+  return out;
+}
+at::Tensor& index_copy_inplace_fn(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  structured::Given<at::native::structured_index_copy_out, true> op(self);
+  auto pre = op.meta(self, dim, index, source);
+  op.impl(self, pre.dim, index, source, op.maybe_get_output(0));
+  op.finish();
+  return self;
+}
+
+// ---------------------------------------------------------------- index_select / embedding
+
+void check_index_dtype(const at::Tensor& index, const char* op) {
+  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+                    "(): Expected dtype int32 or int64 for index");
+}
+
+void index_select_into(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& out,
+                       const char* op) {
+  const int R = int(std::max<int64_t>(self.dim(), 1));
+  IndexPlan p;
+  p.op = op;
+  p.shape.assign(R, 1);
+  for (int d = 0; d < self.dim(); ++d) p.shape[d] = self.size(d);
+  p.shape[dim] = index.numel();
+  p.dst = {out, strides_of(out, R)};
+  auto ss = strides_of(self, R);
+  ss[dim] = 0;
+  p.src = {self, ss};
+  std::vector<int64_t> is(R, 0);
+  is[dim] = index.dim() > 0 ? index.stride(0) : 0;
+  p.idx = {{index, is}};
+  p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
+  run_index(p);
+}
+
+at::Tensor& index_select_out_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  TORCH_CHECK(!(self.dim() == 0 && index.numel() != 1), "index_select(): Index to scalar can have only 1 value, got ",
+              index.numel(), " value(s)");
+  check_index_dtype(index, "index_select");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "index_select(): self and result must have the same scalar type");
+  TORCH_CHECK(self.device() == index.device() && self.device() == out.device(),
+              "index_select(): expected self, index and out on the same device, got ", self.device(), ", ",
+              index.device(), " and ", out.device());
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
+  auto sizes = self.sizes().vec();
+  if (self.dim() > 0) sizes[dim] = index.numel();
+  at::native::resize_output(out, sizes);
+  index_select_into(self, dim, index, out, "index_select");
+  return out;
+}
+
+at::Tensor index_select_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  at::Tensor out = at::empty({0}, self.options());
+  return index_select_out_fn(self, dim, index, out);
+}
+
+at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt padding_idx,
+                        bool scale_grad_by_freq, bool sparse) {
+  TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+              "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
+              "got ", indices.scalar_type(), " instead (while checking arguments for embedding)");
+  TORCH_CHECK(indices.device() == weight.device(), "embedding(): indices on ", indices.device(), ", weight on ",
+              weight.device());
+  auto sizes = indices.sizes().vec();
+  sizes.push_back(weight.size(1));
+  at::Tensor idx = indices.reshape(-1);
+  at::Tensor out = at::empty({idx.numel(), weight.size(1)}, weight.options());
+  index_select_into(weight, 0, idx, out, "embedding");
+  return out.view(sizes);
+}
+
+// ---------------------------------------------------------------- index_add / index_reduce
+
+void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, const at::Tensor& source, IndexRed red,
+                   const char* op) {
+  const int R = int(std::max<int64_t>(out.dim(), 1));
+  IndexPlan p;
+  p.op = op;
+  p.mode = IndexMode::Scatter;
+  p.red = red;
+  p.shape.assign(R, 1);
+  for (int d = 0; d < source.dim(); ++d) p.shape[d] = source.size(d);
+  p.shape[dim] = index.numel();
+  auto ds = strides_of(out, R);
+  ds[dim] = 0;
+  p.dst = {out, ds};
+  p.src = {source, strides_of(source, R)};
+  std::vector<int64_t> is(R, 0);
+  is[dim] = index.dim() > 0 ? index.stride(0) : 0;
+  p.idx = {{index, is}};
+  p.tgt = {{size_or1(out, dim), stride_or1(out, dim), dim}};
+  if (out.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) p.serial_dim = int(dim);
+  run_index(p);
+}
+
+struct IndexAdd : at::meta::structured_index_add {
+  void impl(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+            const c10::Scalar& alpha, const at::Tensor& out) {
+    if (!out.is_same(self)) out.copy_(self);
+    if (index.numel() == 0) return;
+    const bool one = alpha.isBoolean() ? alpha.toBool() : alpha.equal(1);
+    at::Tensor src = one ? source : at::mul(source, alpha);
+    index_scatter(out, dim, index, src, IndexRed::Add, "index_add_");
+  }
+};
+
+at::Tensor index_add_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        const c10::Scalar& alpha) {
+  structured::Functional<IndexAdd> op;
+  auto pre = op.meta(self, dim, index, source, alpha);
+  op.impl(self, pre.dim, index, source, alpha, op.out_);
+  return std::move(op.out_);
+}
+at::Tensor& index_add_out_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                             const c10::Scalar& alpha, at::Tensor& out) {
+  structured::Given<IndexAdd, false> op(out);
+  auto pre = op.meta(self, dim, index, source, alpha);
+  op.impl(self, pre.dim, index, source, alpha, op.maybe_get_output(0));
+  op.finish();
+  return out;
+}
+at::Tensor& index_add_inplace_fn(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                                 const c10::Scalar& alpha) {
+  structured::Given<IndexAdd, true> op(self);
+  auto pre = op.meta(self, dim, index, source, alpha);
+  op.impl(self, pre.dim, index, source, alpha, op.maybe_get_output(0));
+  op.finish();
+  return self;
+}
+
+c10::Scalar reduce_identity(ReductionType r, at::ScalarType t) {
+  const bool fl = at::isFloatingType(t);
+  switch (r) {
+    case ReductionType::PROD: return c10::Scalar(1);
+    case ReductionType::SUM: case ReductionType::MEAN: return c10::Scalar(0);
+    case ReductionType::MAX:
+      if (fl) return c10::Scalar(-std::numeric_limits<double>::infinity());
+      switch (t) {
+        case at::kLong: return c10::Scalar(std::numeric_limits<int64_t>::lowest());
+        case at::kInt: return c10::Scalar(int64_t(std::numeric_limits<int32_t>::lowest()));
+        case at::kShort: return c10::Scalar(int64_t(std::numeric_limits<int16_t>::lowest()));
+        case at::kChar: return c10::Scalar(int64_t(std::numeric_limits<int8_t>::lowest()));
+        case at::kBool: return c10::Scalar(false);
+        default: return c10::Scalar(0);
+      }
+    case ReductionType::MIN:
+      if (fl) return c10::Scalar(std::numeric_limits<double>::infinity());
+      switch (t) {
+        case at::kLong: return c10::Scalar(std::numeric_limits<int64_t>::max());
+        case at::kInt: return c10::Scalar(int64_t(std::numeric_limits<int32_t>::max()));
+        case at::kShort: return c10::Scalar(int64_t(std::numeric_limits<int16_t>::max()));
+        case at::kChar: return c10::Scalar(int64_t(std::numeric_limits<int8_t>::max()));
+        case at::kByte: return c10::Scalar(int64_t(255));
+        case at::kBool: return c10::Scalar(true);
+        default: return c10::Scalar(0);
+      }
+  }
+  return c10::Scalar(0);
+}
+
+struct IndexReduce : at::meta::structured_index_reduce {
+  void impl(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+            c10::string_view reduce, bool include_self, const at::Tensor& out) {
+    if (!out.is_same(self)) out.copy_(self);
+    const ReductionType r = at::native::get_reduction_enum(reduce);
+    if (index.numel() == 0) return;
+    at::Tensor o = out;
+    if (!include_self) o.index_fill_(dim, index, reduce_identity(r, out.scalar_type()));
+    index_scatter(out, dim, index, source, red_of(r), "index_reduce_");
+    if (r == ReductionType::MEAN) {
+      at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
+      count.index_add_(dim, index, at::ones_like(source));
+      count.masked_fill_(count == 0, 1);
+      if (out.is_floating_point()) o.div_(count);
+      else o.div_(count, "floor");
+    }
+  }
+};
+
+at::Tensor index_reduce_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           c10::string_view reduce, bool include_self) {
+  structured::Functional<IndexReduce> op;
+  auto pre = op.meta(self, dim, index, source, reduce, include_self);
+  op.impl(self, pre.dim, index, source, reduce, include_self, op.out_);
+  return std::move(op.out_);
+}
+at::Tensor& index_reduce_out_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                                c10::string_view reduce, bool include_self, at::Tensor& out) {
+  structured::Given<IndexReduce, false> op(out);
+  auto pre = op.meta(self, dim, index, source, reduce, include_self);
+  op.impl(self, pre.dim, index, source, reduce, include_self, op.maybe_get_output(0));
+  op.finish();
+  return out;
+}
+at::Tensor& index_reduce_inplace_fn(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                                    c10::string_view reduce, bool include_self) {
+  structured::Given<IndexReduce, true> op(self);
+  auto pre = op.meta(self, dim, index, source, reduce, include_self);
+  op.impl(self, pre.dim, index, source, reduce, include_self, op.maybe_get_output(0));
+  op.finish();
+  return self;
+}
+
+// ---------------------------------------------------------------- embedding backward
+
+at::Tensor embedding_dense_backward_fn(const at::Tensor& grad, const at::Tensor& indices, c10::SymInt num_weights_s,
+                                       c10::SymInt padding_idx_s, bool scale_grad_by_freq) {
+  const int64_t num_weights = num_weights_s.expect_int(), padding_idx = padding_idx_s.expect_int();
+  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+              "embedding_dense_backward: expected indices of type Long or Int, got ", indices.scalar_type());
+  const int64_t D = grad.size(-1);
+  at::Tensor idx = indices.reshape(-1).to(at::kLong);
+  at::Tensor g = grad.reshape({idx.numel(), D});
+  // Rows equal to padding_idx go to one extra row that is dropped.
+  idx = idx.masked_fill(idx == padding_idx, num_weights);
+  if (scale_grad_by_freq && idx.numel() > 0) {
+    at::Tensor counts = at::zeros({num_weights + 1}, idx.options());
+    counts.index_add_(0, idx, at::ones_like(idx));
+    g = g.div(counts.index_select(0, idx).unsqueeze(1).to(g.scalar_type()));
+  }
+  at::Tensor result = at::zeros({num_weights + 1, D}, grad.options());
+  if (idx.numel() > 0) index_scatter(result, 0, idx, g, IndexRed::Add, "embedding_backward");
+  return result.narrow(0, 0, num_weights);
+}
+
+// ---------------------------------------------------------------- masked_select / masked_scatter_
+
+at::Tensor masked_select_fn(const at::Tensor& self, const at::Tensor& mask) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  auto [m, s] = at::expand_outplace(mask, self);
+  c10::List<std::optional<at::Tensor>> ind;
+  ind.push_back(std::optional<at::Tensor>(*m));
+  return at::index(*s, ind);
+}
+
+at::Tensor& masked_select_out_fn(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "masked_select(): self and result must have the same scalar type");
+  at::Tensor r = masked_select_fn(self, mask);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+at::Tensor& masked_scatter_inplace_fn(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "masked_scatter_: expected self and source to have same dtypes but got", self.scalar_type(), " and ",
+              source.scalar_type());
+  at::assert_no_internal_overlap(self);
+  auto m = at::expand_inplace(self, mask, "masked_scatter_");
+  at::Tensor pos = at::nonzero(*m);
+  const int64_t count = pos.size(0);
+  TORCH_CHECK(source.numel() >= count, "Number of elements of source < number of ones in mask");
+  if (count == 0) return self;
+  at::Tensor vals = source.reshape(-1).narrow(0, 0, count);
+  if (self.dim() == 0) {
+    self.copy_(vals.reshape({}));
+    return self;
+  }
+  c10::List<std::optional<at::Tensor>> ind;
+  for (int64_t d = 0; d < self.dim(); ++d) ind.push_back(std::optional<at::Tensor>(pos.select(1, d)));
+  at::_index_put_impl_(self, ind, vals, false, true);
+  return self;
+}
+
+}  // namespace
+
+WEBGPU_STUB(gather_stub, gather_kernel)
+WEBGPU_STUB(scatter_stub, scatter_kernel)
+WEBGPU_STUB(scatter_fill_stub, scatter_fill_kernel)
+WEBGPU_STUB(scatter_add_stub, scatter_add_kernel)
+WEBGPU_STUB(scatter_reduce_stub, scatter_reduce_kernel)
+WEBGPU_STUB(scatter_scalar_reduce_stub, scatter_scalar_reduce_kernel)
+WEBGPU_STUB(scatter_reduce_two_stub, scatter_reduce_two_kernel)
+WEBGPU_STUB(index_stub, index_kernel)
+WEBGPU_STUB(index_put_stub, index_put_kernel)
+WEBGPU_STUB(index_copy_stub, index_copy_kernel)
+WEBGPU_STUB(index_put_with_sort_stub, index_put_with_sort_kernel)
+WEBGPU_STUB(index_fill_stub, index_fill_kernel)
+WEBGPU_STUB(take_stub, take_kernel)
+WEBGPU_STUB(put_stub, put_kernel)
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using T = const at::Tensor&;
+  using SV = c10::string_view;
+  structured::reg<at::native::structured_gather_out, T, int64_t, T, bool>(m, "gather", "gather.out", nullptr);
+  structured::reg<at::native::structured_scatter_src_out, T, int64_t, T, T>(m, "scatter.src", "scatter.src_out");
+  structured::reg<at::native::structured_scatter_value_out, T, int64_t, T, const c10::Scalar&>(m, "scatter.value",
+                                                                                              "scatter.value_out");
+  structured::reg<at::native::structured_scatter_reduce_out, T, int64_t, T, T, SV>(m, "scatter.reduce",
+                                                                                  "scatter.reduce_out");
+  structured::reg<at::native::structured_scatter_value_reduce_out, T, int64_t, T, const c10::Scalar&, SV>(
+      m, "scatter.value_reduce", "scatter.value_reduce_out");
+  structured::reg<at::native::structured_scatter_add, T, int64_t, T, T>(m, "scatter_add", "scatter_add.out");
+  structured::reg<at::native::structured_scatter_reduce_two, T, int64_t, T, T, SV, bool>(m, "scatter_reduce.two",
+                                                                                        "scatter_reduce.two_out");
+  m.impl("index.Tensor", TORCH_FN(index_fn));
+  m.impl("index.Tensor_out", TORCH_FN(index_out_fn));
+  m.impl("_index_put_impl_", TORCH_FN(index_put_impl_fn));
+  m.impl("index_copy", TORCH_FN(index_copy_fn));
+  m.impl("index_copy.out", TORCH_FN(index_copy_out_fn));
+  m.impl("index_copy_", TORCH_FN(index_copy_inplace_fn));
+  m.impl("index_fill_.int_Scalar",
+         TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, const at::Tensor&, const c10::Scalar&)>(
+             at::native::index_fill_)));
+  m.impl("index_fill_.int_Tensor",
+         TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, const at::Tensor&, const at::Tensor&)>(
+             at::native::index_fill_)));
+  m.impl("index_select", TORCH_FN(index_select_fn));
+  m.impl("index_select.out", TORCH_FN(index_select_out_fn));
+  m.impl("embedding", TORCH_FN(embedding_fn));
+  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward_fn));
+  m.impl("index_add", TORCH_FN(index_add_fn));
+  m.impl("index_add.out", TORCH_FN(index_add_out_fn));
+  m.impl("index_add_", TORCH_FN(index_add_inplace_fn));
+  m.impl("index_reduce", TORCH_FN(index_reduce_fn));
+  m.impl("index_reduce.out", TORCH_FN(index_reduce_out_fn));
+  m.impl("index_reduce_", TORCH_FN(index_reduce_inplace_fn));
+  m.impl("take", TORCH_FN(at::native::take));
+  m.impl("take.out", TORCH_FN(at::native::take_out));
+  m.impl("put_", TORCH_FN(at::native::put_));
+  m.impl("masked_select", TORCH_FN(masked_select_fn));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out_fn));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_inplace_fn));
+}
+
+}  // namespace webgpu::ops

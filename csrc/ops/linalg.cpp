@@ -1,0 +1,776 @@
+// Matrix products: mm, bmm, addmm, baddbmm, addmv (mv through its composite), dot, vdot, addbmm.
+// Everything else (matmul and its broadcasting, linear, einsum, tensordot, inner, outer, addr,
+// chain_matmul, multi_dot, the gradients) is ATen's composites reaching these.
+//
+// One entry point, gemm(), takes 3-d strided views (batch, rows, cols) of O, A, B and optionally C:
+//   O = alpha * A @ B + beta * C       (beta == 0: C is not read, so NaN in it is ignored, as CPU)
+// and picks a kernel:
+//   * float (f32, f16, bf16; f32 accumulation):
+//       M == 1 or N == 1  -> wgsl/matmul_gemv.wgsl (rows or columns shape, split-K for long k)
+//       otherwise         -> wgsl/matmul.wgsl, register-tiled; tile shape per problem size (small
+//                            M gets a short tile), split-K when the tiles cannot fill the GPU.
+//     Results go straight to O when O is f32 and K is not split; otherwise to an f32 scratch that
+//     wgsl/matmul_epilogue.wgsl sums and converts (one rounding, as CPU's opmath).
+//   * integers -> wgsl/matmul_int.wgsl (exact, wrap-around like CPU; int64 emulated).
+// Operands are read through their strides (transposed operands cost nothing); vec4 loads when an
+// f32 operand's contiguous dimension and alignment allow.
+//
+// Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
+// M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
+// the defaults, so each adapter can be tuned without rebuilding.
+#include <ATen/ops/addmm_native.h>
+#include <ATen/ops/addmv_native.h>
+#include <ATen/ops/baddbmm_native.h>
+#include <ATen/ops/bmm_native.h>
+#include <ATen/ops/mm_native.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <mutex>
+#include <sstream>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "ops/structured.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+using at::Tensor;
+
+uint32_t u32(int64_t v, const char* what) {
+  TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: matmul: ", what, " (", v,
+              ") does not fit the 32-bit indexing of webgpu kernels");
+  return uint32_t(v);
+}
+
+uint32_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+void rep(std::string& s, const std::string& a, const std::string& b) {
+  for (size_t p = s.find(a); p != std::string::npos; p = s.find(a, p + b.size())) s.replace(p, a.size(), b);
+}
+
+// A 3-d operand: element offset and strides (batch, rows, cols).
+struct View {
+  Tensor t;
+  int64_t off = 0, sb = 0, s0 = 0, s1 = 0;
+};
+
+View view_of(const Tensor& t3) {
+  View v;
+  v.t = t3;
+  v.off = t3.storage_offset();
+  v.sb = t3.size(0) == 1 ? 0 : t3.stride(0);
+  v.s0 = t3.size(1) == 1 ? 0 : t3.stride(1);
+  v.s1 = t3.size(2) == 1 ? 0 : t3.stride(2);
+  return v;
+}
+
+bool is_zero(const c10::Scalar& s) { return s.toComplexDouble() == 0.0; }
+
+// ---------------------------------------------------------------------------------------------
+// Tile configurations
+
+struct Tiles {
+  int bm, bn, bk, tm, tn;
+};
+
+Tiles parse_tiles(const std::string& s, Tiles d) {
+  Tiles t{};
+  if (std::sscanf(s.c_str(), "%dx%dx%dx%dx%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5) return d;
+  const bool ok = t.tm > 0 && t.tn > 0 && t.tm % 4 == 0 && t.tn % 4 == 0 && t.bm % t.tm == 0 && t.bn % t.tn == 0 &&
+                  t.bk % 4 == 0 && t.bk > 0 && (t.bm / t.tm) * (t.bn / t.tn) <= 1024 &&
+                  (t.bm / t.tm) * (t.bn / t.tn) >= 1;
+  TORCH_CHECK(ok, "webgpu: TORCH_WEBGPU_MATMUL_TILES: bad tile shape '", s,
+              "' (BMxBNxBKxTMxTN with TM, TN, BK multiples of 4 dividing BM, BN; at most 1024 invocations)");
+  return t;
+}
+
+struct TileSet {
+  Tiles large{128, 128, 16, 8, 8}, medium{64, 64, 16, 4, 4}, small{16, 128, 16, 4, 4};
+};
+
+TileSet tile_set() {
+  static std::mutex mu;
+  static std::string last;
+  static TileSet cached;
+  const char* env = std::getenv("TORCH_WEBGPU_MATMUL_TILES");
+  std::string cur = env ? env : "";
+  std::lock_guard<std::mutex> g(mu);
+  if (cur == last) return cached;
+  TileSet t;
+  std::stringstream ss(cur);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.size() < 3 || item[1] != '=') continue;
+    const std::string v = item.substr(2);
+    if (item[0] == 'L') t.large = parse_tiles(v, t.large);
+    if (item[0] == 'M') t.medium = parse_tiles(v, t.medium);
+    if (item[0] == 'S') t.small = parse_tiles(v, t.small);
+  }
+  last = cur;
+  cached = t;
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float kernels' bindings (own launcher: f32 operands bind as array<vec4<f32>> for vec4 loads)
+
+struct FBind {
+  rt::Block* block;
+  bool write;
+};
+
+// WGSL reading element e of operand `name` (dtype t) as f32.
+std::string elem_fn(const std::string& fn, const std::string& name, at::ScalarType t) {
+  std::string body;
+  if (t == at::kFloat) body = "return " + name + "[e >> 2u][e & 3u];";
+  else if (t == at::kHalf) body = "return f16_to_f32((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu);";
+  else body = "return bitcast<f32>(((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u);";
+  return "fn " + fn + "(e: u32) -> f32 { " + body + " }\n";
+}
+
+std::string array_type(at::ScalarType t) { return t == at::kFloat ? "array<vec4<f32>>" : "array<u32>"; }
+
+// Bindings for operands X, W (read), O (read_write, f32) and optional C (read; through O when it
+// shares O's block). Returns the WGSL and fills `binds` / `ro_mask`.
+std::string float_bindings(const View& x, const View& w, const View& o, const View* c, std::vector<FBind>& binds,
+                           uint32_t& ro_mask, const char* xn, const char* wn) {
+  std::ostringstream s;
+  binds.clear();
+  ro_mask = 0;
+  auto add = [&](const View& v, const char* name, bool write) {
+    binds.push_back({block_of(v.t), write});
+    const int idx = int(binds.size());
+    if (!write) ro_mask |= 1u << (idx - 1);
+    s << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "
+      << (write ? "array<vec4<f32>>" : array_type(v.t.scalar_type())) << ";\n";
+  };
+  add(x, xn, false);
+  add(w, wn, false);
+  add(o, "O", true);
+  s << elem_fn(std::string("el") + char(std::tolower(xn[0])), xn, x.t.scalar_type());
+  s << elem_fn(std::string("el") + char(std::tolower(wn[0])), wn, w.t.scalar_type());
+  if (c) {
+    if (block_of(c->t) == block_of(o.t)) {
+      s << elem_fn("elc", "O", at::kFloat);
+    } else {
+      add(*c, "C", false);
+      s << elem_fn("elc", "C", c->t.scalar_type());
+    }
+  }
+  return s.str();
+}
+
+void float_dispatch(const Tensor& any, const std::string& key, const std::vector<FBind>& binds, uint32_t ro_mask,
+                    const std::vector<uint32_t>& prm, uint64_t groups, const std::function<std::string()>& make) {
+  rt::GpuDevice& dev = gpu_of(any);
+  const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask,
+                                               [&] { return rt::wgsl_source("common") + make(); });
+  std::vector<rt::Binding> b;
+  for (const FBind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
+}
+
+bool vec_ok(const View& v, bool along_cols) {
+  // f32, the unit dimension contiguous, everything else a multiple of 4 elements (16 bytes).
+  if (v.t.scalar_type() != at::kFloat) return false;
+  const int64_t unit = along_cols ? v.s1 : v.s0, other = along_cols ? v.s0 : v.s1;
+  return unit == 1 && v.off % 4 == 0 && other % 4 == 0 && v.sb % 4 == 0 && block_of(v.t)->size % 16 == 0;
+}
+
+// The f32 scratch for split-K parts / non-f32 outputs, viewed as O.
+struct Scratch {
+  Tensor t;
+  View v;
+};
+
+Scratch make_scratch(const Tensor& like, int64_t splits, int64_t batch, int64_t M, int64_t N) {
+  Scratch s;
+  s.t = at::empty({splits * batch * M * N}, like.options().dtype(at::kFloat));
+  s.v.t = s.t;
+  s.v.off = s.t.storage_offset();
+  s.v.sb = M * N;
+  s.v.s0 = N;
+  s.v.s1 = 1;
+  return s;
+}
+
+// P (scratch, [splits][batch][M][N] f32) -> O with alpha, beta * C.
+void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64_t N, const View& o, const View* c,
+              float alpha, float beta) {
+  Kernel k("matmul_epilogue:" + std::string(c ? "c" : "-"));
+  k.in(sc.t, CT::F32);
+  k.out(o.t, CT::F32);
+  if (c) k.in(c->t, CT::F32);
+  const int64_t total = batch * M * N;
+  k.param(u32(total, "elements"));
+  k.param(uint32_t(M));
+  k.param(uint32_t(N));
+  k.param(uint32_t(splits));
+  k.param(u32(sc.v.off, "offset"));
+  if (c) {
+    k.param(u32(c->off, "offset"));
+    k.param(u32(c->sb, "stride"));
+    k.param(u32(c->s0, "stride"));
+    k.param(u32(c->s1, "stride"));
+  } else {
+    for (int i = 0; i < 4; ++i) k.param(0);
+  }
+  k.param(u32(o.off, "offset"));
+  k.param(u32(o.sb, "stride"));
+  k.param(u32(o.s0, "stride"));
+  k.param(u32(o.s1, "stride"));
+  k.param_f32(alpha);
+  k.param_f32(beta);
+  k.launch((uint64_t(total) + 255) / 256, [&] {
+    std::string s = rt::wgsl_source("matmul_epilogue");
+    rep(s, "{{C_TERM}}", c ? "v = v + bitcast<f32>(prm(14u)) * ld2(prm(5u) + b * prm(6u) + m * prm(7u) + n * prm(8u));" : "");
+    return s;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiled float GEMM
+
+std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
+                       bool c_vec, const std::string& bindings) {
+  const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
+  std::string s = rt::wgsl_source("matmul");
+  rep(s, "{{BM}}", std::to_string(T.bm));
+  rep(s, "{{BN}}", std::to_string(T.bn));
+  rep(s, "{{BK}}", std::to_string(T.bk));
+  rep(s, "{{TX}}", std::to_string(TX));
+  rep(s, "{{TY}}", std::to_string(TY));
+  rep(s, "{{WG}}", std::to_string(TX * TY));
+  rep(s, "{{A_ORIENT}}", a_k4 ? "4 along k" : "4 along m");
+  std::ostringstream f;
+  f << bindings;
+  // load_a(m, k): a unit of 4 elements starting at (m, k), zero outside [0, M) x [k0, k1).
+  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, bool along_second, bool vec,
+                         const char* i0, const char* i1, const char* lim0, const char* lim1, const char* off,
+                         const char* sb, const char* s0, const char* s1) {
+    // Indices (p, q): p along the first dim (limit lim0), q along the second (limit lim1).
+    // along_second: the unit spans q..q+3; otherwise p..p+3.
+    f << "fn " << fn << "(" << i0 << ": u32, " << i1 << ": u32) -> vec4<f32> {\n";
+    f << "  let base = prm(" << off << ") + T.b * prm(" << sb << ");\n";
+    const std::string P = i0, Q = i1;
+    const std::string fixed = along_second ? P : Q, moving = along_second ? Q : P;
+    const std::string flim = along_second ? lim0 : lim1, mlim = along_second ? lim1 : lim0;
+    const std::string fs = along_second ? s0 : s1, ms = along_second ? s1 : s0;
+    f << "  let fb = base + " << fixed << " * prm(" << fs << ");\n";
+    f << "  if (" << fixed << " < " << flim << " && " << moving << " + 3u < " << mlim << ") {\n";
+    if (vec) f << "    return " << vecname << "[(fb + " << moving << ") >> 2u];\n";
+    else
+      f << "    let sm = prm(" << ms << ");\n    let e = fb + " << moving << " * sm;\n    return vec4<f32>(" << el
+        << "(e), " << el << "(e + sm), " << el << "(e + 2u * sm), " << el << "(e + 3u * sm));\n";
+    f << "  }\n  var v = vec4<f32>(0.0);\n";
+    f << "  if (" << fixed << " < " << flim << ") {\n";
+    f << "    for (var c = 0u; c < 4u; c = c + 1u) {\n";
+    f << "      if (" << moving << " + c < " << mlim << ") { v[c] = " << el << "(fb + (" << moving << " + c) * prm(" << ms
+      << ")); }\n    }\n  }\n  return v;\n}\n";
+  };
+  // A: first dim m (limit M = prm(0)), second k (limit T.k1).
+  unit_loader("load_a", "ela", "A", a_k4, a_vec, "m", "k", "prm(0u)", "T.k1", "8u", "9u", "10u", "11u");
+  // B: first dim k (limit T.k1), second n (limit N = prm(1)).
+  unit_loader("load_b", "elb", "Bm", b_n4, b_vec, "k", "n", "T.k1", "prm(1u)", "12u", "13u", "14u", "15u");
+  // store4(m, n, v): O[m, n..n+3] = alpha * v (+ beta * C).
+  f << "fn store4(m: u32, n: u32, v: vec4<f32>) {\n  let N = prm(1u);\n";
+  f << "  let ob = prm(20u) + T.b * prm(21u) + m * prm(22u) + T.s * prm(26u);\n";
+  f << "  var o = bitcast<f32>(prm(24u)) * v;\n";
+  if (has_c) {
+    f << "  let cb = prm(16u) + T.b * prm(17u) + m * prm(18u);\n  var cv = vec4<f32>(0.0);\n";
+    if (c_vec) f << "  if (n + 3u < N) { cv = C[(cb + n) >> 2u]; } else {\n";
+    else f << "  {\n";
+    f << "    for (var c = 0u; c < 4u; c = c + 1u) { if (n + c < N) { cv[c] = elc(cb + (n + c) * prm(19u)); } }\n  }\n";
+    f << "  o = o + bitcast<f32>(prm(25u)) * cv;\n";
+  }
+  if (o_vec) f << "  if (n + 3u < N) { O[(ob + n) >> 2u] = o; return; }\n";
+  f << "  for (var c = 0u; c < 4u; c = c + 1u) {\n    if (n + c < N) { let e = ob + (n + c) * prm(23u); O[e >> 2u][e & 3u] = o[c]; }\n  }\n}\n";
+  rep(s, "{{BINDINGS}}", f.str());
+  rep(s, "{{A_UNIT}}", a_k4 ? "return vec2<u32>(u / (BK / 4u), (u % (BK / 4u)) * 4u);"
+                            : "return vec2<u32>((u % (BM / 4u)) * 4u, u / (BM / 4u));");
+  rep(s, "{{B_UNIT}}", b_n4 ? "return vec2<u32>(u / (BN / 4u), (u % (BN / 4u)) * 4u);"
+                            : "return vec2<u32>((u % (BK / 4u)) * 4u, u / (BK / 4u));");
+  rep(s, "{{A_STASH}}",
+      a_k4 ? "let v = ra[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { As[ab + (mk.y + c) * (BM / 4u) + (mk.x >> 2u)][mk.x & 3u] = v[c]; }"
+           : "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = ra[i];");
+  rep(s, "{{B_STASH}}",
+      b_n4 ? "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = rb[i];"
+           : "let v = rb[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { Bs[bb + (kn.x + c) * (BN / 4u) + (kn.y >> 2u)][kn.y & 3u] = v[c]; }");
+  std::ostringstream acc, comp, st;
+  for (int i = 0; i < RM; ++i)
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < RN; ++j) acc << "  var c_" << i << "_" << r << "_" << j << " = vec4<f32>(0.0);\n";
+  for (int kk = 0; kk < T.bk; ++kk) {
+    comp << "    {\n";
+    for (int i = 0; i < RM; ++i)
+      comp << "      let a" << i << " = As[ab + " << kk * (T.bm / 4) + i * TY << "u];\n";
+    for (int j = 0; j < RN; ++j)
+      comp << "      let b" << j << " = Bs[bb + " << kk * (T.bn / 4) + j * TX << "u];\n";
+    for (int i = 0; i < RM; ++i)
+      for (int r = 0; r < 4; ++r)
+        for (int j = 0; j < RN; ++j)
+          comp << "      c_" << i << "_" << r << "_" << j << " = fma(vec4<f32>(a" << i << "[" << r << "]), b" << j
+               << ", c_" << i << "_" << r << "_" << j << ");\n";
+    comp << "    }\n";
+  }
+  for (int i = 0; i < RM; ++i)
+    for (int r = 0; r < 4; ++r) {
+      st << "  {\n    let m = T.m0 + (ty + " << i * TY << "u) * 4u + " << r << "u;\n    if (m < M) {\n";
+      for (int j = 0; j < RN; ++j)
+        st << "      store4(m, T.n0 + (tx + " << j * TX << "u) * 4u, c_" << i << "_" << r << "_" << j << ");\n";
+      st << "    }\n  }\n";
+    }
+  rep(s, "{{ACC_DECL}}", acc.str());
+  rep(s, "{{COMPUTE}}", comp.str());
+  rep(s, "{{STORE}}", st.str());
+  return s;
+}
+
+void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
+                int64_t K, float alpha, float beta) {
+  const TileSet ts = tile_set();
+  Tiles T;
+  auto ntiles = [&](const Tiles& t) { return batch * ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
+  if (M <= 16) T = ts.small;
+  else if (ntiles(ts.large) >= 120) T = ts.large;
+  else T = ts.medium;
+  const int64_t tiles_m = (M + T.bm - 1) / T.bm, tiles_n = (N + T.bn - 1) / T.bn;
+  const int64_t tiles = batch * tiles_m * tiles_n;
+  // Split-K when the tiles are too few to fill a GPU and K is long.
+  int64_t splits = 1;
+  if (tiles < 128 && K >= 512) splits = std::min<int64_t>((256 + tiles - 1) / tiles, K / 256);
+  splits = std::max<int64_t>(splits, 1);
+  int64_t kps = (K + splits - 1) / splits;
+  kps = (kps + T.bk - 1) / T.bk * T.bk;
+  splits = (K + kps - 1) / kps;
+  const bool direct = splits == 1 && o.t.scalar_type() == at::kFloat;
+  Scratch sc;
+  View out = o;
+  if (!direct) {
+    sc = make_scratch(o.t, splits, batch, M, N);
+    out = sc.v;
+  }
+  const View* cc = direct ? c : nullptr;
+  // Orientation of the 4-element load units: along each operand's contiguous dimension.
+  const bool a_k4 = !(a.s0 == 1 && a.s1 != 1);
+  const bool b_n4 = !(b.s0 == 1 && b.s1 != 1);
+  const bool a_vec = vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
+  const bool b_vec = vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
+  const bool o_vec = vec_ok(out, true);
+  const bool c_vec = cc && vec_ok(*cc, true) && block_of(cc->t) != block_of(out.t);
+  std::vector<FBind> binds;
+  uint32_t ro = 0;
+  const std::string bindings = float_bindings(a, b, out, cc, binds, ro, "A", "Bm");
+  std::ostringstream key;
+  key << "matmul:" << T.bm << "x" << T.bn << "x" << T.bk << "x" << T.tm << "x" << T.tn << ":" << a_k4 << a_vec << b_n4
+      << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
+      << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << binds.size()
+      << (cc && block_of(cc->t) == block_of(out.t) ? "a" : "b");
+  std::vector<uint32_t> prm = {
+      u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(tiles_m, "tiles"), u32(tiles_n, "tiles"),
+      uint32_t(splits), u32(kps, "size"),
+      u32(a.off, "offset"), u32(a.sb, "stride"), u32(a.s0, "stride"), u32(a.s1, "stride"),
+      u32(b.off, "offset"), u32(b.sb, "stride"), u32(b.s0, "stride"), u32(b.s1, "stride"),
+      cc ? u32(cc->off, "offset") : 0u, cc ? u32(cc->sb, "stride") : 0u, cc ? u32(cc->s0, "stride") : 0u,
+      cc ? u32(cc->s1, "stride") : 0u,
+      u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s0, "stride"), u32(out.s1, "stride"),
+      f32_bits(direct ? alpha : 1.0f), f32_bits(beta), direct ? 0u : u32(batch * M * N, "scratch size")};
+  const uint64_t groups = uint64_t(tiles) * splits;
+  float_dispatch(o.t, key.str(), binds, ro, prm, groups,
+                 [&] { return tiled_wgsl(T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
+  if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float mat-vec: O[b, j] = alpha * sum_k X[b, k] W[b, j, k] (+ beta C[b, j])
+
+struct Vec {  // a vector operand: offset, batch stride, element stride
+  Tensor t;
+  int64_t off, sb, s;
+};
+
+void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k */, const Vec* c, int64_t batch,
+          int64_t J, int64_t K, float alpha, float beta) {
+  const bool rows = w.s1 == 1 || w.s0 != 1;  // W's rows contiguous along k (or neither dim)
+  int64_t groups_j, tpr = 4;
+  if (rows) {
+    const int64_t want = J == 1 ? 256 : K >= 4096 ? 128 : K >= 1024 ? 64 : K >= 256 ? 32 : 16;
+    tpr = want;
+    groups_j = (J + (256 / tpr) - 1) / (256 / tpr);
+  } else {
+    groups_j = (J + 255) / 256;
+  }
+  int64_t splits = 1;
+  const int64_t wgs = batch * groups_j;
+  if (wgs < 256 && K >= 2048) splits = std::min<int64_t>((512 + wgs - 1) / wgs, K / 512);
+  splits = std::max<int64_t>(splits, 1);
+  int64_t kps = (K + splits - 1) / splits;
+  kps = (kps + 255) / 256 * 256;
+  splits = (K + kps - 1) / kps;
+  const bool direct = splits == 1 && o.t.scalar_type() == at::kFloat;
+  Scratch sc;
+  View ov;  // as a View for the binding helper
+  Vec out = o;
+  if (!direct) {
+    sc = make_scratch(o.t, splits, batch, J, 1);
+    out = {sc.t, sc.t.storage_offset(), J, 1};
+  }
+  ov.t = out.t;
+  const Vec* cc = direct ? c : nullptr;
+  View xv, cv;
+  xv.t = x.t;
+  std::optional<View> cvo;
+  if (cc) {
+    cv.t = cc->t;
+    cvo = cv;
+  }
+  auto is_f32_aligned = [](const Tensor& t) { return t.scalar_type() == at::kFloat && block_of(t)->size % 16 == 0; };
+  const bool x_vec = is_f32_aligned(x.t) && (x.s == 1 || K == 1) && x.off % 4 == 0 && x.sb % 4 == 0;
+  bool w_vec;
+  if (rows) w_vec = is_f32_aligned(w.t) && w.s1 == 1 && w.off % 4 == 0 && w.s0 % 4 == 0 && w.sb % 4 == 0;
+  else w_vec = is_f32_aligned(w.t) && w.s0 == 1 && w.off % 4 == 0 && w.s1 % 4 == 0 && w.sb % 4 == 0;
+  std::vector<FBind> binds;
+  uint32_t ro = 0;
+  const std::string bindings = float_bindings(xv, w, ov, cc ? &*cvo : nullptr, binds, ro, "X", "W");
+  std::ostringstream key;
+  key << "matmul_gemv:" << (rows ? "r" : "c") << tpr << ":" << x_vec << w_vec << (cc != nullptr) << ":"
+      << dtype_tag(x.t.scalar_type()) << dtype_tag(w.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "")
+      << binds.size();
+  std::vector<uint32_t> prm = {
+      u32(J, "size"), u32(K, "size"), u32(batch, "batch"), uint32_t(splits), u32(kps, "size"),
+      u32(x.off, "offset"), u32(x.sb, "stride"), u32(x.s, "stride"),
+      u32(w.off, "offset"), u32(w.sb, "stride"), u32(w.s0, "stride"), u32(w.s1, "stride"),
+      u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s, "stride"), f32_bits(direct ? alpha : 1.0f),
+      u32(groups_j, "workgroups"),
+      cc ? u32(cc->off, "offset") : 0u, cc ? u32(cc->sb, "stride") : 0u, cc ? u32(cc->s, "stride") : 0u,
+      f32_bits(beta), direct ? 0u : u32(batch * J, "scratch size")};
+  auto make = [&] {
+    std::string s = rt::wgsl_source("matmul_gemv");
+    rep(s, "{{TPR}}", std::to_string(tpr));
+    rep(s, "{{BINDINGS}}", bindings);
+    rep(s, "{{C_TERM}}", cc ? "o = o + bitcast<f32>(prm(20u)) * elc(prm(17u) + b * prm(18u) + j * prm(19u));" : "");
+    const std::string xv4 = x_vec ? "X[(xb + k) >> 2u]"
+                                  : "vec4<f32>(elx(xb + k * sXk), elx(xb + (k + 1u) * sXk), elx(xb + (k + 2u) * sXk), "
+                                    "elx(xb + (k + 3u) * sXk))";
+    std::ostringstream b;
+    if (rows) {
+      b << "  let t = lid % TPR;\n  let j = jg * (256u / TPR) + lid / TPR;\n  var acc = 0.0;\n  if (j < J) {\n"
+        << "    let wb = wb0 + j * sWj;\n";
+      if (w_vec) {
+        b << "    let kv = k0 + ((k1 - k0) / 4u) * 4u;\n    var v4 = vec4<f32>(0.0);\n"
+          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(W[(wb + k) >> 2u], " << xv4 << ", v4); }\n"
+          << "    acc = (v4.x + v4.y) + (v4.z + v4.w);\n"
+          << "    for (var k = kv + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k) * elx(xb + k * sXk); }\n";
+      } else {
+        b << "    for (var k = k0 + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k * sWk) * elx(xb + k * sXk); }\n";
+      }
+      b << "  }\n  red[lid] = vec4<f32>(acc, 0.0, 0.0, 0.0);\n  workgroupBarrier();\n"
+        << "  for (var st = TPR / 2u; st > 0u; st = st >> 1u) {\n"
+        << "    if (t < st) { red[lid].x = red[lid].x + red[lid + st].x; }\n    workgroupBarrier();\n  }\n"
+        << "  if (t == 0u && j < J) { store(b, s, j, red[lid].x); }\n";
+    } else {
+      b << "  let ky = lid / 64u;\n  let j0 = (jg * 64u + lid % 64u) * 4u;\n  var acc = vec4<f32>(0.0);\n"
+        << "  if (j0 < J) {\n";
+      if (w_vec)
+        b << "    if (j0 + 3u < J) {\n"
+          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(W[(wb0 + k * sWk + j0) >> 2u], "
+             "vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
+      else b << "    {\n";
+      b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
+        << "        for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { acc[c] = acc[c] + elw(wb0 + k * sWk + (j0 + c) * sWj) * xk; } }\n"
+        << "      }\n    }\n  }\n  red[lid] = acc;\n  workgroupBarrier();\n"
+        << "  if (ky == 0u && j0 < J) {\n    let v = (red[lid] + red[lid + 64u]) + (red[lid + 128u] + red[lid + 192u]);\n"
+        << "    for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { store(b, s, j0 + c, v[c]); } }\n  }\n";
+    }
+    rep(s, "{{BODY}}", b.str());
+    return s;
+  };
+  float_dispatch(o.t, key.str(), binds, ro, prm, uint64_t(groups_j) * batch * splits, make);
+  if (!direct) {
+    View ov3, cv3;
+    ov3.t = o.t;
+    ov3.off = o.off;
+    ov3.sb = o.sb;
+    ov3.s0 = o.s;
+    ov3.s1 = 0;
+    if (c) {
+      cv3.t = c->t;
+      cv3.off = c->off;
+      cv3.sb = c->sb;
+      cv3.s0 = c->s;
+      cv3.s1 = 0;
+    }
+    epilogue(sc, splits, batch, J, 1, ov3, c ? &cv3 : nullptr, alpha, beta);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer GEMM
+
+void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
+              int64_t K, const c10::Scalar& alpha, const c10::Scalar& beta) {
+  const bool l = o.t.scalar_type() == at::kLong;
+  const CT ct = l ? CT::I64 : CT::I32;
+  Kernel k(std::string("matmul_int:") + (c ? "c" : "-"));
+  k.in(a.t, ct);
+  k.in(b.t, ct);
+  k.out(o.t, ct);
+  if (c) k.in(c->t, ct);
+  const int64_t tiles_m = (M + 15) / 16, tiles_n = (N + 15) / 16;
+  k.param(u32(M, "size"));
+  k.param(u32(N, "size"));
+  k.param(u32(K, "size"));
+  k.param(u32(tiles_m, "tiles"));
+  k.param(u32(tiles_n, "tiles"));
+  for (const View* v : {&a, &b}) {
+    k.param(u32(v->off, "offset"));
+    k.param(u32(v->sb, "stride"));
+    k.param(u32(v->s0, "stride"));
+    k.param(u32(v->s1, "stride"));
+  }
+  if (c) {
+    k.param(u32(c->off, "offset"));
+    k.param(u32(c->sb, "stride"));
+    k.param(u32(c->s0, "stride"));
+    k.param(u32(c->s1, "stride"));
+  } else {
+    for (int i = 0; i < 4; ++i) k.param(0);
+  }
+  k.param(u32(o.off, "offset"));
+  k.param(u32(o.sb, "stride"));
+  k.param(u32(o.s0, "stride"));
+  k.param(u32(o.s1, "stride"));
+  k.param_i64(alpha.to<int64_t>());
+  k.param_i64(c ? beta.to<int64_t>() : 0);
+  k.launch(uint64_t(batch) * tiles_m * tiles_n, [&] {
+    std::string s = rt::wgsl_source("matmul_int");
+    rep(s, "{{ACC}}", l ? "vec2<u32>" : "i32");
+    rep(s, "{{ZERO}}", l ? "vec2<u32>(0u, 0u)" : "0i");
+    rep(s, "{{ADD}}", l ? "i64_add(a, b)" : "a + b");
+    rep(s, "{{MUL}}", l ? "i64_mul(a, b)" : "a * b");
+    rep(s, "{{SCALAR}}", l ? "vec2<u32>(prm(i), prm(i + 1u))" : "bitcast<i32>(prm(i))");
+    rep(s, "{{C_TERM}}", c ? "v = add(v, mul(scalar(23u), ld3(prm(13u) + b * prm(14u) + m * prm(15u) + n * prm(16u))));" : "");
+    return s;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The entry point
+
+bool shares_block(const Tensor& x, const Tensor& y) { return x.numel() > 0 && y.numel() > 0 && block_of(x) == block_of(y); }
+
+// o3 = alpha * a3 @ b3 + beta * c3, every operand 3-d (c3 expanded to o3's shape, or undefined).
+void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3_in, const c10::Scalar& beta,
+          const c10::Scalar& alpha, const char* name) {
+  const at::ScalarType dt = o3.scalar_type();
+  check_supported_dtype(dt, name);
+  TORCH_CHECK(dt != at::kBool, "\"", name, "\" not implemented for 'Bool'");
+  TORCH_CHECK(a3.scalar_type() == dt && b3.scalar_type() == dt, name, ": expected operands of dtype ", dt, ", got ",
+              a3.scalar_type(), " and ", b3.scalar_type());
+  const int64_t batch = o3.size(0), M = o3.size(1), N = o3.size(2), K = a3.size(2);
+  if (o3.numel() == 0) return;
+  Tensor c3 = c3_in.defined() && !is_zero(beta) ? c3_in : Tensor();
+  if (c3.defined() && c3.scalar_type() != dt) c3 = c3.to(dt);
+  if (K == 0 || is_zero(alpha)) {
+    if (!c3.defined()) o3.zero_();
+    else o3.copy_(c3.mul(beta));
+    return;
+  }
+  // The output must not share storage with what the kernel reads at other positions.
+  const bool c_same = c3.defined() && shares_block(c3, o3) &&
+                      (c3.storage_offset() != o3.storage_offset() || c3.strides() != o3.strides());
+  if (shares_block(o3, a3) || shares_block(o3, b3) || c_same) {
+    Tensor tmp = at::empty(o3.sizes(), o3.options());
+    gemm(tmp, a3, b3, c3, beta, alpha, name);
+    o3.copy_(tmp);
+    return;
+  }
+  const View o = view_of(o3), a = view_of(a3), b = view_of(b3);
+  View cv;
+  if (c3.defined()) cv = view_of(c3);
+  const View* c = c3.defined() ? &cv : nullptr;
+  if (!at::isFloatingType(dt)) {
+    int_gemm(o, a, b, c, batch, M, N, K, alpha, beta);
+    return;
+  }
+  const float fa = alpha.to<float>(), fb = c ? beta.to<float>() : 0.0f;
+  if (M == 1 || N == 1) {
+    // Mat-vec: the vector is the side of length 1.
+    Vec ov, xv, cvec;
+    View w;
+    if (M == 1) {  // O[b, 0, n] = sum_k A[b, 0, k] B[b, k, n]
+      ov = {o.t, o.off, o.sb, o.s1};
+      xv = {a.t, a.off, a.sb, a.s1};
+      w.t = b.t; w.off = b.off; w.sb = b.sb; w.s0 = b.s1; w.s1 = b.s0;
+      if (c) cvec = {c->t, c->off, c->sb, c->s1};
+      gemv(ov, xv, w, c ? &cvec : nullptr, batch, N, K, fa, fb);
+    } else {  // O[b, m, 0] = sum_k A[b, m, k] B[b, k, 0]
+      ov = {o.t, o.off, o.sb, o.s0};
+      xv = {b.t, b.off, b.sb, b.s0};
+      w = a;
+      if (c) cvec = {c->t, c->off, c->sb, c->s0};
+      gemv(ov, xv, w, c ? &cvec : nullptr, batch, M, K, fa, fb);
+    }
+    return;
+  }
+  tiled_gemm(o, a, b, c, batch, M, N, K, fa, fb);
+}
+
+Tensor as3(const Tensor& t) { return t.dim() == 3 ? t : t.unsqueeze(0); }
+
+// ---------------------------------------------------------------------------------------------
+// ATen entry points
+
+struct MmOp : at::meta::structured_mm {
+  void impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+    gemm(as3(out), as3(self), as3(mat2), Tensor(), 0, 1, "mm");
+  }
+};
+
+struct BmmOp : at::meta::structured_bmm {
+  void impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+    gemm(out, self, mat2, Tensor(), 0, 1, "bmm");
+  }
+};
+
+struct AddmmOp : at::meta::structured_addmm {
+  void impl(const Tensor& self, const Tensor& m1, const Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha,
+            const Tensor& out) {
+    Tensor c = is_zero(beta) ? Tensor() : self.expand({m1.size(0), m2.size(1)});
+    gemm(as3(out), as3(m1), as3(m2), c.defined() ? as3(c) : c, beta, alpha, "addmm");
+  }
+};
+
+struct BaddbmmOp : at::meta::structured_baddbmm {
+  void impl(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta, const c10::Scalar& alpha,
+            const Tensor& out) {
+    Tensor c = is_zero(beta) ? Tensor() : self.expand({b1.size(0), b1.size(1), b2.size(2)});
+    gemm(out, b1, b2, c, beta, alpha, "baddbmm");
+  }
+};
+
+struct AddmvOp : at::meta::structured_addmv {
+  void impl(const Tensor& self, const Tensor& mat, const Tensor& vec, const c10::Scalar& beta, const c10::Scalar& alpha,
+            const Tensor& out) {
+    Tensor c = is_zero(beta) ? Tensor() : self.expand({mat.size(0)}).unsqueeze(1).unsqueeze(0);
+    gemm(out.unsqueeze(1).unsqueeze(0), mat.unsqueeze(0), vec.unsqueeze(1).unsqueeze(0), c, beta, alpha, "addmv");
+  }
+};
+
+void dot_check(const Tensor& self, const Tensor& other, const char* name) {
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
+              "D tensors");
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), name, " : expected both vectors to have same dtype, but found ",
+              self.scalar_type(), " and ", other.scalar_type());
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
+              "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
+              other.numel(), " elements respectively");
+  TORCH_CHECK(self.device() == other.device(), "Expected all tensors to be on the same device. Found: ",
+              self.device(), ", ", other.device());
+}
+
+Tensor dot_impl(const Tensor& self, const Tensor& other, const char* name) {
+  dot_check(self, other, name);
+  Tensor out = at::empty({}, self.options());
+  gemm(out.view({1, 1, 1}), self.unsqueeze(0).unsqueeze(0), other.unsqueeze(1).unsqueeze(0), Tensor(), 0, 1, name);
+  return out;
+}
+
+Tensor dot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "dot"); }
+Tensor vdot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "vdot"); }
+
+Tensor& addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                    const c10::Scalar& beta, const c10::Scalar& alpha) {
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (", batch1.size(1), "x",
+              batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
+  const int64_t dim1 = batch1.size(1), dim2 = batch2.size(2);
+  TORCH_CHECK(self.size(0) == dim1 && self.size(1) == dim2, "self tensor does not match matmul output shape");
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && batch1.scalar_type() == self.scalar_type(),
+              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
+              batch1.scalar_type(), " and ", batch2.scalar_type());
+  result.resize_as_(self);
+  // sum_b batch1[b] @ batch2[b] is one product over k' = (b, k): [n, B*k] @ [B*k, p].
+  const int64_t B = batch1.size(0), k = batch1.size(2);
+  Tensor a = batch1.transpose(0, 1).reshape({dim1, B * k});
+  Tensor b = batch2.reshape({B * k, dim2});
+  Tensor c = is_zero(beta) ? Tensor() : as3(self);
+  gemm(as3(result), as3(a), as3(b), c, beta, alpha, "addbmm");
+  return result;
+}
+
+Tensor& addbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
+                   const c10::Scalar& alpha, Tensor& out) {
+  TORCH_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "batch1 must be a 3D tensor");
+  Tensor s = self.expand({batch1.size(1), batch2.size(2)});
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "addbmm: expected out dtype ", self.scalar_type(), ", got ",
+              out.scalar_type());
+  at::native::resize_output(out, s.sizes());
+  if (shares_block(out, s) && !out.is_same(self)) s = s.clone();
+  return addbmm_impl(out, s, batch1, batch2, beta, alpha);
+}
+
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
+              const c10::Scalar& alpha) {
+  Tensor out = at::empty({0}, self.options());
+  addbmm_out(self, batch1, batch2, beta, alpha, out);
+  return out;
+}
+
+Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
+                const c10::Scalar& alpha) {
+  return addbmm_impl(self, self, batch1, batch2, beta, alpha);
+}
+
+Tensor& dot_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  Tensor r = dot_fn(self, other);
+  TORCH_CHECK(out.scalar_type() == r.scalar_type(), "dot: expected out tensor to have dtype ", r.scalar_type(),
+              ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {});
+  return out.copy_(r);
+}
+
+Tensor& vdot_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  Tensor r = vdot_fn(self, other);
+  TORCH_CHECK(out.scalar_type() == r.scalar_type(), "vdot: expected out tensor to have dtype ", r.scalar_type(),
+              ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {});
+  return out.copy_(r);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using T = const at::Tensor&;
+  using S = const c10::Scalar&;
+  namespace s = structured;
+  s::reg<MmOp, T, T>(m, "mm", "mm.out");
+  s::reg<BmmOp, T, T>(m, "bmm", "bmm.out");
+  s::reg<AddmmOp, T, T, T, S, S>(m, "addmm", "addmm.out");
+  s::reg<BaddbmmOp, T, T, T, S, S>(m, "baddbmm", "baddbmm.out");
+  s::reg<AddmvOp, T, T, T, S, S>(m, "addmv", "addmv.out");
+  m.impl("dot", TORCH_FN(dot_fn));
+  m.impl("vdot", TORCH_FN(vdot_fn));
+  m.impl("dot.out", TORCH_FN(dot_out));
+  m.impl("vdot.out", TORCH_FN(vdot_out));
+  m.impl("addbmm", TORCH_FN(addbmm));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  m.impl("addbmm_", TORCH_FN(addbmm_));
+}
+
+}  // namespace webgpu::ops

@@ -1,0 +1,532 @@
+// Normalisation layers, forward and backward.
+//  - layer_norm and group_norm share one row kernel (wgsl/norm.wgsl): a workgroup per normalised
+//    row (a sample's trailing dims, or one (sample, group) slice), mean and variance by two
+//    workgroup sums, then the affine write; the backward row kernel folds both row sums in one
+//    pass. Per-element parameter gradients of layer_norm are column sums over row chunks.
+//  - batch_norm: per-channel statistics through the reductions, the affine as one elementwise pass.
+// rms_norm is CompositeImplicitAutograd in the supported torch versions (pow, mean, rsqrt, mul).
+// Half types compute in f32; statistics have CPU's dtypes (float for mixed-precision parameters).
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/layer_norm.h>
+#include <torch/library.h>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+bool reduced(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+
+void check_float(const at::Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || reduced(t.scalar_type()), "\"", op,
+                              "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
+}
+
+// CPU's statistics dtype: float when the input is a half type and a parameter is float.
+at::ScalarType stat_dtype(const at::Tensor& input, std::initializer_list<const at::Tensor*> params) {
+  if (!reduced(input.scalar_type())) return input.scalar_type();
+  for (const at::Tensor* p : params)
+    if (p && p->defined() && p->scalar_type() == at::kFloat) return at::kFloat;
+  return input.scalar_type();
+}
+
+int wg_for(int64_t n) { return n >= 1024 ? 256 : 64; }
+
+std::string entry(int wg) {
+  return "@compute @workgroup_size(" + std::to_string(wg) +
+         ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
+         " @builtin(local_invocation_index) lid: u32) {\n";
+}
+
+// Geometry of a row kernel: M rows of N contiguous elements; the affine index of row element j is
+// (row % G) * CPG + j / HW (layer norm: G = 1, HW = 1, so j).
+struct Rows {
+  int64_t M, N, G = 1, CPG = 0, HW = 1;
+  bool group = false;
+};
+
+void common_params(Kernel& k, const Rows& r) {
+  k.param_index(r.M, "rows");
+  k.param_index(r.N, "row length");
+}
+
+std::string affine_index(const Rows& r) { return r.group ? "(row % prm(9u)) * prm(10u) + j / prm(11u)" : "j"; }
+
+// y = (x - mean) * rstd * w + b per row; writes mean and rstd (contiguous, M elements).
+void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
+                       const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
+  if (r.M == 0) return;
+  const int wg = wg_for(r.N);
+  Kernel k(std::string("nn:norm_fwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
+           std::to_string(wg));
+  const int X = k.in(x, CT::F32);
+  const int W = w.defined() ? k.in(w, CT::F32) : -1;
+  const int B = b.defined() ? k.in(b, CT::F32) : -1;
+  const int Y = k.out(y, CT::F32), MU = k.out(mean, CT::F32), RS = k.out(rstd, CT::F32);
+  common_params(k, r);
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(y.storage_offset(), "offset");
+  k.param_index(mean.storage_offset(), "offset");
+  k.param_index(rstd.storage_offset(), "offset");
+  k.param_index(w.defined() ? w.storage_offset() : 0, "offset");
+  k.param_index(b.defined() ? b.storage_offset() : 0, "offset");
+  k.param_f32(float(eps));
+  k.param_index(r.G, "groups");
+  k.param_index(r.CPG, "channels per group");
+  k.param_index(r.HW, "spatial size");
+  k.launch(uint64_t(r.M), [&] {
+    auto n = [](int i) { return std::to_string(i); };
+    std::string s = "const WG: u32 = " + std::to_string(wg) + "u;\n" + rt::wgsl_source("softmax") +
+                    rt::wgsl_source("norm") + entry(wg);
+    s += "  let row = wg_row(wid, nwg);\n  if (row >= prm(0u)) { return; }\n"
+         "  let N = prm(1u); let base = prm(2u) + row * N; let nf = f32(N);\n"
+         "  var a = 0.0;\n"
+         "  for (var j = lid; j < N; j = j + WG) { a = a + ld" + n(X) + "(base + j); }\n"
+         "  let mean = wg_sum(lid, a) / nf;\n"
+         "  var v = 0.0;\n"
+         "  for (var j = lid; j < N; j = j + WG) { let d = ld" + n(X) + "(base + j) - mean; v = v + d * d; }\n"
+         "  let rstd = norm_rstd(wg_sum(lid, v) / nf, bitcast<f32>(prm(8u)));\n"
+         "  let ybase = prm(3u) + row * N;\n"
+         "  for (var j = lid; j < N; j = j + WG) {\n"
+         "    var y = (ld" + n(X) + "(base + j) - mean) * rstd;\n";
+    if (W >= 0) s += "    y = y * ld" + n(W) + "(prm(6u) + " + affine_index(r) + ");\n";
+    if (B >= 0) s += "    y = y + ld" + n(B) + "(prm(7u) + " + affine_index(r) + ");\n";
+    s += "    st" + n(Y) + "(ybase + j, y);\n  }\n"
+         "  if (lid == 0u) { st" + n(MU) + "(prm(4u) + row, mean); st" + n(RS) + "(prm(5u) + row, rstd); }\n}\n";
+    return s;
+  });
+}
+
+// dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row.
+void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                        const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
+  if (r.M == 0 || r.N == 0) return;
+  const int wg = wg_for(r.N);
+  Kernel k(std::string("nn:norm_bwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + std::to_string(wg));
+  const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
+  const int W = w.defined() ? k.in(w, CT::F32) : -1;
+  const int GI = k.out(gi, CT::F32);
+  common_params(k, r);
+  k.param_index(g.storage_offset(), "offset");
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(mean.storage_offset(), "offset");
+  k.param_index(rstd.storage_offset(), "offset");
+  k.param_index(w.defined() ? w.storage_offset() : 0, "offset");
+  k.param_index(gi.storage_offset(), "offset");
+  k.param(0);
+  k.param_index(r.G, "groups");
+  k.param_index(r.CPG, "channels per group");
+  k.param_index(r.HW, "spatial size");
+  k.launch(uint64_t(r.M), [&] {
+    auto n = [](int i) { return std::to_string(i); };
+    const std::string gw = "ld" + n(G) + "(prm(2u) + row * N + j)" +
+                           (W >= 0 ? " * ld" + n(W) + "(prm(6u) + " + affine_index(r) + ")" : std::string());
+    const std::string xh = "(ld" + n(X) + "(prm(3u) + row * N + j) - mean) * rstd";
+    std::string s = "const WG: u32 = " + std::to_string(wg) + "u;\n" + rt::wgsl_source("softmax") +
+                    rt::wgsl_source("norm") + entry(wg);
+    s += "  let row = wg_row(wid, nwg);\n  if (row >= prm(0u)) { return; }\n"
+         "  let N = prm(1u); let nf = f32(N);\n"
+         "  let mean = ld" + n(MU) + "(prm(4u) + row); let rstd = ld" + n(RS) + "(prm(5u) + row);\n"
+         "  var a = vec2<f32>(0.0);\n"
+         "  for (var j = lid; j < N; j = j + WG) { let gw = " + gw + "; a = a + vec2<f32>(gw, gw * (" + xh + ")); }\n"
+         "  let m = wg_sum2(lid, a) / nf;\n"
+         "  for (var j = lid; j < N; j = j + WG) {\n"
+         "    st" + n(GI) + "(prm(7u) + row * N + j, rstd * (" + gw + " - m.x - (" + xh + ") * m.y));\n  }\n}\n";
+    return s;
+  });
+}
+
+// Column sums of layer_norm's parameter gradients: partial[c, j] = sum over the rows of chunk c of
+// g * xhat (and g), an invocation per (chunk, column) so loads are coalesced; the chunks are then
+// summed by the reduction.
+constexpr int64_t kChunk = 128;
+void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                            int64_t M, int64_t N, const at::Tensor& pw, const at::Tensor& pb) {
+  const int64_t chunks = (M + kChunk - 1) / kChunk;
+  Kernel k("nn:ln_param_grads");
+  const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
+  const int PW = k.out(pw, CT::F32), PB = k.out(pb, CT::F32);
+  k.param_index(M, "rows");
+  k.param_index(N, "row length");
+  k.param_index(chunks * N, "partials");
+  k.param_index(g.storage_offset(), "offset");
+  k.param_index(x.storage_offset(), "offset");
+  k.param_index(mean.storage_offset(), "offset");
+  k.param_index(rstd.storage_offset(), "offset");
+  k.param(uint32_t(kChunk));
+  k.launch(uint64_t((chunks * N + 255) / 256), [&] {
+    auto n = [](int i) { return std::to_string(i); };
+    return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+           "  let t = linear_id(wid, nwg, lid, 256u);\n  if (t >= prm(2u)) { return; }\n"
+           "  let N = prm(1u); let c = t / N; let j = t % N;\n"
+           "  let r0 = c * prm(7u); let r1 = min(r0 + prm(7u), prm(0u));\n"
+           "  var sw = 0.0; var sb = 0.0;\n"
+           "  for (var r = r0; r < r1; r = r + 1u) {\n"
+           "    let gv = ld" + n(G) + "(prm(3u) + r * N + j);\n"
+           "    sw = sw + gv * (ld" + n(X) + "(prm(4u) + r * N + j) - ld" + n(MU) + "(prm(5u) + r)) * ld" + n(RS) +
+           "(prm(6u) + r);\n"
+           "    sb = sb + gv;\n  }\n"
+           "  st" + n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
+                                                                 at::IntArrayRef normalized_shape,
+                                                                 const std::optional<at::Tensor>& weight_opt,
+                                                                 const std::optional<at::Tensor>& bias_opt,
+                                                                 double eps) {
+  const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
+  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  check_float(input, "native_layer_norm");
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  at::Tensor y = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+  const int64_t axis = input.dim() - int64_t(normalized_shape.size());
+  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  for (int64_t i = axis; i < input.dim(); ++i) stat_shape.push_back(1);
+  const auto sd = stat_dtype(input, {&weight, &bias});
+  at::Tensor mean = at::empty(stat_shape, input.options().dtype(sd));
+  at::Tensor rstd = at::empty(stat_shape, input.options().dtype(sd));
+  norm_rows_forward(x, w, b, eps, Rows{M, N}, y, mean, rstd);
+  return {y, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt, const std::optional<at::Tensor>& bias_opt,
+    std::array<bool, 3> mask) {
+  const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
+  auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  check_float(input, "native_layer_norm_backward");
+  const at::Tensor g = grad_out.contiguous(), x = input.contiguous(), mu = mean.contiguous(), rs = rstd.contiguous();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+    if (N == 0) gi.zero_();
+    norm_rows_backward(g, x, mu, rs, w, Rows{M, N}, gi);
+  }
+  if (mask[1] || mask[2]) {
+    const at::ScalarType pw_dtype = weight.defined() ? weight.scalar_type() : input.scalar_type();
+    const at::ScalarType pb_dtype = bias.defined() ? bias.scalar_type() : input.scalar_type();
+    at::Tensor sw, sb;
+    if (M == 0 || N == 0) {
+      sw = at::zeros({N}, input.options().dtype(at::kFloat));
+      sb = at::zeros({N}, input.options().dtype(at::kFloat));
+    } else {
+      const int64_t chunks = (M + kChunk - 1) / kChunk;
+      at::Tensor pw = at::empty({chunks, N}, input.options().dtype(at::kFloat));
+      at::Tensor pb = at::empty({chunks, N}, input.options().dtype(at::kFloat));
+      layer_norm_param_grads(g, x, mu, rs, M, N, pw, pb);
+      sw = chunks == 1 ? pw.view({N}) : pw.sum(0);
+      sb = chunks == 1 ? pb.view({N}) : pb.sum(0);
+    }
+    if (mask[1]) gw = sw.to(pw_dtype).view(normalized_shape);
+    if (mask[2]) gb = sb.to(pb_dtype).view(normalized_shape);
+  }
+  return {gi, gw, gb};
+}
+
+// ---------------------------------------------------------------------------------------------
+// group_norm
+
+void check_group_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, int64_t N, int64_t C,
+                      int64_t HxW, int64_t group) {
+  TORCH_CHECK(group > 0, "Expected number of groups to be greater than 0, got ", group);
+  TORCH_CHECK(C % group == 0, "Expected number of channels in input to be divisible by num_groups, but got input of "
+              "shape ", input.sizes(), " and num_groups=", group);
+  TORCH_CHECK(input.numel() == N * C * HxW, "Expected the input to have ", N * C * HxW, " elements, got ",
+              input.numel());
+  TORCH_CHECK(!w.defined() || (w.dim() == 1 && w.numel() == C), "Expected weight to be a vector of size equal to the "
+              "number of channels in input, but got weight of shape ", w.sizes(), " and input of shape ",
+              input.sizes());
+  TORCH_CHECK(!b.defined() || (b.dim() == 1 && b.numel() == C), "Expected bias to be a vector of size equal to the "
+              "number of channels in input, but got bias of shape ", b.sizes(), " and input of shape ",
+              input.sizes());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tensor& input,
+                                                                 const std::optional<at::Tensor>& weight_opt,
+                                                                 const std::optional<at::Tensor>& bias_opt, int64_t N,
+                                                                 int64_t C, int64_t HxW, int64_t group, double eps) {
+  const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
+  check_group_norm(input, weight, bias, N, C, HxW, group);
+  check_float(input, "native_group_norm");
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  at::Tensor y = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+  const auto sd = stat_dtype(input, {&weight, &bias});
+  at::Tensor mean = at::empty({N, group}, input.options().dtype(sd));
+  at::Tensor rstd = at::empty({N, group}, input.options().dtype(sd));
+  Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
+  norm_rows_forward(x, w, b, eps, r, y, mean, rstd);
+  return {y, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
+    const std::optional<at::Tensor>& weight_opt, int64_t N, int64_t C, int64_t HxW, int64_t group,
+    std::array<bool, 3> mask) {
+  const at::Tensor weight = weight_opt.value_or(at::Tensor());
+  check_group_norm(input, weight, at::Tensor(), N, C, HxW, group);
+  check_float(input, "native_group_norm_backward");
+  const at::Tensor g = grad_out.contiguous(), x = input.contiguous(), mu = mean.contiguous(), rs = rstd.contiguous();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  at::Tensor gi, gw, gb;
+  if (mask[0]) {
+    gi = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+    if (HxW == 0) gi.zero_();
+    Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
+    norm_rows_backward(g, x, mu, rs, w, r, gi);
+  }
+  if (mask[1] || mask[2]) {
+    // Per-channel sums over (N, HxW) in f32.
+    const at::Tensor g3 = g.view({N, C, HxW}).to(at::kFloat);
+    if (mask[1]) {
+      const at::Tensor xh = (x.view({N, group, -1}).to(at::kFloat) - mu.view({N, group, 1}).to(at::kFloat)) *
+                            rs.view({N, group, 1}).to(at::kFloat);
+      gw = (g3 * xh.view({N, C, HxW})).sum({0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
+    }
+    if (mask[2]) gb = g3.sum({0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
+  }
+  return {gi, gw, gb};
+}
+
+// ---------------------------------------------------------------------------------------------
+// batch_norm
+
+// Shape (1, C, 1, ...) for broadcasting a per-channel vector over the input.
+std::vector<int64_t> channel_shape(const at::Tensor& input) {
+  std::vector<int64_t> s(input.dim(), 1);
+  if (input.dim() > 1) s[1] = input.size(1);
+  return s;
+}
+
+std::vector<int64_t> reduce_dims(const at::Tensor& input) {
+  std::vector<int64_t> d{0};
+  for (int64_t i = 2; i < input.dim(); ++i) d.push_back(i);
+  return d;
+}
+
+// out = x * scale + shift, scale and shift per channel (f32).
+void apply_affine(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift, const at::Tensor& out) {
+  const auto cs = channel_shape(x);
+  const at::Tensor sc = scale.view(cs), sh = shift.view(cs);
+  auto it = at::TensorIteratorConfig()
+                .add_output(out)
+                .add_const_input(x)
+                .add_const_input(sc)
+                .add_const_input(sh)
+                .check_all_same_dtype(false)
+                .promote_inputs_to_common_dtype(false)
+                .build();
+  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3");
+}
+
+void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
+                      const at::Tensor& rv) {
+  TORCH_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dims (N, C, ...), got ", input.dim());
+  const int64_t C = input.size(1);
+  auto chk = [&](const at::Tensor& t, const char* name) {
+    TORCH_CHECK(!t.defined() || t.numel() == C, "running_mean should contain ", C, " elements not ", t.numel());
+    (void)name;
+  };
+  chk(w, "weight");
+  chk(b, "bias");
+  chk(rm, "running_mean");
+  chk(rv, "running_var");
+  check_float(input, "native_batch_norm");
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tensor& input, const at::Tensor& weight,
+                                                                  const at::Tensor& bias, const at::Tensor& rm,
+                                                                  const at::Tensor& rv, bool training, double momentum,
+                                                                  double eps, at::Tensor* out_given = nullptr) {
+  check_batch_norm(input, weight, bias, rm, rv);
+  const int64_t C = input.size(1);
+  const auto fopt = input.options().dtype(at::kFloat);
+  const auto sd = stat_dtype(input, {&weight, &bias, &rm, &rv});
+  at::Tensor mean, var, invstd;
+  at::Tensor out = out_given ? *out_given : at::empty_like(input, at::MemoryFormat::Contiguous);
+  if (out_given) at::native::resize_output(out, input.sizes());
+  if (training) {
+    const int64_t n = input.numel() / std::max<int64_t>(C, 1);
+    TORCH_CHECK(n > 1 || input.numel() == 0, "Expected more than 1 value per channel when training, got input size ",
+                input.sizes());
+    const at::Tensor x = input.to(at::kFloat);
+    const auto dims = reduce_dims(input);
+    mean = x.mean(dims);
+    var = (x - mean.view(channel_shape(input))).square().mean(dims);
+    invstd = (var + eps).rsqrt();
+    if (rm.defined()) rm.copy_(rm.to(at::kFloat) * (1 - momentum) + mean * momentum);
+    if (rv.defined()) rv.copy_(rv.to(at::kFloat) * (1 - momentum) + var * (momentum * double(n) / double(n - 1)));
+  } else {
+    TORCH_CHECK(rm.defined() && rv.defined(), "running_mean and running_var must be defined in evaluation mode");
+    mean = rm.to(at::kFloat);
+    invstd = (rv.to(at::kFloat) + eps).rsqrt();
+  }
+  at::Tensor scale = weight.defined() ? invstd * weight.to(at::kFloat) : invstd;
+  at::Tensor shift = -mean * scale;
+  if (bias.defined()) shift = shift + bias.to(at::kFloat);
+  if (input.numel() > 0) apply_affine(input, scale, shift, out);
+  if (!training) return {out, at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
+  return {out, mean.to(sd), invstd.to(sd)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const at::Tensor& input,
+                                                                 const std::optional<at::Tensor>& w,
+                                                                 const std::optional<at::Tensor>& b,
+                                                                 const std::optional<at::Tensor>& rm,
+                                                                 const std::optional<at::Tensor>& rv, bool training,
+                                                                 double momentum, double eps) {
+  return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm.value_or(at::Tensor()),
+                            rv.value_or(at::Tensor()), training, momentum, eps);
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> native_batch_norm_out(
+    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b,
+    const std::optional<at::Tensor>& rm, const std::optional<at::Tensor>& rv, bool training, double momentum,
+    double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
+  auto [o, m, s] = batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()),
+                                      rm.value_or(at::Tensor()), rv.value_or(at::Tensor()), training, momentum, eps,
+                                      &out);
+  at::native::resize_output(save_mean, m.sizes());
+  save_mean.copy_(m);
+  at::native::resize_output(save_invstd, s.sizes());
+  save_invstd.copy_(s);
+  return std::forward_as_tuple(out, save_mean, save_invstd);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit(const at::Tensor& input,
+                                                                const std::optional<at::Tensor>& w,
+                                                                const std::optional<at::Tensor>& b, at::Tensor& rm,
+                                                                at::Tensor& rv, bool training, double momentum,
+                                                                double eps) {
+  return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, training, momentum,
+                            eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit_no_stats(const at::Tensor& input,
+                                                                         const std::optional<at::Tensor>& w,
+                                                                         const std::optional<at::Tensor>& b,
+                                                                         bool training, double momentum, double eps) {
+  return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), at::Tensor(), at::Tensor(),
+                            training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const at::Tensor& rm,
+    const at::Tensor& rv, const at::Tensor& save_mean, const at::Tensor& save_invstd, bool train, double eps,
+    std::array<bool, 3> mask) {
+  check_float(input, "native_batch_norm_backward");
+  const int64_t C = input.size(1);
+  const int64_t n = input.numel() / std::max<int64_t>(C, 1);
+  const auto cs = channel_shape(input);
+  const auto dims = reduce_dims(input);
+  at::Tensor mean, invstd;
+  if (train) {
+    mean = save_mean.to(at::kFloat);
+    invstd = save_invstd.to(at::kFloat);
+  } else {
+    mean = rm.to(at::kFloat);
+    invstd = (rv.to(at::kFloat) + eps).rsqrt();
+  }
+  const at::Tensor w = weight.defined() ? weight.to(at::kFloat) : at::ones({C}, input.options().dtype(at::kFloat));
+  at::Tensor gi, gw, gb;
+  at::Tensor sum_g, sum_gxh;
+  if (input.numel() == 0) {
+    sum_g = at::zeros({C}, input.options().dtype(at::kFloat));
+    sum_gxh = at::zeros({C}, input.options().dtype(at::kFloat));
+  } else if (train || mask[1] || mask[2]) {
+    const at::Tensor g = grad_out.to(at::kFloat);
+    const at::Tensor xh = (input.to(at::kFloat) - mean.view(cs)) * invstd.view(cs);
+    sum_g = g.sum(dims);
+    sum_gxh = (g * xh).sum(dims);
+  }
+  if (mask[0]) {
+    gi = at::empty_like(input, at::MemoryFormat::Contiguous);
+    if (input.numel() > 0) {
+      const at::Tensor ws = w * invstd;
+      if (train) {
+        // gi = ws * (g - sum_g / n - xhat * sum_gxh / n) = g * ws + x * a + c per channel.
+        const at::Tensor k = sum_gxh / double(n) * invstd;  // xhat * sum_gxh / n = (x - mean) * k
+        const at::Tensor a = -ws * k;
+        const at::Tensor c = ws * (mean * k - sum_g / double(n));
+        const at::Tensor wsv = ws.view(cs), av = a.view(cs), cv = c.view(cs);
+        auto it = at::TensorIteratorConfig()
+                      .add_output(gi)
+                      .add_const_input(grad_out)
+                      .add_const_input(input)
+                      .add_const_input(wsv)
+                      .add_const_input(av)
+                      .add_const_input(cv)
+                      .check_all_same_dtype(false)
+                      .promote_inputs_to_common_dtype(false)
+                      .build();
+        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5");
+      } else {
+        apply_affine(grad_out, ws, at::zeros({C}, input.options().dtype(at::kFloat)), gi);
+      }
+    }
+  }
+  const at::ScalarType pd = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  if (mask[1]) gw = sum_gxh.to(pd);
+  if (mask[2]) gb = sum_g.to(pd);
+  return {gi, gw, gb};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& rm, const std::optional<at::Tensor>& rv,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> mask) {
+  return batch_norm_backward_impl(grad_out, input, weight.value_or(at::Tensor()), rm.value_or(at::Tensor()),
+                                  rv.value_or(at::Tensor()), save_mean.value_or(at::Tensor()),
+                                  save_invstd.value_or(at::Tensor()), train, eps, mask);
+}
+
+// _batch_norm_with_update / batch_norm_backward (the training path of newer torch.func/compile).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b,
+    at::Tensor& rm, at::Tensor& rv, double momentum, double eps) {
+  auto [o, m, s] = batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, true,
+                                      momentum, eps);
+  return {o, m, s, at::empty({0}, input.options().dtype(at::kByte))};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+    const std::optional<at::Tensor>& rm, const std::optional<at::Tensor>& rv,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var, bool update, double eps,
+    std::array<bool, 3> mask, const at::Tensor&) {
+  return batch_norm_backward_impl(grad_out, input, weight, rm.value_or(at::Tensor()), rv.value_or(at::Tensor()),
+                                  save_mean.value_or(at::Tensor()), save_var.value_or(at::Tensor()), update, eps,
+                                  mask);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(native_group_norm));
+  m.impl("native_group_norm_backward", TORCH_FN(native_group_norm_backward));
+  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
+  m.impl("native_batch_norm.out", TORCH_FN(native_batch_norm_out));
+  m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(batch_norm_legit_no_stats));
+  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
+  m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
+  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
+}
+
+}  // namespace
+}  // namespace webgpu::ops

@@ -1,0 +1,410 @@
+// Pooling with gradients: max_pool2d/3d_with_indices, avg_pool2d/3d, _adaptive_avg_pool2d/3d,
+// adaptive_max_pool2d/3d (kernels: wgsl/pool.wgsl). Argument checks and output sizes come from running
+// the op's own meta function on meta tensors, so errors are CPU's; the kernels read contiguous input.
+// 1d pools reach these through ATen's composites.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+
+// A section of a WGSL source: the text between "//== name" and the next "//==" (or the end), after
+// the file's preamble (everything before the first marker). Shared with upsample.cpp.
+std::string wgsl_section(const std::string& file, const std::string& name) {
+  const std::string& src = rt::wgsl_source(file);
+  const size_t first = src.find("//== ");
+  const size_t at = src.find("//== " + name + "\n");
+  TORCH_CHECK(first != std::string::npos && at != std::string::npos, "webgpu: internal: no section ", name,
+              " in ", file, ".wgsl");
+  const size_t end = src.find("//== ", at + 5);
+  return src.substr(0, first) + src.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+at::Tensor meta_of(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+}
+
+namespace {
+
+constexpr uint32_t kWG = 256;
+
+struct PoolGeo {
+  int dims = 2;
+  int64_t planes = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0},
+          d[3] = {1, 1, 1};
+};
+
+// kernel/stride/padding/dilation as the CPU pools read them (one value for all dims, or one per dim;
+// an empty stride means the kernel size).
+void fill(PoolGeo& g, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef pad, at::IntArrayRef dil) {
+  const int o = 3 - g.dims;
+  auto pick = [](at::IntArrayRef a, int i) { return a.size() == 1 ? a[0] : a[i]; };
+  for (int i = 0; i < g.dims; ++i) {
+    if (!kernel.empty()) g.k[o + i] = pick(kernel, i);
+    g.s[o + i] = stride.empty() ? g.k[o + i] : pick(stride, i);
+    if (!pad.empty()) g.p[o + i] = pick(pad, i);
+    if (!dil.empty()) g.d[o + i] = pick(dil, i);
+  }
+}
+
+void sizes_from(PoolGeo& g, const at::Tensor& in, at::IntArrayRef out_sizes) {
+  const int o = 3 - g.dims;
+  const int64_t r = in.dim();
+  g.planes = 1;
+  for (int64_t i = 0; i < r - g.dims; ++i) g.planes *= in.size(i);
+  for (int i = 0; i < g.dims; ++i) {
+    g.in[o + i] = in.size(r - g.dims + i);
+    g.out[o + i] = out_sizes[r - g.dims + i];
+  }
+}
+
+CT value_ct(at::ScalarType t) {
+  if (at::isFloatingType(t)) return CT::F32;
+  return t == at::kLong ? CT::I64 : CT::I32;
+}
+
+std::string value_prelude(CT ct) {
+  if (ct == CT::F32)
+    return "alias V = f32;\nfn v_lowest() -> V { return bitcast<f32>(0xff800000u | (prm(0u) & 0u)); }\n"
+           "fn v_better(v: V, b: V) -> bool { return v > b || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn v_zero() -> V { return 0.0; }\n"
+           "fn v_add(a: V, b: V) -> V { return a + b; }\nfn v_div(a: V, n: i32) -> V { return a / f32(n); }\n";
+  if (ct == CT::I32)
+    return "alias V = i32;\nfn v_lowest() -> V { return i32(-2147483647) - 1; }\n"
+           "fn v_better(v: V, b: V) -> bool { return v > b; }\nfn v_zero() -> V { return 0; }\n"
+           "fn v_add(a: V, b: V) -> V { return a + b; }\nfn v_div(a: V, n: i32) -> V { return a / n; }\n";
+  return "alias V = vec2<u32>;\nfn v_lowest() -> V { return vec2<u32>(0u, 0x80000000u); }\n"
+         "fn v_better(v: V, b: V) -> bool { return i64_lt(b, v); }\nfn v_zero() -> V { return vec2<u32>(0u, 0u); }\n"
+         "fn v_add(a: V, b: V) -> V { return i64_add(a, b); }\n"
+         "fn v_div(a: V, n: i32) -> V { return i64_div(a, i64_from_i32(n)); }\n";
+}
+
+// Parameters shared by every pool kernel (wgsl/pool.wgsl's header).
+void pool_params(Kernel& k, const PoolGeo& g, uint64_t count, std::initializer_list<const at::Tensor*> ops,
+                 bool count_include_pad = false, int64_t divisor = 0) {
+  k.param_index(int64_t(count), "element count");
+  for (int64_t v : g.in) k.param_index(v, "size");
+  for (int64_t v : g.out) k.param_index(v, "size");
+  for (int64_t v : g.k) k.param_index(v, "kernel size");
+  for (int64_t v : g.s) k.param_index(v, "stride");
+  for (int64_t v : g.p) k.param_index(v, "padding");
+  for (int64_t v : g.d) k.param_index(v, "dilation");
+  int n = 0;
+  for (const at::Tensor* t : ops) {
+    k.param_index(t->storage_offset(), "offset");
+    ++n;
+  }
+  for (; n < 3; ++n) k.param(0);
+  k.param(count_include_pad ? 1u : 0u);
+  TORCH_CHECK(divisor >= INT32_MIN && divisor <= INT32_MAX, "webgpu: pooling: divisor_override too large");
+  k.param_i32(int32_t(divisor));
+}
+
+uint64_t groups_for(uint64_t n) { return (n + kWG - 1) / kWG; }
+
+// Max pooling (windowed or adaptive) into contiguous out and indices.
+void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& idx, const PoolGeo& g, bool adaptive) {
+  const uint64_t n = uint64_t(out.numel());
+  if (n == 0) return;
+  const CT ct = value_ct(in.scalar_type());
+  const char* sec = adaptive ? "adaptive_max_fwd" : "max_fwd";
+  Kernel k(std::string("pool:") + sec);
+  k.in(in, ct);
+  k.out(out, ct);
+  k.out(idx, CT::I64);
+  pool_params(k, g, n, {&in, &out, &idx});
+  k.launch(groups_for(n), [&] { return value_prelude(ct) + wgsl_section("pool", sec); });
+}
+
+at::Tensor max_backward(const at::Tensor& grad_, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
+                        bool adaptive) {
+  at::Tensor grad = grad_.contiguous(), idx = idx_.contiguous();
+  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
+  const uint64_t n = uint64_t(gi.numel());
+  if (n == 0) return gi;
+  if (grad.numel() == 0) return gi.zero_();
+  Kernel k(adaptive ? "pool:adaptive_max_bwd" : "pool:max_bwd");
+  k.in(grad, CT::F32);
+  k.in(idx, CT::I64);
+  k.out(gi, CT::F32);
+  pool_params(k, g, n, {&grad, &idx, &gi});
+  k.launch(groups_for(n), [&] {
+    return std::string("const ADAPTIVE: bool = ") + (adaptive ? "true" : "false") + ";\n" +
+           wgsl_section("pool", "max_bwd");
+  });
+  return gi;
+}
+
+void check_grad_dtype(const at::Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t.scalar_type()), "webgpu: \"", op, "\" not implemented for '",
+                              c10::toString(t.scalar_type()), "'");
+}
+
+void copy_out(const at::Tensor& out, const at::Tensor& r) {
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+}
+
+// ---- max_pool2d / 3d with indices ----
+
+std::tuple<at::Tensor, at::Tensor> max_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
+                                               at::IntArrayRef stride, at::IntArrayRef padding,
+                                               at::IntArrayRef dilation, bool ceil_mode) {
+  auto m = dims == 2 ? at::max_pool2d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode)
+                     : at::max_pool3d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode);
+  PoolGeo g;
+  g.dims = dims;
+  fill(g, kernel, stride, padding, dilation);
+  at::Tensor in = self.contiguous();
+  sizes_from(g, in, std::get<0>(m).sizes());
+  at::Tensor out = at::empty(std::get<0>(m).sizes(), self.options());
+  at::Tensor idx = at::empty(std::get<0>(m).sizes(), self.options().dtype(at::kLong));
+  max_forward(in, out, idx, g, false);
+  return {out, idx};
+}
+
+std::tuple<at::Tensor, at::Tensor> max_pool2d_wi(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                 at::IntArrayRef p, at::IntArrayRef d, bool c) {
+  return max_pool_nd(2, self, k, s, p, d, c);
+}
+std::tuple<at::Tensor&, at::Tensor&> max_pool2d_wi_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                       at::IntArrayRef p, at::IntArrayRef d, bool c, at::Tensor& out,
+                                                       at::Tensor& idx) {
+  auto r = max_pool_nd(2, self, k, s, p, d, c);
+  copy_out(out, std::get<0>(r));
+  copy_out(idx, std::get<1>(r));
+  return {out, idx};
+}
+std::tuple<at::Tensor, at::Tensor> max_pool3d_wi(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                 at::IntArrayRef p, at::IntArrayRef d, bool c) {
+  return max_pool_nd(3, self, k, s, p, d, c);
+}
+
+at::Tensor max_pool_nd_backward(int dims, const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel,
+                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                                bool ceil_mode, const at::Tensor& indices) {
+  check_grad_dtype(self, dims == 2 ? "max_pool2d_with_indices_backward" : "max_pool3d_with_indices_backward");
+  if (dims == 2)
+    at::max_pool2d_with_indices_backward(meta_of(grad), meta_of(self), kernel, stride, padding, dilation, ceil_mode,
+                                         meta_of(indices));
+  PoolGeo g;
+  g.dims = dims;
+  fill(g, kernel, stride, padding, dilation);
+  sizes_from(g, self, grad.sizes());
+  TORCH_CHECK(indices.sizes() == grad.sizes(), "webgpu: max_pool", dims, "d_with_indices_backward: indices of size ",
+              indices.sizes(), " do not match grad_output of size ", grad.sizes());
+  return max_backward(grad, self, indices, g, false);
+}
+
+at::Tensor max_pool2d_wi_bwd(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                             at::IntArrayRef p, at::IntArrayRef d, bool c, const at::Tensor& idx) {
+  return max_pool_nd_backward(2, grad, self, k, s, p, d, c, idx);
+}
+at::Tensor& max_pool2d_wi_bwd_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+                                  at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool c,
+                                  const at::Tensor& idx, at::Tensor& gi) {
+  copy_out(gi, max_pool_nd_backward(2, grad, self, k, s, p, d, c, idx));
+  return gi;
+}
+at::Tensor max_pool3d_wi_bwd(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                             at::IntArrayRef p, at::IntArrayRef d, bool c, const at::Tensor& idx) {
+  return max_pool_nd_backward(3, grad, self, k, s, p, d, c, idx);
+}
+
+// ---- avg_pool2d / 3d ----
+
+at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
+                       at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                       std::optional<int64_t> divisor) {
+  at::Tensor m = dims == 2 ? at::avg_pool2d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+                           : at::avg_pool3d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor);
+  const auto st = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(st) || st == at::kLong, "webgpu: \"avg_pool", dims,
+                              "d\" not implemented for '", c10::toString(st), "'");
+  PoolGeo g;
+  g.dims = dims;
+  fill(g, kernel, stride, padding, {});
+  at::Tensor in = self.contiguous();
+  sizes_from(g, in, m.sizes());
+  at::Tensor out = at::empty(m.sizes(), self.options());
+  const uint64_t n = uint64_t(out.numel());
+  if (n == 0) return out;
+  const CT ct = value_ct(st);
+  Kernel k("pool:avg_fwd");
+  k.in(in, ct);
+  k.out(out, ct);
+  pool_params(k, g, n, {&in, &out}, count_include_pad, divisor.value_or(0));
+  k.launch(groups_for(n), [&] { return value_prelude(ct) + wgsl_section("pool", "avg_fwd"); });
+  return out;
+}
+
+at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self, at::IntArrayRef kernel,
+                                at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                                bool count_include_pad, std::optional<int64_t> divisor) {
+  if (dims == 2)
+    at::avg_pool2d_backward(meta_of(grad_), meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad,
+                            divisor);
+  check_grad_dtype(self, dims == 2 ? "avg_pool2d_backward" : "avg_pool3d_backward");
+  PoolGeo g;
+  g.dims = dims;
+  fill(g, kernel, stride, padding, {});
+  at::Tensor grad = grad_.contiguous();
+  sizes_from(g, self, grad.sizes());
+  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
+  const uint64_t n = uint64_t(gi.numel());
+  if (n == 0) return gi;
+  if (grad.numel() == 0) return gi.zero_();
+  Kernel k("pool:avg_bwd");
+  k.in(grad, CT::F32);
+  k.out(gi, CT::F32);
+  pool_params(k, g, n, {&grad, &gi}, count_include_pad, divisor.value_or(0));
+  k.launch(groups_for(n), [&] { return wgsl_section("pool", "avg_bwd"); });
+  return gi;
+}
+
+at::Tensor avg_pool2d_fn(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool c,
+                         bool cip, std::optional<int64_t> d) {
+  return avg_pool_nd(2, self, k, s, p, c, cip, d);
+}
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool c,
+                           bool cip, std::optional<int64_t> d, at::Tensor& out) {
+  copy_out(out, avg_pool_nd(2, self, k, s, p, c, cip, d));
+  return out;
+}
+at::Tensor avg_pool3d_fn(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool c,
+                         bool cip, std::optional<int64_t> d) {
+  return avg_pool_nd(3, self, k, s, p, c, cip, d);
+}
+at::Tensor avg_pool2d_bwd(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                          at::IntArrayRef p, bool c, bool cip, std::optional<int64_t> d) {
+  return avg_pool_nd_backward(2, grad, self, k, s, p, c, cip, d);
+}
+at::Tensor& avg_pool2d_bwd_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                               at::IntArrayRef p, bool c, bool cip, std::optional<int64_t> d, at::Tensor& gi) {
+  copy_out(gi, avg_pool_nd_backward(2, grad, self, k, s, p, c, cip, d));
+  return gi;
+}
+at::Tensor avg_pool3d_bwd(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                          at::IntArrayRef p, bool c, bool cip, std::optional<int64_t> d) {
+  return avg_pool_nd_backward(3, grad, self, k, s, p, c, cip, d);
+}
+
+// ---- adaptive pools ----
+
+at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef osize) {
+  at::Tensor m = dims == 2 ? at::_adaptive_avg_pool2d_symint(meta_of(self), osize)
+                           : at::_adaptive_avg_pool3d_symint(meta_of(self), osize);
+  check_grad_dtype(self, dims == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d");
+  PoolGeo g;
+  g.dims = dims;
+  at::Tensor in = self.contiguous();
+  sizes_from(g, in, m.sizes());
+  at::Tensor out = at::empty(m.sizes(), self.options());
+  const uint64_t n = uint64_t(out.numel());
+  if (n == 0) return out;
+  Kernel k("pool:aavg_fwd");
+  k.in(in, CT::F32);
+  k.out(out, CT::F32);
+  pool_params(k, g, n, {&in, &out});
+  k.launch(groups_for(n), [&] { return wgsl_section("pool", "adaptive_avg_fwd"); });
+  return out;
+}
+
+at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self) {
+  check_grad_dtype(self, dims == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward");
+  TORCH_CHECK(grad_.dim() == self.dim(), "webgpu: adaptive_avg_pool", dims, "d_backward: grad_output and input ranks differ");
+  PoolGeo g;
+  g.dims = dims;
+  at::Tensor grad = grad_.contiguous();
+  sizes_from(g, self, grad.sizes());
+  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
+  const uint64_t n = uint64_t(gi.numel());
+  if (n == 0) return gi;
+  if (grad.numel() == 0) return gi.zero_();
+  Kernel k("pool:aavg_bwd");
+  k.in(grad, CT::F32);
+  k.out(gi, CT::F32);
+  pool_params(k, g, n, {&grad, &gi});
+  k.launch(groups_for(n), [&] { return wgsl_section("pool", "adaptive_avg_bwd"); });
+  return gi;
+}
+
+at::Tensor aavg2d(const at::Tensor& self, c10::SymIntArrayRef o) { return adaptive_avg_nd(2, self, o); }
+at::Tensor aavg3d(const at::Tensor& self, c10::SymIntArrayRef o) { return adaptive_avg_nd(3, self, o); }
+at::Tensor aavg2d_bwd(const at::Tensor& g, const at::Tensor& self) { return adaptive_avg_nd_backward(2, g, self); }
+at::Tensor aavg3d_bwd(const at::Tensor& g, const at::Tensor& self) { return adaptive_avg_nd_backward(3, g, self); }
+
+std::tuple<at::Tensor, at::Tensor> adaptive_max_nd(int dims, const at::Tensor& self, at::IntArrayRef osize) {
+  auto m = dims == 2 ? at::adaptive_max_pool2d(meta_of(self), osize) : at::adaptive_max_pool3d(meta_of(self), osize);
+  check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d");
+  PoolGeo g;
+  g.dims = dims;
+  at::Tensor in = self.contiguous();
+  sizes_from(g, in, std::get<0>(m).sizes());
+  at::Tensor out = at::empty(std::get<0>(m).sizes(), self.options());
+  at::Tensor idx = at::empty(std::get<0>(m).sizes(), self.options().dtype(at::kLong));
+  max_forward(in, out, idx, g, true);
+  return {out, idx};
+}
+
+std::tuple<at::Tensor, at::Tensor> amax2d(const at::Tensor& self, at::IntArrayRef o) { return adaptive_max_nd(2, self, o); }
+std::tuple<at::Tensor&, at::Tensor&> amax2d_out(const at::Tensor& self, at::IntArrayRef o, at::Tensor& out,
+                                                at::Tensor& idx) {
+  auto r = adaptive_max_nd(2, self, o);
+  copy_out(out, std::get<0>(r));
+  copy_out(idx, std::get<1>(r));
+  return {out, idx};
+}
+std::tuple<at::Tensor, at::Tensor> amax3d(const at::Tensor& self, at::IntArrayRef o) { return adaptive_max_nd(3, self, o); }
+
+at::Tensor adaptive_max_nd_backward(int dims, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx) {
+  if (dims == 2) at::adaptive_max_pool2d_backward(meta_of(grad), meta_of(self), meta_of(idx));
+  check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward");
+  PoolGeo g;
+  g.dims = dims;
+  sizes_from(g, self, grad.sizes());
+  return max_backward(grad, self, idx, g, true);
+}
+at::Tensor amax2d_bwd(const at::Tensor& g, const at::Tensor& self, const at::Tensor& idx) {
+  return adaptive_max_nd_backward(2, g, self, idx);
+}
+at::Tensor& amax2d_bwd_out(const at::Tensor& g, const at::Tensor& self, const at::Tensor& idx, at::Tensor& gi) {
+  copy_out(gi, adaptive_max_nd_backward(2, g, self, idx));
+  return gi;
+}
+at::Tensor amax3d_bwd(const at::Tensor& g, const at::Tensor& self, const at::Tensor& idx) {
+  return adaptive_max_nd_backward(3, g, self, idx);
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace webgpu::ops;
+  m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_wi));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_wi_out));
+  m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_wi_bwd));
+  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_wi_bwd_out));
+  m.impl("max_pool3d_with_indices", TORCH_FN(max_pool3d_wi));
+  m.impl("max_pool3d_with_indices_backward", TORCH_FN(max_pool3d_wi_bwd));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool2d_fn));
+  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
+  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_bwd));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_bwd_out));
+  m.impl("avg_pool3d", TORCH_FN(avg_pool3d_fn));
+  m.impl("avg_pool3d_backward", TORCH_FN(avg_pool3d_bwd));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(aavg2d));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(aavg2d_bwd));
+  m.impl("_adaptive_avg_pool3d", TORCH_FN(aavg3d));
+  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(aavg3d_bwd));
+  m.impl("adaptive_max_pool2d", TORCH_FN(amax2d));
+  m.impl("adaptive_max_pool2d.out", TORCH_FN(amax2d_out));
+  m.impl("adaptive_max_pool2d_backward", TORCH_FN(amax2d_bwd));
+  m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(amax2d_bwd_out));
+  m.impl("adaptive_max_pool3d", TORCH_FN(amax3d));
+  m.impl("adaptive_max_pool3d_backward", TORCH_FN(amax3d_bwd));
+}

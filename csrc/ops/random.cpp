@@ -1,0 +1,570 @@
+// Random sampling on the device: a Philox4x32-10 generator (wgsl/random.wgsl) keyed by the webgpu
+// generator's seed, its counter taken from the generator's offset, which advances per call as CUDA's
+// philox_cuda_state does. ATen's device-generic in-place ops (uniform_, normal_, random_, bernoulli_,
+// exponential_, geometric_, log_normal_, cauchy_) reach the kernels here through their DispatchStubs;
+// rand/randn/randint and the *_like factories decompose into them. Also native_dropout (one fused
+// kernel for output and mask), multinomial (with and without replacement) and randperm.
+//
+// Each invocation draws one Philox block (four words; two blocks where an element needs 64 bits) and
+// fills four consecutive elements, so one call costs one dispatch whatever the size.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/NativeFunctions.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/UnaryOps.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "core/core.h"
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+using Gen = std::optional<at::Generator>;
+
+int device_index(const at::TensorBase& t) { return t.device().has_index() ? t.device().index() : 0; }
+
+// What one op computes per element: `fns` (WGSL functions), `pre` (statements after the Philox
+// blocks r, and r2 when `wide`), `lane` (the value for lane k, of the kernel's compute type `ct`).
+struct Spec {
+  std::string name;
+  CT ct = CT::F32;
+  std::string fns, pre, lane;
+  bool wide = false;
+  std::vector<uint32_t> params;  // prm(6), prm(7), ...
+  const at::Tensor* extra = nullptr;  // an input read at the same element index (bernoulli's p)
+};
+
+std::string round_fn(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
+    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
+    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
+  }
+}
+
+uint32_t f32_bits(double v) {
+  float f = float(v);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+// Fills `self` (contiguous) with spec's values.
+void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
+  const int64_t n = self.numel();
+  if (n == 0) return;
+  const core::PhiloxState ps = core::philox_state(gen, device_index(self), 4);
+  Kernel k("random:" + sp.name + (sp.wide ? ":w" : ""));
+  k.out(self, sp.ct);
+  at::Tensor extra;
+  if (sp.extra) {
+    extra = *sp.extra;
+    k.in(extra, CT::F32);
+  }
+  k.param_index(n, "number of elements");
+  k.param_index(self.storage_offset(), "storage offset");
+  k.param(uint32_t(ps.seed));
+  k.param(uint32_t(ps.seed >> 32));
+  k.param(uint32_t(ps.offset));
+  k.param(uint32_t(ps.offset >> 32));
+  k.param(sp.extra ? uint32_t(extra.storage_offset()) : 0u);
+  for (uint32_t p : sp.params) k.param(p);
+  const uint64_t threads = uint64_t(n + 3) / 4;
+  k.launch((threads + 255) / 256, [&] {
+    std::ostringstream s;
+    s << rt::wgsl_source("random") << sp.fns;
+    s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+         "  let t = linear_id(wid, nwg, lid, 256u);\n"
+         "  let n = prm(0u);\n"
+         "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n"
+         "  let key = vec2<u32>(prm(2u), prm(3u));\n"
+         "  let r = philox(vec4<u32>(t, 0u, prm(4u), prm(5u)), key);\n";
+    if (sp.wide) s << "  let r2 = philox(vec4<u32>(t, 1u, prm(4u), prm(5u)), key);\n";
+    s << sp.pre;
+    s << "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
+         "    let e = t * 4u + k;\n"
+         "    if (e >= n) { break; }\n"
+         "    let v = " << sp.lane << ";\n"
+         "    st0(prm(1u) + e, v);\n"
+         "  }\n}\n";
+    return s.str();
+  });
+}
+
+// Fills any tensor: contiguous ones directly, others through a contiguous temporary.
+void fill(const at::TensorBase& self_base, const Spec& sp, const Gen& gen) {
+  at::Tensor self(self_base);
+  if (self.numel() == 0) return;
+  if (self.is_contiguous()) return fill_contiguous(self, sp, gen);
+  at::Tensor tmp = at::empty(self.sizes(), self.options());
+  fill_contiguous(tmp, sp, gen);
+  self.copy_(tmp);
+}
+
+at::Tensor iter_tensor(at::TensorIteratorBase& iter) { return iter.tensor(0); }
+
+// ---- stubs ----
+
+void uniform_kernel(at::TensorIteratorBase& iter, double from, double to, Gen gen) {
+  at::Tensor self = iter_tensor(iter);
+  Spec sp{"uniform"};
+  sp.fns = round_fn(self.scalar_type());
+  sp.params = {f32_bits(from), f32_bits(to)};
+  // Rounded to a half type, a value may reach `to`; it becomes `from`, as CUDA's kernel does.
+  sp.lane = "uniform_at(r[k])";
+  sp.fns += "fn uniform_at(x: u32) -> f32 { let lo = bitcast<f32>(prm(7u)); let hi = bitcast<f32>(prm(8u));"
+            " let v = rnd(lo + rand_u01(x) * (hi - lo)); return select(v, lo, v >= hi && hi > lo); }\n";
+  fill(self, sp, gen);
+}
+
+const char* kNormalPre =
+    "  let z01 = rand_normal2(r.x, r.y);\n"
+    "  let z23 = rand_normal2(r.z, r.w);\n"
+    "  var z = array<f32, 4>(z01.x, z01.y, z23.x, z23.y);\n";
+
+void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
+  Spec sp{"normal"};
+  sp.params = {f32_bits(mean), f32_bits(std)};
+  sp.pre = kNormalPre;
+  sp.lane = "bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * z[k]";
+  fill(self, sp, gen);
+}
+
+void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Gen gen) {
+  Spec sp{"log_normal"};
+  sp.params = {f32_bits(mean), f32_bits(std)};
+  sp.pre = kNormalPre;
+  sp.lane = "exp(bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * z[k])";
+  fill(iter_tensor(iter), sp, gen);
+}
+
+// Uniform in (0, 1), both ends excluded: logs stay finite and non-zero.
+const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 5.9604644775390625e-8; }\n";
+
+void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
+  Spec sp{"exponential"};
+  sp.fns = kOpen01;
+  sp.params = {f32_bits(lambda)};
+  sp.lane = "-log(u_open(r[k])) / bitcast<f32>(prm(7u))";
+  fill(iter_tensor(iter), sp, gen);
+}
+
+void geometric_kernel(at::TensorIteratorBase& iter, double p, Gen gen) {
+  Spec sp{"geometric"};
+  sp.fns = kOpen01;
+  sp.params = {f32_bits(std::log1p(-p))};
+  sp.lane = "ceil(log(u_open(r[k])) / bitcast<f32>(prm(7u)))";
+  fill(iter_tensor(iter), sp, gen);
+}
+
+void cauchy_kernel(at::TensorIteratorBase& iter, double median, double sigma, Gen gen) {
+  Spec sp{"cauchy"};
+  sp.params = {f32_bits(median), f32_bits(sigma)};
+  sp.lane = "bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * tan(3.14159265358979 * (rand_u01(r[k]) - 0.5))";
+  fill(iter_tensor(iter), sp, gen);
+}
+
+void bernoulli_scalar_kernel(const at::TensorBase& self, double p, Gen gen) {
+  Spec sp{"bernoulli_scalar"};
+  sp.params = {f32_bits(p)};
+  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < bitcast<f32>(prm(7u)))";
+  fill(self, sp, gen);
+}
+
+void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBase& p_base, Gen gen) {
+  at::Tensor self(self_base), p(p_base);
+  if (self.numel() == 0) return;
+  at::Tensor pc = p.to(self.device(), at::kFloat).expand(self.sizes()).contiguous();
+  // CPU raises for p outside [0, 1] (NaN included); one readback.
+  TORCH_CHECK(!at::logical_not(at::logical_and(pc.ge(0), pc.le(1))).any().item<bool>(),
+              "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
+              "If so, please report an enhancement request to PyTorch.)");
+  Spec sp{"bernoulli_tensor"};
+  sp.extra = &pc;
+  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < ld1(prm(6u) + e))";
+  if (self.is_contiguous()) return fill_contiguous(self, sp, gen);
+  at::Tensor tmp = at::empty(self.sizes(), self.options());
+  fill_contiguous(tmp, sp, gen);
+  self.copy_(tmp);
+}
+
+// base + (random % range) as int64; range 0 means the full 64-bit range.
+void random_range(const at::Tensor& self, uint64_t range, int64_t base, Gen gen) {
+  Spec sp{"random", CT::I64};
+  const uint64_t b = uint64_t(base);
+  sp.params = {uint32_t(range), uint32_t(range >> 32), uint32_t(b), uint32_t(b >> 32)};
+  sp.fns = "fn base() -> vec2<u32> { return vec2<u32>(prm(9u), prm(10u)); }\n";
+  if (range != 0 && range <= (uint64_t(1) << 32)) {
+    if (range == (uint64_t(1) << 32)) {
+      sp.name += ":32";
+      sp.lane = "i64_add(base(), vec2<u32>(r[k], 0u))";
+    } else {
+      sp.name += ":u32";
+      sp.lane = "i64_add(base(), vec2<u32>(r[k] % prm(7u), 0u))";
+    }
+  } else {
+    sp.wide = true;
+    sp.pre = "  var w = array<u32, 8>(r.x, r.y, r.z, r.w, r2.x, r2.y, r2.z, r2.w);\n";
+    const std::string bits = "vec2<u32>(w[2u * k], w[2u * k + 1u])";
+    if (range == 0) {
+      sp.name += ":full";
+      sp.lane = "i64_add(base(), " + bits + ")";
+    } else if ((range & (range - 1)) == 0) {
+      sp.name += ":pow2";
+      sp.params[0] = uint32_t(range - 1);
+      sp.params[1] = uint32_t((range - 1) >> 32);
+      sp.lane = "i64_add(base(), " + bits + " & vec2<u32>(prm(7u), prm(8u)))";
+    } else {
+      sp.name += ":u64";
+      sp.lane = "i64_add(base(), u64_divmod(" + bits + ", vec2<u32>(prm(7u), prm(8u))).zw)";
+    }
+  }
+  fill(self, sp, gen);
+}
+
+void random_from_to_kernel(at::TensorIteratorBase& iter, uint64_t range, int64_t base, Gen gen) {
+  random_range(iter_tensor(iter), range, base, gen);
+}
+
+void random_full_kernel(at::TensorIteratorBase& iter, Gen gen) {
+  random_range(iter_tensor(iter), 0, 0, gen);
+}
+
+// random_() with no bounds: [0, 2^mantissa] for floating types, [0, max] for integers, as CPU.
+void random_kernel(at::TensorIteratorBase& iter, Gen gen) {
+  at::Tensor self = iter_tensor(iter);
+  uint64_t range;
+  switch (self.scalar_type()) {
+    case at::kFloat: range = (uint64_t(1) << 24) + 1; break;
+    case at::kHalf: range = (uint64_t(1) << 11) + 1; break;
+    case at::kBFloat16: range = (uint64_t(1) << 8) + 1; break;
+    case at::kLong: range = uint64_t(1) << 63; break;
+    case at::kInt: range = uint64_t(1) << 31; break;
+    case at::kShort: range = uint64_t(1) << 15; break;
+    case at::kChar: range = uint64_t(1) << 7; break;
+    case at::kByte: range = uint64_t(1) << 8; break;
+    case at::kBool: range = 2; break;
+    default: TORCH_CHECK(false, "random_ not implemented for '", self.scalar_type(), "' on webgpu");
+  }
+  random_range(self, range, 0, gen);
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+using namespace webgpu::ops;
+WEBGPU_STUB(uniform_stub, &uniform_kernel)
+WEBGPU_STUB(normal_stub, &normal_kernel)
+WEBGPU_STUB(log_normal_stub, &log_normal_kernel)
+WEBGPU_STUB(exponential_stub, &exponential_kernel)
+WEBGPU_STUB(geometric_stub, &geometric_kernel)
+WEBGPU_STUB(cauchy_stub, &cauchy_kernel)
+WEBGPU_STUB(bernoulli_scalar_stub, &bernoulli_scalar_kernel)
+WEBGPU_STUB(bernoulli_tensor_stub, &bernoulli_tensor_kernel)
+WEBGPU_STUB(random_from_to_stub, &random_from_to_kernel)
+WEBGPU_STUB(random_full_64_bits_range_stub, &random_full_kernel)
+WEBGPU_STUB(random_stub, &random_kernel)
+
+namespace webgpu::ops {
+namespace {
+
+// ---- normal with tensor mean/std: ATen's forms, with the std check through amin (one readback) ----
+
+void check_normal_dtype(const at::Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"normal_kernel_cpu\" not implemented for '",
+                              t.scalar_type(), "'");
+}
+void check_std_tensor(const at::Tensor& std) {
+  TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
+  TORCH_CHECK(std.numel() == 0 || at::amin(std).ge(0).item<bool>(), "normal expects all elements of std >= 0.0");
+}
+
+at::Tensor& normal_tf_out(const at::Tensor& mean, double std, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, mean.sizes());
+  out.normal_(0, std, std::move(gen));
+  out.add_(mean);
+  return out;
+}
+at::Tensor& normal_ft_out(double mean, const at::Tensor& std, Gen gen, at::Tensor& out) {
+  check_std_tensor(std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, std.sizes());
+  out.normal_(0, 1, std::move(gen));
+  out.mul_(std).add_(mean);
+  return out;
+}
+at::Tensor& normal_tt_out(const at::Tensor& mean, const at::Tensor& std, Gen gen, at::Tensor& out) {
+  check_std_tensor(std);
+  check_normal_dtype(out);
+  at::native::resize_output(out, at::infer_size(mean.sizes(), std.sizes()));
+  out.normal_(0, 1, std::move(gen));
+  out.mul_(std).add_(mean);
+  return out;
+}
+at::Tensor normal_tf(const at::Tensor& mean, double std, Gen gen) {
+  at::Tensor out = at::empty({0}, mean.options());
+  return normal_tf_out(mean, std, std::move(gen), out);
+}
+at::Tensor normal_ft(double mean, const at::Tensor& std, Gen gen) {
+  at::Tensor out = at::empty({0}, std.options());
+  return normal_ft_out(mean, std, std::move(gen), out);
+}
+at::Tensor normal_tt(const at::Tensor& mean, const at::Tensor& std, Gen gen) {
+  at::Tensor out = at::empty({0}, mean.options());
+  return normal_tt_out(mean, std, std::move(gen), out);
+}
+
+// ---- dropout ----
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (input.numel() == 0) return {input.clone(), at::empty_like(input, input.options().dtype(at::kBool))};
+  if (train.has_value() && !*train) {
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  }
+  const double p1m = 1. - p;
+  const double scale = p1m == 0 ? 0. : 1. / p1m;
+  if (!is_float(input.scalar_type())) {
+    at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool), at::MemoryFormat::Contiguous);
+    mask.bernoulli_(p1m);
+    return {input.mul(mask).mul_(scale), mask};
+  }
+  at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor mask = at::empty(x.sizes(), x.options().dtype(at::kBool));
+  const int64_t n = x.numel();
+  const core::PhiloxState ps = core::philox_state(std::nullopt, device_index(x), 4);
+  Kernel k("random:dropout");
+  k.out(out, CT::F32);
+  k.out(mask, CT::I32);
+  k.in(x, CT::F32);
+  k.param_index(n, "number of elements");
+  k.param_index(x.storage_offset(), "storage offset");
+  k.param(uint32_t(ps.seed));
+  k.param(uint32_t(ps.seed >> 32));
+  k.param(uint32_t(ps.offset));
+  k.param(uint32_t(ps.offset >> 32));
+  k.param(f32_bits(p1m));
+  k.param(f32_bits(scale));
+  const uint64_t threads = uint64_t(n + 3) / 4;
+  k.launch((threads + 255) / 256, [] {
+    std::ostringstream s;
+    s << rt::wgsl_source("random");
+    // The mask is fresh: invocation t owns its word t (four bool elements) and writes it whole.
+    s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+         "  let t = linear_id(wid, nwg, lid, 256u);\n"
+         "  let n = prm(0u);\n"
+         "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n"
+         "  let r = philox(vec4<u32>(t, 0u, prm(4u), prm(5u)), vec2<u32>(prm(2u), prm(3u)));\n"
+         "  let keep = bitcast<f32>(prm(6u));\n"
+         "  let scale = bitcast<f32>(prm(7u));\n"
+         "  var word = 0u;\n"
+         "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
+         "    let e = t * 4u + k;\n"
+         "    if (e >= n) { break; }\n"
+         "    let m = rand_u01(r[k]) < keep;\n"
+         "    word = word | (select(0u, 1u, m) << (8u * k));\n"
+         "    st0(e, select(0.0, ld2(prm(1u) + e) * scale, m));\n"
+         "  }\n"
+         "  wr1(t, word);\n}\n";
+    return s.str();
+  });
+  return {out, mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
+  return grad.mul(mask).mul_(scale);
+}
+
+// ---- randperm: a CPU permutation keyed by the generator's Philox state, uploaded ----
+
+at::Tensor& randperm_out(int64_t n, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  const core::PhiloxState ps = core::philox_state(gen, device_index(out), 4);
+  // A CPU generator seeded from (seed, offset) through a splitmix step: reproducible under the seed.
+  uint64_t z = ps.seed + 0x9E3779B97F4A7C15ull * (ps.offset / 4 + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  at::Generator cg = at::make_generator<at::CPUGeneratorImpl>(z);
+  at::Tensor cpu = at::empty({0}, out.options().device(at::kCPU));
+  at::randperm_out(cpu, n, cg);
+  at::native::resize_output(out, {n});
+  out.copy_(cpu);
+  return out;
+}
+
+// ---- multinomial ----
+
+void multinomial_check(const at::Tensor& self, int64_t n_sample, bool replacement) {
+  TORCH_CHECK(!self.is_complex() && at::isFloatingType(self.scalar_type()),
+              "multinomial only supports floating-point dtypes for input, got: ", self.scalar_type());
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  const int64_t n_categories = self.size(-1);
+  TORCH_CHECK(replacement || (n_sample <= n_categories),
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  TORCH_CHECK(n_categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+}
+
+at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool replacement, Gen gen, at::Tensor& result) {
+  multinomial_check(self, n_sample, replacement);
+  TORCH_CHECK(result.device() == self.device(), "multinomial arguments must have the same device");
+  TORCH_CHECK(result.scalar_type() == at::kLong, "multinomial expects Long tensor out, got: ", result.scalar_type());
+  TORCH_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t n_dist = self.dim() == 1 ? 1 : self.size(0);
+  const int64_t n_cat = self.size(-1);
+  if (self.dim() == 1) at::native::resize_output(result, {n_sample});
+  else at::native::resize_output(result, {n_dist, n_sample});
+  if (result.numel() == 0) return result;
+  at::Tensor p = self.to(at::kFloat).contiguous().view({n_dist, n_cat});
+  // Validity, as CPU checks it (one readback).
+  {
+    at::Tensor bad = at::logical_or(p.lt(0), p.ne(p)).any().logical_or(p.eq(INFINITY).any());
+    TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
+    TORCH_CHECK(!p.sum(-1).le(0).any().item<bool>(), "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+  at::Tensor out = result.is_contiguous() ? result : at::empty(result.sizes(), result.options());
+  at::Tensor scratch = at::empty({n_dist, n_cat}, p.options());
+  const core::PhiloxState ps = core::philox_state(gen, device_index(self), 4);
+  Kernel k(replacement ? "random:multinomial_r" : "random:multinomial_n");
+  k.out(out, CT::I64);
+  k.out(scratch, CT::F32);
+  k.in(p, CT::F32);
+  k.param_index(n_cat, "number of categories");
+  k.param_index(n_sample, "number of samples");
+  k.param(uint32_t(ps.seed));
+  k.param(uint32_t(ps.seed >> 32));
+  k.param(uint32_t(ps.offset));
+  k.param(uint32_t(ps.offset >> 32));
+  k.param_index(out.storage_offset(), "storage offset");
+  k.param_index(p.storage_offset(), "storage offset");
+  k.launch(uint64_t(n_dist), [replacement] {
+    std::ostringstream s;
+    s << rt::wgsl_source("random");
+    s << "var<workgroup> sh: array<f32, 256>;\n"
+         "var<workgroup> shi: array<u32, 256>;\n"
+         "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+         "  let row = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+         "  let nc = prm(0u); let ns = prm(1u);\n"
+         "  let key = vec2<u32>(prm(2u), prm(3u));\n"
+         "  let pbase = prm(7u) + row * nc; let sbase = row * nc; let obase = prm(6u) + row * ns;\n";
+    if (replacement) {
+      // Inclusive prefix sums of the row into scratch, 256 at a time with a running carry.
+      s << "  var carry = 0.0;\n"
+           "  for (var c0 = 0u; c0 < nc; c0 = c0 + 256u) {\n"
+           "    let j = c0 + lid;\n"
+           "    var x = 0.0;\n"
+           "    if (j < nc) { x = ld2(pbase + j); }\n"
+           "    sh[lid] = x;\n"
+           "    workgroupBarrier();\n"
+           "    for (var d = 1u; d < 256u; d = d * 2u) {\n"
+           "      var y = sh[lid];\n"
+           "      if (lid >= d) { y = y + sh[lid - d]; }\n"
+           "      workgroupBarrier();\n"
+           "      sh[lid] = y;\n"
+           "      workgroupBarrier();\n"
+           "    }\n"
+           "    if (j < nc) { st1(sbase + j, carry + sh[lid]); }\n"
+           "    carry = carry + sh[255u];\n"
+           "    workgroupBarrier();\n"
+           "  }\n"
+           "  storageBarrier();\n"
+           "  let total = ld1(sbase + nc - 1u);\n"
+           "  for (var q = lid; q < ns; q = q + 256u) {\n"
+           "    let r = philox(vec4<u32>(q, row, prm(4u), prm(5u)), key);\n"
+           "    var u = rand_u01(r.x) * total;\n"
+           "    if (u >= total) { u = bitcast<f32>(bitcast<u32>(total) - 1u); }\n"
+           "    var lo = 0u; var hi = nc - 1u;\n"
+           "    while (lo < hi) {\n"
+           "      let mid = (lo + hi) / 2u;\n"
+           "      if (ld1(sbase + mid) > u) { hi = mid; } else { lo = mid + 1u; }\n"
+           "    }\n"
+           "    st0(obase + q, vec2<u32>(lo, 0u));\n"
+           "  }\n";
+    } else {
+      // Keys p / E (E exponential): the n_sample largest, largest first, are a sample without
+      // replacement. Picked one at a time by a workgroup argmax; a picked key becomes -1.
+      s << "  for (var j = lid; j < nc; j = j + 256u) {\n"
+           "    let r = philox(vec4<u32>(j, row, prm(4u), prm(5u)), key);\n"
+           "    let e = -log((f32(r.x >> 8u) + 0.5) * 5.9604644775390625e-8);\n"
+           "    st1(sbase + j, ld2(pbase + j) / e);\n"
+           "  }\n"
+           "  storageBarrier();\n"
+           "  workgroupBarrier();\n"
+           "  for (var q = 0u; q < ns; q = q + 1u) {\n"
+           "    var best = -2.0; var bi = 0xffffffffu;\n"
+           "    for (var j = lid; j < nc; j = j + 256u) {\n"
+           "      let v = ld1(sbase + j);\n"
+           "      if (v > best) { best = v; bi = j; }\n"
+           "    }\n"
+           "    sh[lid] = best; shi[lid] = bi;\n"
+           "    workgroupBarrier();\n"
+           "    for (var d = 128u; d > 0u; d = d / 2u) {\n"
+           "      if (lid < d) {\n"
+           "        let ov = sh[lid + d]; let oi = shi[lid + d];\n"
+           "        if (ov > sh[lid] || (ov == sh[lid] && oi < shi[lid])) { sh[lid] = ov; shi[lid] = oi; }\n"
+           "      }\n"
+           "      workgroupBarrier();\n"
+           "    }\n"
+           "    let pick = shi[0];\n"
+           "    if (lid == 0u) { st0(obase + q, vec2<u32>(pick, 0u)); st1(sbase + pick, -1.0); }\n"
+           "    storageBarrier();\n"
+           "    workgroupBarrier();\n"
+           "  }\n";
+    }
+    s << "}\n";
+    return s.str();
+  });
+  if (!out.is_same(result)) result.copy_(out);
+  return result;
+}
+
+at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacement, Gen gen) {
+  at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
+  multinomial_out(self, n_sample, replacement, std::move(gen), result);
+  return result;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("uniform_", TORCH_FN(at::native::uniform_));
+  m.impl("normal_", TORCH_FN(at::native::normal_));
+  m.impl("normal.Tensor_float", TORCH_FN(normal_tf));
+  m.impl("normal.float_Tensor", TORCH_FN(normal_ft));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tt));
+  m.impl("normal.Tensor_float_out", TORCH_FN(normal_tf_out));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normal_ft_out));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tt_out));
+  m.impl("random_", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, Gen)>(at::native::random_)));
+  m.impl("random_.to", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, Gen)>(at::native::random_)));
+  m.impl("random_.from", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, std::optional<int64_t>, Gen)>(
+                             at::native::random_)));
+  m.impl("bernoulli_.Tensor", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, Gen)>(at::native::bernoulli_)));
+  m.impl("bernoulli_.float", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, double, Gen)>(at::native::bernoulli_)));
+  m.impl("bernoulli.out", TORCH_FN(at::native::bernoulli_out));
+  m.impl("exponential_", TORCH_FN(at::native::exponential_));
+  m.impl("geometric_", TORCH_FN(at::native::geometric_));
+  m.impl("log_normal_", TORCH_FN(at::native::log_normal_));
+  m.impl("cauchy_", TORCH_FN(at::native::cauchy_));
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+  m.impl("randperm.generator_out", TORCH_FN(randperm_out));
+  m.impl("multinomial", TORCH_FN(multinomial));
+  m.impl("multinomial.out", TORCH_FN(multinomial_out));
+}
+
+}  // namespace
+}  // namespace webgpu::ops

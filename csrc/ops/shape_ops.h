@@ -1,0 +1,34 @@
+// Shared by ops/shape_ops.cpp and ops/pad.cpp: the remap kernel (wgsl/shape.wgsl, section remap),
+// one dispatch that writes every output element from one input element chosen per dimension.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace webgpu::ops::shape {
+
+enum class Mode : char {
+  Ident = 'i',      // c = o (sizes equal)
+  Flip = 'f',       // c = n - 1 - o
+  Roll = 'r',       // c = (o + a) % n
+  Pad = 'p',        // c = o - a; outside [0, n): the pad value
+  Reflect = 'e',    // c = |o - a| mirrored at n - 1
+  Replicate = 'c',  // c = clamp(o - a, 0, n - 1)
+};
+
+struct RDim {
+  int64_t osize, ostride, isize, istride;
+  Mode mode = Mode::Ident;
+  int64_t a = 0;
+};
+
+// dims: outer to inner, one per output dim. out and in have the same dtype; `pad_value` is used by
+// Mode::Pad only.
+void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, const char* name,
+           const c10::Scalar& pad_value = 0);
+
+// A section of wgsl/shape.wgsl with {{KEY}} placeholders replaced.
+std::string shape_wgsl(const std::string& section, const std::vector<std::pair<std::string, std::string>>& subst);
+
+}  // namespace webgpu::ops::shape

@@ -1,0 +1,158 @@
+// softmax and log_softmax, forward and backward, over any dim. ATen's structured meta functions do
+// the dim wrapping, dtype and out= checks; the kernels view the (contiguous) operand as
+// [outer, D, inner]. inner == 1: a workgroup per row, one fused online max/sum pass then the write
+// pass (rows of any length, coalesced). inner > 1: an invocation per (outer, inner) column, so the
+// neighbouring invocations read neighbouring elements. Half types compute in f32.
+#include <ATen/ATen.h>
+#include <ATen/ops/_log_softmax_backward_data_meta.h>
+#include <ATen/ops/_log_softmax_meta.h>
+#include <ATen/ops/_softmax_backward_data_meta.h>
+#include <ATen/ops/_softmax_meta.h>
+#include <torch/library.h>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/structured.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+namespace {
+
+struct Geometry {
+  int64_t outer = 1, d = 1, inner = 1;
+};
+
+Geometry geometry(const at::Tensor& t, int64_t dim) {
+  Geometry g;
+  if (t.dim() == 0) return g;
+  for (int64_t i = 0; i < dim; ++i) g.outer *= t.size(i);
+  g.d = t.size(dim);
+  for (int64_t i = dim + 1; i < t.dim(); ++i) g.inner *= t.size(i);
+  return g;
+}
+
+void check_float(const at::Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
+                                  t.scalar_type() == at::kBFloat16,
+                              "\"", op, "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
+}
+
+// mode: 0 softmax, 1 log_softmax, 2 softmax backward, 3 log_softmax backward.
+// Operands: forward (x, out); backward (grad, output, out).
+void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
+  const int64_t rows = g.outer * g.inner;
+  if (rows == 0 || g.d == 0) return;
+  const bool spatial = g.inner > 1;
+  const int wg = spatial ? 256 : (g.d >= 1024 ? 256 : 64);
+  static const char* names[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+  Kernel k(std::string("nn:") + names[mode] + ":" + (spatial ? "s" : "r") + std::to_string(wg));
+  for (const auto& t : ins) k.in(t, CT::F32);
+  const int o = k.out(out, CT::F32);
+  k.param_index(rows, "rows");
+  k.param_index(g.d, "dim size");
+  k.param_index(g.inner, "inner size");
+  k.param_index(ins[0].storage_offset(), "offset");
+  k.param_index(ins.size() > 1 ? ins[1].storage_offset() : 0, "offset");
+  k.param_index(out.storage_offset(), "offset");
+  k.param_index(rows * g.d, "numel");
+  const uint64_t groups = spatial ? uint64_t((rows + wg - 1) / wg) : uint64_t(rows);
+  k.launch(groups, [&] {
+    const std::string W = std::to_string(wg), O = std::to_string(o);
+    std::string s = "const WG: u32 = " + W + "u;\n" + rt::wgsl_source("softmax");
+    // x(j): the operand values at row position j; e(j): the element index of position j.
+    std::string head;
+    if (spatial) {
+      head =
+          "  let t = linear_id(wid, nwg, lid, WG);\n"
+          "  if (t >= prm(0u)) { return; }\n"
+          "  let D = prm(1u); let inner = prm(2u);\n"
+          "  let base = (t / inner) * D * inner + t % inner;\n"
+          "  let step = inner; let first = 0u; let stride = 1u;\n";
+    } else {
+      head =
+          "  let row = wg_row(wid, nwg);\n"
+          "  if (row >= prm(0u)) { return; }\n"
+          "  let D = prm(1u);\n"
+          "  let base = row * D;\n"
+          "  let step = 1u; let first = lid; let stride = WG;\n";
+    }
+    std::string body;
+    const std::string loop = "  for (var j = first; j < D; j = j + stride) {\n    let e = base + j * step;\n";
+    if (mode <= 1) {
+      body = "  var a = MS(ninf(), 0.0);\n" + loop + "    a = ms_add(a, ld0(prm(3u) + e));\n  }\n";
+      body += spatial ? "  let r = a;\n" : "  let r = wg_ms(lid, a);\n";
+      if (mode == 0)
+        body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O + "(prm(5u) + e, exp(ld0(prm(3u) + e) - r.m) * inv);\n  }\n";
+      else
+        body += "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(prm(5u) + e, ld0(prm(3u) + e) - lse);\n  }\n";
+    } else {
+      const std::string term = mode == 2 ? "ld0(prm(3u) + e) * ld1(prm(4u) + e)" : "ld0(prm(3u) + e)";
+      body = "  var a = 0.0;\n" + loop + "    a = a + " + term + ";\n  }\n";
+      body += spatial ? "  let sum = a;\n" : "  let sum = wg_sum(lid, a);\n";
+      const std::string val = mode == 2 ? "ld1(prm(4u) + e) * (ld0(prm(3u) + e) - sum)"
+                                        : "ld0(prm(3u) + e) - exp(ld1(prm(4u) + e)) * sum";
+      body += loop + "    st" + O + "(prm(5u) + e, " + val + ");\n  }\n";
+    }
+    s += "@compute @workgroup_size(" + W +
+         ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
+         " @builtin(local_invocation_index) lid: u32) {\n" +
+         head + body + "}\n";
+    return s;
+  });
+}
+
+// Runs `mode` writing `result` (any strides): contiguous operands, a contiguous temporary when
+// result is not contiguous.
+void run(int mode, std::vector<at::Tensor> ins, int64_t dim, const at::Tensor& result) {
+  if (result.numel() == 0) return;
+  const int64_t d = ins[0].dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, ins[0].dim());
+  for (auto& t : ins) t = t.contiguous();
+  const Geometry g = geometry(ins[0], d);
+  if (result.is_contiguous()) {
+    launch(mode, ins, result, g);
+  } else {
+    at::Tensor tmp = at::empty(result.sizes(), result.options());
+    launch(mode, ins, tmp, g);
+    result.copy_(tmp);
+  }
+}
+
+struct SoftmaxOp : at::meta::structured__softmax {
+  void impl(const at::Tensor& self, int64_t dim, bool, const at::Tensor& out) {
+    check_float(self, "softmax");
+    run(0, {self}, dim, out);
+  }
+};
+struct LogSoftmaxOp : at::meta::structured__log_softmax {
+  void impl(const at::Tensor& self, int64_t dim, bool, const at::Tensor& out) {
+    check_float(self, "log_softmax");
+    run(1, {self}, dim, out);
+  }
+};
+struct SoftmaxBackwardOp : at::meta::structured__softmax_backward_data {
+  void impl(const at::Tensor& grad, const at::Tensor& output, int64_t dim, at::ScalarType, const at::Tensor& out) {
+    check_float(grad, "softmax_backward_data");
+    run(2, {grad, output}, dim, out);
+  }
+};
+struct LogSoftmaxBackwardOp : at::meta::structured__log_softmax_backward_data {
+  void impl(const at::Tensor& grad, const at::Tensor& output, int64_t dim, at::ScalarType, const at::Tensor& out) {
+    check_float(grad, "log_softmax_backward_data");
+    run(3, {grad, output}, dim, out);
+  }
+};
+
+namespace s = structured;
+using T = const at::Tensor&;
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  s::reg<SoftmaxOp, T, int64_t, bool>(m, "_softmax", "_softmax.out", nullptr);
+  s::reg<LogSoftmaxOp, T, int64_t, bool>(m, "_log_softmax", "_log_softmax.out", nullptr);
+  s::reg<SoftmaxBackwardOp, T, T, int64_t, at::ScalarType>(m, "_softmax_backward_data", "_softmax_backward_data.out",
+                                                           nullptr);
+  s::reg<LogSoftmaxBackwardOp, T, T, int64_t, at::ScalarType>(m, "_log_softmax_backward_data",
+                                                              "_log_softmax_backward_data.out", nullptr);
+}
+
+}  // namespace
+}  // namespace webgpu::ops

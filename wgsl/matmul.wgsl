@@ -1,0 +1,141 @@
+// Register-tiled float GEMM (ops/linalg.cpp): O[b] = alpha * A[b] @ B[b] (+ beta * C[b]), computed
+// in f32. A workgroup computes a BM x BN block of O; each of its (BM/TM)*(BN/TN) invocations keeps a
+// TM x TN micro-tile in registers (TM/4 x TN/4 groups of 4x4, spaced so that neighbouring
+// invocations read neighbouring vec4s of shared memory). A and B tiles of depth BK are staged in
+// workgroup memory (double-buffered, the next tile prefetched into registers while the current one
+// is multiplied). Global loads move units of 4 elements along A's and B's contiguous dimension, as
+// one vec4 load when the operand is f32 and aligned. Any M, N, K, strides and storage offsets; the
+// batch (and split-K part) is decoded from the workgroup id. Host specialisation: the double-brace placeholders.
+//
+// The depth loop over BK and the micro-tile products are unrolled by the host.
+// Parameters: 0 M, 1 N, 2 K, 3 batch, 4 tiles_m, 5 tiles_n, 6 splits, 7 k per split,
+//   8 offA, 9 sAb, 10 sAm, 11 sAk, 12 offB, 13 sBb, 14 sBk, 15 sBn,
+//   16 offC, 17 sCb, 18 sCm, 19 sCn, 20 offO, 21 sOb, 22 sOm, 23 sOn, 24 alpha, 25 beta,
+//   26 stride between split-K parts of O (partial mode; 0 otherwise).
+
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const BK: u32 = {{BK}}u;
+const TX: u32 = {{TX}}u;   // invocations along n (BN / TN)
+const TY: u32 = {{TY}}u;   // invocations along m (BM / TM)
+const WG: u32 = {{WG}}u;
+const A_TILE: u32 = BK * BM / 4u;   // vec4s of one A buffer: [k][m/4]
+const B_TILE: u32 = BK * BN / 4u;   // vec4s of one B buffer: [k][n/4]
+const A_UNITS: u32 = BM * BK / 4u;  // 4-element load units per tile
+const B_UNITS: u32 = BN * BK / 4u;
+const A_PER: u32 = (A_UNITS + WG - 1u) / WG;
+const B_PER: u32 = (B_UNITS + WG - 1u) / WG;
+
+var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
+var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
+
+{{BINDINGS}}
+
+struct Tile { b: u32, m0: u32, n0: u32, k0: u32, k1: u32, s: u32, };
+
+var<private> T: Tile;
+var<private> ra: array<vec4<f32>, A_PER>;
+var<private> rb: array<vec4<f32>, B_PER>;
+
+// Unit u of the A tile at depth k (orientation {{A_ORIENT}}): its (m, k) start.
+fn a_unit(u: u32) -> vec2<u32> {
+  {{A_UNIT}}
+}
+fn b_unit(u: u32) -> vec2<u32> {
+  {{B_UNIT}}
+}
+
+fn fetch(kt: u32) {
+  for (var i = 0u; i < A_PER; i = i + 1u) {
+    let u = i * WG + LID;
+    if (u < A_UNITS) {
+      let mk = a_unit(u);
+      ra[i] = load_a(T.m0 + mk.x, kt + mk.y);
+    }
+  }
+  for (var i = 0u; i < B_PER; i = i + 1u) {
+    let u = i * WG + LID;
+    if (u < B_UNITS) {
+      let kn = b_unit(u);
+      rb[i] = load_b(kt + kn.x, T.n0 + kn.y);
+    }
+  }
+}
+
+fn stash(buf: u32) {
+  let ab = buf * A_TILE;
+  let bb = buf * B_TILE;
+  for (var i = 0u; i < A_PER; i = i + 1u) {
+    let u = i * WG + LID;
+    if (u < A_UNITS) {
+      let mk = a_unit(u);
+      {{A_STASH}}
+    }
+  }
+  for (var i = 0u; i < B_PER; i = i + 1u) {
+    let u = i * WG + LID;
+    if (u < B_UNITS) {
+      let kn = b_unit(u);
+      {{B_STASH}}
+    }
+  }
+}
+
+var<private> LID: u32;
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  LID = lid;
+  let M = prm(0u);
+  let N = prm(1u);
+  let K = prm(2u);
+  let tiles_m = prm(4u);
+  let tiles_n = prm(5u);
+  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let per = tiles_m * tiles_n;
+  let z = g / per;
+  let r = g % per;
+  // Grouped order: GROUP tile rows sweep the columns together, so their B tiles stay in cache.
+  let GROUP = 8u;
+  let width = GROUP * tiles_n;
+  let first_m = (r / width) * GROUP;
+  let gsize = min(tiles_m - first_m, GROUP);
+  let tm = first_m + (r % width) % gsize;
+  let tn = (r % width) / gsize;
+  T.b = z % prm(3u);
+  T.s = z / prm(3u);
+  T.m0 = tm * BM;
+  T.n0 = tn * BN;
+  // Loop control from uniform values only (workgroupBarrier sits in the loop).
+  let k0 = (z / prm(3u)) * prm(7u);
+  let k1 = min(K, k0 + prm(7u));
+  T.k0 = k0;
+  T.k1 = k1;
+  let tx = lid % TX;
+  let ty = lid / TX;
+
+{{ACC_DECL}}
+
+  var kt = k0;
+  if (k0 < k1) {
+    fetch(kt);
+    stash(0u);
+  }
+  workgroupBarrier();
+  var buf = 0u;
+  let ntiles = select(0u, (k1 - k0 + BK - 1u) / BK, k1 > k0);
+  for (var t = 0u; t < ntiles; t = t + 1u) {
+    let more = t + 1u < ntiles;
+    if (more) { fetch(kt + BK); }
+    let ab = buf * A_TILE + ty;
+    let bb = buf * B_TILE + tx;
+{{COMPUTE}}
+    if (more) { stash(1u - buf); }
+    workgroupBarrier();
+    buf = 1u - buf;
+    kt = kt + BK;
+  }
+
+{{STORE}}
+}

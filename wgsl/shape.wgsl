@@ -1,0 +1,170 @@
+// Shape-building kernels (ops/shape_ops.cpp, ops/pad.cpp). Each section below, from its `//@@ name`
+// line to the next, is one kernel body; ops fill the {{PLACEHOLDERS}} with per-dimension code that
+// they unroll for the kernel's rank (index arithmetic stays in registers, no runtime mode switches).
+// Every kernel is one invocation per output element, 256 per workgroup, over a folded grid.
+
+//@@ remap
+// out[o] = in[map(o)] per dimension (identity, flip, roll, reflect, replicate, constant pad).
+// Parameters: [0] elements, [1] out offset, [2] in offset, [3..4] pad value bits, then per dim
+// (innermost first): out size, out stride, in size, in stride, a (shift or left pad, as i32).
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, 256u);
+  if (i >= prm(0u)) { return; }
+  var r = i;
+  var oe = prm(1u);
+  var ie = prm(2u);
+  var pad = false;
+{{DIMS}}
+  if (pad) { st1(oe, {{PADVALUE}}); } else { st1(oe, ld0(ie)); }
+}
+
+//@@ cat
+// Concatenation of up to K inputs in one dispatch. The invocation's output coordinate along the cat
+// dim picks the input (a short unrolled compare chain over the inputs' start offsets).
+// Parameters: [0] elements, [1] out offset, then per dim (innermost first): size, out stride, then
+// per input: start along the cat dim, storage offset, strides (innermost first).
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, 256u);
+  if (i >= prm(0u)) { return; }
+  var r = i;
+  var oe = prm(1u);
+  var c: array<u32, {{RANK}}>;
+  for (var d = 0u; d < {{RANK}}u; d = d + 1u) {
+    let n = prm(2u + 2u * d);
+    c[d] = r % n;
+    r = r / n;
+    oe = oe + c[d] * prm(3u + 2u * d);
+  }
+  let j = c[{{CATDIM}}u];
+{{PICK}}
+}
+
+//@@ tri
+// tril/triu: keeps elements whose column - row compares with the diagonal offset, zeroes the rest.
+// Parameters: [0] elements, [1] out offset, [2] in offset, [3] diagonal (i32), then per dim
+// (innermost first): size, out stride, in stride.
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, 256u);
+  if (i >= prm(0u)) { return; }
+  var r = i;
+  var oe = prm(1u);
+  var ie = prm(2u);
+  var col = 0u;
+  var row = 0u;
+  for (var d = 0u; d < {{RANK}}u; d = d + 1u) {
+    let n = prm(4u + 3u * d);
+    let x = r % n;
+    r = r / n;
+    oe = oe + x * prm(5u + 3u * d);
+    ie = ie + x * prm(6u + 3u * d);
+    if (d == 0u) { col = x; }
+    if (d == 1u) { row = x; }
+  }
+  let k = i32(col) - i32(row);
+  if ({{KEEP}}) { st1(oe, ld0(ie)); } else { st1(oe, {{ZERO}}); }
+}
+
+//@@ one_hot
+// out[p, k] = (in[p] == k), int64; the output is contiguous. Parameters: [0] elements, [1] classes,
+// [2] in offset, then per input dim (innermost first): size, stride.
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, 256u);
+  if (i >= prm(0u)) { return; }
+  let k = i % prm(1u);
+  var r = i / prm(1u);
+  var ie = prm(2u);
+  for (var d = 0u; d < {{RANK}}u; d = d + 1u) {
+    let n = prm(3u + 2u * d);
+    ie = ie + (r % n) * prm(4u + 2u * d);
+    r = r / n;
+  }
+  let v = ld0(ie);
+  st1(i, vec2<u32>(select(0u, 1u, v.x == k && v.y == 0u), 0u));
+}
+
+//@@ pad_backward
+// Gradient of reflection / replication padding over the last D dims, gathered: each grad_input
+// element sums the grad_output elements its value was copied to (at most 3 per dim for reflect, a
+// run of the pad's width at an edge for replicate), in f32, in a fixed order.
+// Parameters: [0] elements, [1] grad_output offset, [2] grad_input offset (both contiguous), then
+// per padded dim (innermost first): input size, output size, left pad.
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, 256u);
+  if (i >= prm(0u)) { return; }
+  var r = i;
+  var obase = 1u;  // elements of one output plane so far (innermost dims)
+  var cand: array<vec3<i32>, {{D}}>;  // reflect: up to 3 positions (-1: none); replicate: (first, count, -)
+  var ostr: array<u32, {{D}}>;
+  for (var d = 0u; d < {{D}}u; d = d + 1u) {
+    let n = prm(3u + 3u * d);
+    let on = prm(4u + 3u * d);
+    let pl = bitcast<i32>(prm(5u + 3u * d));
+    let c = i32(r % n);
+    r = r / n;
+    ostr[d] = obase;
+    obase = obase * on;
+{{PERDIM}}
+  }
+  let ob = prm(1u) + r * obase;  // r is now the batch index
+  var acc = 0.0;
+{{LOOPS}}
+  st1(prm(2u) + i, acc);
+}
+
+//@@ ri_scan
+// repeat_interleave(repeats): inclusive prefix sums of the repeats (one workgroup, 256 at a time
+// with a carry), written as u32 to out[0..n); out[n] gets flags: 1 a negative repeat, 2 a sum past
+// 32 bits. Parameters: [0] n, [1] repeats offset, [2] repeats stride.
+var<workgroup> sh: array<u32, 256>;
+var<workgroup> flags: atomic<u32>;
+@compute @workgroup_size(256) fn main(@builtin(local_invocation_index) lid: u32) {
+  let n = prm(0u);
+  var carry = 0u;
+  var fl = 0u;
+  for (var base = 0u; base < n; base = base + 256u) {
+    let idx = base + lid;
+    var v = 0u;
+    if (idx < n) {
+      let r = ld0(prm(1u) + idx * prm(2u));
+      if ((r.y & 0x80000000u) != 0u) { fl = fl | 1u; } else if (r.y != 0u) { fl = fl | 2u; } else { v = r.x; }
+    }
+    sh[lid] = v;
+    workgroupBarrier();
+    for (var o = 1u; o < 256u; o = o << 1u) {
+      var t = 0u;
+      if (lid >= o) { t = sh[lid - o]; }
+      workgroupBarrier();
+      if (sh[lid] + t < t) { fl = fl | 2u; }
+      sh[lid] = sh[lid] + t;
+      workgroupBarrier();
+    }
+    let total = sh[255];
+    if (carry + total < carry) { fl = fl | 2u; }
+    if (idx < n) { st1(idx, carry + sh[lid]); }
+    carry = carry + total;
+    workgroupBarrier();
+  }
+  atomicOr(&flags, fl);
+  workgroupBarrier();
+  if (lid == 0u) { st1(n, atomicLoad(&flags)); }
+}
+
+//@@ ri_fill
+// out[p] = the first i with cumsum[i] > p. Parameters: [0] total, [1] n.
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let p = linear_id(wid, nwg, lid, 256u);
+  if (p >= prm(0u)) { return; }
+  var lo = 0u;
+  var hi = prm(1u) - 1u;
+  while (lo < hi) {
+    let mid = (lo + hi) / 2u;
+    if (ld0(mid) > p) { hi = mid; } else { lo = mid + 1u; }
+  }
+  st1(p, {{VALUE}});
+}

@@ -1,0 +1,168 @@
+// Interpolation kernels (ops/upsample.cpp): nearest / nearest-exact and (bi/tri)linear over up to 3
+// spatial dims, contiguous [planes, D, H, W] (1d/2d have leading sizes of 1). Forward: one invocation
+// per output element; backward: one per input element, gathering from the outputs that read it (no
+// atomics). The host keeps one section (from its marker line to the next) and prepends
+// EXACT (nearest-exact) or ALIGN (align_corners).
+// Parameters: 0 count, 1-3 input D,H,W, 4-6 output D,H,W, 7-9 scales (f32 bits, input per output),
+// 10 offset of operand 0, 11 offset of operand 1.
+
+fn isz() -> vec3<i32> { return vec3<i32>(i32(prm(1u)), i32(prm(2u)), i32(prm(3u))); }
+fn osz() -> vec3<i32> { return vec3<i32>(i32(prm(4u)), i32(prm(5u)), i32(prm(6u))); }
+fn scl(d: u32) -> f32 { return bitcast<f32>(prm(7u + d)); }
+fn vol(s: vec3<i32>) -> u32 { return u32(s.x * s.y * s.z); }
+fn split3(i: u32, s: vec3<i32>) -> vec3<i32> {
+  let u = vec3<u32>(s);
+  return vec3<i32>(vec3<u32>(i / (u.y * u.z), (i / u.z) % u.y, i % u.z));
+}
+fn flat3(p: vec3<i32>, s: vec3<i32>) -> u32 { return u32((p.x * s.y + p.y) * s.z + p.z); }
+
+// ATen's nearest source index along dim d (of input size n).
+fn near_src(o: i32, d: u32, n: i32) -> i32 {
+  var f: f32;
+  if (EXACT) { f = floor((f32(o) + 0.5) * scl(d)); } else { f = floor(f32(o) * scl(d)); }
+  return min(i32(f), n - 1);
+}
+
+// ATen's linear source: (index0, offset to index1, lambda1) along dim d.
+struct Lin { i0: i32, off: i32, l1: f32, };
+fn lin_src(o: i32, d: u32, n: i32) -> Lin {
+  let s = scl(d);
+  var r: f32;
+  if (ALIGN) { r = s * f32(o); } else { r = max(s * (f32(o) + 0.5) - 0.5, 0.0); }
+  let i0 = min(i32(r), n - 1);
+  let off = select(0, 1, i0 < n - 1);
+  let l1 = min(max(r - f32(i0), 0.0), 1.0);
+  return Lin(i0, off, l1);
+}
+
+// Outputs along dim d that may read input i (checked exactly by the caller).
+fn cand(i: i32, d: u32, n_in: i32, n_out: i32, linear: bool) -> vec2<i32> {
+  let s = scl(d);
+  if (!(s > 0.0) || n_in == 1) { return vec2<i32>(0, n_out); }
+  var lo: f32; var hi: f32;
+  if (linear) {
+    if (ALIGN) { lo = f32(i - 1) / s; hi = f32(i + 1) / s; }
+    else { lo = (f32(i) - 0.5) / s - 0.5; hi = (f32(i) + 1.5) / s - 0.5; }
+  } else {
+    if (EXACT) { lo = f32(i) / s - 0.5; hi = f32(i + 1) / s - 0.5; }
+    else { lo = f32(i) / s; hi = f32(i + 1) / s; }
+  }
+  var a = max(i32(floor(lo)) - 2, 0);
+  var b = min(i32(ceil(hi)) + 3, n_out);
+  if (!linear && i == n_in - 1) { b = n_out; }
+  if (linear && i == n_in - 1) { b = n_out; }
+  return vec2<i32>(a, max(b, a));
+}
+
+//== nearest_fwd
+// Operands: 0 input, 1 output (raw values).
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let OV = vol(O);
+  let plane = t / OV;
+  let o = split3(t % OV, O);
+  let i = vec3<i32>(near_src(o.x, 0u, I.x), near_src(o.y, 1u, I.y), near_src(o.z, 2u, I.z));
+  st1(prm(11u) + t, ld0(prm(10u) + plane * vol(I) + flat3(i, I)));
+}
+
+//== nearest_bwd
+// Operands: 0 grad_output (f32), 1 grad_input (f32).
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let IV = vol(I);
+  let plane = t / IV;
+  let p = split3(t % IV, I);
+  let ra = cand(p.x, 0u, I.x, O.x, false);
+  let rb = cand(p.y, 1u, I.y, O.y, false);
+  let rc = cand(p.z, 2u, I.z, O.z, false);
+  let base = prm(10u) + plane * vol(O);
+  var acc = 0.0;
+  for (var a = ra.x; a < ra.y; a = a + 1) {
+    if (near_src(a, 0u, I.x) != p.x) { continue; }
+    for (var b = rb.x; b < rb.y; b = b + 1) {
+      if (near_src(b, 1u, I.y) != p.y) { continue; }
+      for (var c = rc.x; c < rc.y; c = c + 1) {
+        if (near_src(c, 2u, I.z) != p.z) { continue; }
+        acc = acc + ld0(base + flat3(vec3<i32>(a, b, c), O));
+      }
+    }
+  }
+  st1(prm(11u) + t, acc);
+}
+
+//== linear_fwd
+// Operands: 0 input (f32), 1 output (f32).
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let OV = vol(O);
+  let plane = t / OV;
+  let o = split3(t % OV, O);
+  let la = lin_src(o.x, 0u, I.x);
+  let lb = lin_src(o.y, 1u, I.y);
+  let lc = lin_src(o.z, 2u, I.z);
+  let base = prm(10u) + plane * vol(I);
+  var acc = 0.0;
+  for (var a = 0; a <= la.off; a = a + 1) {
+    let wa = select(select(1.0 - la.l1, 1.0, la.off == 0), la.l1, a == 1);
+    var accb = 0.0;
+    for (var b = 0; b <= lb.off; b = b + 1) {
+      let wb = select(select(1.0 - lb.l1, 1.0, lb.off == 0), lb.l1, b == 1);
+      var accc = 0.0;
+      for (var c = 0; c <= lc.off; c = c + 1) {
+        let wc = select(select(1.0 - lc.l1, 1.0, lc.off == 0), lc.l1, c == 1);
+        accc = accc + wc * ld0(base + flat3(vec3<i32>(la.i0 + a, lb.i0 + b, lc.i0 + c), I));
+      }
+      accb = accb + wb * accc;
+    }
+    acc = acc + wa * accb;
+  }
+  st1(prm(11u) + t, acc);
+}
+
+//== linear_bwd
+// Operands: 0 grad_output (f32), 1 grad_input (f32).
+fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
+  let l = lin_src(o, d, n);
+  var w = 0.0;
+  if (l.i0 == i) { w = w + (1.0 - l.l1); }
+  if (l.i0 + l.off == i) { w = w + l.l1; }
+  return w;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let IV = vol(I);
+  let plane = t / IV;
+  let p = split3(t % IV, I);
+  let ra = cand(p.x, 0u, I.x, O.x, true);
+  let rb = cand(p.y, 1u, I.y, O.y, true);
+  let rc = cand(p.z, 2u, I.z, O.z, true);
+  let base = prm(10u) + plane * vol(O);
+  var acc = 0.0;
+  for (var a = ra.x; a < ra.y; a = a + 1) {
+    let wa = lin_w(a, 0u, I.x, p.x);
+    if (wa == 0.0) { continue; }
+    for (var b = rb.x; b < rb.y; b = b + 1) {
+      let wb = lin_w(b, 1u, I.y, p.y);
+      if (wb == 0.0) { continue; }
+      for (var c = rc.x; c < rc.y; c = c + 1) {
+        let wc = lin_w(c, 2u, I.z, p.z);
+        if (wc == 0.0) { continue; }
+        acc = acc + wa * wb * wc * ld0(base + flat3(vec3<i32>(a, b, c), O));
+      }
+    }
+  }
+  st1(prm(11u) + t, acc);
+}
