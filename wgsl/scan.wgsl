@@ -10,8 +10,12 @@
 // element's index; p is its position in the row), load_c(e) -> S (carry), store_y(e, s: S),
 // and the constants REDUCE, CARRY.
 // Parameters: 0 n, 1 tiles per row, 2 x offset, 3 xi offset, 4 carry offset, 5 carry-index offset,
-// 6 y offset, 7 yi offset.
+// 6 y offset, 7 yi offset, 8 rows.
+// Two kernels, each in a section that starts with a `// ==== name ====` line (scan.cpp compiles one):
+// `tile` as above, and `rows` for short rows (n <= 16), one invocation per row, so a tensor of
+// many short rows does not leave most of a workgroup idle.
 
+// ==== tile ====
 const WG: u32 = 256u;
 const IT: u32 = 4u;
 const EMPTY: u32 = 0xffffffffu;
@@ -56,5 +60,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = 0u; k < IT; k = k + 1u) {
     let p = start + k;
     if (p < n) { store_y(base + p, comb(pre, loc[k])); }
+  }
+}
+
+// ==== rows ====
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = linear_id(wid, nwg, lid, 256u);
+  if (row >= prm(8u)) { return; }
+  let n = prm(0u);
+  let base = row * n;
+  var acc = ident();
+  for (var p = 0u; p < n; p = p + 1u) {
+    acc = comb(acc, S(load_x(base + p), load_xi(base + p, p)));
+    store_y(base + p, acc);
   }
 }

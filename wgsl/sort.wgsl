@@ -213,20 +213,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // ==== uflag ====
 // Unique: flag[p] = 1 where sorted (or, for unique_consecutive, original) position p starts a new
-// value. Parameters: 1 n.
+// value; a value is a row of r elements (unique_consecutive along a dim), 1 otherwise.
+// Parameters: 1 n, 2 r.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let p = linear_id(wid, nwg, lid, 256u);
   if (p >= prm(1u)) { return; }
+  let r = prm(2u);
   var f = p == 0u;
-  if (!f) { f = !veq(xval(src(p)), xval(src(p - 1u))); }
+  if (!f) {
+    let a = src(p) * r;
+    let b = src(p - 1u) * r;
+    for (var k = 0u; k < r; k = k + 1u) {
+      if (!veq(xval(a + k), xval(b + k))) {
+        f = true;
+        break;
+      }
+    }
+  }
   store_flag(p, select(0u, 1u, f));
 }
 
 // ==== uscatter ====
 // pos: inclusive scan of the flags (int64). Writes the unique values, their first sorted positions,
-// and the inverse indices. Parameters: 1 n.
+// and the inverse indices. Parameters: 1 n, 2 r (elements per value).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -235,7 +246,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let j = load_pos(p) - 1u;
   let s = src(p);
   if (p == 0u || load_pos(p - 1u) != j + 1u) {
-    store_val(j, load_val(s));
+    let r = prm(2u);
+    for (var k = 0u; k < r; k = k + 1u) { store_val(j * r + k, load_val(s * r + k)); }
     store_start(j, p);
   }
   store_inv(s, j);
@@ -305,5 +317,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   } else {
     atomicAdd(&b1[b], 1u);
+  }
+}
+
+// ==== ucol ====
+// unique along a dim, sorted: the rows are ordered by stable sorts of their columns, last column
+// first (LSD). col[p] = x[perm[p] * r + c] gathers column c in the current order and
+// next[p] = perm[order[p]] composes the column's sort into the order.
+// Parameters: 1 n, 2 r, 3 x offset, 4 c.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let p = linear_id(wid, nwg, lid, 256u);
+  if (p >= prm(1u)) { return; }
+  if (GATHER) {
+    store_col(p, load_val(load_perm(p) * prm(2u) + prm(4u)));
+  } else {
+    store_perm(p, load_perm(load_order(p)));
+  }
+}
+
+// ==== histl ====
+// The unweighted histogram for up to 2048 bins: each workgroup counts a run of elements into a
+// shared-memory histogram and adds its non-zero bins to the global one, so the global atomics are
+// per bin and workgroup, not per element. Parameters: 0 numel, 3 bins, 6 elements per workgroup.
+var<workgroup> lh: array<atomic<u32>, 2048>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let nb = prm(3u);
+  for (var b = lid; b < nb; b = b + 256u) { atomicStore(&lh[b], 0u); }
+  workgroupBarrier();
+  let g = linear_id(wid, nwg, 0u, 1u);
+  let per = prm(6u);
+  let start = g * per;
+  let end = min(start + per, prm(0u));
+  for (var t = start + lid; t < end; t = t + 256u) {
+    let b = bin_of(t);
+    if (b != 0xffffffffu) { atomicAdd(&lh[b], 1u); }
+  }
+  workgroupBarrier();
+  for (var b = lid; b < nb; b = b + 256u) {
+    let c = atomicLoad(&lh[b]);
+    if (c != 0u) { atomicAdd(&b1[b], c); }
   }
 }

@@ -86,7 +86,9 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   const bool i64 = x.scalar_type() == at::kLong;
   const CT ct = i64 ? CT::I64 : CT::F32;
   const bool idx = has_idx(op), carry = c.defined(), idx_in = xi.defined();
-  Kernel k(std::string("scan:") + op_name(op) + (reduce ? ":r" : ":s") + (carry ? "c" : "") + (idx_in ? "i" : ""));
+  const bool short_rows = !reduce && !carry && n <= 16;
+  Kernel k(std::string("scan:") + op_name(op) + (reduce ? ":r" : short_rows ? ":q" : ":s") + (carry ? "c" : "") +
+           (idx_in ? "i" : ""));
   const int ox = k.in(x, ct);
   const int oxi = idx_in ? k.in(xi, CT::I32) : -1;
   const int oc = carry ? k.in(c, ct) : -1;
@@ -101,8 +103,9 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   k.param_index(oci >= 0 ? ci.storage_offset() : 0, "offset");
   k.param_index(y.storage_offset(), "offset");
   k.param_index(oyi >= 0 ? yi.storage_offset() : 0, "offset");
+  k.param_index(rows, "rows");
   k.param_index(rows * n, "numel");
-  k.launch(uint64_t(rows * nb), [&] {
+  k.launch(uint64_t(short_rows ? (rows + 255) / 256 : rows * nb), [&] {
     auto I = [](int i) { return std::to_string(i); };
     std::string s = scan_defs(op, i64);
     s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
@@ -117,7 +120,10 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
     s += "fn store_y(e: u32, r: S) { st" + I(oy) + "(prm(6u) + e, r.v); ";
     if (oyi >= 0) s += "st" + I(oyi) + "(prm(7u) + e, i32(r.i)); ";
     s += "}\n";
-    s += rt::wgsl_source("scan");
+    const std::string& src = rt::wgsl_source("scan");
+    const std::string mark = short_rows ? "// ==== rows ====" : "// ==== tile ====";
+    const size_t a = src.find(mark), b = src.find("// ==== ", a + mark.size());
+    s += src.substr(a, b == std::string::npos ? std::string::npos : b - a);
     return s;
   });
 }

@@ -7,6 +7,7 @@
 // memory, plus global compare-exchange passes for rows longer than a tile. A gather kernel then
 // writes the wanted positions (all, the first k, the k-th, the median) as values and int64 indices.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Resize.h>
@@ -362,6 +363,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
   const int64_t size = self.dim() > 0 ? self.size(d) : 1;
   zero_numel_check(self, d, "kthvalue()");
   TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", d);
+  at::assert_no_overlap(self, values);
   select_rows(self, d, keepdim, 0, k, values, indices, "kthvalue");
   return {values, indices};
 }
@@ -439,19 +441,85 @@ std::string value_defs(at::ScalarType t, int ox) {
   return s;
 }
 
+// Lexicographic order of the n rows of x ([n * r], contiguous): stable sorts of the columns, last
+// first. Returns the order as int32 (sorted position -> row).
+at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
+  at::Tensor perm = at::arange(n, x.options().dtype(at::kInt));
+  at::Tensor col = at::empty({1, n}, x.options());
+  for (int64_t c = r - 1; c >= 0; --c) {
+    {
+      Kernel k("unique:col:g");
+      const int ox = k.in(x, CT::RAW);
+      const int op = k.in(perm, CT::RAW);
+      const int oc = k.out(col, CT::RAW);
+      k.param(0);
+      k.param_index(n, "rows");
+      k.param_index(r, "row size");
+      k.param_index(x.storage_offset(), "offset");
+      k.param_index(c, "column");
+      k.launch(uint64_t((n + 255) / 256), [&] {
+        const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
+        return "const GATHER: bool = true;\n"
+               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+               "fn load_order(p: u32) -> u32 { return p; }\n"
+               "fn store_perm(p: u32, v: u32) { }\n"
+               "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n"
+               "fn store_col(p: u32, v: " + VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol");
+      });
+    }
+    at::Tensor ord = sort_rows(col, 1, n, false).idx;
+    at::Tensor next = at::empty({n}, perm.options());
+    {
+      Kernel k("unique:col:p");
+      const int op = k.in(perm, CT::RAW);
+      const int oo = k.in(ord, CT::RAW);
+      const int on = k.out(next, CT::RAW);
+      k.param(0);
+      k.param_index(n, "rows");
+      k.launch(uint64_t((n + 255) / 256), [&] {
+        return "const GATHER: bool = false;\n"
+               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+               "fn load_order(p: u32) -> u32 { return ld" + I(oo) + "(p); }\n"
+               "fn store_perm(p: u32, v: u32) { st" + I(on) + "(p, v); }\n"
+               "fn load_val(e: u32) -> u32 { return 0u; }\n"
+               "fn store_col(p: u32, v: u32) { }\n" + section("ucol");
+      });
+    }
+    perm = next;
+  }
+  return perm;
+}
+
 // Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
+// With dim (consecutive only), the values are the slices along dim, compared whole.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
-                                                           bool want_counts, const char* name) {
+                                                           bool want_counts, const char* name,
+                                                           std::optional<int64_t> dim = std::nullopt) {
   check_supported_dtype(self.scalar_type(), name);
-  const int64_t n = self.numel();
   auto lopts = self.options().dtype(at::kLong);
-  at::Tensor inverse = want_inverse ? at::empty(self.sizes(), lopts) : at::empty({0}, lopts);
+  at::Tensor x;
+  int64_t n = self.numel(), r = 1;
+  std::vector<int64_t> moved;
+  if (dim.has_value()) {
+    at::Tensor m = self.movedim(*dim, 0);
+    moved = m.sizes().vec();
+    n = m.size(0);
+    r = 1;
+    for (size_t j = 1; j < moved.size(); ++j) r *= moved[j];
+    if (n == 0) return {at::empty(moved, self.options()).movedim(0, *dim), at::empty({0}, lopts), at::empty({0}, lopts)};
+    TORCH_CHECK(r > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
+    x = m.contiguous().view({-1});
+  }
+  at::Tensor inverse = want_inverse ? at::empty(dim.has_value() ? at::IntArrayRef{n} : self.sizes(), lopts)
+                                    : at::empty({0}, lopts);
   if (n == 0) {
     return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
   }
-  at::Tensor x = self.reshape({-1}).contiguous();
-  Sorted s;
-  if (sorted) s = sort_rows(x.view({1, n}), 1, n, false);
+  if (!x.defined()) x = self.reshape({-1}).contiguous();
+  // order: the sorted position -> element (or row) map, when sorting.
+  at::Tensor order;
+  if (sorted && !dim.has_value()) order = sort_rows(x.view({1, n}), 1, n, false).idx;
+  if (sorted && dim.has_value()) order = lexsort_rows(x, n, r);
   const bool via = sorted;
   auto src_defs = [&](int oi) {
     return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
@@ -460,11 +528,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   {
     Kernel k(std::string("unique:flag:") + (via ? "s" : "c"));
     const int ox = k.in(x, value_ct(x.scalar_type()));
-    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int oi = via ? k.in(order, CT::RAW) : -1;
     const int of = k.out(flags, CT::I32);
     k.param(0);
     k.param_index(n, "numel");
-    k.param(0);
+    k.param_index(r, "slice size");
     k.param_index(x.storage_offset(), "offset");
     k.launch(uint64_t((n + 255) / 256), [&] {
       return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
@@ -473,20 +541,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   }
   at::Tensor pos = at::cumsum(flags, 0);
   const int64_t u = pos[n - 1].item<int64_t>();
-  at::Tensor values = at::empty({u}, self.options());
+  at::Tensor values = at::empty({u * r}, self.options());
   at::Tensor starts = at::empty({u}, self.options().dtype(at::kInt));
   at::Tensor inv = at::empty({n}, lopts);
   {
     Kernel k(std::string("unique:scatter:") + (via ? "s" : "c"));
     const int ox = k.in(x, CT::RAW);
-    const int oi = via ? k.in(s.idx, CT::RAW) : -1;
+    const int oi = via ? k.in(order, CT::RAW) : -1;
     const int op = k.in(pos, CT::I64);
     const int ov = k.out(values, CT::RAW);
     const int os = k.out(starts, CT::I32);
     const int on = k.out(inv, CT::I64);
     k.param(0);
     k.param_index(n, "numel");
-    k.param(0);
+    k.param_index(r, "slice size");
     k.param_index(x.storage_offset(), "offset");
     k.launch(uint64_t((n + 255) / 256), [&] {
       const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
@@ -511,6 +579,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
              "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
     });
   }
+  if (dim.has_value()) {
+    moved[0] = u;
+    values = values.view(moved).movedim(0, *dim);
+  }
   return {values, inverse, counts};
 }
 
@@ -520,6 +592,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
   return unique_impl(self, true, return_inverse, return_counts, "unique");
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim(const at::Tensor& self, int64_t dim, bool /*sorted*/,
+                                                          bool return_inverse, bool return_counts) {
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  return unique_impl(self, true, return_inverse, return_counts, "unique_dim", d);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_dim_consecutive(const at::Tensor& self, int64_t dim,
+                                                                      bool return_inverse, bool return_counts) {
+  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
+  return unique_impl(self, false, return_inverse, return_counts, "unique_dim_consecutive", d);
+}
+
 std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted*/, bool return_inverse) {
   auto r = unique_impl(self, true, return_inverse, false, "unique");
   return {std::get<0>(r), std::get<1>(r)};
@@ -527,9 +611,10 @@ std::tuple<at::Tensor, at::Tensor> unique1(const at::Tensor& self, bool /*sorted
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
                                                                   bool return_counts, std::optional<int64_t> dim) {
-  TORCH_CHECK(!dim.has_value() || self.dim() <= 1,
-              "webgpu: unique_consecutive with dim on a tensor of more than one dimension is not implemented");
-  if (dim.has_value() && self.dim() == 1) at::maybe_wrap_dim(*dim, 1);
+  if (dim.has_value()) {
+    const int64_t d = at::maybe_wrap_dim(*dim, self.dim());
+    if (self.dim() > 1) return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive", d);
+  }
   return unique_impl(self, false, return_inverse, return_counts, "unique_consecutive");
 }
 
@@ -645,7 +730,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
                            const std::vector<float>& fparams, const std::string& key) {
   // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
   at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
-  Kernel k("hist:" + key);
+  Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
   k.out(counts, CT::RAW);  // binding b1
   const int ox = k.in(x, value_ct(x.scalar_type()));
   const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
@@ -654,7 +739,13 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   k.param_index(weights.defined() ? weights.storage_offset() : 0, "offset");
   k.param_index(nbins, "bins");
   for (float f : fparams) k.param_f32(f);
-  k.launch(uint64_t((x.numel() + 255) / 256), [&] {
+  for (size_t j = fparams.size(); j < 2; ++j) k.param(0);
+  // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
+  const bool local = ow < 0 && nbins <= 2048;
+  constexpr int64_t kPer = 4096;
+  k.param_index(kPer, "run");
+  const int64_t groups = local ? (x.numel() + kPer - 1) / kPer : (x.numel() + 255) / 256;
+  k.launch(uint64_t(groups), [&] {
     std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
     w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
          "(prm(1u) + t); }\n";
@@ -662,7 +753,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
                  : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
     w += "fn pf(i: u32) -> f32 { return bitcast<f32>(prm(i)); }\n";
     w += bin_of;
-    return w + section("hist");
+    return w + section(local ? "histl" : "hist");
   });
   return counts.view(at::kInt);
 }
@@ -693,20 +784,16 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
     return out;
   }
   at::Tensor x = self.reshape({-1}).contiguous();
-  // The bin as CPU finds it: linear interpolation, then one step against linspace(lo, hi, bins + 1),
-  // every operation rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
+  // The bin as CPU's histc finds it (linear interpolation without local search), every operation
+  // rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
   const at::ScalarType st = self.scalar_type();
   std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
                     : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
                                           : "fn rnd(x: f32) -> f32 { return x; }\n";
   const std::string bin_of = rnd +
-      "fn edge(i: u32) -> f32 { let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
-      " let step = rnd(rnd(hi - lo) / rnd(f32(nb))); if (i < (nb + 1u) / 2u) { return rnd(lo + rnd(step * rnd(f32(i)))); }"
-      " return rnd(hi - rnd(step * rnd(f32(nb - i)))); }\n"
       "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
       " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
       " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
-      " if (p > 0u && v < edge(p)) { p = p - 1u; } else if (p < nb && v >= edge(p + 1u)) { p = p + 1u; }"
       " return min(p, nb - 1u); }\n";
   const float flo = float(lo), fhi = float(hi);
   at::Tensor c = histogram_words(x, {}, bins, bin_of, {float(at::scalar_tensor(flo).to(st).item<float>()),
@@ -738,7 +825,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
               " give a float64 result, which the webgpu device does not support (use float32 weights)");
   const bool wide = self.scalar_type() == at::kLong;
   const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
-  at::Tensor c = histogram_words(self, wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
+  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
                                  wf ? "bincount:w" : "bincount");
   return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
 }
@@ -765,6 +852,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(unique2));
   m.impl("_unique", TORCH_FN(unique1));
   m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
+  m.impl("unique_dim", TORCH_FN(unique_dim));
+  m.impl("unique_dim_consecutive", TORCH_FN(unique_dim_consecutive));
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted_t));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));
   m.impl("searchsorted.Scalar", TORCH_FN(searchsorted_scalar));
