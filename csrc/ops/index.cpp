@@ -125,7 +125,7 @@ void run_index(IndexPlan& P) {
   else k.out(P.dst.t, ct);
   if (has_src) k.in(P.src.t, ct);
   for (auto& x : P.idx) k.in(x.t, CT::I64);
-  const uint32_t code = P.check ? k.error_flag(P.op) : 0u;
+  const uint32_t code = P.check ? k.error_flag(P.op, !P.runtime_error) : 0u;
 
   k.param_index(npar, "element count");
   k.param(code);

@@ -30,6 +30,7 @@ struct IndexPlan {
   IndexRed red = IndexRed::Assign;
   bool allow_neg = false;  // indices in [-size, 0) wrap
   bool check = true;
+  bool runtime_error = false;  // raise RuntimeError (CPU's type for gather/scatter) instead of IndexError
   std::vector<int64_t> shape;
   IndexOperand dst, src;  // src undefined: `value` is scattered
   c10::Scalar value;

@@ -56,6 +56,7 @@ void gather_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim
   const int R = int(std::max<int64_t>(index.dim(), 1));
   IndexPlan p;
   p.op = "gather";
+  p.runtime_error = true;
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
   p.dst = {result, strides_of(result, R)};
   auto ss = strides_of(self, R);
@@ -71,6 +72,7 @@ void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index
   const int R = int(std::max<int64_t>(index.dim(), 1));
   IndexPlan p;
   p.op = op;
+  p.runtime_error = true;
   p.mode = IndexMode::Scatter;
   p.red = red;
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
