@@ -469,10 +469,11 @@ at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10
 // ---------------------------------------------------------------- index_add / index_reduce
 
 void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, const at::Tensor& source, IndexRed red,
-                   const char* op) {
+                   const char* op, bool runtime_error = false) {
   const int R = int(std::max<int64_t>(out.dim(), 1));
   IndexPlan p;
   p.op = op;
+  p.runtime_error = runtime_error;
   p.mode = IndexMode::Scatter;
   p.red = red;
   p.shape.assign(R, 1);
@@ -497,7 +498,7 @@ struct IndexAdd : at::meta::structured_index_add {
     if (index.numel() == 0) return;
     const bool one = alpha.isBoolean() ? alpha.toBool() : alpha.equal(1);
     at::Tensor src = one ? source : at::mul(source, alpha);
-    index_scatter(out, dim, index, src, IndexRed::Add, "index_add_");
+    index_scatter(out, dim, index, src, IndexRed::Add, "index_add_", /*runtime_error=*/true);  // as CPU
   }
 };
 
