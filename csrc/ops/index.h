@@ -39,6 +39,9 @@ struct IndexPlan {
   // A dim looped inside one invocation (scatters whose destination slices are disjoint across the
   // other dims): exact CPU order, no atomics needed for int64 products and extrema.
   int serial_dim = -1;
+  // One invocation walks every element in order (the last dim fastest): CPU's exact accumulation
+  // order, for half-precision sums with duplicates where rounding order shows.
+  bool single = false;
 };
 
 void run_index(IndexPlan& p);
