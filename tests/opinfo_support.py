@@ -538,6 +538,8 @@ def run_error_input(op, ei):
         raise Skip("CPU does not raise")
     try:
         op(inp, *args, **kwargs)
+        # Device-side checks (index bounds) report at the next synchronisation, like CUDA's.
+        torch.webgpu.synchronize()
     except ei.error_type:
         return
     except Exception as e:

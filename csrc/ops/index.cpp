@@ -120,12 +120,12 @@ void run_index(IndexPlan& P) {
 
   Kernel k("index:" + std::to_string(R) + ":" + std::to_string(K) + (serial ? "s" : "p") +
            (scatter ? "S" : "G") + std::to_string(int(P.red)) + (has_src ? "t" : "c") + (P.allow_neg ? "n" : "u") +
-           (P.check ? "k" : "-"));
+           (P.check ? "k" : "-") + (P.single ? "1" : ""));
   if (atomic_dst) k.out_atomic(P.dst.t, ct);
   else k.out(P.dst.t, ct);
   if (has_src) k.in(P.src.t, ct);
   for (auto& x : P.idx) k.in(x.t, CT::I64);
-  const uint32_t code = P.check ? k.error_flag(P.op) : 0u;
+  const uint32_t code = P.check ? k.error_flag(P.op, !P.runtime_error) : 0u;
 
   k.param_index(npar, "element count");
   k.param(code);
@@ -160,7 +160,7 @@ void run_index(IndexPlan& P) {
   TORCH_CHECK(k.num_params() <= rt::kParamWords, "webgpu: ", P.op, ": too many index tensors or dimensions (",
               k.num_params(), " parameter words, at most ", rt::kParamWords, ")");
 
-  k.launch((uint64_t(npar) + kWG - 1) / kWG, [&]() {
+  k.launch(P.single ? 1 : (uint64_t(npar) + kWG - 1) / kWG, [&]() {
     std::ostringstream s;
     const std::string T = wgsl_value_type(ct, dt);
     s << rt::wgsl_source("index");
@@ -191,9 +191,7 @@ void run_index(IndexPlan& P) {
         << ");\n    let nb = (cvout(combine(cur, b)) & " << mask << ") << sh;\n    let nw = (old & ~(" << mask
         << " << sh)) | nb;\n    if (nw == old || cas0(w, old, nw)) { break; }\n  }\n}\n";
     }
-    s << "@compute @workgroup_size(" << kWG << ") fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-      << "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-      << "  let i = linear_id(wid, nwg, lid, " << kWG << "u);\n  if (i >= prm(0u)) { return; }\n  var rem = i;\n";
+    s << "fn work(i: u32) {\n  var rem = i;\n";
     const int nops = int(ops.size());
     for (int j = 0; j < nops; ++j) s << "  var o" << j << " = " << P_(base_ops + j * per_op) << ";\n";
     for (int d = R - 1; d >= 0; --d) {
@@ -229,6 +227,13 @@ void run_index(IndexPlan& P) {
     if (serial)
       for (int j = 0; j < nops; ++j) s << "    o" << j << " = o" << j << " + " << P_(base_ops + j * per_op + 1 + R) << ";\n";
     s << "  }\n}\n";
+    s << "@compute @workgroup_size(" << kWG << ") fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+      << "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+      << "  let i = linear_id(wid, nwg, lid, " << kWG << "u);\n";
+    if (P.single)
+      s << "  if (i == 0u) { for (var j = 0u; j < prm(0u); j = j + 1u) { work(j); } }\n}\n";
+    else
+      s << "  if (i < prm(0u)) { work(i); }\n}\n";
     return s.str();
   });
 }

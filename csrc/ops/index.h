@@ -30,6 +30,7 @@ struct IndexPlan {
   IndexRed red = IndexRed::Assign;
   bool allow_neg = false;  // indices in [-size, 0) wrap
   bool check = true;
+  bool runtime_error = false;  // raise RuntimeError (CPU's type for gather/scatter) instead of IndexError
   std::vector<int64_t> shape;
   IndexOperand dst, src;  // src undefined: `value` is scattered
   c10::Scalar value;
@@ -38,6 +39,9 @@ struct IndexPlan {
   // A dim looped inside one invocation (scatters whose destination slices are disjoint across the
   // other dims): exact CPU order, no atomics needed for int64 products and extrema.
   int serial_dim = -1;
+  // One invocation walks every element in order (the last dim fastest): CPU's exact accumulation
+  // order, for half-precision sums with duplicates where rounding order shows.
+  bool single = false;
 };
 
 void run_index(IndexPlan& p);

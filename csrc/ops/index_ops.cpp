@@ -25,6 +25,7 @@
 #include <ATen/ops/take_native.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "ops/common.h"
@@ -50,12 +51,30 @@ IndexRed red_of(ReductionType r) {
 int64_t size_or1(const at::TensorBase& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
 int64_t stride_or1(const at::TensorBase& t, int64_t d) { return t.dim() == 0 ? 1 : t.stride(d); }
 
+// TensorIterator keeps its innermost dim first; plans keep it last (the fastest-varying one).
+IndexOperand iter_operand(const at::TensorIteratorBase& iter, int arg) {
+  IndexOperand o{iter.tensor_base(arg), {}};
+  const int64_t es = iter.element_size(arg);
+  for (int64_t s : iter.strides(arg)) o.strides.insert(o.strides.begin(), s / es);
+  return o;
+}
+
+std::vector<int64_t> iter_shape(const at::TensorIteratorBase& iter) {
+  auto s = iter.shape().vec();
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+bool is_half(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+constexpr int64_t kSingleMax = 1 << 16;
+
 // ---------------------------------------------------------------- gather / scatter (stubs)
 
 void gather_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   const int R = int(std::max<int64_t>(index.dim(), 1));
   IndexPlan p;
   p.op = "gather";
+  p.runtime_error = true;
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
   p.dst = {result, strides_of(result, R)};
   auto ss = strides_of(self, R);
@@ -71,6 +90,7 @@ void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index
   const int R = int(std::max<int64_t>(index.dim(), 1));
   IndexPlan p;
   p.op = op;
+  p.runtime_error = true;
   p.mode = IndexMode::Scatter;
   p.red = red;
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
@@ -81,7 +101,9 @@ void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index
   else p.value = *value;
   p.idx = {{index, strides_of(index, R)}};
   p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
-  if (self.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) p.serial_dim = int(dim);
+  if ((self.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
+      (is_half(self.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax))
+    p.serial_dim = int(dim);  // CPU's order per destination slice
   run_index(p);
 }
 
@@ -109,18 +131,12 @@ void scatter_reduce_two_kernel(const at::Tensor& self, const int64_t dim, const 
 
 // ---------------------------------------------------------------- TensorIterator-driven stubs
 
-IndexOperand iter_operand(const at::TensorIteratorBase& iter, int arg) {
-  IndexOperand o{iter.tensor_base(arg), {}};
-  const int64_t es = iter.element_size(arg);
-  for (int64_t s : iter.strides(arg)) o.strides.push_back(s / es);
-  return o;
-}
 
 void index_kernel(at::TensorIteratorBase& iter, at::IntArrayRef sizes, at::IntArrayRef strides) {
   IndexPlan p;
   p.op = "index";
   p.allow_neg = true;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 1);
   const int64_t es = iter.element_size(1);
@@ -137,9 +153,10 @@ void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntAr
   p.mode = IndexMode::Scatter;
   p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
   p.allow_neg = true;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 1);
+  p.single = accumulate && is_half(iter.dtype(0)) && iter.numel() <= kSingleMax;
   const int64_t es = iter.element_size(0);
   for (size_t k = 0; k < sizes.size(); ++k) {
     p.idx.push_back(iter_operand(iter, int(2 + k)));
@@ -265,7 +282,7 @@ void index_copy_kernel(at::TensorIterator& iter, int64_t dim, int64_t self_dim_s
   IndexPlan p;
   p.op = "index_copy_";
   p.mode = IndexMode::Scatter;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 2);
   p.idx = {iter_operand(iter, 1)};
@@ -279,7 +296,7 @@ void index_fill_kernel(at::TensorIterator& iter, int64_t dim, int64_t self_dim_s
   p.op = "index_fill_";
   p.mode = IndexMode::Scatter;
   p.allow_neg = true;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.value = source;
   p.idx = {iter_operand(iter, 1)};
@@ -292,7 +309,7 @@ void take_kernel(at::TensorIterator& iter, const at::TensorBase& input) {
   IndexPlan p;
   p.op = "take";
   p.allow_neg = true;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   const int R = int(p.shape.size());
   p.dst = iter_operand(iter, 0);
   p.src = {flat, std::vector<int64_t>(R, 0)};
@@ -309,10 +326,11 @@ void put_kernel(at::TensorIterator& iter, const at::TensorBase& self_base, const
   p.mode = IndexMode::Scatter;
   p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
   p.allow_neg = true;
-  p.shape = iter.shape().vec();
+  p.shape = iter_shape(iter);
   const int R = int(p.shape.size());
   p.dst = {flat, std::vector<int64_t>(R, 0)};
   p.src = iter_operand(iter, 0);
+  p.single = accumulate && is_half(flat.scalar_type()) && iter.numel() <= kSingleMax;
   p.idx = {iter_operand(iter, 1)};
   p.tgt = {{flat.numel(), 1, 0}};
   run_index(p);
@@ -467,10 +485,11 @@ at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10
 // ---------------------------------------------------------------- index_add / index_reduce
 
 void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, const at::Tensor& source, IndexRed red,
-                   const char* op) {
+                   const char* op, bool runtime_error = false) {
   const int R = int(std::max<int64_t>(out.dim(), 1));
   IndexPlan p;
   p.op = op;
+  p.runtime_error = runtime_error;
   p.mode = IndexMode::Scatter;
   p.red = red;
   p.shape.assign(R, 1);
@@ -484,7 +503,9 @@ void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, 
   is[dim] = index.dim() > 0 ? index.stride(0) : 0;
   p.idx = {{index, is}};
   p.tgt = {{size_or1(out, dim), stride_or1(out, dim), dim}};
-  if (out.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) p.serial_dim = int(dim);
+  if ((out.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
+      (is_half(out.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax))
+    p.serial_dim = int(dim);  // CPU's order per destination slice
   run_index(p);
 }
 
@@ -495,7 +516,7 @@ struct IndexAdd : at::meta::structured_index_add {
     if (index.numel() == 0) return;
     const bool one = alpha.isBoolean() ? alpha.toBool() : alpha.equal(1);
     at::Tensor src = one ? source : at::mul(source, alpha);
-    index_scatter(out, dim, index, src, IndexRed::Add, "index_add_");
+    index_scatter(out, dim, index, src, IndexRed::Add, "index_add_", /*runtime_error=*/true);  // as CPU
   }
 };
 
@@ -624,12 +645,15 @@ at::Tensor masked_select_fn(const at::Tensor& self, const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   auto [m, s] = at::expand_outplace(mask, self);
   c10::List<std::optional<at::Tensor>> ind;
-  ind.push_back(std::optional<at::Tensor>(*m));
-  return at::index(*s, ind);
+  ind.push_back(std::optional<at::Tensor>(m->reshape(-1)));  // 1-D: 0-dim masks too
+  return at::index(s->reshape(-1), ind);
 }
 
 at::Tensor& masked_select_out_fn(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "masked_select(): self and result must have the same scalar type");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
   at::Tensor r = masked_select_fn(self, mask);
   at::native::resize_output(out, r.sizes());
   out.copy_(r);

@@ -32,9 +32,9 @@ void Kernel::param_index(int64_t v, const char* what) {
   params_.push_back(uint32_t(v));
 }
 
-uint32_t Kernel::error_flag(const std::string& op) {
+uint32_t Kernel::error_flag(const std::string& op, bool index_error) {
   error_flag_ = true;
-  return rt::Stream::error_op_code(op);
+  return rt::Stream::error_op_code(op, index_error);
 }
 
 int Kernel::add(const at::TensorBase& t, CT ct, bool write) {

@@ -55,7 +55,8 @@ class Kernel {
   // synchronisation. In WGSL: report_index_error(op, dim, idx: vec2<u32> (int64 bits), size: u32)
   // records the first bad index; the host raises IndexError "<op>: index <idx> is out of bounds for
   // dimension <dim> with size <size>". Returns the op code to pass (as a parameter) for `op`.
-  uint32_t error_flag(const std::string& op);
+  // (index_error false: RuntimeError, where CPU raises that for the op.)
+  uint32_t error_flag(const std::string& op, bool index_error = true);
 
   void param(uint32_t v) { params_.push_back(v); }
   void param_i32(int32_t v) { params_.push_back(uint32_t(v)); }

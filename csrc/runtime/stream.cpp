@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include <c10/util/Exception.h>
 
@@ -264,14 +265,14 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
 
 namespace {
 std::mutex g_op_mu;
-std::vector<std::string> g_ops;
+std::vector<std::pair<std::string, bool>> g_ops;
 }  // namespace
 
-uint32_t Stream::error_op_code(const std::string& op) {
+uint32_t Stream::error_op_code(const std::string& op, bool index_error) {
   std::lock_guard<std::mutex> lock(g_op_mu);
   for (size_t i = 0; i < g_ops.size(); ++i)
-    if (g_ops[i] == op) return uint32_t(i);
-  g_ops.push_back(op);
+    if (g_ops[i].first == op && g_ops[i].second == index_error) return uint32_t(i);
+  g_ops.emplace_back(op, index_error);
   return uint32_t(g_ops.size() - 1);
 }
 
@@ -296,15 +297,19 @@ void Stream::raise_index_error(const uint32_t* w) {
   // Clear the words (the queue is idle: the readback waited for everything submitted).
   const uint32_t zeros[kErrorWords] = {};
   procs().wgpuQueueWriteBuffer(dev_.queue(), errors_.get(), 0, const_cast<uint32_t*>(zeros), sizeof(zeros));
-  std::string op;
+  std::string op = "an indexing op";
+  bool index_error = true;
   {
     std::lock_guard<std::mutex> lock(g_op_mu);
-    op = w[1] < g_ops.size() ? g_ops[w[1]] : "an indexing op";
+    if (w[1] < g_ops.size()) std::tie(op, index_error) = g_ops[w[1]];
   }
   const int64_t idx = int64_t(uint64_t(w[3]) | (uint64_t(w[4]) << 32));
   const int64_t sz = int64_t(uint64_t(w[5]) | (uint64_t(w[6]) << 32));
-  TORCH_CHECK_INDEX(false, op, ": index ", idx, " is out of bounds for dimension ", w[2], " with size ", sz,
-                    " (webgpu checks indices on the device and reports the first bad one at the next synchronization)");
+  const std::string msg = c10::str(op, ": index ", idx, " is out of bounds for dimension ", w[2], " with size ", sz,
+                                   " (webgpu checks indices on the device and reports the first bad one at the next "
+                                   "synchronization)");
+  TORCH_CHECK_INDEX(!index_error, msg);
+  TORCH_CHECK(false, msg);
 }
 
 void Stream::forget_bind_groups() {

@@ -54,8 +54,9 @@ class Stream {
   static constexpr uint32_t kErrorWords = 8;
   Binding error_binding();
   void arm_error_check();
-  // A code for an op name, for the error message (stable for the process).
-  static uint32_t error_op_code(const std::string& op);
+  // A code for an op name, for the error message (stable for the process); index_error false
+  // raises RuntimeError instead (as CPU does for gather and scatter).
+  static uint32_t error_op_code(const std::string& op, bool index_error = true);
   void forget_bind_groups();
 
   StreamCounters counters();
