@@ -392,6 +392,16 @@ at::Tensor trace(const at::Tensor& self) {
   return self.diagonal().sum(t);
 }
 
+// ATen's composite goes through index_fill_; here it is a copy into the diagonal view.
+at::Tensor trace_backward(const at::Tensor& grad, c10::SymIntArrayRef sizes_) {
+  at::IntArrayRef sizes = C10_AS_INTARRAYREF_SLOW(sizes_);
+  TORCH_CHECK(sizes.size() == 2, "expected matrix input");
+  at::Tensor gi = at::zeros(sizes, grad.options());
+  at::Tensor d = gi.diagonal();
+  if (d.numel() > 0) d.copy_(grad.expand(d.sizes()));
+  return gi;
+}
+
 at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   TORCH_CHECK(self.dtype() == at::kLong, "one_hot is only applicable to index tensor of type LongTensor.");
   std::vector<int64_t> shape = self.sizes().vec();
@@ -476,6 +486,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<TrilOp, T, int64_t>(m, "tril", "tril.out", "tril_");
   structured::reg<TriuOp, T, int64_t>(m, "triu", "triu.out", "triu_");
   m.impl("trace", TORCH_FN(trace));
+  m.impl("trace_backward", TORCH_FN(trace_backward));
   m.impl("one_hot", TORCH_FN(one_hot));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_tensor));
 }
