@@ -370,3 +370,27 @@ def test_clone_contiguous_split():
         same(a, b)
     for a, b in zip(torch.ops.aten.unsafe_split(d, 2, 1), torch.ops.aten.unsafe_split(x, 2, 1)):
         same(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.bool, torch.float16, torch.int16])
+def test_subword_outputs_leave_neighbours(dtype):
+    """Outputs that share 32-bit words with other data: whole-word stores only where the output owns
+    its words; elsewhere element stores leave the neighbours alone."""
+    a, b = make((3,), dtype, 1), make((2,), dtype, 2)
+    for lo, hi in ((0, 5), (1, 6), (4, 9), (3, 8), (2, 7)):
+        base_cpu = make((12,), dtype, 3)
+        base = base_cpu.to(D)
+        torch.cat([a.to(D), b.to(D)], out=base[lo:hi])
+        want = base_cpu.clone()
+        want[lo:hi] = torch.cat([a, b])
+        same(base, want)
+        m = make((12,), dtype, 4)
+        md = m.to(D)
+        md[lo:hi - 1].view(2, 2).tril_()
+        w = m.clone()
+        w[lo:hi - 1].view(2, 2).tril_()
+        same(md, w)
+    x = make((7, 9), dtype)
+    same(dev(x).flip(1), x.flip(1))
+    same(dev(x)[:, 1:].flip(0), x[:, 1:].flip(0))
+    same(torch.cat([dev(x)[:, :3], dev(x)[:, 5:]], 1), torch.cat([x[:, :3], x[:, 5:]], 1))

@@ -57,6 +57,27 @@ std::string shape_wgsl(const std::string& section, const std::vector<std::pair<s
   return s;
 }
 
+bool word_mode(const at::Tensor& out) {
+  const int64_t isz = out.element_size();
+  if (isz >= 4 || !out.is_contiguous()) return false;
+  const int64_t per = 4 / isz, off = out.storage_offset(), n = out.numel();
+  return off % per == 0 && ((off + n) % per == 0 || int64_t(out.storage().nbytes()) <= (off + n) * isz);
+}
+
+void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, const std::string& value_type,
+                 const std::function<std::string()>& elem) {
+  const int64_t per = word ? 4 / out.element_size() : 1;
+  k.launch(groups_for((out.numel() + per - 1) / per), [&] {
+    const std::string o = std::to_string(out_operand);
+    std::string main = word ? shape_wgsl("main_word", {{"OUT", o},
+                                                      {"PER", std::to_string(per)},
+                                                      {"MASK", per == 4 ? "0xffu" : "0xffffu"},
+                                                      {"WIDTH", per == 4 ? "8" : "16"}})
+                            : shape_wgsl("main_element", {{"OUT", o}});
+    return replace_all(elem(), "{{T}}", value_type) + main;
+  });
+}
+
 void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, const char* name,
            const c10::Scalar& pad_value) {
   TORCH_CHECK(out.scalar_type() == in.scalar_type(), "webgpu: internal: ", name, ": dtypes differ");
@@ -85,7 +106,8 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
               kept.size());
   std::string modes;
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) modes += char(it->mode);
-  Kernel k(std::string("remap:") + modes);
+  const bool word = word_mode(out);
+  Kernel k(std::string("remap:") + modes + (word ? ":w" : ""));
   k.in(in, CT::RAW);
   k.out(out, CT::RAW);
   k.param_index(out.numel(), "element count");
@@ -103,7 +125,7 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
     k.param_i32(int32_t(it->a));
   }
   const bool wide = out.element_size() == 8;
-  k.launch(groups_for(out.numel()), [&] {
+  launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
     std::string dimcode;
     for (size_t d = 0; d < modes.size(); ++d) {
       const std::string p = std::to_string(5 + 5 * d);
@@ -273,7 +295,9 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
     const int K = int(j - i);
     bool same = true;
     for (size_t q = i; q < j; ++q) same = same && ins[q].t.scalar_type() == out.scalar_type();
-    std::string key = "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K);
+    const bool word = same && shape::word_mode(dst);
+    std::string key = "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K) +
+                      (word ? ":w" : "");
     Kernel k(key);
     std::vector<CT> cts;
     CT oct = CT::RAW;
@@ -300,7 +324,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
       k.param_index(ins[q].t.storage_offset(), "storage offset");
       for (int64_t g = R - 1; g >= 0; --g) k.param_index(gsize(ins[q].t, g) == 1 ? 0 : gstride(ins[q].t, g), "stride");
     }
-    k.launch(groups_for(dst.numel()), [&] {
+    shape::launch_elem(k, dst, K, word, wgsl_value_type(oct, out.scalar_type()), [&] {
       std::string pick;
       const int64_t cd = R - 1 - catg;
       for (int q = 0; q < K; ++q) {
@@ -310,7 +334,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
           const std::string coord = d == cd ? "(j - prm(" + std::to_string(base) + "u))" : "c[" + std::to_string(d) + "]";
           body += "    ie = ie + " + coord + " * prm(" + std::to_string(base + 2 + d) + "u);\n";
         }
-        body += "    st" + std::to_string(K) + "(oe, ld" + std::to_string(q) + "(ie));\n    return;\n";
+        body += "    return EV(oe, ld" + std::to_string(q) + "(ie));\n";
         if (q + 1 < K)
           pick += "  if (j < prm(" + std::to_string(base + per_in) + "u)) {\n" + body + "  }\n";
         else
@@ -357,7 +381,8 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
   const int64_t rows = self.size(-2), cols = self.size(-1);
   diagonal = std::clamp<int64_t>(diagonal, -rows - 1, cols + 1);
   const int64_t R = self.dim();
-  Kernel k(std::string(lower ? "tril:" : "triu:") + std::to_string(R));
+  const bool word = shape::word_mode(out);
+  Kernel k(std::string(lower ? "tril:" : "triu:") + std::to_string(R) + (word ? ":w" : ""));
   k.in(self, CT::RAW);
   k.out(out, CT::RAW);
   k.param_index(out.numel(), "element count");
@@ -370,7 +395,7 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
     k.param_index(out.stride(d), "stride");
     k.param_index(self.stride(d), "stride");
   }
-  k.launch(groups_for(out.numel()), [&] {
+  shape::launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
     return shape::shape_wgsl("tri", {{"RANK", std::to_string(R)},
                                      {"KEEP", lower ? "k <= bitcast<i32>(prm(3u))" : "k >= bitcast<i32>(prm(3u))"},
                                      {"ZERO", out.element_size() == 8 ? "vec2<u32>(0u, 0u)" : "0u"}});
