@@ -394,3 +394,8 @@ def test_subword_outputs_leave_neighbours(dtype):
     same(dev(x).flip(1), x.flip(1))
     same(dev(x)[:, 1:].flip(0), x[:, 1:].flip(0))
     same(torch.cat([dev(x)[:, :3], dev(x)[:, 5:]], 1), torch.cat([x[:, :3], x[:, 5:]], 1))
+
+
+def test_cat_device_mismatch():
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([torch.zeros(2, device=D), torch.zeros(2)])

@@ -223,7 +223,6 @@ CT cat_ct(at::ScalarType in, at::ScalarType out) {
 }
 
 void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor& out) {
-  if (out.numel() == 0) return;
   check_supported_dtype(out.scalar_type(), "cat");
   struct In {
     at::Tensor t;
@@ -232,12 +231,15 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
   std::vector<In> ins;
   int64_t pos = 0;
   for (const at::Tensor& t : tensors) {
+    TORCH_CHECK(t.device() == out.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+                out.device(), " and ", t.device(), "!");
     if (at::native::cat_should_skip_tensor(t)) continue;
     check_supported_dtype(t.scalar_type(), "cat");
     const int64_t len = t.size(dim);
     if (len > 0) ins.push_back({t, pos});
     pos += len;
   }
+  if (out.numel() == 0) return;
   // Dims of the kernel: drop size-1 dims other than `dim`; merge neighbours on the same side of `dim`
   // that are laid out contiguously in out and every input.
   std::vector<int64_t> keep;
