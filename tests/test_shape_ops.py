@@ -399,3 +399,16 @@ def test_subword_outputs_leave_neighbours(dtype):
 def test_cat_device_mismatch():
     with pytest.raises(RuntimeError, match="same device"):
         torch.cat([torch.zeros(2, device=D), torch.zeros(2)])
+
+
+def test_tri_indices():
+    for f in (torch.tril_indices, torch.triu_indices):
+        for r, c in ((0, 3), (3, 0), (1, 1), (4, 6), (6, 4), (5, 5)):
+            for k in (-7, -2, 0, 1, 3, 8):
+                for dt in (torch.int64, torch.int32):
+                    same(f(r, c, k, dtype=dt, device=D), f(r, c, k, dtype=dt))
+        same(f(300, 200, -3, device=D), f(300, 200, -3))
+        with pytest.raises(RuntimeError, match="non-negative"):
+            f(-1, 3, device=D)
+        with pytest.raises(NotImplementedError):
+            f(3, 3, dtype=torch.float32, device=D)

@@ -191,3 +191,40 @@ var<workgroup> flags: atomic<u32>;
   }
   st1(p, {{VALUE}});
 }
+
+//@@ tri_indices
+// tril_indices / triu_indices: index t of the 2 x N result -> (row, col), by a binary search over
+// rows of the closed-form count of elements before each row. Parameters: [0] N, [1] rows, [2] cols,
+// [3] offset (i32; triu passes offset - 1 and counts the complement), [4] result offset.
+fn tril_before(r: i32, k: i32, cols: i32) -> u32 {  // sum over i < r of clamp(i + k + 1, 0, cols)
+  let i0 = clamp(-k, 0, r);
+  let i1 = clamp(cols - k - 1, i0, r);
+  let a = u32(i0 + k + 1);
+  let b = u32(i1 + k);
+  let cnt = u32(i1 - i0);
+  var part = 0u;
+  if (cnt > 0u) { part = select(cnt * ((a + b) / 2u), (cnt / 2u) * (a + b), cnt % 2u == 0u); }
+  return part + u32(r - i1) * u32(cols);
+}
+fn before(r: i32) -> u32 {
+  let k = bitcast<i32>(prm(3u));
+  let cols = i32(prm(2u));
+  if ({{UPPER}}) { return u32(r) * u32(cols) - tril_before(r, k, cols); }
+  return tril_before(r, k, cols);
+}
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  let n = prm(0u);
+  if (t >= n) { return; }
+  var lo = 0i;
+  var hi = i32(prm(1u)) - 1;
+  while (lo < hi) {
+    let mid = (lo + hi + 1) / 2;
+    if (before(mid) <= t) { lo = mid; } else { hi = mid - 1; }
+  }
+  var c = i32(t - before(lo));
+  if ({{UPPER}}) { c = c + max(lo + bitcast<i32>(prm(3u)) + 1, 0); }
+  st0(prm(4u) + t, {{CONV}}(lo));
+  st0(prm(4u) + n + t, {{CONV}}(c));
+}

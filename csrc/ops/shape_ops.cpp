@@ -502,6 +502,53 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeat, std::optional<c10:
   return result;
 }
 
+// ---- tril_indices / triu_indices ------------------------------------------------------------------
+
+// Elements of rows [0, r) of the lower triangle with offset k of a rows x cols matrix.
+int64_t tril_before(int64_t r, int64_t k, int64_t cols) {
+  const int64_t i0 = std::clamp<int64_t>(-k, 0, r);
+  const int64_t i1 = std::clamp<int64_t>(cols - k - 1, i0, r);
+  const int64_t a = i0 + k + 1, b = i1 + k, cnt = i1 - i0;
+  return (cnt > 0 ? (a + b) * cnt / 2 : 0) + (r - i1) * cols;
+}
+
+at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype_,
+                       std::optional<at::Layout> layout, std::optional<at::Device> device,
+                       std::optional<bool> pin_memory, bool upper) {
+  const char* name = upper ? "triu_indices" : "tril_indices";
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  const at::ScalarType dtype = dtype_.value_or(at::kLong);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == at::kLong || dtype == at::kInt, "\"", name, "\" not implemented for '",
+                              c10::toString(dtype), "'");
+  // Clamp the offset to where it stops mattering, so the kernel's arithmetic stays in 32 bits.
+  const int64_t k = std::clamp<int64_t>(upper ? offset - 1 : offset, -row - 1, col + 1);
+  const int64_t n = upper ? row * col - tril_before(row, k, col) : tril_before(row, k, col);
+  at::Tensor out = at::empty({2, n}, at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+  if (n == 0) return out;
+  TORCH_CHECK(row * col < (int64_t(1) << 31), "webgpu: ", name, ": matrices of 2^31 or more elements are not supported");
+  Kernel kk{std::string(name)};
+  kk.out(out, CT::I32);
+  kk.param_index(n, "element count");
+  kk.param_index(row, "rows");
+  kk.param_index(col, "cols");
+  kk.param_i32(int32_t(k));
+  kk.param_index(out.storage_offset(), "storage offset");
+  kk.launch(groups_for(n), [&] {
+    return shape::shape_wgsl("tri_indices", {{"UPPER", upper ? "true" : "false"}, {"CONV", "i32"}});
+  });
+  return out;
+}
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin) {
+  return tri_indices(row, col, offset, dtype, layout, device, pin, false);
+}
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin) {
+  return tri_indices(row, col, offset, dtype, layout, device, pin, true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -513,6 +560,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<TrilOp, T, int64_t>(m, "tril", "tril.out", "tril_");
   structured::reg<TriuOp, T, int64_t>(m, "triu", "triu.out", "triu_");
   m.impl("trace", TORCH_FN(trace));
+  m.impl("tril_indices", TORCH_FN(tril_indices));
+  m.impl("triu_indices", TORCH_FN(triu_indices));
   m.impl("trace_backward", TORCH_FN(trace_backward));
   m.impl("one_hot", TORCH_FN(one_hot));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_tensor));
