@@ -297,8 +297,7 @@ PAD_CASES = [((2, 3, 7), (2, 3)), ((3, 7), (1, 0)), ((2, 3, 5, 6), (1, 2, 3, 1))
 def test_pad_forward_backward(mode):
     for shape, pad in PAD_CASES:
         x = torch.randn(shape, requires_grad=True)
-        d = x.detach().to(D)
-        d = (noncontig(x.detach()).to(D) if False else d).requires_grad_()
+        d = dev(x.detach(), nc=True).requires_grad_()  # a strided input
         y = F.pad(x, pad, mode=mode)
         yd = F.pad(d, pad, mode=mode)
         same(yd, y.detach())
@@ -370,3 +369,45 @@ def test_clone_contiguous_split():
         same(a, b)
     for a, b in zip(torch.ops.aten.unsafe_split(d, 2, 1), torch.ops.aten.unsafe_split(x, 2, 1)):
         same(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.bool, torch.float16, torch.int16])
+def test_subword_outputs_leave_neighbours(dtype):
+    """Outputs that share 32-bit words with other data: whole-word stores only where the output owns
+    its words; elsewhere element stores leave the neighbours alone."""
+    a, b = make((3,), dtype, 1), make((2,), dtype, 2)
+    for lo, hi in ((0, 5), (1, 6), (4, 9), (3, 8), (2, 7)):
+        base_cpu = make((12,), dtype, 3)
+        base = base_cpu.to(D)
+        torch.cat([a.to(D), b.to(D)], out=base[lo:hi])
+        want = base_cpu.clone()
+        want[lo:hi] = torch.cat([a, b])
+        same(base, want)
+        m = make((12,), dtype, 4)
+        md = m.to(D)
+        md[lo:hi - 1].view(2, 2).tril_()
+        w = m.clone()
+        w[lo:hi - 1].view(2, 2).tril_()
+        same(md, w)
+    x = make((7, 9), dtype)
+    same(dev(x).flip(1), x.flip(1))
+    same(dev(x)[:, 1:].flip(0), x[:, 1:].flip(0))
+    same(torch.cat([dev(x)[:, :3], dev(x)[:, 5:]], 1), torch.cat([x[:, :3], x[:, 5:]], 1))
+
+
+def test_cat_device_mismatch():
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([torch.zeros(2, device=D), torch.zeros(2)])
+
+
+def test_tri_indices():
+    for f in (torch.tril_indices, torch.triu_indices):
+        for r, c in ((0, 3), (3, 0), (1, 1), (4, 6), (6, 4), (5, 5)):
+            for k in (-7, -2, 0, 1, 3, 8):
+                for dt in (torch.int64, torch.int32):
+                    same(f(r, c, k, dtype=dt, device=D), f(r, c, k, dtype=dt))
+        same(f(300, 200, -3, device=D), f(300, 200, -3))
+        with pytest.raises(RuntimeError, match="non-negative"):
+            f(-1, 3, device=D)
+        with pytest.raises(NotImplementedError):
+            f(3, 3, dtype=torch.float32, device=D)

@@ -3,31 +3,55 @@
 // they unroll for the kernel's rank (index arithmetic stays in registers, no runtime mode switches).
 // Every kernel is one invocation per output element, 256 per workgroup, over a folded grid.
 
-//@@ remap
-// out[o] = in[map(o)] per dimension (identity, flip, roll, reflect, replicate, constant pad).
-// Parameters: [0] elements, [1] out offset, [2] in offset, [3..4] pad value bits, then per dim
-// (innermost first): out size, out stride, in size, in stride, a (shift or left pad, as i32).
+//@@ main_element
+// Entry point, one invocation per output element: elem(i) gives its storage index and raw value.
 @compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let i = linear_id(wid, nwg, lid, 256u);
   if (i >= prm(0u)) { return; }
+  let x = elem(i);
+  st{{OUT}}(x.oe, x.v);
+}
+
+//@@ main_word
+// Entry point for a contiguous, word-aligned output of a sub-word dtype that owns its last word:
+// one invocation per 32-bit word packs its PER elements and stores the word once (no read-modify-
+// write atomics). prm(1) is the output's storage offset in elements (a multiple of PER).
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let w = linear_id(wid, nwg, lid, 256u);
+  let n = prm(0u);
+  if (w * {{PER}}u >= n) { return; }
+  var word = 0u;
+  for (var k = 0u; k < {{PER}}u; k = k + 1u) {
+    let e = w * {{PER}}u + k;
+    if (e < n) { word = word | ((elem(e).v & {{MASK}}) << (k * {{WIDTH}}u)); }
+  }
+  wr{{OUT}}(prm(1u) / {{PER}}u + w, word);
+}
+
+//@@ remap
+// out[o] = in[map(o)] per dimension (identity, flip, roll, reflect, replicate, constant pad).
+// Parameters: [0] elements, [1] out offset, [2] in offset, [3..4] pad value bits, then per dim
+// (innermost first): out size, out stride, in size, in stride, a (shift or left pad, as i32).
+struct EV { oe: u32, v: {{T}}, };
+fn elem(i: u32) -> EV {
   var r = i;
   var oe = prm(1u);
   var ie = prm(2u);
   var pad = false;
 {{DIMS}}
-  if (pad) { st1(oe, {{PADVALUE}}); } else { st1(oe, ld0(ie)); }
+  if (pad) { return EV(oe, {{PADVALUE}}); }
+  return EV(oe, ld0(ie));
 }
 
 //@@ cat
-// Concatenation of up to K inputs in one dispatch. The invocation's output coordinate along the cat
+// Concatenation of up to K inputs in one dispatch. The element's output coordinate along the cat
 // dim picks the input (a short unrolled compare chain over the inputs' start offsets).
 // Parameters: [0] elements, [1] out offset, then per dim (innermost first): size, out stride, then
 // per input: start along the cat dim, storage offset, strides (innermost first).
-@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wid, nwg, lid, 256u);
-  if (i >= prm(0u)) { return; }
+struct EV { oe: u32, v: {{T}}, };
+fn elem(i: u32) -> EV {
   var r = i;
   var oe = prm(1u);
   var c: array<u32, {{RANK}}>;
@@ -45,10 +69,8 @@
 // tril/triu: keeps elements whose column - row compares with the diagonal offset, zeroes the rest.
 // Parameters: [0] elements, [1] out offset, [2] in offset, [3] diagonal (i32), then per dim
 // (innermost first): size, out stride, in stride.
-@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wid, nwg, lid, 256u);
-  if (i >= prm(0u)) { return; }
+struct EV { oe: u32, v: {{T}}, };
+fn elem(i: u32) -> EV {
   var r = i;
   var oe = prm(1u);
   var ie = prm(2u);
@@ -64,7 +86,8 @@
     if (d == 1u) { row = x; }
   }
   let k = i32(col) - i32(row);
-  if ({{KEEP}}) { st1(oe, ld0(ie)); } else { st1(oe, {{ZERO}}); }
+  if ({{KEEP}}) { return EV(oe, ld0(ie)); }
+  return EV(oe, {{ZERO}});
 }
 
 //@@ one_hot
@@ -167,4 +190,41 @@ var<workgroup> flags: atomic<u32>;
     if (ld0(mid) > p) { hi = mid; } else { lo = mid + 1u; }
   }
   st1(p, {{VALUE}});
+}
+
+//@@ tri_indices
+// tril_indices / triu_indices: index t of the 2 x N result -> (row, col), by a binary search over
+// rows of the closed-form count of elements before each row. Parameters: [0] N, [1] rows, [2] cols,
+// [3] offset (i32; triu passes offset - 1 and counts the complement), [4] result offset.
+fn tril_before(r: i32, k: i32, cols: i32) -> u32 {  // sum over i < r of clamp(i + k + 1, 0, cols)
+  let i0 = clamp(-k, 0, r);
+  let i1 = clamp(cols - k - 1, i0, r);
+  let a = u32(i0 + k + 1);
+  let b = u32(i1 + k);
+  let cnt = u32(i1 - i0);
+  var part = 0u;
+  if (cnt > 0u) { part = select(cnt * ((a + b) / 2u), (cnt / 2u) * (a + b), cnt % 2u == 0u); }
+  return part + u32(r - i1) * u32(cols);
+}
+fn before(r: i32) -> u32 {
+  let k = bitcast<i32>(prm(3u));
+  let cols = i32(prm(2u));
+  if ({{UPPER}}) { return u32(r) * u32(cols) - tril_before(r, k, cols); }
+  return tril_before(r, k, cols);
+}
+@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  let n = prm(0u);
+  if (t >= n) { return; }
+  var lo = 0i;
+  var hi = i32(prm(1u)) - 1;
+  while (lo < hi) {
+    let mid = (lo + hi + 1) / 2;
+    if (before(mid) <= t) { lo = mid; } else { hi = mid - 1; }
+  }
+  var c = i32(t - before(lo));
+  if ({{UPPER}}) { c = c + max(lo + bitcast<i32>(prm(3u)) + 1, 0); }
+  st0(prm(4u) + t, {{CONV}}(lo));
+  st0(prm(4u) + n + t, {{CONV}}(c));
 }

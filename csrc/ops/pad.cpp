@@ -222,9 +222,60 @@ at::Tensor bwd_unstructured(const at::Tensor& g, const at::Tensor& self, c10::Sy
   return bwd_unstructured_out<D, kReflect>(g, self, padding, gi);
 }
 
+// ---- constant padding: one dispatch instead of ATen's fill_ + copy_ ---------------------------------
+
+at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, const c10::Scalar& value) {
+  at::IntArrayRef pad = C10_AS_INTARRAYREF_SLOW(pad_);
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  const auto input_sizes = self.sizes();
+  const int64_t l_inp = self.dim(), l_pad = int64_t(pad.size()) / 2, l_diff = l_inp - l_pad;
+  TORCH_CHECK(l_inp >= l_pad,
+              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
+              pad.size(), "while the input has ", l_inp, "dimensions.");
+  // Negative pads crop first (the same narrow() calls, so the same errors, as CPU).
+  at::Tensor c_input = self;
+  bool all_pads_non_positive = true;
+  for (int64_t i = l_diff; i < l_inp; ++i) {
+    const int64_t pad_idx = 2 * (l_inp - i - 1);
+    if (pad[pad_idx] < 0) c_input = c_input.narrow(i, -pad[pad_idx], c_input.size(i) + pad[pad_idx]);
+    else if (pad[pad_idx] != 0) all_pads_non_positive = false;
+    if (pad[pad_idx + 1] < 0) c_input = c_input.narrow(i, 0, c_input.size(i) + pad[pad_idx + 1]);
+    else if (pad[pad_idx + 1] != 0) all_pads_non_positive = false;
+  }
+  if (all_pads_non_positive) return c_input.clone();
+  std::vector<int64_t> new_shape(input_sizes.begin(), input_sizes.begin() + l_diff);
+  for (int64_t i = 0; i < l_pad; ++i) {
+    const int64_t pad_idx = int64_t(pad.size()) - (i + 1) * 2;
+    const int64_t new_dim = input_sizes[l_diff + i] + pad[pad_idx] + pad[pad_idx + 1];
+    TORCH_CHECK(new_dim >= 0, "The input size ", input_sizes[l_diff + i], ", plus negative padding ", pad[pad_idx],
+                " and ", pad[pad_idx + 1], " resulted in a negative output size, which is invalid. Check dimension ",
+                l_diff + i, " of your input.");
+    new_shape.push_back(new_dim);
+  }
+  check_supported_dtype(self.scalar_type(), "constant_pad_nd");
+  at::Tensor out = at::empty(new_shape, self.options().memory_format(self.suggest_memory_format()));
+  if (out.numel() == 0) return out;
+  if (c_input.numel() == 0) return out.fill_(value);
+  std::vector<RDim> dims;
+  for (int64_t d = 0; d < l_inp; ++d) {
+    RDim x{out.size(d), out.stride(d), c_input.size(d), c_input.stride(d), Mode::Ident, 0};
+    if (d >= l_diff) {
+      const int64_t left = pad[2 * (l_inp - d - 1)];
+      if (left > 0 || out.size(d) != c_input.size(d)) {
+        x.mode = Mode::Pad;
+        x.a = std::max<int64_t>(left, 0);
+      }
+    }
+    dims.push_back(x);
+  }
+  shape::remap(out, c_input, dims, "constant_pad_nd", value);
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("constant_pad_nd", TORCH_FN(constant_pad_nd));
   m.impl("reflection_pad1d", TORCH_FN(fwd<ReflectionPad1d>));
   m.impl("reflection_pad1d.out", TORCH_FN(fwd_out<ReflectionPad1d>));
   m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));

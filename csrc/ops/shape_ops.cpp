@@ -57,6 +57,27 @@ std::string shape_wgsl(const std::string& section, const std::vector<std::pair<s
   return s;
 }
 
+bool word_mode(const at::Tensor& out) {
+  const int64_t isz = out.element_size();
+  if (isz >= 4 || !out.is_contiguous()) return false;
+  const int64_t per = 4 / isz, off = out.storage_offset(), n = out.numel();
+  return off % per == 0 && ((off + n) % per == 0 || int64_t(out.storage().nbytes()) <= (off + n) * isz);
+}
+
+void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, const std::string& value_type,
+                 const std::function<std::string()>& elem) {
+  const int64_t per = word ? 4 / out.element_size() : 1;
+  k.launch(groups_for((out.numel() + per - 1) / per), [&] {
+    const std::string o = std::to_string(out_operand);
+    std::string main = word ? shape_wgsl("main_word", {{"OUT", o},
+                                                      {"PER", std::to_string(per)},
+                                                      {"MASK", per == 4 ? "0xffu" : "0xffffu"},
+                                                      {"WIDTH", per == 4 ? "8" : "16"}})
+                            : shape_wgsl("main_element", {{"OUT", o}});
+    return replace_all(elem(), "{{T}}", value_type) + main;
+  });
+}
+
 void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, const char* name,
            const c10::Scalar& pad_value) {
   TORCH_CHECK(out.scalar_type() == in.scalar_type(), "webgpu: internal: ", name, ": dtypes differ");
@@ -85,7 +106,8 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
               kept.size());
   std::string modes;
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) modes += char(it->mode);
-  Kernel k(std::string("remap:") + modes);
+  const bool word = word_mode(out);
+  Kernel k(std::string("remap:") + modes + (word ? ":w" : ""));
   k.in(in, CT::RAW);
   k.out(out, CT::RAW);
   k.param_index(out.numel(), "element count");
@@ -103,7 +125,7 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
     k.param_i32(int32_t(it->a));
   }
   const bool wide = out.element_size() == 8;
-  k.launch(groups_for(out.numel()), [&] {
+  launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
     std::string dimcode;
     for (size_t d = 0; d < modes.size(); ++d) {
       const std::string p = std::to_string(5 + 5 * d);
@@ -201,7 +223,6 @@ CT cat_ct(at::ScalarType in, at::ScalarType out) {
 }
 
 void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor& out) {
-  if (out.numel() == 0) return;
   check_supported_dtype(out.scalar_type(), "cat");
   struct In {
     at::Tensor t;
@@ -210,12 +231,15 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
   std::vector<In> ins;
   int64_t pos = 0;
   for (const at::Tensor& t : tensors) {
+    TORCH_CHECK(t.device() == out.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+                out.device(), " and ", t.device(), "!");
     if (at::native::cat_should_skip_tensor(t)) continue;
     check_supported_dtype(t.scalar_type(), "cat");
     const int64_t len = t.size(dim);
     if (len > 0) ins.push_back({t, pos});
     pos += len;
   }
+  if (out.numel() == 0) return;
   // Dims of the kernel: drop size-1 dims other than `dim`; merge neighbours on the same side of `dim`
   // that are laid out contiguously in out and every input.
   std::vector<int64_t> keep;
@@ -273,7 +297,9 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
     const int K = int(j - i);
     bool same = true;
     for (size_t q = i; q < j; ++q) same = same && ins[q].t.scalar_type() == out.scalar_type();
-    std::string key = "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K);
+    const bool word = same && shape::word_mode(dst);
+    std::string key = "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K) +
+                      (word ? ":w" : "");
     Kernel k(key);
     std::vector<CT> cts;
     CT oct = CT::RAW;
@@ -300,7 +326,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
       k.param_index(ins[q].t.storage_offset(), "storage offset");
       for (int64_t g = R - 1; g >= 0; --g) k.param_index(gsize(ins[q].t, g) == 1 ? 0 : gstride(ins[q].t, g), "stride");
     }
-    k.launch(groups_for(dst.numel()), [&] {
+    shape::launch_elem(k, dst, K, word, wgsl_value_type(oct, out.scalar_type()), [&] {
       std::string pick;
       const int64_t cd = R - 1 - catg;
       for (int q = 0; q < K; ++q) {
@@ -310,7 +336,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
           const std::string coord = d == cd ? "(j - prm(" + std::to_string(base) + "u))" : "c[" + std::to_string(d) + "]";
           body += "    ie = ie + " + coord + " * prm(" + std::to_string(base + 2 + d) + "u);\n";
         }
-        body += "    st" + std::to_string(K) + "(oe, ld" + std::to_string(q) + "(ie));\n    return;\n";
+        body += "    return EV(oe, ld" + std::to_string(q) + "(ie));\n";
         if (q + 1 < K)
           pick += "  if (j < prm(" + std::to_string(base + per_in) + "u)) {\n" + body + "  }\n";
         else
@@ -357,7 +383,8 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
   const int64_t rows = self.size(-2), cols = self.size(-1);
   diagonal = std::clamp<int64_t>(diagonal, -rows - 1, cols + 1);
   const int64_t R = self.dim();
-  Kernel k(std::string(lower ? "tril:" : "triu:") + std::to_string(R));
+  const bool word = shape::word_mode(out);
+  Kernel k(std::string(lower ? "tril:" : "triu:") + std::to_string(R) + (word ? ":w" : ""));
   k.in(self, CT::RAW);
   k.out(out, CT::RAW);
   k.param_index(out.numel(), "element count");
@@ -370,7 +397,7 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
     k.param_index(out.stride(d), "stride");
     k.param_index(self.stride(d), "stride");
   }
-  k.launch(groups_for(out.numel()), [&] {
+  shape::launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
     return shape::shape_wgsl("tri", {{"RANK", std::to_string(R)},
                                      {"KEEP", lower ? "k <= bitcast<i32>(prm(3u))" : "k >= bitcast<i32>(prm(3u))"},
                                      {"ZERO", out.element_size() == 8 ? "vec2<u32>(0u, 0u)" : "0u"}});
@@ -390,6 +417,16 @@ at::Tensor trace(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
   const at::ScalarType t = at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
   return self.diagonal().sum(t);
+}
+
+// ATen's composite goes through index_fill_; here it is a copy into the diagonal view.
+at::Tensor trace_backward(const at::Tensor& grad, c10::SymIntArrayRef sizes_) {
+  at::IntArrayRef sizes = C10_AS_INTARRAYREF_SLOW(sizes_);
+  TORCH_CHECK(sizes.size() == 2, "expected matrix input");
+  at::Tensor gi = at::zeros(sizes, grad.options());
+  at::Tensor d = gi.diagonal();
+  if (d.numel() > 0) d.copy_(grad.expand(d.sizes()));
+  return gi;
 }
 
 at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
@@ -465,6 +502,53 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeat, std::optional<c10:
   return result;
 }
 
+// ---- tril_indices / triu_indices ------------------------------------------------------------------
+
+// Elements of rows [0, r) of the lower triangle with offset k of a rows x cols matrix.
+int64_t tril_before(int64_t r, int64_t k, int64_t cols) {
+  const int64_t i0 = std::clamp<int64_t>(-k, 0, r);
+  const int64_t i1 = std::clamp<int64_t>(cols - k - 1, i0, r);
+  const int64_t a = i0 + k + 1, b = i1 + k, cnt = i1 - i0;
+  return (cnt > 0 ? (a + b) * cnt / 2 : 0) + (r - i1) * cols;
+}
+
+at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype_,
+                       std::optional<at::Layout> layout, std::optional<at::Device> device,
+                       std::optional<bool> pin_memory, bool upper) {
+  const char* name = upper ? "triu_indices" : "tril_indices";
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  const at::ScalarType dtype = dtype_.value_or(at::kLong);
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype == at::kLong || dtype == at::kInt, "\"", name, "\" not implemented for '",
+                              c10::toString(dtype), "'");
+  // Clamp the offset to where it stops mattering, so the kernel's arithmetic stays in 32 bits.
+  const int64_t k = std::clamp<int64_t>(upper ? offset - 1 : offset, -row - 1, col + 1);
+  const int64_t n = upper ? row * col - tril_before(row, k, col) : tril_before(row, k, col);
+  at::Tensor out = at::empty({2, n}, at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+  if (n == 0) return out;
+  TORCH_CHECK(row * col < (int64_t(1) << 31), "webgpu: ", name, ": matrices of 2^31 or more elements are not supported");
+  Kernel kk{std::string(name)};
+  kk.out(out, CT::I32);
+  kk.param_index(n, "element count");
+  kk.param_index(row, "rows");
+  kk.param_index(col, "cols");
+  kk.param_i32(int32_t(k));
+  kk.param_index(out.storage_offset(), "storage offset");
+  kk.launch(groups_for(n), [&] {
+    return shape::shape_wgsl("tri_indices", {{"UPPER", upper ? "true" : "false"}, {"CONV", "i32"}});
+  });
+  return out;
+}
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin) {
+  return tri_indices(row, col, offset, dtype, layout, device, pin, false);
+}
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device, std::optional<bool> pin) {
+  return tri_indices(row, col, offset, dtype, layout, device, pin, true);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -476,6 +560,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<TrilOp, T, int64_t>(m, "tril", "tril.out", "tril_");
   structured::reg<TriuOp, T, int64_t>(m, "triu", "triu.out", "triu_");
   m.impl("trace", TORCH_FN(trace));
+  m.impl("tril_indices", TORCH_FN(tril_indices));
+  m.impl("triu_indices", TORCH_FN(triu_indices));
+  m.impl("trace_backward", TORCH_FN(trace_backward));
   m.impl("one_hot", TORCH_FN(one_hot));
   m.impl("repeat_interleave.Tensor", TORCH_FN(repeat_interleave_tensor));
 }

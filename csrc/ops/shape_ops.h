@@ -6,6 +6,8 @@
 
 #include <ATen/ATen.h>
 
+#include "ops/kernel.h"
+
 namespace webgpu::ops::shape {
 
 enum class Mode : char {
@@ -28,7 +30,17 @@ struct RDim {
 void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, const char* name,
            const c10::Scalar& pad_value = 0);
 
+// Launches a kernel whose WGSL defines `fn elem(i) -> EV` (EV { oe: u32, v: {{T}} }, the storage index
+// and raw or compute-type value of output element i) over operand `out_operand`: one invocation per
+// element, or per output word when `word` (word_mode(out), raw values only).
+void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, const std::string& value_type,
+                 const std::function<std::string()>& elem);
+
 // A section of wgsl/shape.wgsl with {{KEY}} placeholders replaced.
 std::string shape_wgsl(const std::string& section, const std::vector<std::pair<std::string, std::string>>& subst);
+
+// Whether `out` (a sub-word dtype) can be written a whole word per invocation: contiguous, starting
+// on a word and owning its last word.
+bool word_mode(const at::Tensor& out);
 
 }  // namespace webgpu::ops::shape
