@@ -23,6 +23,7 @@
 #include <ATen/ops/baddbmm_native.h>
 #include <ATen/ops/bmm_native.h>
 #include <ATen/ops/mm_native.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -691,8 +692,11 @@ Tensor dot_impl(const Tensor& self, const Tensor& other, const char* name) {
 Tensor dot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "dot"); }
 Tensor vdot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "vdot"); }
 
-Tensor& addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
-                    const c10::Scalar& beta, const c10::Scalar& alpha) {
+// addbmm mirrors CPU's structure (including its checks and resizes); the sum over batches is one
+// product over k' = (batch, k) for f32 and integers, and one addmm_ per batch for half types, whose
+// CPU result rounds after every batch.
+void addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
@@ -701,28 +705,36 @@ Tensor& addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, co
               batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
   const int64_t dim1 = batch1.size(1), dim2 = batch2.size(2);
   TORCH_CHECK(self.size(0) == dim1 && self.size(1) == dim2, "self tensor does not match matmul output shape");
-  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && batch1.scalar_type() == self.scalar_type(),
-              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && batch1.scalar_type() == result.scalar_type(),
+              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got ", result.scalar_type(), ", ",
               batch1.scalar_type(), " and ", batch2.scalar_type());
   result.resize_as_(self);
-  // sum_b batch1[b] @ batch2[b] is one product over k' = (b, k): [n, B*k] @ [B*k, p].
-  const int64_t B = batch1.size(0), k = batch1.size(2);
-  Tensor a = batch1.transpose(0, 1).reshape({dim1, B * k});
-  Tensor b = batch2.reshape({B * k, dim2});
-  Tensor c = is_zero(beta) ? Tensor() : as3(self);
-  gemm(as3(result), as3(a), as3(b), c, beta, alpha, "addbmm");
-  return result;
+  if (!is_zero(beta) && !self.is_same(result)) result.copy_(self);
+  const int64_t nb = batch1.size(0);
+  if (nb == 0) {
+    if (!is_zero(beta)) result.mul_(beta);
+    else result.zero_();
+    return;
+  }
+  if (result.scalar_type() == at::kHalf || result.scalar_type() == at::kBFloat16) {
+    c10::Scalar b = beta;
+    for (int64_t i = 0; i < nb; ++i) {
+      result.addmm_(batch1[i], batch2[i], b, alpha);
+      b = 1;
+    }
+    return;
+  }
+  const int64_t k = batch1.size(2);
+  Tensor a = batch1.transpose(0, 1).reshape({dim1, nb * k});
+  Tensor b = batch2.reshape({nb * k, dim2});
+  gemm(as3(result), as3(a), as3(b), is_zero(beta) ? Tensor() : as3(result), beta, alpha, "addbmm");
 }
 
 Tensor& addbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
                    const c10::Scalar& alpha, Tensor& out) {
-  TORCH_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "batch1 must be a 3D tensor");
-  Tensor s = self.expand({batch1.size(1), batch2.size(2)});
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "addbmm: expected out dtype ", self.scalar_type(), ", got ",
-              out.scalar_type());
-  at::native::resize_output(out, s.sizes());
-  if (shares_block(out, s) && !out.is_same(self)) s = s.clone();
-  return addbmm_impl(out, s, batch1, batch2, beta, alpha);
+  auto b_self = at::expand_size(self, {batch1.size(1), batch2.size(2)}, "addbmm_out");
+  addbmm_impl(out, *b_self, batch1, batch2, beta, alpha);
+  return out;
 }
 
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
@@ -734,7 +746,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
 
 Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
-  return addbmm_impl(self, self, batch1, batch2, beta, alpha);
+  return addbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
 Tensor& dot_out(const Tensor& self, const Tensor& other, Tensor& out) {
