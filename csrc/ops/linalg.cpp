@@ -303,12 +303,38 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
                             : "return vec2<u32>((u % (BM / 4u)) * 4u, u / (BM / 4u));");
   rep(s, "{{B_UNIT}}", b_n4 ? "return vec2<u32>(u / (BN / 4u), (u % (BN / 4u)) * 4u);"
                             : "return vec2<u32>((u % (BK / 4u)) * 4u, u / (BK / 4u));");
-  rep(s, "{{A_STASH}}",
-      a_k4 ? "let v = ra[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { As[ab + (mk.y + c) * (BM / 4u) + (mk.x >> 2u)][mk.x & 3u] = v[c]; }"
-           : "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = ra[i];");
-  rep(s, "{{B_STASH}}",
-      b_n4 ? "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = rb[i];"
-           : "let v = rb[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { Bs[bb + (kn.x + c) * (BN / 4u) + (kn.y >> 2u)][kn.y & 3u] = v[c]; }");
+  {
+    const int wg = TX * TY, a_units = T.bm * T.bk / 4, b_units = T.bn * T.bk / 4;
+    const int a_per = (a_units + wg - 1) / wg, b_per = (b_units + wg - 1) / wg;
+    std::ostringstream regs, fetch, stash;
+    for (int i = 0; i < a_per; ++i) {
+      const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string guard = a_units % wg ? "if (" + U + " < A_UNITS) " : "";
+      regs << "var<private> " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kt + mk.y); }\n";
+      stash << "  " << guard << "{ let mk = a_unit(" << U << "); ";
+      if (a_k4)
+        stash << "let q = ab + mk.y * (BM / 4u) + (mk.x >> 2u); let c = mk.x & 3u; As[q][c] = " << R
+              << ".x; As[q + BM / 4u][c] = " << R << ".y; As[q + BM / 2u][c] = " << R << ".z; As[q + 3u * BM / 4u][c] = "
+              << R << ".w; }\n";
+      else stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
+    }
+    for (int i = 0; i < b_per; ++i) {
+      const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string guard = b_units % wg ? "if (" + U + " < B_UNITS) " : "";
+      regs << "var<private> " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kt + kn.x, T.n0 + kn.y); }\n";
+      stash << "  " << guard << "{ let kn = b_unit(" << U << "); ";
+      if (b_n4) stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
+      else
+        stash << "let q = bb + kn.x * (BN / 4u) + (kn.y >> 2u); let c = kn.y & 3u; Bs[q][c] = " << R
+              << ".x; Bs[q + BN / 4u][c] = " << R << ".y; Bs[q + BN / 2u][c] = " << R << ".z; Bs[q + 3u * BN / 4u][c] = "
+              << R << ".w; }\n";
+    }
+    rep(s, "{{REGS}}", regs.str());
+    rep(s, "{{FETCH}}", fetch.str());
+    rep(s, "{{STASH}}", stash.str());
+  }
   std::ostringstream acc, comp, st;
   for (int i = 0; i < RM; ++i)
     for (int r = 0; r < 4; ++r)
@@ -415,7 +441,8 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   }
   int64_t splits = 1;
   const int64_t wgs = batch * groups_j;
-  if (wgs < 256 && K >= 2048) splits = std::min<int64_t>((512 + wgs - 1) / wgs, K / 512);
+  // Memory-bound: aim for ~1024 workgroups (a few per SM on a large GPU), at least 256 k per part.
+  if (wgs < 512 && K >= 2048) splits = std::min<int64_t>((1024 + wgs - 1) / wgs, K / 256);
   splits = std::max<int64_t>(splits, 1);
   int64_t kps = (K + splits - 1) / splits;
   kps = (kps + 255) / 256 * 256;
