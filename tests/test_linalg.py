@@ -44,9 +44,9 @@ def check(fn, *xs, k=64):
 
 # --------------------------------------------------------------------------- the tiled kernel
 
-# (M, K, N) around the 64x64x16 tile's edges and the 16x128 small-M tile's.
+# (M, K, N) around the 64x64x16 tile's edges and the 16x128 small-M tile's (tall narrow products run transposed).
 EDGE_SHAPES = [(1, 1, 2), (2, 1, 2), (3, 5, 7), (15, 16, 17), (64, 16, 64), (65, 17, 63), (63, 33, 129),
-               (130, 31, 66), (16, 40, 131), (17, 9, 128), (5, 100, 4)]
+               (130, 31, 66), (16, 40, 131), (17, 9, 128), (5, 100, 4), (130, 40, 7)]  # last: tall, narrow
 
 
 @pytest.mark.parametrize("mkn", EDGE_SHAPES, ids=lambda s: "x".join(map(str, s)))

@@ -198,6 +198,7 @@ struct Scratch {
 
 Scratch make_scratch(const Tensor& like, int64_t splits, int64_t batch, int64_t M, int64_t N) {
   Scratch s;
+  u32(splits * batch * M * N, "split-K scratch elements");
   s.t = at::empty({splits * batch * M * N}, like.options().dtype(at::kFloat));
   s.v.t = s.t;
   s.v.off = s.t.storage_offset();
@@ -651,6 +652,18 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
       if (c) cvec = {c->t, c->off, c->sb, c->s0};
       gemv(ov, xv, w, c ? &cvec : nullptr, batch, M, K, fa, fb);
     }
+    return;
+  }
+  if (N <= 16 && M > N) {
+    // Tall and narrow: O^T = B^T A^T puts the short side where the small-M tile expects it
+    // (transposing a strided view is free).
+    auto tr = [](View v) {
+      std::swap(v.s0, v.s1);
+      return v;
+    };
+    View ct;
+    if (c) ct = tr(*c);
+    tiled_gemm(tr(o), tr(b), tr(a), c ? &ct : nullptr, batch, N, M, K, fa, fb);
     return;
   }
   tiled_gemm(o, a, b, c, batch, M, N, K, fa, fb);
