@@ -96,6 +96,9 @@ def test_tile_shapes_from_environment():
     try:
         check(torch.mm, rnd(70, 37), rnd(37, 45), k=37)
         check(torch.mm, rnd(9, 37), rnd(37, 45), k=37)
+        # a tile needing more workgroup memory than the adapter has falls back to one that fits
+        os.environ["TORCH_WEBGPU_MATMUL_TILES"] = "M=128x128x256x8x8"
+        check(torch.mm, rnd(70, 37), rnd(37, 45), k=37)
         os.environ["TORCH_WEBGPU_MATMUL_TILES"] = "M=32x32x6x4x4"
         with pytest.raises(RuntimeError, match="TORCH_WEBGPU_MATMUL_TILES"):
             torch.mm(rnd(70, 37).to(DEV), rnd(37, 45).to(DEV))

@@ -374,6 +374,16 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   if (M <= 16) T = ts.small;
   else if (ntiles(ts.large) >= 120) T = ts.large;
   else T = ts.medium;
+  // Within the adapter's limits (workgroup memory: two buffers of A and B tiles).
+  const WGPULimits& lim = gpu_of(o.t).limits();
+  auto fits = [&](const Tiles& t) {
+    const uint64_t inv = uint64_t(t.bm / t.tm) * (t.bn / t.tn), shared = 2ull * t.bk * (t.bm + t.bn) * 4;
+    return inv <= lim.maxComputeInvocationsPerWorkgroup && inv <= lim.maxComputeWorkgroupSizeX &&
+           shared <= lim.maxComputeWorkgroupStorageSize;
+  };
+  for (const Tiles& t : {ts.medium, ts.small, Tiles{32, 32, 8, 4, 4}})
+    if (!fits(T)) T = t;
+  TORCH_CHECK(fits(T), "webgpu: matmul: no tile shape fits this adapter's workgroup limits");
   const int64_t tiles_m = (M + T.bm - 1) / T.bm, tiles_n = (N + T.bn - 1) / T.bn;
   const int64_t tiles = batch * tiles_m * tiles_n;
   // Split-K when the tiles are too few to fill a GPU and K is long.
