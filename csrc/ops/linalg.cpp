@@ -136,12 +136,29 @@ struct FBind {
 std::string elem_fn(const std::string& fn, const std::string& name, at::ScalarType t) {
   std::string body;
   if (t == at::kFloat) body = "return " + name + "[e >> 2u][e & 3u];";
-  else if (t == at::kHalf) body = "return f16_to_f32((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu);";
-  else body = "return bitcast<f32>(((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u);";
+  else {
+    // Half types bind as array<vec2<u32>>: 4 elements per array element.
+    body = "let h = (" + name + "[e >> 2u][(e >> 1u) & 1u] >> ((e & 1u) * 16u)) & 0xffffu; return " +
+           (t == at::kHalf ? "f16_to_f32(h);" : "bitcast<f32>(h << 16u);");
+  }
   return "fn " + fn + "(e: u32) -> f32 { " + body + " }\n";
 }
 
-std::string array_type(at::ScalarType t) { return t == at::kFloat ? "array<vec4<f32>>" : "array<u32>"; }
+std::string array_type(at::ScalarType t) { return t == at::kFloat ? "array<vec4<f32>>" : "array<vec2<u32>>"; }
+
+// WGSL loading the 4 elements starting at element `idx` (a multiple of 4) as a vec4<f32>.
+std::string vload(at::ScalarType t, const std::string& arr, const std::string& idx) {
+  const std::string v = arr + "[(" + idx + ") >> 2u]";
+  return t == at::kFloat ? v : t == at::kHalf ? "h4f16(" + v + ")" : "h4bf16(" + v + ")";
+}
+
+const char* kHalfVec =
+    "fn h4f16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(f16_to_f32(w.x & 0xffffu), f16_to_f32(w.x >> 16u), "
+    "f16_to_f32(w.y & 0xffffu), f16_to_f32(w.y >> 16u)); }\n"
+    "fn h4bf16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), "
+    "bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u)); }\n";
+
+bool vec_dtype(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
 
 // Bindings for operands X, W (read), O (read_write, f32) and optional C (read; through O when it
 // shares O's block). Returns the WGSL and fills `binds` / `ro_mask`.
@@ -157,6 +174,7 @@ std::string float_bindings(const View& x, const View& w, const View& o, const Vi
     s << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "
       << (write ? "array<vec4<f32>>" : array_type(v.t.scalar_type())) << ";\n";
   };
+  s << kHalfVec;
   add(x, xn, false);
   add(w, wn, false);
   add(o, "O", true);
@@ -185,7 +203,7 @@ void float_dispatch(const Tensor& any, const std::string& key, const std::vector
 
 bool vec_ok(const View& v, bool along_cols) {
   // f32, the unit dimension contiguous, everything else a multiple of 4 elements (16 bytes).
-  if (v.t.scalar_type() != at::kFloat) return false;
+  if (!vec_dtype(v.t.scalar_type())) return false;
   const int64_t unit = along_cols ? v.s1 : v.s0, other = along_cols ? v.s0 : v.s1;
   return unit == 1 && v.off % 4 == 0 && other % 4 == 0 && v.sb % 4 == 0 && block_of(v.t)->size % 16 == 0;
 }
@@ -245,7 +263,7 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
 // ---------------------------------------------------------------------------------------------
 // Tiled float GEMM
 
-std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
+std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
                        bool c_vec, const std::string& bindings) {
   const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
   std::string s = rt::wgsl_source("matmul");
@@ -259,7 +277,7 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
   std::ostringstream f;
   f << bindings;
   // load_a(m, k): a unit of 4 elements starting at (m, k), zero outside [0, M) x [k0, k1).
-  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, bool along_second, bool vec,
+  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, at::ScalarType dt, bool along_second, bool vec,
                          const char* i0, const char* i1, const char* lim0, const char* lim1, const char* off,
                          const char* sb, const char* s0, const char* s1) {
     // Indices (p, q): p along the first dim (limit lim0), q along the second (limit lim1).
@@ -272,7 +290,7 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
     const std::string fs = along_second ? s0 : s1, ms = along_second ? s1 : s0;
     f << "  let fb = base + " << fixed << " * prm(" << fs << ");\n";
     f << "  if (" << fixed << " < " << flim << " && " << moving << " + 3u < " << mlim << ") {\n";
-    if (vec) f << "    return " << vecname << "[(fb + " << moving << ") >> 2u];\n";
+    if (vec) f << "    return " << vload(dt, vecname, "fb + " + moving) << ";\n";
     else
       f << "    let sm = prm(" << ms << ");\n    let e = fb + " << moving << " * sm;\n    return vec4<f32>(" << el
         << "(e), " << el << "(e + sm), " << el << "(e + 2u * sm), " << el << "(e + 3u * sm));\n";
@@ -283,9 +301,9 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
       << ")); }\n    }\n  }\n  return v;\n}\n";
   };
   // A: first dim m (limit M = prm(0)), second k (limit T.k1).
-  unit_loader("load_a", "ela", "A", a_k4, a_vec, "m", "k", "prm(0u)", "T.k1", "8u", "9u", "10u", "11u");
+  unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "prm(0u)", "T.k1", "8u", "9u", "10u", "11u");
   // B: first dim k (limit T.k1), second n (limit N = prm(1)).
-  unit_loader("load_b", "elb", "Bm", b_n4, b_vec, "k", "n", "T.k1", "prm(1u)", "12u", "13u", "14u", "15u");
+  unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "prm(1u)", "12u", "13u", "14u", "15u");
   // store4(m, n, v): O[m, n..n+3] = alpha * v (+ beta * C).
   f << "fn store4(m: u32, n: u32, v: vec4<f32>) {\n  let N = prm(1u);\n";
   f << "  let ob = prm(20u) + T.b * prm(21u) + m * prm(22u) + T.s * prm(26u);\n";
@@ -407,7 +425,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   const bool a_vec = vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
   const bool b_vec = vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
   const bool o_vec = vec_ok(out, true);
-  const bool c_vec = cc && vec_ok(*cc, true) && block_of(cc->t) != block_of(out.t);
+  const bool c_vec = cc && cc->t.scalar_type() == at::kFloat && vec_ok(*cc, true) && block_of(cc->t) != block_of(out.t);
   std::vector<FBind> binds;
   uint32_t ro = 0;
   const std::string bindings = float_bindings(a, b, out, cc, binds, ro, "A", "Bm");
@@ -427,7 +445,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       f32_bits(direct ? alpha : 1.0f), f32_bits(beta), direct ? 0u : u32(batch * M * N, "scratch size")};
   const uint64_t groups = uint64_t(tiles) * splits;
   float_dispatch(o.t, key.str(), binds, ro, prm, groups,
-                 [&] { return tiled_wgsl(T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
+                 [&] { return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
 }
 
@@ -475,7 +493,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     cv.t = cc->t;
     cvo = cv;
   }
-  auto is_f32_aligned = [](const Tensor& t) { return t.scalar_type() == at::kFloat && block_of(t)->size % 16 == 0; };
+  auto is_f32_aligned = [](const Tensor& t) { return vec_dtype(t.scalar_type()) && block_of(t)->size % 16 == 0; };
   const bool x_vec = is_f32_aligned(x.t) && (x.s == 1 || K == 1) && x.off % 4 == 0 && x.sb % 4 == 0;
   bool w_vec;
   if (rows) w_vec = is_f32_aligned(w.t) && w.s1 == 1 && w.off % 4 == 0 && w.s0 % 4 == 0 && w.sb % 4 == 0;
@@ -500,7 +518,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     rep(s, "{{TPR}}", std::to_string(tpr));
     rep(s, "{{BINDINGS}}", bindings);
     rep(s, "{{C_TERM}}", cc ? "o = o + bitcast<f32>(prm(20u)) * elc(prm(17u) + b * prm(18u) + j * prm(19u));" : "");
-    const std::string xv4 = x_vec ? "X[(xb + k) >> 2u]"
+    const std::string xv4 = x_vec ? vload(x.t.scalar_type(), "X", "xb + k")
                                   : "vec4<f32>(elx(xb + k * sXk), elx(xb + (k + 1u) * sXk), elx(xb + (k + 2u) * sXk), "
                                     "elx(xb + (k + 3u) * sXk))";
     std::ostringstream b;
@@ -509,7 +527,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "    let wb = wb0 + j * sWj;\n";
       if (w_vec) {
         b << "    let kv = k0 + ((k1 - k0) / 4u) * 4u;\n    var v4 = vec4<f32>(0.0);\n"
-          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(W[(wb + k) >> 2u], " << xv4 << ", v4); }\n"
+          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(" << vload(w.t.scalar_type(), "W", "wb + k") << ", " << xv4 << ", v4); }\n"
           << "    acc = (v4.x + v4.y) + (v4.z + v4.w);\n"
           << "    for (var k = kv + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k) * elx(xb + k * sXk); }\n";
       } else {
@@ -524,7 +542,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "  if (j0 < J) {\n";
       if (w_vec)
         b << "    if (j0 + 3u < J) {\n"
-          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(W[(wb0 + k * sWk + j0) >> 2u], "
+          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(" << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0") << ", "
              "vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
       else b << "    {\n";
       b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
