@@ -245,6 +245,8 @@ def test_composites():
     check(lambda a, b, c: torch.linalg.multi_dot([a, b, c]), rnd(5, 7), rnd(7, 9), rnd(9, 3))
     check(lambda a, b, c: torch.chain_matmul(a, b, c), rnd(5, 7), rnd(7, 9), rnd(9, 3))
     check(lambda a, b: a.__rmatmul__(b), rnd(7, 6), rnd(5, 7))
+    for gelu in (False, True):
+        check(lambda c, a, b: torch._addmm_activation(c, a, b, beta=0.5, use_gelu=gelu), rnd(6), rnd(5, 7), rnd(7, 6))
 
 
 def test_gradients():

@@ -18,6 +18,7 @@
 // Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
 // M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
 // the defaults, so each adapter can be tuned without rebuilding.
+#include <ATen/ops/_addmm_activation_native.h>
 #include <ATen/ops/addmm_native.h>
 #include <ATen/ops/addmv_native.h>
 #include <ATen/ops/baddbmm_native.h>
@@ -722,6 +723,17 @@ struct AddmmOp : at::meta::structured_addmm {
   }
 };
 
+// addmm followed by gelu (exact, as CPU) or relu on the result.
+struct AddmmActivationOp : at::meta::structured__addmm_activation {
+  void impl(const Tensor& self, const Tensor& m1, const Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha,
+            bool use_gelu, const Tensor& out) {
+    Tensor c = is_zero(beta) ? Tensor() : self.expand({m1.size(0), m2.size(1)});
+    gemm(as3(out), as3(m1), as3(m2), c.defined() ? as3(c) : c, beta, alpha, "_addmm_activation");
+    if (use_gelu) at::gelu_(const_cast<Tensor&>(out));
+    else at::relu_(const_cast<Tensor&>(out));
+  }
+};
+
 struct BaddbmmOp : at::meta::structured_baddbmm {
   void impl(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta, const c10::Scalar& alpha,
             const Tensor& out) {
@@ -843,6 +855,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<BmmOp, T, T>(m, "bmm", "bmm.out");
   s::reg<AddmmOp, T, T, T, S, S>(m, "addmm", "addmm.out");
   s::reg<BaddbmmOp, T, T, T, S, S>(m, "baddbmm", "baddbmm.out");
+  s::reg<AddmmActivationOp, T, T, T, S, S, bool>(m, "_addmm_activation", "_addmm_activation.out");
   s::reg<AddmvOp, T, T, T, S, S>(m, "addmv", "addmv.out");
   m.impl("dot", TORCH_FN(dot_fn));
   m.impl("vdot", TORCH_FN(vdot_fn));
