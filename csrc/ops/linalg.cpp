@@ -17,7 +17,8 @@
 //
 // Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
 // M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
-// the defaults, so each adapter can be tuned without rebuilding.
+// the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_MATMUL_DUMP=1 prints
+// each float kernel as it is compiled.
 #include <ATen/ops/_addmm_activation_native.h>
 #include <ATen/ops/addmm_native.h>
 #include <ATen/ops/addmv_native.h>
@@ -29,6 +30,7 @@
 #include <torch/library.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -196,7 +198,13 @@ void float_dispatch(const Tensor& any, const std::string& key, const std::vector
                     const std::vector<uint32_t>& prm, uint64_t groups, const std::function<std::string()>& make) {
   rt::GpuDevice& dev = gpu_of(any);
   const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask,
-                                               [&] { return rt::wgsl_source("common") + make(); });
+                                               [&] {
+                                                 std::string src = make();
+                                                 // TORCH_WEBGPU_MATMUL_DUMP=1: print each new kernel (for tuning).
+                                                 if (const char* d = std::getenv("TORCH_WEBGPU_MATMUL_DUMP"); d && *d)
+                                                   std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), src.c_str());
+                                                 return rt::wgsl_source("common") + src;
+                                               });
   std::vector<rt::Binding> b;
   for (const FBind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
