@@ -56,8 +56,10 @@ def test_mm_edges(mkn):
 
 
 def test_mm_large_tile():
-    # >= 120 tiles of 128x128 selects the large configuration.
+    # >= 120 tiles of 128x128 selects the large configuration: scalar loads (N not a multiple of 4),
+    # then vec4 loads and stores everywhere, with a vec4-read bias.
     check(torch.mm, rnd(1410, 20), rnd(20, 1410), k=20)
+    check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5), rnd(1408), rnd(1408, 20), rnd(20, 1408), k=20)
 
 
 @pytest.mark.parametrize("layout", ["tn", "nt", "tt", "offset", "stepped", "expanded"])
