@@ -122,7 +122,7 @@ def main():
         ok = err <= tol
         if not ok:
             failed = True
-        iters = args.iters or max(3, min(200, int(2e11 / flops) if not args.quick else 5))
+        iters = args.iters or (5 if args.quick else max(5, min(500, int(2e12 / flops))))
         t_w = timed(a_w, b_w, wg, iters)
         t_r = timed(a_r, b_r, ref, iters)
         tf_w, tf_r = flops / t_w / 1e12, flops / t_r / 1e12

@@ -44,9 +44,9 @@ def check(fn, *xs, k=64):
 
 # --------------------------------------------------------------------------- the tiled kernel
 
-# (M, K, N) around the 64x64x16 tile's edges and the 16x128 small-M tile's.
+# (M, K, N) around the 64x64x16 tile's edges and the 16x128 small-M tile's (tall narrow products run transposed).
 EDGE_SHAPES = [(1, 1, 2), (2, 1, 2), (3, 5, 7), (15, 16, 17), (64, 16, 64), (65, 17, 63), (63, 33, 129),
-               (130, 31, 66), (16, 40, 131), (17, 9, 128), (5, 100, 4)]
+               (130, 31, 66), (16, 40, 131), (17, 9, 128), (5, 100, 4), (130, 40, 7)]  # last: tall, narrow
 
 
 @pytest.mark.parametrize("mkn", EDGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -56,8 +56,10 @@ def test_mm_edges(mkn):
 
 
 def test_mm_large_tile():
-    # >= 120 tiles of 128x128 selects the large configuration.
+    # >= 120 tiles of 128x128 selects the large configuration: scalar loads (N not a multiple of 4),
+    # then vec4 loads and stores everywhere, with a vec4-read bias.
     check(torch.mm, rnd(1410, 20), rnd(20, 1410), k=20)
+    check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5), rnd(1408), rnd(1408, 20), rnd(20, 1408), k=20)
 
 
 @pytest.mark.parametrize("layout", ["tn", "nt", "tt", "offset", "stepped", "expanded"])
@@ -96,6 +98,9 @@ def test_tile_shapes_from_environment():
     try:
         check(torch.mm, rnd(70, 37), rnd(37, 45), k=37)
         check(torch.mm, rnd(9, 37), rnd(37, 45), k=37)
+        # a tile needing more workgroup memory than the adapter has falls back to one that fits
+        os.environ["TORCH_WEBGPU_MATMUL_TILES"] = "M=128x128x256x8x8"
+        check(torch.mm, rnd(70, 37), rnd(37, 45), k=37)
         os.environ["TORCH_WEBGPU_MATMUL_TILES"] = "M=32x32x6x4x4"
         with pytest.raises(RuntimeError, match="TORCH_WEBGPU_MATMUL_TILES"):
             torch.mm(rnd(70, 37).to(DEV), rnd(37, 45).to(DEV))
@@ -242,6 +247,8 @@ def test_composites():
     check(lambda a, b, c: torch.linalg.multi_dot([a, b, c]), rnd(5, 7), rnd(7, 9), rnd(9, 3))
     check(lambda a, b, c: torch.chain_matmul(a, b, c), rnd(5, 7), rnd(7, 9), rnd(9, 3))
     check(lambda a, b: a.__rmatmul__(b), rnd(7, 6), rnd(5, 7))
+    for gelu in (False, True):
+        check(lambda c, a, b: torch._addmm_activation(c, a, b, beta=0.5, use_gelu=gelu), rnd(6), rnd(5, 7), rnd(7, 6))
 
 
 def test_gradients():

@@ -34,8 +34,7 @@ var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
 struct Tile { b: u32, m0: u32, n0: u32, k0: u32, k1: u32, s: u32, };
 
 var<private> T: Tile;
-var<private> ra: array<vec4<f32>, A_PER>;
-var<private> rb: array<vec4<f32>, B_PER>;
+{{REGS}}
 
 // Unit u of the A tile at depth k (orientation {{A_ORIENT}}): its (m, k) start.
 fn a_unit(u: u32) -> vec2<u32> {
@@ -45,40 +44,16 @@ fn b_unit(u: u32) -> vec2<u32> {
   {{B_UNIT}}
 }
 
+// Global -> registers (the next tile) and registers -> workgroup memory; unrolled by the host over
+// each invocation's A_PER / B_PER units (private ra_i / rb_i).
 fn fetch(kt: u32) {
-  for (var i = 0u; i < A_PER; i = i + 1u) {
-    let u = i * WG + LID;
-    if (u < A_UNITS) {
-      let mk = a_unit(u);
-      ra[i] = load_a(T.m0 + mk.x, kt + mk.y);
-    }
-  }
-  for (var i = 0u; i < B_PER; i = i + 1u) {
-    let u = i * WG + LID;
-    if (u < B_UNITS) {
-      let kn = b_unit(u);
-      rb[i] = load_b(kt + kn.x, T.n0 + kn.y);
-    }
-  }
+{{FETCH}}
 }
 
 fn stash(buf: u32) {
   let ab = buf * A_TILE;
   let bb = buf * B_TILE;
-  for (var i = 0u; i < A_PER; i = i + 1u) {
-    let u = i * WG + LID;
-    if (u < A_UNITS) {
-      let mk = a_unit(u);
-      {{A_STASH}}
-    }
-  }
-  for (var i = 0u; i < B_PER; i = i + 1u) {
-    let u = i * WG + LID;
-    if (u < B_UNITS) {
-      let kn = b_unit(u);
-      {{B_STASH}}
-    }
-  }
+{{STASH}}
 }
 
 var<private> LID: u32;

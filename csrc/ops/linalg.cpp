@@ -17,16 +17,20 @@
 //
 // Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
 // M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
-// the defaults, so each adapter can be tuned without rebuilding.
+// the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_MATMUL_DUMP=1 prints
+// each float kernel as it is compiled.
+#include <ATen/ops/_addmm_activation_native.h>
 #include <ATen/ops/addmm_native.h>
 #include <ATen/ops/addmv_native.h>
 #include <ATen/ops/baddbmm_native.h>
 #include <ATen/ops/bmm_native.h>
 #include <ATen/ops/mm_native.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -135,12 +139,29 @@ struct FBind {
 std::string elem_fn(const std::string& fn, const std::string& name, at::ScalarType t) {
   std::string body;
   if (t == at::kFloat) body = "return " + name + "[e >> 2u][e & 3u];";
-  else if (t == at::kHalf) body = "return f16_to_f32((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu);";
-  else body = "return bitcast<f32>(((" + name + "[e >> 1u] >> ((e & 1u) * 16u)) & 0xffffu) << 16u);";
+  else {
+    // Half types bind as array<vec2<u32>>: 4 elements per array element.
+    body = "let h = (" + name + "[e >> 2u][(e >> 1u) & 1u] >> ((e & 1u) * 16u)) & 0xffffu; return " +
+           (t == at::kHalf ? "f16_to_f32(h);" : "bitcast<f32>(h << 16u);");
+  }
   return "fn " + fn + "(e: u32) -> f32 { " + body + " }\n";
 }
 
-std::string array_type(at::ScalarType t) { return t == at::kFloat ? "array<vec4<f32>>" : "array<u32>"; }
+std::string array_type(at::ScalarType t) { return t == at::kFloat ? "array<vec4<f32>>" : "array<vec2<u32>>"; }
+
+// WGSL loading the 4 elements starting at element `idx` (a multiple of 4) as a vec4<f32>.
+std::string vload(at::ScalarType t, const std::string& arr, const std::string& idx) {
+  const std::string v = arr + "[(" + idx + ") >> 2u]";
+  return t == at::kFloat ? v : t == at::kHalf ? "h4f16(" + v + ")" : "h4bf16(" + v + ")";
+}
+
+const char* kHalfVec =
+    "fn h4f16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(f16_to_f32(w.x & 0xffffu), f16_to_f32(w.x >> 16u), "
+    "f16_to_f32(w.y & 0xffffu), f16_to_f32(w.y >> 16u)); }\n"
+    "fn h4bf16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), "
+    "bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u)); }\n";
+
+bool vec_dtype(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
 
 // Bindings for operands X, W (read), O (read_write, f32) and optional C (read; through O when it
 // shares O's block). Returns the WGSL and fills `binds` / `ro_mask`.
@@ -156,6 +177,7 @@ std::string float_bindings(const View& x, const View& w, const View& o, const Vi
     s << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "
       << (write ? "array<vec4<f32>>" : array_type(v.t.scalar_type())) << ";\n";
   };
+  s << kHalfVec;
   add(x, xn, false);
   add(w, wn, false);
   add(o, "O", true);
@@ -176,7 +198,13 @@ void float_dispatch(const Tensor& any, const std::string& key, const std::vector
                     const std::vector<uint32_t>& prm, uint64_t groups, const std::function<std::string()>& make) {
   rt::GpuDevice& dev = gpu_of(any);
   const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask,
-                                               [&] { return rt::wgsl_source("common") + make(); });
+                                               [&] {
+                                                 std::string src = make();
+                                                 // TORCH_WEBGPU_MATMUL_DUMP=1: print each new kernel (for tuning).
+                                                 if (const char* d = std::getenv("TORCH_WEBGPU_MATMUL_DUMP"); d && *d)
+                                                   std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), src.c_str());
+                                                 return rt::wgsl_source("common") + src;
+                                               });
   std::vector<rt::Binding> b;
   for (const FBind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
@@ -184,7 +212,7 @@ void float_dispatch(const Tensor& any, const std::string& key, const std::vector
 
 bool vec_ok(const View& v, bool along_cols) {
   // f32, the unit dimension contiguous, everything else a multiple of 4 elements (16 bytes).
-  if (v.t.scalar_type() != at::kFloat) return false;
+  if (!vec_dtype(v.t.scalar_type())) return false;
   const int64_t unit = along_cols ? v.s1 : v.s0, other = along_cols ? v.s0 : v.s1;
   return unit == 1 && v.off % 4 == 0 && other % 4 == 0 && v.sb % 4 == 0 && block_of(v.t)->size % 16 == 0;
 }
@@ -197,6 +225,7 @@ struct Scratch {
 
 Scratch make_scratch(const Tensor& like, int64_t splits, int64_t batch, int64_t M, int64_t N) {
   Scratch s;
+  u32(splits * batch * M * N, "split-K scratch elements");
   s.t = at::empty({splits * batch * M * N}, like.options().dtype(at::kFloat));
   s.v.t = s.t;
   s.v.off = s.t.storage_offset();
@@ -243,7 +272,7 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
 // ---------------------------------------------------------------------------------------------
 // Tiled float GEMM
 
-std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
+std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
                        bool c_vec, const std::string& bindings) {
   const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
   std::string s = rt::wgsl_source("matmul");
@@ -257,7 +286,7 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
   std::ostringstream f;
   f << bindings;
   // load_a(m, k): a unit of 4 elements starting at (m, k), zero outside [0, M) x [k0, k1).
-  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, bool along_second, bool vec,
+  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, at::ScalarType dt, bool along_second, bool vec,
                          const char* i0, const char* i1, const char* lim0, const char* lim1, const char* off,
                          const char* sb, const char* s0, const char* s1) {
     // Indices (p, q): p along the first dim (limit lim0), q along the second (limit lim1).
@@ -270,7 +299,7 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
     const std::string fs = along_second ? s0 : s1, ms = along_second ? s1 : s0;
     f << "  let fb = base + " << fixed << " * prm(" << fs << ");\n";
     f << "  if (" << fixed << " < " << flim << " && " << moving << " + 3u < " << mlim << ") {\n";
-    if (vec) f << "    return " << vecname << "[(fb + " << moving << ") >> 2u];\n";
+    if (vec) f << "    return " << vload(dt, vecname, "fb + " + moving) << ";\n";
     else
       f << "    let sm = prm(" << ms << ");\n    let e = fb + " << moving << " * sm;\n    return vec4<f32>(" << el
         << "(e), " << el << "(e + sm), " << el << "(e + 2u * sm), " << el << "(e + 3u * sm));\n";
@@ -281,9 +310,9 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
       << ")); }\n    }\n  }\n  return v;\n}\n";
   };
   // A: first dim m (limit M = prm(0)), second k (limit T.k1).
-  unit_loader("load_a", "ela", "A", a_k4, a_vec, "m", "k", "prm(0u)", "T.k1", "8u", "9u", "10u", "11u");
+  unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "prm(0u)", "T.k1", "8u", "9u", "10u", "11u");
   // B: first dim k (limit T.k1), second n (limit N = prm(1)).
-  unit_loader("load_b", "elb", "Bm", b_n4, b_vec, "k", "n", "T.k1", "prm(1u)", "12u", "13u", "14u", "15u");
+  unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "prm(1u)", "12u", "13u", "14u", "15u");
   // store4(m, n, v): O[m, n..n+3] = alpha * v (+ beta * C).
   f << "fn store4(m: u32, n: u32, v: vec4<f32>) {\n  let N = prm(1u);\n";
   f << "  let ob = prm(20u) + T.b * prm(21u) + m * prm(22u) + T.s * prm(26u);\n";
@@ -302,12 +331,38 @@ std::string tiled_wgsl(const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_
                             : "return vec2<u32>((u % (BM / 4u)) * 4u, u / (BM / 4u));");
   rep(s, "{{B_UNIT}}", b_n4 ? "return vec2<u32>(u / (BN / 4u), (u % (BN / 4u)) * 4u);"
                             : "return vec2<u32>((u % (BK / 4u)) * 4u, u / (BK / 4u));");
-  rep(s, "{{A_STASH}}",
-      a_k4 ? "let v = ra[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { As[ab + (mk.y + c) * (BM / 4u) + (mk.x >> 2u)][mk.x & 3u] = v[c]; }"
-           : "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = ra[i];");
-  rep(s, "{{B_STASH}}",
-      b_n4 ? "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = rb[i];"
-           : "let v = rb[i];\n      for (var c = 0u; c < 4u; c = c + 1u) { Bs[bb + (kn.x + c) * (BN / 4u) + (kn.y >> 2u)][kn.y & 3u] = v[c]; }");
+  {
+    const int wg = TX * TY, a_units = T.bm * T.bk / 4, b_units = T.bn * T.bk / 4;
+    const int a_per = (a_units + wg - 1) / wg, b_per = (b_units + wg - 1) / wg;
+    std::ostringstream regs, fetch, stash;
+    for (int i = 0; i < a_per; ++i) {
+      const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string guard = a_units % wg ? "if (" + U + " < A_UNITS) " : "";
+      regs << "var<private> " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kt + mk.y); }\n";
+      stash << "  " << guard << "{ let mk = a_unit(" << U << "); ";
+      if (a_k4)
+        stash << "let q = ab + mk.y * (BM / 4u) + (mk.x >> 2u); let c = mk.x & 3u; As[q][c] = " << R
+              << ".x; As[q + BM / 4u][c] = " << R << ".y; As[q + BM / 2u][c] = " << R << ".z; As[q + 3u * BM / 4u][c] = "
+              << R << ".w; }\n";
+      else stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
+    }
+    for (int i = 0; i < b_per; ++i) {
+      const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string guard = b_units % wg ? "if (" + U + " < B_UNITS) " : "";
+      regs << "var<private> " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kt + kn.x, T.n0 + kn.y); }\n";
+      stash << "  " << guard << "{ let kn = b_unit(" << U << "); ";
+      if (b_n4) stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
+      else
+        stash << "let q = bb + kn.x * (BN / 4u) + (kn.y >> 2u); let c = kn.y & 3u; Bs[q][c] = " << R
+              << ".x; Bs[q + BN / 4u][c] = " << R << ".y; Bs[q + BN / 2u][c] = " << R << ".z; Bs[q + 3u * BN / 4u][c] = "
+              << R << ".w; }\n";
+    }
+    rep(s, "{{REGS}}", regs.str());
+    rep(s, "{{FETCH}}", fetch.str());
+    rep(s, "{{STASH}}", stash.str());
+  }
   std::ostringstream acc, comp, st;
   for (int i = 0; i < RM; ++i)
     for (int r = 0; r < 4; ++r)
@@ -346,6 +401,16 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   if (M <= 16) T = ts.small;
   else if (ntiles(ts.large) >= 120) T = ts.large;
   else T = ts.medium;
+  // Within the adapter's limits (workgroup memory: two buffers of A and B tiles).
+  const WGPULimits& lim = gpu_of(o.t).limits();
+  auto fits = [&](const Tiles& t) {
+    const uint64_t inv = uint64_t(t.bm / t.tm) * (t.bn / t.tn), shared = 2ull * t.bk * (t.bm + t.bn) * 4;
+    return inv <= lim.maxComputeInvocationsPerWorkgroup && inv <= lim.maxComputeWorkgroupSizeX &&
+           shared <= lim.maxComputeWorkgroupStorageSize;
+  };
+  for (const Tiles& t : {ts.medium, ts.small, Tiles{32, 32, 8, 4, 4}})
+    if (!fits(T)) T = t;
+  TORCH_CHECK(fits(T), "webgpu: matmul: no tile shape fits this adapter's workgroup limits");
   const int64_t tiles_m = (M + T.bm - 1) / T.bm, tiles_n = (N + T.bn - 1) / T.bn;
   const int64_t tiles = batch * tiles_m * tiles_n;
   // Split-K when the tiles are too few to fill a GPU and K is long.
@@ -369,7 +434,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   const bool a_vec = vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
   const bool b_vec = vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
   const bool o_vec = vec_ok(out, true);
-  const bool c_vec = cc && vec_ok(*cc, true) && block_of(cc->t) != block_of(out.t);
+  const bool c_vec = cc && cc->t.scalar_type() == at::kFloat && vec_ok(*cc, true) && block_of(cc->t) != block_of(out.t);
   std::vector<FBind> binds;
   uint32_t ro = 0;
   const std::string bindings = float_bindings(a, b, out, cc, binds, ro, "A", "Bm");
@@ -389,7 +454,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       f32_bits(direct ? alpha : 1.0f), f32_bits(beta), direct ? 0u : u32(batch * M * N, "scratch size")};
   const uint64_t groups = uint64_t(tiles) * splits;
   float_dispatch(o.t, key.str(), binds, ro, prm, groups,
-                 [&] { return tiled_wgsl(T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
+                 [&] { return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
 }
 
@@ -414,7 +479,8 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   }
   int64_t splits = 1;
   const int64_t wgs = batch * groups_j;
-  if (wgs < 256 && K >= 2048) splits = std::min<int64_t>((512 + wgs - 1) / wgs, K / 512);
+  // Memory-bound: aim for ~1024 workgroups (a few per SM on a large GPU), at least 256 k per part.
+  if (wgs < 512 && K >= 2048) splits = std::min<int64_t>((1024 + wgs - 1) / wgs, K / 256);
   splits = std::max<int64_t>(splits, 1);
   int64_t kps = (K + splits - 1) / splits;
   kps = (kps + 255) / 256 * 256;
@@ -436,7 +502,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     cv.t = cc->t;
     cvo = cv;
   }
-  auto is_f32_aligned = [](const Tensor& t) { return t.scalar_type() == at::kFloat && block_of(t)->size % 16 == 0; };
+  auto is_f32_aligned = [](const Tensor& t) { return vec_dtype(t.scalar_type()) && block_of(t)->size % 16 == 0; };
   const bool x_vec = is_f32_aligned(x.t) && (x.s == 1 || K == 1) && x.off % 4 == 0 && x.sb % 4 == 0;
   bool w_vec;
   if (rows) w_vec = is_f32_aligned(w.t) && w.s1 == 1 && w.off % 4 == 0 && w.s0 % 4 == 0 && w.sb % 4 == 0;
@@ -461,7 +527,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     rep(s, "{{TPR}}", std::to_string(tpr));
     rep(s, "{{BINDINGS}}", bindings);
     rep(s, "{{C_TERM}}", cc ? "o = o + bitcast<f32>(prm(20u)) * elc(prm(17u) + b * prm(18u) + j * prm(19u));" : "");
-    const std::string xv4 = x_vec ? "X[(xb + k) >> 2u]"
+    const std::string xv4 = x_vec ? vload(x.t.scalar_type(), "X", "xb + k")
                                   : "vec4<f32>(elx(xb + k * sXk), elx(xb + (k + 1u) * sXk), elx(xb + (k + 2u) * sXk), "
                                     "elx(xb + (k + 3u) * sXk))";
     std::ostringstream b;
@@ -470,7 +536,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "    let wb = wb0 + j * sWj;\n";
       if (w_vec) {
         b << "    let kv = k0 + ((k1 - k0) / 4u) * 4u;\n    var v4 = vec4<f32>(0.0);\n"
-          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(W[(wb + k) >> 2u], " << xv4 << ", v4); }\n"
+          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(" << vload(w.t.scalar_type(), "W", "wb + k") << ", " << xv4 << ", v4); }\n"
           << "    acc = (v4.x + v4.y) + (v4.z + v4.w);\n"
           << "    for (var k = kv + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k) * elx(xb + k * sXk); }\n";
       } else {
@@ -485,7 +551,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "  if (j0 < J) {\n";
       if (w_vec)
         b << "    if (j0 + 3u < J) {\n"
-          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(W[(wb0 + k * sWk + j0) >> 2u], "
+          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(" << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0") << ", "
              "vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
       else b << "    {\n";
       b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
@@ -625,6 +691,18 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     }
     return;
   }
+  if (N <= 16 && M > N) {
+    // Tall and narrow: O^T = B^T A^T puts the short side where the small-M tile expects it
+    // (transposing a strided view is free).
+    auto tr = [](View v) {
+      std::swap(v.s0, v.s1);
+      return v;
+    };
+    View ct;
+    if (c) ct = tr(*c);
+    tiled_gemm(tr(o), tr(b), tr(a), c ? &ct : nullptr, batch, N, M, K, fa, fb);
+    return;
+  }
   tiled_gemm(o, a, b, c, batch, M, N, K, fa, fb);
 }
 
@@ -650,6 +728,17 @@ struct AddmmOp : at::meta::structured_addmm {
             const Tensor& out) {
     Tensor c = is_zero(beta) ? Tensor() : self.expand({m1.size(0), m2.size(1)});
     gemm(as3(out), as3(m1), as3(m2), c.defined() ? as3(c) : c, beta, alpha, "addmm");
+  }
+};
+
+// addmm followed by gelu (exact, as CPU) or relu on the result.
+struct AddmmActivationOp : at::meta::structured__addmm_activation {
+  void impl(const Tensor& self, const Tensor& m1, const Tensor& m2, const c10::Scalar& beta, const c10::Scalar& alpha,
+            bool use_gelu, const Tensor& out) {
+    Tensor c = is_zero(beta) ? Tensor() : self.expand({m1.size(0), m2.size(1)});
+    gemm(as3(out), as3(m1), as3(m2), c.defined() ? as3(c) : c, beta, alpha, "_addmm_activation");
+    if (use_gelu) at::gelu_(const_cast<Tensor&>(out));
+    else at::relu_(const_cast<Tensor&>(out));
   }
 };
 
@@ -691,8 +780,11 @@ Tensor dot_impl(const Tensor& self, const Tensor& other, const char* name) {
 Tensor dot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "dot"); }
 Tensor vdot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "vdot"); }
 
-Tensor& addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
-                    const c10::Scalar& beta, const c10::Scalar& alpha) {
+// addbmm mirrors CPU's structure (including its checks and resizes); the sum over batches is one
+// product over k' = (batch, k) for f32 and integers, and one addmm_ per batch for half types, whose
+// CPU result rounds after every batch.
+void addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
@@ -701,28 +793,36 @@ Tensor& addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, co
               batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
   const int64_t dim1 = batch1.size(1), dim2 = batch2.size(2);
   TORCH_CHECK(self.size(0) == dim1 && self.size(1) == dim2, "self tensor does not match matmul output shape");
-  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && batch1.scalar_type() == self.scalar_type(),
-              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && batch1.scalar_type() == result.scalar_type(),
+              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got ", result.scalar_type(), ", ",
               batch1.scalar_type(), " and ", batch2.scalar_type());
   result.resize_as_(self);
-  // sum_b batch1[b] @ batch2[b] is one product over k' = (b, k): [n, B*k] @ [B*k, p].
-  const int64_t B = batch1.size(0), k = batch1.size(2);
-  Tensor a = batch1.transpose(0, 1).reshape({dim1, B * k});
-  Tensor b = batch2.reshape({B * k, dim2});
-  Tensor c = is_zero(beta) ? Tensor() : as3(self);
-  gemm(as3(result), as3(a), as3(b), c, beta, alpha, "addbmm");
-  return result;
+  if (!is_zero(beta) && !self.is_same(result)) result.copy_(self);
+  const int64_t nb = batch1.size(0);
+  if (nb == 0) {
+    if (!is_zero(beta)) result.mul_(beta);
+    else result.zero_();
+    return;
+  }
+  if (result.scalar_type() == at::kHalf || result.scalar_type() == at::kBFloat16) {
+    c10::Scalar b = beta;
+    for (int64_t i = 0; i < nb; ++i) {
+      result.addmm_(batch1[i], batch2[i], b, alpha);
+      b = 1;
+    }
+    return;
+  }
+  const int64_t k = batch1.size(2);
+  Tensor a = batch1.transpose(0, 1).reshape({dim1, nb * k});
+  Tensor b = batch2.reshape({nb * k, dim2});
+  gemm(as3(result), as3(a), as3(b), is_zero(beta) ? Tensor() : as3(result), beta, alpha, "addbmm");
 }
 
 Tensor& addbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
                    const c10::Scalar& alpha, Tensor& out) {
-  TORCH_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "batch1 must be a 3D tensor");
-  Tensor s = self.expand({batch1.size(1), batch2.size(2)});
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "addbmm: expected out dtype ", self.scalar_type(), ", got ",
-              out.scalar_type());
-  at::native::resize_output(out, s.sizes());
-  if (shares_block(out, s) && !out.is_same(self)) s = s.clone();
-  return addbmm_impl(out, s, batch1, batch2, beta, alpha);
+  auto b_self = at::expand_size(self, {batch1.size(1), batch2.size(2)}, "addbmm_out");
+  addbmm_impl(out, *b_self, batch1, batch2, beta, alpha);
+  return out;
 }
 
 Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
@@ -734,7 +834,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
 
 Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const c10::Scalar& beta,
                 const c10::Scalar& alpha) {
-  return addbmm_impl(self, self, batch1, batch2, beta, alpha);
+  return addbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
 Tensor& dot_out(const Tensor& self, const Tensor& other, Tensor& out) {
@@ -763,6 +863,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<BmmOp, T, T>(m, "bmm", "bmm.out");
   s::reg<AddmmOp, T, T, T, S, S>(m, "addmm", "addmm.out");
   s::reg<BaddbmmOp, T, T, T, S, S>(m, "baddbmm", "baddbmm.out");
+  s::reg<AddmmActivationOp, T, T, T, S, S, bool>(m, "_addmm_activation", "_addmm_activation.out");
   s::reg<AddmvOp, T, T, T, S, S>(m, "addmv", "addmv.out");
   m.impl("dot", TORCH_FN(dot_fn));
   m.impl("vdot", TORCH_FN(vdot_fn));
