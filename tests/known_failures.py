@@ -7,9 +7,4 @@ suite until its row is removed, so the list only shrinks. A new row needs a reas
 """
 
 KNOWN_FAILURES = {
-    ("native_layer_norm", "float16", "*"):
-        "empty (0, 1) half input: no webgpu kernel, ATen's composite math_native_layer_norm returns float32 "
-        "mean/rstd for an empty input where CPU's layer_norm returns float16; a native layer_norm fixes it",
-    ("native_layer_norm", "bfloat16", "*"):
-        "as native_layer_norm float16 (empty input: the composite returns float32 mean/rstd, CPU bfloat16)",
 }

@@ -26,7 +26,7 @@ constexpr Row kSoftplusBackward{"softplus_backward", "select(x1 * f_sigmoid(x2 *
 constexpr Row kHardsigmoidBackward{"hardsigmoid_backward", "select(0.0, x1 / 6.0, x2 > -3.0 && x2 < 3.0)", nullptr,
                                    nullptr};
 constexpr Row kHardswishBackward{"hardswish_backward",
-                                 "select(select(x1 * (x2 / 3.0 + 0.5), x1, x2 > 3.0), 0.0, x2 < -3.0)", nullptr,
+                                 "select(select(x1 * (x2 / 3.0 + 0.5), x1, x2 >= 3.0), 0.0, x2 <= -3.0)", nullptr,
                                  nullptr};
 constexpr Row kHardtanhBackward{"hardtanh_backward", "select(x1, 0.0, x2 <= s0 || x2 >= s1)", nullptr, nullptr};
 constexpr Row kMishBackward{"mish_backward",

@@ -168,8 +168,8 @@ void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::
            "  var sw = 0.0; var sb = 0.0;\n"
            "  for (var r = r0; r < r1; r = r + 1u) {\n"
            "    let gv = ld" + n(G) + "(prm(3u) + r * N + j);\n"
-           "    sw = sw + gv * (ld" + n(X) + "(prm(4u) + r * N + j) - ld" + n(MU) + "(prm(5u) + r)) * ld" + n(RS) +
-           "(prm(6u) + r);\n"
+           "    let a = ld" + n(RS) + "(prm(6u) + r);\n"
+           "    sw = sw + gv * fma(ld" + n(X) + "(prm(4u) + r * N + j), a, -(ld" + n(MU) + "(prm(5u) + r) * a));\n"
            "    sb = sb + gv;\n  }\n"
            "  st" + n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
   });
@@ -293,9 +293,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
     // Per-channel sums over (N, HxW) in f32.
     const at::Tensor g3 = g.view({N, C, HxW}).to(at::kFloat);
     if (mask[1]) {
-      const at::Tensor xh = (x.view({N, group, -1}).to(at::kFloat) - mu.view({N, group, 1}).to(at::kFloat)) *
-                            rs.view({N, group, 1}).to(at::kFloat);
-      gw = (g3 * xh.view({N, C, HxW})).sum({0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
+      // As CPU: per (sample, channel) sums ds = sum g x, db = sum g, then (ds - db mean) rstd over samples.
+      const int64_t cpg = C / group;
+      const at::Tensor ds = (g3 * x.view({N, C, HxW}).to(at::kFloat)).sum(2);
+      const at::Tensor m = mu.to(at::kFloat).view({N, group, 1}).expand({N, group, cpg}).reshape({N, C});
+      const at::Tensor r = rs.to(at::kFloat).view({N, group, 1}).expand({N, group, cpg}).reshape({N, C});
+      gw = ((ds - g3.sum(2) * m) * r).sum(0).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
     }
     if (mask[2]) gb = g3.sum({0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
   }
@@ -375,6 +378,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
     mean = rm.to(at::kFloat);
     invstd = (rv.to(at::kFloat) + eps).rsqrt();
   }
+  if (training && reduced(sd)) {  // CPU normalises with the saved statistics, rounded to their dtype
+    mean = mean.to(sd).to(at::kFloat);
+    invstd = invstd.to(sd).to(at::kFloat);
+  }
   at::Tensor scale = weight.defined() ? invstd * weight.to(at::kFloat) : invstd;
   at::Tensor shift = -mean * scale;
   if (bias.defined()) shift = shift + bias.to(at::kFloat);
@@ -414,6 +421,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit(const at::Tensor
                                                                 double eps) {
   return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, training, momentum,
                             eps);
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_legit_out(
+    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b, at::Tensor& rm,
+    at::Tensor& rv, bool training, double momentum, double eps, at::Tensor& out, at::Tensor& save_mean,
+    at::Tensor& save_invstd) {
+  return native_batch_norm_out(input, w, b, rm, rv, training, momentum, eps, out, save_mean, save_invstd);
+}
+
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_legit_no_stats_out(
+    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b, bool training,
+    double momentum, double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
+  return native_batch_norm_out(input, w, b, std::nullopt, std::nullopt, training, momentum, eps, out, save_mean,
+                               save_invstd);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit_no_stats(const at::Tensor& input,
@@ -523,6 +544,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm.out", TORCH_FN(native_batch_norm_out));
   m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(batch_norm_legit_no_stats));
+  m.impl("_native_batch_norm_legit.out", TORCH_FN(batch_norm_legit_out));
+  m.impl("_native_batch_norm_legit.no_stats_out", TORCH_FN(batch_norm_legit_no_stats_out));
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
   m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));

@@ -118,14 +118,16 @@ void run(int mode, std::vector<at::Tensor> ins, int64_t dim, const at::Tensor& r
 }
 
 struct SoftmaxOp : at::meta::structured__softmax {
-  void impl(const at::Tensor& self, int64_t dim, bool, const at::Tensor& out) {
+  void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
     check_float(self, "softmax");
+    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, "softmax: conversion is supported for Half type only");
     run(0, {self}, dim, out);
   }
 };
 struct LogSoftmaxOp : at::meta::structured__log_softmax {
-  void impl(const at::Tensor& self, int64_t dim, bool, const at::Tensor& out) {
+  void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
     check_float(self, "log_softmax");
+    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, "log_softmax: conversion is supported for Half type only");
     run(1, {self}, dim, out);
   }
 };
