@@ -78,6 +78,7 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
   check_list(params, exp_avgs, "exp_avgs", op);
   check_list(params, exp_avg_sqs, "exp_avg_sqs", op);
   if (amsgrad) check_list(params, max_exp_avg_sqs, "max_exp_avg_sqs", op);
+  else TORCH_CHECK(max_exp_avg_sqs.empty(), op, ": max_exp_avg_sqs must be empty when amsgrad is False");
   TORCH_CHECK(steps.size() == params.size(), op, ": state_steps must have one tensor per param");
   const bool has_scale = grad_scale.has_value() && grad_scale->defined();
   at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
@@ -259,14 +260,15 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   const int64_t T = int64_t(self.size());
   at::Tensor scratch = at::empty({T * int64_t(kSlots)}, self[0].options().dtype(at::kFloat));
   const char* combine = mode == 3 ? "max(a, b)" : mode == 4 ? "min(a, b)" : "a + b";
-  const char* elem = mode == 0 ? "select(0.0, 1.0, x != 0.0)" : mode == 2 ? "x * x" : "abs(x)";
-  const char* ident = mode == 4 ? "bitcast<f32>(0x7f800000u)" : "0.0";
-  std::string fns = std::string("fn comb(a: f32, b: f32) -> f32 { return ") + combine + "; }\n" +
-                    "fn el(x: f32) -> f32 { return " + elem + "; }\n" + "fn ident() -> f32 { return " + ident + "; }\n";
+  const char* elem = mode == 0 ? "select(0.0, 1.0, (bitcast<u32>(x) & 0x7fffffffu) != 0u)" : mode == 2 ? "x * x" : "abs(x)";
+  const char* ident = mode == 4 ? "ident_inf()" : "0.0";
   // NaN propagates through max/min: WGSL's max(NaN, x) need not, so NaN is checked explicitly.
-  if (mode >= 3)
-    fns = std::string("fn comb(a: f32, b: f32) -> f32 { if (a != a || b != b) { return a + b; } return ") + combine +
-          "; }\n" + "fn el(x: f32) -> f32 { return " + elem + "; }\n" + "fn ident() -> f32 { return " + ident + "; }\n";
+  const std::string nan_check = mode >= 3 ? "if (nanbits(a) || nanbits(b)) { return select(b, a, nanbits(a)); } " : "";
+  const std::string fns = std::string("fn nanbits(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n") +
+                          "fn ident_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }\n" +
+                          "fn comb(a: f32, b: f32) -> f32 { " + nan_check + "return " + combine + "; }\n" +
+                          "fn el(x: f32) -> f32 { return " + elem + "; }\n" +
+                          "fn ident() -> f32 { return " + ident + "; }\n";
   const std::string reduce =
       "  sh[lid] = acc;\n  workgroupBarrier();\n"
       "  for (var d = 128u; d > 0u; d = d / 2u) {\n"
@@ -276,6 +278,8 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   for (int64_t t = 0; t < T; ++t) {
     at::Tensor x = self[t].is_contiguous() ? self[t] : self[t].contiguous();
     if (x.numel() == 0) {
+      TORCH_CHECK(mode < 3, "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+                  "operation does not have an identity");
       scratch.narrow(0, t * kSlots, kSlots).fill_(mode == 4 ? INFINITY : 0.0);
       continue;
     }
