@@ -193,3 +193,30 @@ def test_clip_grad_norm(foreach):
     torch.testing.assert_close(n.cpu(), nc, rtol=1e-5, atol=1e-6)
     for a, b in zip(ps, pc):
         torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01, capturable=True, foreach=True)),
+                                     ("AdamW", dict(lr=0.01, capturable=True, foreach=True, amsgrad=True)),
+                                     ("Adam", dict(lr=0.01, capturable=True, fused=True))])
+def test_capturable(name, kw):
+    ref, _ = run(name, dict(lr=kw["lr"], amsgrad=kw.get("amsgrad", False)), "cpu", "forloop")
+    ps = [p.to(DEV).requires_grad_() for p in make_params()]
+    opt = getattr(torch.optim, name)(ps, **kw)
+    x = torch.linspace(-1, 1, 5).to(DEV)
+    for s in range(5):
+        opt.zero_grad()
+        loss_fn(ps, x * (1 + 0.1 * s)).backward()
+        opt.step()
+    for r, p in zip(ref, ps):
+        torch.testing.assert_close(p.detach().cpu(), r, rtol=2e-5, atol=2e-6)
+
+
+def test_foreach_pow_scalar_and_tensor():
+    e = [torch.tensor(3.0), torch.tensor([1.0, 2.5, 0.0])]
+    ref = torch._foreach_pow(0.9, e)
+    got = torch._foreach_pow(0.9, [t.to(DEV) for t in e])
+    for r, g in zip(ref, got):
+        assert g.dtype == r.dtype and g.shape == r.shape
+        torch.testing.assert_close(g.cpu(), r)
+    gi = torch._foreach_pow(2, [torch.tensor([3, 4], device=DEV)])[0]
+    assert gi.dtype == torch.int64 and gi.cpu().tolist() == [8, 16]

@@ -324,7 +324,21 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   return result;
 }
 
+// _foreach_pow(Scalar, Tensor[]) (capturable Adam's bias corrections): ATen's composite goes
+// through pow.Scalar, which wraps the base as a float64 device tensor; here the base is a 0-dim tensor
+// of the result dtype.
+std::vector<at::Tensor> foreach_pow_scalar_tensor(const at::Scalar& base, at::TensorList exps) {
+  std::vector<at::Tensor> out;
+  out.reserve(exps.size());
+  for (const at::Tensor& e : exps) {
+    const at::ScalarType dt = at::result_type(base, e);
+    out.push_back(at::pow(at::scalar_tensor(base, e.options().dtype(dt)), e));
+  }
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_foreach_pow.ScalarAndTensor", TORCH_FN(foreach_pow_scalar_tensor));
   m.impl("_fused_adam_", TORCH_FN(fused_adam));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw));
