@@ -220,3 +220,24 @@ def test_foreach_pow_scalar_and_tensor():
         torch.testing.assert_close(g.cpu(), r)
     gi = torch._foreach_pow(2, [torch.tensor([3, 4], device=DEV)])[0]
     assert gi.dtype == torch.int64 and gi.cpu().tolist() == [8, 16]
+
+
+def test_fused_noncontiguous_and_offsets():
+    g = torch.Generator().manual_seed(3)
+    base = [torch.randn(8, 6, generator=g) for _ in range(4)]
+    views = lambda ts: [t.t() for t in ts[:2]] + [t[2:5] for t in ts[2:4]]  # noqa: E731
+    c = [[b.clone() for b in base] for _ in range(4)]
+    d = [[b.clone().to(DEV) for b in base] for _ in range(4)]
+    c[3] = [t.abs() for t in c[3]]
+    d[3] = [t.abs() for t in d[3]]
+    cl = [views(x) for x in c]
+    dl = [views(x) for x in d]
+    steps = [torch.tensor(2.0)] * 4
+    torch._fused_adamw_(*cl, [], steps, lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8, amsgrad=False,
+                        maximize=False)
+    torch._fused_adamw_(*dl, [], [s.to(DEV) for s in steps], lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1,
+                        eps=1e-8, amsgrad=False, maximize=False)
+    for x, y in zip(c, d):  # the bases: view regions updated, the rest untouched
+        for a, b in zip(x, y):
+            torch.testing.assert_close(b.cpu(), a, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(c[0][0], base[0]) and torch.equal(c[0][2][:2], base[2][:2])

@@ -290,6 +290,22 @@ def test_random_to_and_errors():
         torch.empty(3, device=DEV, dtype=torch.int32).uniform_()
 
 
+@pytest.mark.parametrize("fn", [
+    lambda t: t.exponential_(), lambda t: t.normal_(), lambda t: t.log_normal_(), lambda t: t.cauchy_(),
+    lambda t: t.uniform_(), lambda t: t.geometric_(0.5), lambda t: t.geometric_(1.5), lambda t: t.random_(0, 3),
+    lambda t: t.exponential_(-1.0) if t.is_floating_point() else t.geometric_(0.0),
+    lambda t: torch.normal(t, 1.0), lambda t: t.bernoulli_(-0.1)])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.float32])
+def test_errors_match_cpu(fn, dtype):
+    def outcome(dev):
+        try:
+            fn(torch.zeros(4, dtype=dtype, device=dev))
+            return None
+        except Exception as e:  # noqa: BLE001
+            return type(e), str(e).split("\n")[0]
+    assert outcome(DEV) == outcome("cpu")
+
+
 # ---- layouts ----
 
 def test_layouts():

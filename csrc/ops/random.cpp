@@ -131,7 +131,14 @@ const char* kNormalPre =
     "  let z23 = rand_normal2(r.z, r.w);\n"
     "  var z = array<f32, 4>(z01.x, z01.y, z23.x, z23.y);\n";
 
+// CPU's dtype errors, raised by its kernels' dispatch macros.
+void require_float(const at::TensorBase& t, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"", kernel, "\" not implemented for '",
+                              c10::toString(t.scalar_type()), "'");
+}
+
 void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
+  require_float(self, "normal_kernel_cpu");
   Spec sp{"normal"};
   sp.params = {f32_bits(mean), f32_bits(std)};
   sp.pre = kNormalPre;
@@ -140,6 +147,7 @@ void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen)
 }
 
 void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Gen gen) {
+  require_float(iter.tensor_base(0), "log_normal_cpu");
   Spec sp{"log_normal"};
   sp.params = {f32_bits(mean), f32_bits(std)};
   sp.pre = kNormalPre;
@@ -151,6 +159,9 @@ void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Ge
 const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 5.9604644775390625e-8; }\n";
 
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
+  const at::ScalarType dt = iter.tensor_base(0).scalar_type();
+  TORCH_CHECK(is_float(dt), "Exponential distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ", dt);
   Spec sp{"exponential"};
   sp.fns = kOpen01;
   sp.params = {f32_bits(lambda)};
@@ -159,6 +170,8 @@ void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
 }
 
 void geometric_kernel(at::TensorIteratorBase& iter, double p, Gen gen) {
+  TORCH_CHECK_NOT_IMPLEMENTED(iter.tensor_base(0).scalar_type() != at::kBool,
+                              "\"geometric_cpu\" not implemented for 'Bool'");
   Spec sp{"geometric"};
   sp.fns = kOpen01;
   sp.params = {f32_bits(std::log1p(-p))};
@@ -430,11 +443,13 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   else at::native::resize_output(result, {n_dist, n_sample});
   if (result.numel() == 0) return result;
   at::Tensor p = self.to(at::kFloat).contiguous().view({n_dist, n_cat});
-  // Validity, as CPU checks it (one readback).
+  // Validity, as CPU checks it: both conditions in one readback.
   {
-    at::Tensor bad = at::logical_or(p.lt(0), p.ne(p)).any().logical_or(p.eq(INFINITY).any());
-    TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
-    TORCH_CHECK(!p.sum(-1).le(0).any().item<bool>(), "invalid multinomial distribution (sum of probabilities <= 0)");
+    at::Tensor bad = at::logical_or(at::logical_or(p.lt(0), p.ne(p)), p.eq(INFINITY)).any();
+    at::Tensor zero = p.sum(-1).le(0).any();
+    const int flags = bad.to(at::kInt).add(zero.to(at::kInt), 2).item<int>();
+    TORCH_CHECK(!(flags & 1), "probability tensor contains either `inf`, `nan` or element < 0");
+    TORCH_CHECK(!(flags & 2), "invalid multinomial distribution (sum of probabilities <= 0)");
   }
   at::Tensor out = result.is_contiguous() ? result : at::empty(result.sizes(), result.options());
   at::Tensor scratch = at::empty({n_dist, n_cat}, p.options());
