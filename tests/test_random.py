@@ -327,6 +327,21 @@ def test_layouts():
     assert e.numel() == 0
     s = torch.empty((), device=DEV).uniform_(2, 3)
     assert 2 <= s.item() < 3
+    # sub-word dtypes, word-aligned or not, with tails: the bytes around the slice are kept
+    for dtype in (torch.uint8, torch.bool, torch.float16, torch.bfloat16, torch.int16, torch.int8):
+        for start, stop in ((4, 11), (1, 10), (2, 5), (0, 13), (8, 9)):
+            buf = torch.full((16,), 3 if dtype != torch.bool else 1, dtype=dtype, device=DEV)
+            if dtype == torch.bool:
+                buf[start:stop].bernoulli_(0.0)
+            else:
+                buf[start:stop].random_(10, 20)
+            c = cpu(buf).long()
+            fill = 1 if dtype == torch.bool else 3
+            assert (c[:start] == fill).all() and (c[stop:] == fill).all(), (dtype, start, stop)
+            if dtype == torch.bool:
+                assert (c[start:stop] == 0).all()
+            else:
+                assert ((c[start:stop] >= 10) & (c[start:stop] < 20)).all(), (dtype, start, stop)
     # tensors of odd sizes: the last partial Philox block is filled
     w = cpu(torch.empty(1027, device=DEV, dtype=torch.float16).fill_(-1).exponential_())
     assert (w >= 0).all()
@@ -346,6 +361,13 @@ def test_dropout(dtype):
     assert (o[~m] == 0).all()
     back = cpu(torch.ops.aten.native_dropout_backward(torch.ones_like(x), mask, 1 / 0.7)).double()
     assert torch.allclose(back, m.double() / 0.7, rtol=tol)
+    # odd sizes: the tail words of the half output and the mask
+    for n in (1, 2, 3, 5, 1027):
+        xs = torch.randn(n, dtype=dtype).to(DEV)
+        os_, ms = torch.native_dropout(xs, 0.5, True)
+        oc, mc = cpu(os_).double(), cpu(ms)
+        assert torch.allclose(oc, torch.where(mc, cpu(xs).double() * 2, torch.zeros(n, dtype=torch.float64)),
+                              rtol=tol, atol=tol)
     # eval: identity, mask all true
     o2, m2 = torch.native_dropout(x, 0.3, False)
     assert torch.equal(cpu(o2), cpu(x)) and cpu(m2).all()
