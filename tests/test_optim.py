@@ -241,3 +241,54 @@ def test_fused_noncontiguous_and_offsets():
         for a, b in zip(x, y):
             torch.testing.assert_close(b.cpu(), a, rtol=1e-5, atol=1e-6)
     assert not torch.equal(c[0][0], base[0]) and torch.equal(c[0][2][:2], base[2][:2])
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD"])
+def test_grad_scaler_with_fused(name):
+    """AMP's GradScaler with a fused optimiser: grads stay scaled until the fused kernel divides them
+    (grad_scale), a step with an inf gradient is skipped (found_inf) and the scale backs off, then grows."""
+    results = []
+    for dev, kw in (("cpu", {}), (DEV, dict(fused=True))):
+        ps = [p.to(dev).requires_grad_() for p in make_params()]
+        extra = dict(momentum=0.9) if name == "SGD" else {}
+        opt = getattr(torch.optim, name)(ps, lr=0.01, **extra, **kw)
+        scaler = torch.amp.GradScaler(dev, init_scale=1024.0, growth_interval=2)
+        x = torch.linspace(-1, 1, 5).to(dev)
+        scales = []
+        for s in range(6):
+            opt.zero_grad()
+            loss = loss_fn(ps, x * (1 + 0.1 * s))
+            if s == 2:
+                loss = loss * float("inf")
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            scales.append(scaler.get_scale())
+        results.append(([p.detach().cpu() for p in ps], scales))
+    (ref, ref_scales), (got, got_scales) = results
+    assert got_scales == ref_scales and len(set(ref_scales)) > 1
+    for r, g in zip(ref, got):
+        torch.testing.assert_close(g, r, rtol=2e-5, atol=2e-6)
+
+
+def test_amp_unscale_and_update_scale_direct():
+    ts = [torch.tensor([1.0, 2.0, 4.0]), torch.tensor([[8.0, float("nan")]]).t(), torch.tensor([2.0]).half()]
+    found = torch.zeros(())
+    d = [t.to(DEV) for t in ts]
+    dfound = found.to(DEV)
+    torch._amp_foreach_non_finite_check_and_unscale_(ts, found, torch.tensor(0.5))
+    torch._amp_foreach_non_finite_check_and_unscale_(d, dfound, torch.tensor(0.5, device=DEV))
+    assert dfound.item() == found.item() == 1.0
+    for a, b in zip(ts, d):
+        torch.testing.assert_close(b.cpu(), a, equal_nan=True)
+    f2 = torch.zeros((), device=DEV)
+    torch._amp_foreach_non_finite_check_and_unscale_([torch.ones(3000, device=DEV)], f2, torch.tensor(2.0, device=DEV))
+    assert f2.item() == 0.0
+    for found_v, tracker, interval in ((0.0, 0, 3), (0.0, 2, 3), (1.0, 2, 3), (0.0, 0, 1)):
+        out = []
+        for dev in ("cpu", DEV):
+            sc = torch.tensor(256.0, device=dev)
+            tr = torch.tensor(tracker, dtype=torch.int32, device=dev)
+            torch._amp_update_scale_(sc, tr, torch.tensor(found_v, device=dev), 2.0, 0.5, interval)
+            out.append((sc.item(), tr.item()))
+        assert out[0] == out[1]
