@@ -292,3 +292,55 @@ def test_amp_unscale_and_update_scale_direct():
             torch._amp_update_scale_(sc, tr, torch.tensor(found_v, device=dev), 2.0, 0.5, interval)
             out.append((sc.item(), tr.item()))
         assert out[0] == out[1]
+
+
+# ---- the _foreach_* ops (PyTorch's foreach OpInfo samples) against CPU ----
+
+def _foreach_ops():
+    from torch.testing._internal.common_methods_invocations import (foreach_binary_op_db, foreach_other_op_db,
+                                                                    foreach_pointwise_op_db, foreach_reduce_op_db,
+                                                                    foreach_unary_op_db)
+    return (foreach_unary_op_db + foreach_binary_op_db + foreach_pointwise_op_db + foreach_reduce_op_db
+            + foreach_other_op_db)
+
+
+# ops whose per-tensor kernels belong to other families (the composite foreach path reaches them)
+OTHER_FAMILY = {"_foreach_lgamma": "lgamma", "_foreach_max": "aten::max", "_foreach_mm": "mm"}
+
+
+def _mv(x):
+    if torch.is_tensor(x):
+        return x.to(DEV)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_mv(i) for i in x)
+    return x
+
+
+@pytest.mark.parametrize("op", _foreach_ops(), ids=lambda o: o.name)
+def test_foreach_opinfo_samples(op):
+    ran = 0
+    for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.bool):
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        half = dtype == torch.bfloat16
+        for s in list(op.sample_inputs("cpu", dtype, num_input_tensors=[3]))[:2]:
+            if s.kwargs.get("dtype") == torch.float64:  # webgpu has no float64: the input's dtype instead
+                s.kwargs = {k: v for k, v in s.kwargs.items() if k != "dtype"}
+            try:
+                ref = op.op(s.input, *s.args, **s.kwargs)
+            except Exception:  # noqa: BLE001  (CPU refuses the sample: nothing to compare)
+                continue
+            try:
+                got = op.op(_mv(s.input), *_mv(s.args), **_mv(s.kwargs))
+            except NotImplementedError as e:
+                if op.name in OTHER_FAMILY:
+                    pytest.skip(f"needs {OTHER_FAMILY[op.name]} (another family): {e}")
+                raise
+            ref = ref if isinstance(ref, (list, tuple)) else [ref]
+            got = got if isinstance(got, (list, tuple)) else [got]
+            for r, g in zip(ref, got):
+                torch.testing.assert_close(g.cpu(), r, rtol=1.6e-2 if half else 1e-5, atol=1e-2 if half else 1e-5,
+                                           equal_nan=True)
+            ran += 1
+    if op.name not in OTHER_FAMILY:
+        assert ran > 0
