@@ -464,3 +464,55 @@ def test_rand_like_family():
     a = cpu(torch.randn(5, device=DEV, generator=g))
     g.manual_seed(4)
     assert torch.equal(a, cpu(torch.randn(5, device=DEV, generator=g)))
+
+
+# ---- PyTorch's OpInfo samples for the random entries: same shapes and dtypes as CPU, natively ----
+# (OpInfo marks these entries' values as not comparable across devices; shapes, dtypes and the
+# support of every dtype CPU supports are.)
+
+RANDOM_ENTRIES = ("bernoulli", "normal", "normal.number_mean", "normal.in_place", "uniform", "log_normal", "randint",
+                  "randint_like", "rand_like", "randn_like", "multinomial", "nn.functional.dropout",
+                  "nn.functional.dropout2d", "nn.functional.dropout3d")
+
+
+def _random_opinfos():
+    from torch.testing._internal.common_methods_invocations import op_db
+    full = {(o.name + ("." + o.variant_test_name if o.variant_test_name else "")): o for o in op_db}
+    return [full[n] for n in RANDOM_ENTRIES if n in full]
+
+
+def _to_dev(x):
+    if torch.is_tensor(x):
+        return x.to(DEV)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_dev(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _to_dev(v) for k, v in x.items()}
+    if isinstance(x, (str, torch.device)) and str(x) == "cpu":
+        return DEV
+    return x
+
+
+@pytest.mark.parametrize("op", _random_opinfos(), ids=lambda o: o.name + ("." + o.variant_test_name
+                                                                           if o.variant_test_name else ""))
+def test_random_opinfo_samples(op):
+    ran = 0
+    for dtype in ALL:
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        for s in list(op.sample_inputs("cpu", dtype))[:4]:
+            torch.manual_seed(0)
+            try:
+                ref = op.op(s.input, *s.args, **s.kwargs)
+            except Exception:  # noqa: BLE001  (CPU refuses the sample)
+                continue
+            got = op.op(_to_dev(s.input), *_to_dev(s.args), **_to_dev(s.kwargs))
+            refs = ref if isinstance(ref, (list, tuple)) else [ref]
+            gots = got if isinstance(got, (list, tuple)) else [got]
+            for r, g in zip(refs, gots):
+                assert g.device.type == DEV and g.dtype == r.dtype and g.shape == r.shape, (op.name, dtype)
+                gc = g.cpu()
+                if r.is_floating_point():
+                    assert (torch.isfinite(gc) == torch.isfinite(r)).all() or op.name == "log_normal", (op.name, dtype)
+            ran += 1
+    assert ran > 0
