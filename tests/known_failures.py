@@ -7,4 +7,8 @@ suite until its row is removed, so the list only shrinks. A new row needs a reas
 """
 
 KNOWN_FAILURES = {
+    ("randint", "*", "op"):
+        "random values compared with CPU's: OpInfo's randint entry lacks the test_compare_cpu skip that "
+        "randint_like, rand_like and the other random entries carry, and webgpu's Philox stream differs from "
+        "CPU's mt19937 (as CUDA's does); ranges, dtypes and statistics are checked in tests/test_random.py",
 }

@@ -290,6 +290,22 @@ def test_random_to_and_errors():
         torch.empty(3, device=DEV, dtype=torch.int32).uniform_()
 
 
+@pytest.mark.parametrize("fn", [
+    lambda t: t.exponential_(), lambda t: t.normal_(), lambda t: t.log_normal_(), lambda t: t.cauchy_(),
+    lambda t: t.uniform_(), lambda t: t.geometric_(0.5), lambda t: t.geometric_(1.5), lambda t: t.random_(0, 3),
+    lambda t: t.exponential_(-1.0) if t.is_floating_point() else t.geometric_(0.0),
+    lambda t: torch.normal(t, 1.0), lambda t: t.bernoulli_(-0.1)])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.float32])
+def test_errors_match_cpu(fn, dtype):
+    def outcome(dev):
+        try:
+            fn(torch.zeros(4, dtype=dtype, device=dev))
+            return None
+        except Exception as e:  # noqa: BLE001
+            return type(e), str(e).split("\n")[0]
+    assert outcome(DEV) == outcome("cpu")
+
+
 # ---- layouts ----
 
 def test_layouts():
@@ -311,6 +327,21 @@ def test_layouts():
     assert e.numel() == 0
     s = torch.empty((), device=DEV).uniform_(2, 3)
     assert 2 <= s.item() < 3
+    # sub-word dtypes, word-aligned or not, with tails: the bytes around the slice are kept
+    for dtype in (torch.uint8, torch.bool, torch.float16, torch.bfloat16, torch.int16, torch.int8):
+        for start, stop in ((4, 11), (1, 10), (2, 5), (0, 13), (8, 9)):
+            buf = torch.full((16,), 3 if dtype != torch.bool else 1, dtype=dtype, device=DEV)
+            if dtype == torch.bool:
+                buf[start:stop].bernoulli_(0.0)
+            else:
+                buf[start:stop].random_(10, 20)
+            c = cpu(buf).long()
+            fill = 1 if dtype == torch.bool else 3
+            assert (c[:start] == fill).all() and (c[stop:] == fill).all(), (dtype, start, stop)
+            if dtype == torch.bool:
+                assert (c[start:stop] == 0).all()
+            else:
+                assert ((c[start:stop] >= 10) & (c[start:stop] < 20)).all(), (dtype, start, stop)
     # tensors of odd sizes: the last partial Philox block is filled
     w = cpu(torch.empty(1027, device=DEV, dtype=torch.float16).fill_(-1).exponential_())
     assert (w >= 0).all()
@@ -330,6 +361,13 @@ def test_dropout(dtype):
     assert (o[~m] == 0).all()
     back = cpu(torch.ops.aten.native_dropout_backward(torch.ones_like(x), mask, 1 / 0.7)).double()
     assert torch.allclose(back, m.double() / 0.7, rtol=tol)
+    # odd sizes: the tail words of the half output and the mask
+    for n in (1, 2, 3, 5, 1027):
+        xs = torch.randn(n, dtype=dtype).to(DEV)
+        os_, ms = torch.native_dropout(xs, 0.5, True)
+        oc, mc = cpu(os_).double(), cpu(ms)
+        assert torch.allclose(oc, torch.where(mc, cpu(xs).double() * 2, torch.zeros(n, dtype=torch.float64)),
+                              rtol=tol, atol=tol)
     # eval: identity, mask all true
     o2, m2 = torch.native_dropout(x, 0.3, False)
     assert torch.equal(cpu(o2), cpu(x)) and cpu(m2).all()
@@ -409,7 +447,7 @@ def test_randperm(dtype):
     # position 0 is uniform over small n
     firsts = torch.tensor([cpu(torch.randperm(4, device=DEV))[0].item() for _ in range(400)])
     assert (torch.bincount(firsts, minlength=4) > 60).all()
-    out = torch.empty(3, device=DEV, dtype=torch.int64)
+    out = torch.empty(0, device=DEV, dtype=torch.int64)
     torch.randperm(10, out=out)
     assert out.shape == (10,) and torch.equal(cpu(out).sort().values, torch.arange(10))
     with pytest.raises(RuntimeError):
@@ -426,3 +464,55 @@ def test_rand_like_family():
     a = cpu(torch.randn(5, device=DEV, generator=g))
     g.manual_seed(4)
     assert torch.equal(a, cpu(torch.randn(5, device=DEV, generator=g)))
+
+
+# ---- PyTorch's OpInfo samples for the random entries: same shapes and dtypes as CPU, natively ----
+# (OpInfo marks these entries' values as not comparable across devices; shapes, dtypes and the
+# support of every dtype CPU supports are.)
+
+RANDOM_ENTRIES = ("bernoulli", "normal", "normal.number_mean", "normal.in_place", "uniform", "log_normal", "randint",
+                  "randint_like", "rand_like", "randn_like", "multinomial", "nn.functional.dropout",
+                  "nn.functional.dropout2d", "nn.functional.dropout3d")
+
+
+def _random_opinfos():
+    from torch.testing._internal.common_methods_invocations import op_db
+    full = {(o.name + ("." + o.variant_test_name if o.variant_test_name else "")): o for o in op_db}
+    return [full[n] for n in RANDOM_ENTRIES if n in full]
+
+
+def _to_dev(x):
+    if torch.is_tensor(x):
+        return x.to(DEV)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_dev(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _to_dev(v) for k, v in x.items()}
+    if isinstance(x, (str, torch.device)) and str(x) == "cpu":
+        return DEV
+    return x
+
+
+@pytest.mark.parametrize("op", _random_opinfos(), ids=lambda o: o.name + ("." + o.variant_test_name
+                                                                           if o.variant_test_name else ""))
+def test_random_opinfo_samples(op):
+    ran = 0
+    for dtype in ALL:
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        for s in list(op.sample_inputs("cpu", dtype))[:4]:
+            torch.manual_seed(0)
+            try:
+                ref = op.op(s.input, *s.args, **s.kwargs)
+            except Exception:  # noqa: BLE001  (CPU refuses the sample)
+                continue
+            got = op.op(_to_dev(s.input), *_to_dev(s.args), **_to_dev(s.kwargs))
+            refs = ref if isinstance(ref, (list, tuple)) else [ref]
+            gots = got if isinstance(got, (list, tuple)) else [got]
+            for r, g in zip(refs, gots):
+                assert g.device.type == DEV and g.dtype == r.dtype and g.shape == r.shape, (op.name, dtype)
+                gc = g.cpu()
+                if r.is_floating_point():
+                    assert (torch.isfinite(gc) == torch.isfinite(r)).all() or op.name == "log_normal", (op.name, dtype)
+            ran += 1
+    assert ran > 0

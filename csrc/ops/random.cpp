@@ -62,7 +62,9 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
   const int64_t n = self.numel();
   if (n == 0) return;
   const core::PhiloxState ps = core::philox_state(gen, device_index(self), 4);
-  Kernel k("random:" + sp.name + (sp.wide ? ":w" : ""));
+  const int64_t isz = self.element_size();
+  const bool packed = isz < 4 && self.storage_offset() % (4 / isz) == 0;
+  Kernel k("random:" + sp.name + (sp.wide ? ":w" : "") + (packed ? ":p" : ""));
   k.out(self, sp.ct);
   at::Tensor extra;
   if (sp.extra) {
@@ -81,6 +83,9 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
   k.launch((threads + 255) / 256, [&] {
     std::ostringstream s;
     s << rt::wgsl_source("random") << sp.fns;
+    if (packed)
+      s << "fn bits_of(v: " << wgsl_type(sp.ct) << ") -> u32 { let r = " << convert_out(self.scalar_type(), sp.ct)
+        << "; return r; }\n";
     s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
          "  let t = linear_id(wid, nwg, lid, 256u);\n"
@@ -90,6 +95,38 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
          "  let r = philox(vec4<u32>(t, 0u, prm(4u), prm(5u)), key);\n";
     if (sp.wide) s << "  let r2 = philox(vec4<u32>(t, 1u, prm(4u), prm(5u)), key);\n";
     s << sp.pre;
+    if (packed) {
+      // Sub-word dtype, word-aligned start: the four values are packed into whole words (one store
+      // per word instead of two atomics per element); a tail word keeps its bytes past the tensor.
+      const bool two = isz == 2;
+      s << "  var b = array<u32, 4>(0u, 0u, 0u, 0u);\n"
+           "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
+           "    let e = t * 4u + k;\n"
+           "    if (e >= n) { break; }\n"
+           "    let v = " << sp.lane << ";\n"
+           "    b[k] = bits_of(v);\n"
+           "  }\n"
+           "  let e0 = prm(1u) + t * 4u;\n";
+      if (two) {
+        s << "  for (var j = 0u; j < 2u; j = j + 1u) {\n"
+             "    let w = e0 / 2u + j;\n"
+             "    let e = t * 4u + 2u * j;\n"
+             "    if (e >= n) { break; }\n"
+             "    var word = b[2u * j] | (b[2u * j + 1u] << 16u);\n"
+             "    if (e + 1u >= n) { word = (wd0(w) & 0xffff0000u) | b[2u * j]; }\n"
+             "    wr0(w, word);\n"
+             "  }\n}\n";
+      } else {
+        s << "  let w = e0 / 4u;\n"
+             "  let word = b[0] | (b[1] << 8u) | (b[2] << 16u) | (b[3] << 24u);\n"
+             "  let have = min(n - t * 4u, 4u);\n"
+             "  if (have == 4u) { wr0(w, word); } else {\n"
+             "    let keep = 0xffffffffu << (8u * have);\n"
+             "    wr0(w, (wd0(w) & keep) | (word & ~keep));\n"
+             "  }\n}\n";
+      }
+      return s.str();
+    }
     s << "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
          "    let e = t * 4u + k;\n"
          "    if (e >= n) { break; }\n"
@@ -131,7 +168,14 @@ const char* kNormalPre =
     "  let z23 = rand_normal2(r.z, r.w);\n"
     "  var z = array<f32, 4>(z01.x, z01.y, z23.x, z23.y);\n";
 
+// CPU's dtype errors, raised by its kernels' dispatch macros.
+void require_float(const at::TensorBase& t, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"", kernel, "\" not implemented for '",
+                              c10::toString(t.scalar_type()), "'");
+}
+
 void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
+  require_float(self, "normal_kernel_cpu");
   Spec sp{"normal"};
   sp.params = {f32_bits(mean), f32_bits(std)};
   sp.pre = kNormalPre;
@@ -140,6 +184,7 @@ void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen)
 }
 
 void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Gen gen) {
+  require_float(iter.tensor_base(0), "log_normal_cpu");
   Spec sp{"log_normal"};
   sp.params = {f32_bits(mean), f32_bits(std)};
   sp.pre = kNormalPre;
@@ -151,6 +196,9 @@ void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Ge
 const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 5.9604644775390625e-8; }\n";
 
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
+  const at::ScalarType dt = iter.tensor_base(0).scalar_type();
+  TORCH_CHECK(is_float(dt), "Exponential distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ", dt);
   Spec sp{"exponential"};
   sp.fns = kOpen01;
   sp.params = {f32_bits(lambda)};
@@ -159,6 +207,8 @@ void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
 }
 
 void geometric_kernel(at::TensorIteratorBase& iter, double p, Gen gen) {
+  TORCH_CHECK_NOT_IMPLEMENTED(iter.tensor_base(0).scalar_type() != at::kBool,
+                              "\"geometric_cpu\" not implemented for 'Bool'");
   Spec sp{"geometric"};
   sp.fns = kOpen01;
   sp.params = {f32_bits(std::log1p(-p))};
@@ -345,7 +395,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   at::Tensor mask = at::empty(x.sizes(), x.options().dtype(at::kBool));
   const int64_t n = x.numel();
   const core::PhiloxState ps = core::philox_state(std::nullopt, device_index(x), 4);
-  Kernel k("random:dropout");
+  const bool half = out.element_size() == 2;  // fresh output: whole words, padding past the end is ours
+  Kernel k(half ? "random:dropout:h" : "random:dropout");
   k.out(out, CT::F32);
   k.out(mask, CT::I32);
   k.in(x, CT::F32);
@@ -358,9 +409,11 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   k.param(f32_bits(p1m));
   k.param(f32_bits(scale));
   const uint64_t threads = uint64_t(n + 3) / 4;
-  k.launch((threads + 255) / 256, [] {
+  const at::ScalarType odt = out.scalar_type();
+  k.launch((threads + 255) / 256, [half, odt] {
     std::ostringstream s;
     s << rt::wgsl_source("random");
+    if (half) s << "fn bits_of(v: f32) -> u32 { let r = " << convert_out(odt, CT::F32) << "; return r; }\n";
     // The mask is fresh: invocation t owns its word t (four bool elements) and writes it whole.
     s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
@@ -371,14 +424,19 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
          "  let keep = bitcast<f32>(prm(6u));\n"
          "  let scale = bitcast<f32>(prm(7u));\n"
          "  var word = 0u;\n"
+         "  var hb = array<u32, 4>(0u, 0u, 0u, 0u);\n"
          "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
          "    let e = t * 4u + k;\n"
          "    if (e >= n) { break; }\n"
          "    let m = rand_u01(r[k]) < keep;\n"
          "    word = word | (select(0u, 1u, m) << (8u * k));\n"
-         "    st0(e, select(0.0, ld2(prm(1u) + e) * scale, m));\n"
-         "  }\n"
-         "  wr1(t, word);\n}\n";
+         "    let y = select(0.0, ld2(prm(1u) + e) * scale, m);\n"
+      << (half ? "    hb[k] = bits_of(y);\n" : "    st0(e, y);\n")
+      << "  }\n";
+    if (half)
+      s << "  wr0(2u * t, hb[0] | (hb[1] << 16u));\n"
+           "  if (t * 4u + 2u < n) { wr0(2u * t + 1u, hb[2] | (hb[3] << 16u)); }\n";
+    s << "  wr1(t, word);\n}\n";
     return s.str();
   });
   return {out, mask};
@@ -430,11 +488,13 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   else at::native::resize_output(result, {n_dist, n_sample});
   if (result.numel() == 0) return result;
   at::Tensor p = self.to(at::kFloat).contiguous().view({n_dist, n_cat});
-  // Validity, as CPU checks it (one readback).
+  // Validity, as CPU checks it: both conditions in one readback.
   {
-    at::Tensor bad = at::logical_or(p.lt(0), p.ne(p)).any().logical_or(p.eq(INFINITY).any());
-    TORCH_CHECK(!bad.item<bool>(), "probability tensor contains either `inf`, `nan` or element < 0");
-    TORCH_CHECK(!p.sum(-1).le(0).any().item<bool>(), "invalid multinomial distribution (sum of probabilities <= 0)");
+    at::Tensor bad = at::logical_or(at::logical_or(p.lt(0), p.ne(p)), p.eq(INFINITY)).any();
+    at::Tensor zero = p.sum(-1).le(0).any();
+    const int flags = bad.to(at::kInt).add(zero.to(at::kInt), 2).item<int>();
+    TORCH_CHECK(!(flags & 1), "probability tensor contains either `inf`, `nan` or element < 0");
+    TORCH_CHECK(!(flags & 2), "invalid multinomial distribution (sum of probabilities <= 0)");
   }
   at::Tensor out = result.is_contiguous() ? result : at::empty(result.sizes(), result.options());
   at::Tensor scratch = at::empty({n_dist, n_cat}, p.options());
