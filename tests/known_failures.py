@@ -12,4 +12,11 @@ KNOWN_FAILURES = {
         "mean/rstd for an empty input where CPU's layer_norm returns float16; a native layer_norm fixes it",
     ("native_layer_norm", "bfloat16", "*"):
         "as native_layer_norm float16 (empty input: the composite returns float32 mean/rstd, CPU bfloat16)",
+    # group_norm has no webgpu kernel: ATen's composite math_group_norm runs var_mean, rsqrt, sub and mul
+    # in bfloat16 (each rounded to bfloat16) where CPU's fused kernel keeps float32 statistics; one element
+    # per sample lands 2-3 bf16 ulps off. A native group_norm fixes it.
+    ("native_group_norm", "bfloat16", "op"): "bfloat16 composite math_group_norm rounds its statistics (see above)",
+    ("native_group_norm", "bfloat16", "grad"): "bfloat16 composite math_group_norm rounds its statistics",
+    ("nn.functional.group_norm", "bfloat16", "op"): "bfloat16 composite math_group_norm rounds its statistics",
+    ("nn.functional.group_norm", "bfloat16", "noncontig"): "bfloat16 composite math_group_norm rounds its statistics",
 }
