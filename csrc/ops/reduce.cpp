@@ -1,5 +1,6 @@
 // Reductions over any set of dims: sum, nansum, prod, mean, amax, amin, any, all, argmax, argmin,
-// max/min (full and along a dim with indices), aminmax, var/std (+ _mean), vector norms. ATen's
+// max/min (full and along a dim with indices), aminmax, var/std (+ _mean), vector norms, logsumexp,
+// count_nonzero (TORCH_WEBGPU_REDUCE_NO_SUBGROUPS=1 forces the shared-memory fold). ATen's
 // structured kernels do shapes, dtypes and out= (ops/structured.h); the reduction kernels here
 // receive the TensorIterator through the DispatchStubs, like CPU and CUDA.
 //
@@ -581,8 +582,6 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
       }
     }
   }
-  // An empty row: the op's identity (sum 0, prod 1, mean NaN, ...), written by the finish of a
-  // zero-length fold.
   const int64_t isz = in.element_size();
   const uint64_t in_off = in.storage_offset();
   const uint64_t o0 = targets[0].storage_offset(), o1 = targets.size() > 1 ? targets[1].storage_offset() : 0;
