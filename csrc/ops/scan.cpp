@@ -68,10 +68,12 @@ std::string scan_defs(Op op, bool i64) {
     case Op::Lse:
       s += "fn ident() -> S { return S(-rt_inf(), 0u); }\n";
       // log(exp(x) + exp(y)) as CPU's _log_add_exp_helper: equal infinities stay as they are.
+      // log1p through log(u) * y / (u - 1), u = 1 + y (exact to a few ulp; WGSL has no log1p).
+      s += "fn log1p_(y: f32) -> f32 { let u = 1.0 + y; if (u == 1.0) { return y; } return log(u) * (y / (u - 1.0)); }\n";
       s += "fn comb(a: S, b: S) -> S { let x = a.v; let y = b.v;\n"
            "  if (isnanf(x) || isnanf(y)) { return S(x + y, 0u); }\n"
            "  let mn = min(x, y); let mx = max(x, y);\n"
-           "  if (mn != mx || abs(mn) < rt_inf()) { return S(mx + log(1.0 + exp(mn - mx)), 0u); }\n"
+           "  if (mn != mx || abs(mn) < rt_inf()) { return S(mx + log1p_(exp(mn - mx)), 0u); }\n"
            "  return S(x, 0u); }\n";
       break;
   }
