@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "ops/common.h"
@@ -135,11 +136,24 @@ at::Tensor nonzero_fn(const at::Tensor& self) {
   return nonzero_out_fn(self, out);
 }
 
+// nonzero padded or cut to `size` rows, the rest filled with fill_value (no host sync on CUDA; here
+// nonzero's count readback happens anyway).
+at::Tensor nonzero_static_fn(const at::Tensor& self, c10::SymInt size_s, int64_t fill_value) {
+  const int64_t size = size_s.expect_int();
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  at::Tensor nz = nonzero_fn(self);
+  at::Tensor out = at::full({size, self.dim()}, fill_value, self.options().dtype(at::kLong));
+  const int64_t n = std::min<int64_t>(size, nz.size(0));
+  if (n > 0 && self.dim() > 0) out.narrow(0, 0, n).copy_(nz.narrow(0, 0, n));
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out_fn));
+  m.impl("nonzero_static", TORCH_FN(nonzero_static_fn));
 }
 
 }  // namespace webgpu::ops

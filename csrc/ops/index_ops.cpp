@@ -66,7 +66,9 @@ std::vector<int64_t> iter_shape(const at::TensorIteratorBase& iter) {
 }
 
 bool is_half(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
-constexpr int64_t kSingleMax = 1 << 16;
+// Up to this many updates, half-precision accumulations follow CPU's order exactly (one invocation, or one
+// per destination slice); past it, atomics (rounding order may differ within tolerance).
+constexpr int64_t kSingleMax = 1 << 12;
 
 // ---------------------------------------------------------------- gather / scatter (stubs)
 
