@@ -218,6 +218,25 @@ def test_activation_backward(name, dtype):
         check(ACTS[name], torch.randn(6, 4, 3).transpose(0, 2) * 3)  # non-contiguous
 
 
+def test_activation_backward_nan():
+    """NaN and infinite inputs follow the formulas as written, as CUDA and CPU's scalar kernels do (9
+    elements: CPU's vectorised kernels, used for longer tensors, treat NaN differently)."""
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.3, -0.7, 2.5, -4.0, float("nan"), 1.0])
+    g = torch.randn(9)
+    A = torch.ops.aten
+    cases = [
+        lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, False, x), lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, True, x),
+        lambda g, x: A.hardtanh_backward(g, x, -1.0, 1.0), lambda g, x: A.leaky_relu_backward(g, x, 0.1, False),
+        lambda g, x: A.softplus_backward(g, x, 1.0, 20.0), lambda g, x: A.hardsigmoid_backward(g, x),
+        lambda g, x: A.hardswish_backward(g, x), lambda g, x: A.softshrink_backward(g, x, 0.5),
+        lambda g, x: A.hardshrink_backward(g, x, 0.5), lambda g, x: A.logit_backward(g, x.sigmoid(), 0.1),
+        lambda g, x: A.logit_backward(g, x.sigmoid()), lambda g, x: A.mish_backward(g, x),
+        lambda g, x: A.softshrink(x, 0.5) * g, lambda g, x: A.hardshrink(x, 0.5) * g,
+    ]
+    for i, f in enumerate(cases):
+        torch.testing.assert_close(f(g.to(DEV), x.to(DEV)).cpu(), f(g, x), equal_nan=True, msg=f"case {i}")
+
+
 def test_prelu():
     for dt in FLOATS:
         check(lambda x, w: F.prelu(x, w), torch.randn(3, 4, 5), torch.rand(4), dtype=dt)

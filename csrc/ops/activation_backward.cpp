@@ -14,7 +14,8 @@
 namespace webgpu::ops {
 namespace {
 
-// Inputs x1, x2 in each stub's iterator order (mostly grad_output, self).
+// Inputs x1, x2 in each stub's iterator order (mostly grad_output, self). NaN inputs follow the
+// formulas as written (CUDA's and CPU's scalar kernels; CPU's vectorised kernels differ for NaN).
 constexpr Row kEluBackward{"elu_backward", "select(x1 * s1, x1 * s2 * s0 * s1 * f_exp(x2 * s2), x2 <= 0.0)", nullptr,
                            nullptr};
 constexpr Row kEluBackwardResult{"elu_backward_result", "select(x1 * s1, x1 * s2 * (x2 + s0 * s1), x2 <= 0.0)",
@@ -26,14 +27,14 @@ constexpr Row kSoftplusBackward{"softplus_backward", "select(x1 * f_sigmoid(x2 *
 constexpr Row kHardsigmoidBackward{"hardsigmoid_backward", "select(0.0, x1 / 6.0, x2 > -3.0 && x2 < 3.0)", nullptr,
                                    nullptr};
 constexpr Row kHardswishBackward{"hardswish_backward",
-                                 "select(select(x1 * (x2 / 3.0 + 0.5), x1, x2 >= 3.0), 0.0, x2 <= -3.0)", nullptr,
+                                 "select(select(x1, x1 * (x2 / 3.0 + 0.5), x2 < 3.0), 0.0, x2 <= -3.0)", nullptr,
                                  nullptr};
 constexpr Row kHardtanhBackward{"hardtanh_backward", "select(x1, 0.0, x2 <= s0 || x2 >= s1)", nullptr, nullptr};
 constexpr Row kMishBackward{"mish_backward",
                             "x1 * (f_tanh(f_log1p(f_exp(x2))) + x2 * f_sigmoid(x2) * "
                             "(1.0 - f_tanh(f_log1p(f_exp(x2))) * f_tanh(f_log1p(f_exp(x2)))))",
                             nullptr, nullptr};
-constexpr Row kSoftshrink{"softshrink", "select(select(x1 * 0.0, x1 + s0, x1 < -s0), x1 - s0, x1 > s0)", nullptr,
+constexpr Row kSoftshrink{"softshrink", "select(select(select(0.0, x1 + s0, x1 < -s0), x1 - s0, x1 > s0), x1, is_nan(x1))", nullptr,
                           nullptr};
 constexpr Row kHardshrink{"hardshrink", "select(x1, 0.0, x1 >= -s0 && x1 <= s0)", nullptr, nullptr};
 constexpr Row kShrinkBackward{"shrink_backward", "select(x1, 0.0, x2 >= -s0 && x2 <= s0)", nullptr, nullptr};
@@ -41,7 +42,7 @@ constexpr Row kLogitBackward{"logit_backward",
                              "select(select(x1 / (x2 * (1.0 - x2)), x1 * f_inf(), x2 == 0.0 || x2 == 1.0), f_nan(), "
                              "x2 < 0.0 || x2 > 1.0)",
                              nullptr, nullptr};
-constexpr Row kLogitBackwardEps{"logit_backward_eps", "select(x1 / (x2 * (1.0 - x2)), 0.0, x2 < s0 || x2 > 1.0 - s0)",
+constexpr Row kLogitBackwardEps{"logit_backward_eps", "select(x1 / (x2 * (1.0 - x2)), 0.0, x2 < s0 || x2 > s1)",
                                 nullptr, nullptr};
 constexpr Row kGlu{"glu", "x1 * f_sigmoid(x2)", nullptr, nullptr};
 constexpr Row kPrelu{"prelu", "select(x2 * x1, x1, x1 > 0.0)", nullptr, nullptr};
@@ -55,7 +56,13 @@ void hardtanh_backward_kernel(at::TensorIterator& it, const c10::Scalar& lo, con
 }
 void logit_backward_kernel(at::TensorIteratorBase& it, const c10::Scalar& eps) {
   if (eps.toDouble() < 0) run_row(kLogitBackward, it);
-  else run_row(kLogitBackwardEps, it, {eps});
+  else {
+    // CPU's bounds: eps and 1 - eps in the op's dtype.
+    const at::ScalarType dt = it.common_dtype();
+    const double lo = cast_scalar(eps, dt).toDouble();
+    const double hi = cast_scalar(c10::Scalar(1.0 - lo), dt).toDouble();
+    run_row(kLogitBackwardEps, it, {lo, hi});
+  }
 }
 
 // glu: a * sigmoid(b) over the two halves of `dim`.

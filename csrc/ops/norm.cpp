@@ -101,7 +101,7 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   });
 }
 
-// dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row.
+// dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row, in CPU's arrangement.
 void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                         const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
   if (r.M == 0 || r.N == 0) return;
@@ -125,17 +125,21 @@ void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tens
     auto n = [](int i) { return std::to_string(i); };
     const std::string gw = "ld" + n(G) + "(prm(2u) + row * N + j)" +
                            (W >= 0 ? " * ld" + n(W) + "(prm(6u) + " + affine_index(r) + ")" : std::string());
-    const std::string xh = "(ld" + n(X) + "(prm(3u) + row * N + j) - mean) * rstd";
+    const std::string x = "ld" + n(X) + "(prm(3u) + row * N + j)";
     std::string s = "const WG: u32 = " + std::to_string(wg) + "u;\n" + rt::wgsl_source("softmax") +
                     rt::wgsl_source("norm") + entry(wg);
+    // CPU's algebra (so rounding matches it): ds = sum g w x, db = sum g w,
+    // b = (db mean - ds) rstd^3 / N, c = -b mean - db rstd / N, dx = rstd g w + b x + c.
     s += "  let row = wg_row(wid, nwg);\n  if (row >= prm(0u)) { return; }\n"
          "  let N = prm(1u); let nf = f32(N);\n"
          "  let mean = ld" + n(MU) + "(prm(4u) + row); let rstd = ld" + n(RS) + "(prm(5u) + row);\n"
          "  var a = vec2<f32>(0.0);\n"
-         "  for (var j = lid; j < N; j = j + WG) { let gw = " + gw + "; a = a + vec2<f32>(gw, gw * (" + xh + ")); }\n"
-         "  let m = wg_sum2(lid, a) / nf;\n"
+         "  for (var j = lid; j < N; j = j + WG) { let gw = " + gw + "; a = a + vec2<f32>(gw, gw * " + x + "); }\n"
+         "  let t = wg_sum2(lid, a);\n"
+         "  let b = (t.x * mean - t.y) * rstd * rstd * rstd / nf;\n"
+         "  let c = -b * mean - t.x * rstd / nf;\n"
          "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    st" + n(GI) + "(prm(7u) + row * N + j, rstd * (" + gw + " - m.x - (" + xh + ") * m.y));\n  }\n}\n";
+         "    st" + n(GI) + "(prm(7u) + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
     return s;
   });
 }
