@@ -208,6 +208,7 @@ WEBGPU_STUB(_fused_sdp_choice_stub, &webgpu::ops::choose_backend)
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_sdp_choice", TORCH_FN(webgpu::ops::choose_backend));
   m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(webgpu::ops::sdpa_fused));
   m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(webgpu::ops::sdpa_fused_backward));
 }
