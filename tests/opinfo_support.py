@@ -63,7 +63,11 @@ HALF_GRAD_TOL = (5e-2, 5e-2)
 
 # Per-entry tolerances beyond the defaults and the OpInfo's own overrides, with the reason:
 # {("op name", torch.float32): ((atol, rtol), "why")}. Keep it short; every row is a claim.
-TOLERANCES = {}
+TOLERANCES = {
+    ("nn.functional.interpolate.bilinear", torch.float32): (
+        (5e-4, 1e-4), "345x456 -> 270x270: float32 source coordinates round differently from CPU's; both are "
+        "3.0e-4 from a float64 reference"),
+}
 
 # OpInfo tests whose skips (DecorateInfo(unittest.skip(...), "TestCommon", test)) we honour per
 # variant. test_compare_cpu is PyTorch's own "device vs CPU" test: its skips mark entries whose

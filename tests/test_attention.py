@@ -16,10 +16,12 @@ def gen(seed):
 
 
 def run_case(B, H, L, S, E, EV, dtype=torch.float32, causal=False, mask=None, scale=None, grad=True,
-             transpose_inputs=False, mask_grad=False):
+             transpose_inputs=False, mask_grad=False, HK=None):
+    HK = HK or H
+    gqa = {"enable_gqa": True} if HK != H else {}
     q = torch.randn(B, H, L, E, generator=gen(1))
-    k = torch.randn(B, H, S, E, generator=gen(2))
-    v = torch.randn(B, H, S, EV, generator=gen(3))
+    k = torch.randn(B, HK, S, E, generator=gen(2))
+    v = torch.randn(B, HK, S, EV, generator=gen(3))
     go = torch.randn(B, H, L, EV, generator=gen(4))
     outs = []
     for dev in ("cpu", DEV):
@@ -38,8 +40,8 @@ def run_case(B, H, L, S, E, EV, dtype=torch.float32, causal=False, mask=None, sc
             m = mask.to(ref_dt) if mask.is_floating_point() else mask
             m = m.to(dev).detach().requires_grad_(mask_grad)
         if dev == DEV:  # the fused kernel, not ATen's math path
-            assert torch._fused_sdp_choice(*ts, attn_mask=m, is_causal=causal, scale=scale) == FUSED
-        o = F.scaled_dot_product_attention(*ts, attn_mask=m, is_causal=causal, scale=scale)
+            assert torch._fused_sdp_choice(*ts, attn_mask=m, is_causal=causal, scale=scale, **gqa) == FUSED
+        o = F.scaled_dot_product_attention(*ts, attn_mask=m, is_causal=causal, scale=scale, **gqa)
         grads = []
         if grad:
             o.backward(go.to(dtype).to(ref_dt).to(dev))
@@ -131,11 +133,17 @@ def test_causal_and_mask_together():
     run_case(1, 2, 11, 11, 16, 16, causal=True, mask=torch.randn(11, 11, generator=gen(6)))
 
 
+def test_grouped_query_attention():
+    run_case(2, 6, 19, 23, 32, 32, HK=2)
+    run_case(1, 4, 21, 21, 64, 64, HK=1, causal=True)
+    run_case(1, 4, 21, 30, 16, 16, HK=2, mask=torch.randn(21, 30, generator=gen(11)), mask_grad=True)
+
+
 def test_math_path_gqa_and_dropout():
-    """GQA, 3-d inputs and dropout take ATen's math path (composite ops of other op families). Where
+    """GQA without enable_gqa's fused support (3-d inputs), and dropout take ATen's math path (composite ops of other op families). Where
     those are not native yet, the fallback being off makes this a NotImplementedError naming the op."""
-    q = torch.randn(1, 4, 6, 8, generator=gen(9))
-    kv = torch.randn(1, 2, 6, 8, generator=gen(10))
+    q = torch.randn(4, 6, 8, generator=gen(9))
+    kv = torch.randn(2, 6, 8, generator=gen(10))
     try:
         out = F.scaled_dot_product_attention(q.to(DEV), kv.to(DEV), kv.to(DEV), enable_gqa=True).cpu()
     except NotImplementedError as e:

@@ -4,7 +4,7 @@
 // 128 invocations: 16 rows x 8 lanes; a row's 8 lanes split the head dimension and the key block.
 // The host prepends E (q/k head dim), EV (v head dim), EP / EVP (padded row strides in workgroup memory)
 // and keeps one section (from its marker line to the next).
-// Parameters: 0 B, 1 H, 2 L, 3 S, 4 E, 5 EV, 6 scale (f32), 7 causal, 8 has_mask, 9 row blocks,
+// Parameters: 0 B, 1 H (query heads), 2 L, 3 S, 4 G (query heads per key/value head), 5 EV, 6 scale (f32), 7 causal, 8 has_mask, 9 row blocks,
 // 10-13 q strides (B, H, L, E), 14 q offset, 15-18 k strides, 19 k offset, 20-23 v strides, 24 v offset,
 // 25-28 mask strides (B, H, L, S), 29 mask offset, 30.. per-kernel offsets.
 
@@ -12,8 +12,8 @@ const ROWS: u32 = 16u;
 const LANES: u32 = 8u;
 
 fn q_at(b: u32, h: u32, i: u32, e: u32) -> u32 { return prm(14u) + b * prm(10u) + h * prm(11u) + i * prm(12u) + e * prm(13u); }
-fn k_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(19u) + b * prm(15u) + h * prm(16u) + j * prm(17u) + e * prm(18u); }
-fn v_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(24u) + b * prm(20u) + h * prm(21u) + j * prm(22u) + e * prm(23u); }
+fn k_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(19u) + b * prm(15u) + (h / prm(4u)) * prm(16u) + j * prm(17u) + e * prm(18u); }
+fn v_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(24u) + b * prm(20u) + (h / prm(4u)) * prm(21u) + j * prm(22u) + e * prm(23u); }
 fn m_at(b: u32, h: u32, i: u32, j: u32) -> u32 { return prm(29u) + b * prm(25u) + h * prm(26u) + i * prm(27u) + j * prm(28u); }
 fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | (prm(0u) & 0u)); }
 fn pos_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }
@@ -241,8 +241,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let L = prm(2u); let S = prm(3u); let H = prm(1u);
   let w = linear_id(wid, nwg, 0u, 1u);
   let kb = w % prm(9u);
-  let bh = w / prm(9u);
-  let b = bh / H; let h = bh % H;
+  let bh = w / prm(9u);  // over key/value heads
+  let G = prm(4u);
+  let HK = H / G;
+  let b = bh / HK; let hk = bh % HK;
+  let h0 = hk * G;
   let r = tid / LANES; let lane = tid % LANES;
   let k0 = kb * ROWS;
   let j = k0 + r;
@@ -250,13 +253,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var x = tid; x < ROWS * E; x = x + 128u) {
     let rr = x / E; let e = x % E;
     var v = 0.0;
-    if (k0 + rr < S) { v = ld1(k_at(b, h, k0 + rr, e)); }
+    if (k0 + rr < S) { v = ld1(k_at(b, h0, k0 + rr, e)); }
     Ks[rr * EP + e] = v;
   }
   for (var x = tid; x < ROWS * EV; x = x + 128u) {
     let rr = x / EV; let e = x % EV;
     var v = 0.0;
-    if (k0 + rr < S) { v = ld2(v_at(b, h, k0 + rr, e)); }
+    if (k0 + rr < S) { v = ld2(v_at(b, h0, k0 + rr, e)); }
     Vs[rr * EVP + e] = v;
   }
   var dk: array<f32, NK>;
@@ -265,6 +268,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var c = 0u; c < NV; c = c + 1u) { dv[c] = 0.0; }
   var qstart = 0u;
   if (prm(7u) != 0u) { qstart = k0 / BQ * BQ; }
+  for (var h = h0; h < h0 + G; h = h + 1u) {
+  let bq = b * H + h;  // the query head's (batch, head) row
   for (var q0 = qstart; q0 < L; q0 = q0 + BQ) {
     workgroupBarrier();
     for (var x = tid; x < BQ * E; x = x + 128u) {
@@ -275,7 +280,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     if (tid < BQ) {
       var lse = 0.0; var dd = 0.0;
-      if (q0 + tid < L) { lse = ld5(prm(31u) + bh * L + q0 + tid); dd = ld6(prm(32u) + bh * L + q0 + tid); }
+      if (q0 + tid < L) { lse = ld5(prm(31u) + bq * L + q0 + tid); dd = ld6(prm(32u) + bq * L + q0 + tid); }
       Ls[tid * 2u] = lse; Ls[tid * 2u + 1u] = dd;
     }
     workgroupBarrier();
@@ -295,7 +300,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var x = tid; x < BQ * EV; x = x + 128u) {
       let ii = x / EV; let e = x % EV;
       var v = 0.0;
-      if (q0 + ii < L) { v = ld4(prm(30u) + (bh * L + q0 + ii) * EV + e); }
+      if (q0 + ii < L) { v = ld4(prm(30u) + (bq * L + q0 + ii) * EV + e); }
       X[ii * EVP + e] = v;
     }
     workgroupBarrier();
@@ -330,6 +335,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         dk[c] = acc;
       }
     }
+  }
   }
   if (j >= S) { return; }
   for (var c = 0u; c < NK; c = c + 1u) {

@@ -34,16 +34,17 @@ int64_t choose_backend(const at::Tensor& q, const at::Tensor& k, const at::Tenso
                        std::optional<double> scale, bool enable_gqa) {
   (void)is_causal;
   (void)scale;
-  (void)enable_gqa;
   const auto math = int64_t(at::SDPBackend::math);
   if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
   if (dropout_p > 0.0) return math;  // no device RNG in the fused kernel yet
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return math;
   if (!is_half_or_float(q.scalar_type()) || k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
     return math;
-  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1) ||
-      v.size(2) != k.size(2) || k.size(3) != q.size(3))
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || v.size(1) != k.size(1) || v.size(2) != k.size(2) ||
+      k.size(3) != q.size(3))
     return math;
+  // Grouped-query attention: each key/value head serves q_heads / kv_heads query heads.
+  if (k.size(1) != q.size(1) && !(enable_gqa && k.size(1) > 0 && q.size(1) % k.size(1) == 0)) return math;
   if (q.size(3) < 1 || q.size(3) > kMaxHeadDim || v.size(3) < 1 || v.size(3) > kMaxHeadDim) return math;
   if (q.size(2) == 0 || k.size(2) == 0 || q.size(0) == 0 || q.size(1) == 0) return math;
   if (mask.has_value() && mask->defined()) {
@@ -57,7 +58,7 @@ int64_t choose_backend(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 }
 
 struct Shape {
-  int64_t B, H, L, S, E, EV;
+  int64_t B, H, L, S, E, EV, HK;  // H query heads, HK key/value heads
 };
 
 std::string prelude(int64_t E, int64_t EV) {
@@ -74,7 +75,7 @@ void common_params(Kernel& k, const Shape& s, float scale, bool causal, const at
   k.param_index(s.H, "heads");
   k.param_index(s.L, "query length");
   k.param_index(s.S, "key length");
-  k.param_index(s.E, "head dim");
+  k.param_index(s.H / s.HK, "query heads per key head");
   k.param_index(s.EV, "head dim");
   k.param_f32(scale);
   k.param(causal ? 1u : 0u);
@@ -107,11 +108,11 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable: dropout "
                               "is not supported by the fused kernel (scaled_dot_product_attention routes it to the math path)");
   TORCH_CHECK(!return_debug_mask, "webgpu: _scaled_dot_product_fused_attention_overrideable: return_debug_mask is not supported");
-  TORCH_CHECK(choose_backend(q, k, v, attn_bias, dropout_p, is_causal, scale, false) ==
+  TORCH_CHECK(choose_backend(q, k, v, attn_bias, dropout_p, is_causal, scale, true) ==
                   int64_t(at::SDPBackend::overrideable),
               "webgpu: _scaled_dot_product_fused_attention_overrideable: unsupported inputs (query ", q.sizes(), ", key ",
               k.sizes(), ", value ", v.sizes(), ", ", q.scalar_type(), "); use scaled_dot_product_attention");
-  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   at::Tensor mask = expanded_mask(attn_bias, s);
   at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
   at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
@@ -139,7 +140,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     const at::Tensor&, const at::Tensor&, std::optional<double> scale) {
   TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable_backward: "
                               "dropout is not supported by the fused kernel");
-  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   const std::optional<at::Tensor> bias_opt = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
   at::Tensor mask = expanded_mask(bias_opt, s);
   at::Tensor go = grad_out_.contiguous();
@@ -174,8 +175,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     if (!gmask[0]) dq = at::Tensor();
   }
   if (gmask[1] || gmask[2]) {
-    dk = at::empty({s.B, s.H, s.S, s.E}, k.options());
-    dv = at::empty({s.B, s.H, s.S, s.EV}, v.options());
+    dk = at::empty({s.B, s.HK, s.S, s.E}, k.options());
+    dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
     const int64_t blocks = (s.S + kRows - 1) / kRows;
     Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
     kr.in(q, CT::F32);
@@ -193,7 +194,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     kr.param_index(D.storage_offset(), "offset");
     kr.param_index(dk.storage_offset(), "offset");
     kr.param_index(dv.storage_offset(), "offset");
-    kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dkv"); });
+    kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dkv"); });
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();
   }
