@@ -75,6 +75,14 @@ def test_conv(name, dtype):
     compare(fn, rnd(*xs, seed=1), rnd(*ws, seed=2), rnd(nb, seed=3), dtype=dtype)
 
 
+@pytest.mark.parametrize("name", ["conv2d_stride_dil_groups", "conv_transpose2d", "conv1d"])
+def test_conv_int64_exact(name):
+    fn, xs, ws, nb = CONV[name]
+    r = [torch.randint(-60, 60, s, generator=torch.Generator().manual_seed(i)) for i, s in
+         enumerate((xs, ws, (nb,)))]
+    compare(fn, *r, dtype=torch.int64)
+
+
 def test_conv_no_bias_and_noncontiguous():
     x = rnd(2, 10, 12, 3, seed=4).permute(0, 3, 1, 2)  # channels-last-like strides
     w = rnd(5, 3, 3, 3, seed=5)[:, :, :, :]
@@ -109,7 +117,7 @@ def test_conv_empty_and_errors():
         F.conv2d(torch.randn(1, 2, 5, 5).to(DEV), torch.randn(4, 3, 3, 3).to(DEV))
     with pytest.raises(RuntimeError):  # kernel larger than the padded input
         F.conv2d(torch.randn(1, 3, 2, 2).to(DEV), torch.randn(4, 3, 3, 3).to(DEV))
-    with pytest.raises((RuntimeError, NotImplementedError)):
+    with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
         F.conv2d(torch.ones(1, 3, 5, 5, dtype=torch.int32, device=DEV),
                  torch.ones(4, 3, 3, 3, dtype=torch.int32, device=DEV))
 
