@@ -7,14 +7,15 @@
 // A GEMM of M x NC with reduction K, tiled 64 x 64 x 16 per workgroup of 256 invocations (4 x 4
 // outputs each), both operand tiles staged through workgroup memory; optional split-K over grid.
 // Operands: 0 = A source, 1 = B source, 2 = result, 3 = bias (a dummy when prm(26) == 0).
-// MODE is prepended by the host.
+// MODE, the value type T (f32, or vec2<u32> for exact int64) and t_zero/t_mad/t_add are prepended
+// by the host.
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 16u;
 
-var<workgroup> As: array<f32, 1024>;  // [BK][BM]
-var<workgroup> Bs: array<f32, 1024>;  // [BK][BN]
+var<workgroup> As: array<T, 1024>;  // [BK][BM]
+var<workgroup> Bs: array<T, 1024>;  // [BK][BN]
 
 fn pN() -> u32 { return prm(0u); }
 fn pG() -> u32 { return prm(1u); }
@@ -31,9 +32,9 @@ fn vol(s: vec3<u32>) -> u32 { return s.x * s.y * s.z; }
 fn split3(i: u32, s: vec3<u32>) -> vec3<u32> { return vec3<u32>(i / (s.y * s.z), (i / s.z) % s.y, i % s.z); }
 
 // X element at channel row `crow` (= n*G*Ci + c) and position x, or 0 outside (padding).
-fn load_x(crow: u32, x: vec3<i32>) -> f32 {
+fn load_x(crow: u32, x: vec3<i32>) -> T {
   let s = xsz();
-  if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(s))) { return 0.0; }
+  if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(s))) { return t_zero(); }
   let xu = vec3<u32>(x);
   return ld_x(prm(22u + X_OPERAND) + ((crow * s.x + xu.x) * s.y + xu.y) * s.z + xu.z);
 }
@@ -72,8 +73,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let k_begin = split * kchunk;
   let k_end = min(K, k_begin + kchunk);
 
-  var acc: array<f32, 16>;
-  for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = 0.0; }
+  var acc: array<T, 16>;
+  for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = t_zero(); }
   let tx = tid % 16u;
   let ty = tid / 16u;
 
@@ -81,8 +82,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < 4u; j = j + 1u) {
       let kk = kq + 4u * j;
       let k = k0 + kk;
-      var av = 0.0;
-      var bv = 0.0;
+      var av = t_zero();
+      var bv = t_zero();
       if (k < k_end) {
         if (MODE == 0u) {
           if (a_valid) {
@@ -120,11 +121,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk = kk + 1u) {
-      var a4: array<f32, 4>;
+      var a4: array<T, 4>;
       for (var i = 0u; i < 4u; i = i + 1u) { a4[i] = As[kk * BM + tx + 16u * i]; }
       for (var j = 0u; j < 4u; j = j + 1u) {
         let b = Bs[kk * BN + ty + 16u * j];
-        for (var i = 0u; i < 4u; i = i + 1u) { acc[j * 4u + i] = acc[j * 4u + i] + a4[i] * b; }
+        for (var i = 0u; i < 4u; i = i + 1u) { acc[j * 4u + i] = t_mad(acc[j * 4u + i], a4[i], b); }
       }
     }
     workgroupBarrier();
@@ -139,10 +140,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var v = acc[j * 4u + i];
       var o = 0u;
       if (MODE == 0u) {
-        if (prm(26u) != 0u) { v = v + ld3(prm(25u) + g * Co + c); }
+        if (prm(26u) != 0u) { v = t_add(v, ld3(prm(25u) + g * Co + c)); }
         o = (m / YS * G * Co + g * Co + c) * YS + m % YS;
       } else if (MODE == 1u) {
-        if (prm(26u) != 0u) { v = v + ld3(prm(25u) + g * Ci + c); }
+        if (prm(26u) != 0u) { v = t_add(v, ld3(prm(25u) + g * Ci + c)); }
         o = (m / XS * G * Ci + g * Ci + c) * XS + m % XS;
       } else {
         o = split * prm(32u) + (g * Co + m) * Ci * KS + c;

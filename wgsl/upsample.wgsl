@@ -28,7 +28,8 @@ struct Lin { i0: i32, off: i32, l1: f32, };
 fn lin_src(o: i32, d: u32, n: i32) -> Lin {
   let s = scl(d);
   var r: f32;
-  if (ALIGN) { r = s * f32(o); } else { r = max(s * (f32(o) + 0.5) - 0.5, 0.0); }
+  // fma: CPU computes this in native/cpu code, which its compiler contracts to a fused multiply-add.
+  if (ALIGN) { r = s * f32(o); } else { r = max(fma(s, f32(o) + 0.5, -0.5), 0.0); }
   let i0 = min(i32(r), n - 1);
   let off = select(0, 1, i0 < n - 1);
   let l1 = min(max(r - f32(i0), 0.0), 1.0);

@@ -28,7 +28,7 @@ struct Geo {
 
 void check_dtype(const at::Tensor& t, const char* op) {
   const auto s = t.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || s == at::kHalf || s == at::kBFloat16, "webgpu: ", op,
+  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || s == at::kHalf || s == at::kBFloat16 || s == at::kLong, "webgpu: ", op,
                               " not implemented for '", c10::toString(s), "'");
 }
 
@@ -55,11 +55,13 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   if (kchunk == 0) kchunk = K;
   const int64_t tilesM = (M + kBM - 1) / kBM, tilesN = (NC + kBN - 1) / kBN;
   const bool has_bias = bias.defined();
+  // int64 (CPU supports it) accumulates exactly; the float types in float32.
+  const CT ct = a.scalar_type() == at::kLong ? CT::I64 : CT::F32;
   Kernel k(std::string("conv:") + std::to_string(mode));
-  k.in(a, CT::F32);
-  k.in(b, CT::F32);
-  k.out(out, CT::F32);
-  k.in(has_bias ? bias : b, CT::F32);
+  k.in(a, ct);
+  k.in(b, ct);
+  k.out(out, ct);
+  k.in(has_bias ? bias : b, ct);
   k.param_index(g.N, "batch");
   k.param_index(g.G, "groups");
   k.param_index(g.Ci, "channels");
@@ -86,11 +88,18 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   k.param_index(b.numel(), "size");
   k.param_index(out.numel(), "size");
   const uint64_t wgs = uint64_t(splits) * g.G * tilesM * tilesN;
-  k.launch(wgs, [mode] {
+  k.launch(wgs, [mode, ct] {
     std::string s = "const MODE: u32 = " + std::to_string(mode) + "u;\n";
-    if (mode == 0) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> f32 { return ld0(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
-    else if (mode == 1) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> f32 { return ld0(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
-    else s += "const X_OPERAND: u32 = 1u;\nfn ld_x(e: u32) -> f32 { return ld1(e); }\nfn ld_y(e: u32) -> f32 { return ld0(e); }\nfn ld_w(e: u32) -> f32 { return ld1(e); }\n";
+    if (ct == CT::I64)
+      s += "alias T = vec2<u32>;\nfn t_zero() -> T { return vec2<u32>(0u, 0u); }\n"
+           "fn t_mad(c: T, a: T, b: T) -> T { return i64_add(c, i64_mul(a, b)); }\n"
+           "fn t_add(a: T, b: T) -> T { return i64_add(a, b); }\n";
+    else
+      s += "alias T = f32;\nfn t_zero() -> T { return 0.0; }\nfn t_mad(c: T, a: T, b: T) -> T { return c + a * b; }\n"
+           "fn t_add(a: T, b: T) -> T { return a + b; }\n";
+    if (mode == 0) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> T { return ld0(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
+    else if (mode == 1) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> T { return ld0(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
+    else s += "const X_OPERAND: u32 = 1u;\nfn ld_x(e: u32) -> T { return ld1(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
     return s + rt::wgsl_source("conv");
   });
 }
@@ -110,7 +119,7 @@ at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, a
   int64_t kchunk = (K + splits - 1) / splits;
   kchunk = (kchunk + kBK - 1) / kBK * kBK;
   splits = (K + kchunk - 1) / kchunk;
-  at::Tensor part = at::empty({splits, gw.numel()}, opts.dtype(at::kFloat));
+  at::Tensor part = at::empty({splits, gw.numel()}, opts.dtype(opts.dtype() == at::kLong ? at::kLong : at::kFloat));
   run_gemm(2, y, x, part, at::Tensor(), g, splits, kchunk);
   gw.view({gw.numel()}).copy_(part.sum(0));
   return gw;

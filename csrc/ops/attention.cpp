@@ -1,0 +1,215 @@
+// scaled_dot_product_attention. ATen's SDPA asks the device's _fused_sdp_choice_stub which backend to
+// use; for the common case (4-d q/k/v of one batch and head count, head dims up to 128, no dropout) we
+// answer "overrideable", which runs _scaled_dot_product_fused_attention_overrideable (+ _backward)
+// here: a flash-attention style kernel (wgsl/attention.wgsl) with online softmax, saving the
+// log-sum-exp for the backward (dQ per query block, dK/dV per key block, no atomics). Everything else
+// (dropout, grouped-query heads, other ranks, larger head dims) takes ATen's math path, which is
+// composite (matmul, softmax, ...).
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/SDPBackend.h>
+#include <ATen/native/transformers/attention.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::ops {
+
+std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
+
+namespace {
+
+constexpr int64_t kRows = 16;
+constexpr int64_t kMaxHeadDim = 128;
+
+bool is_half_or_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+int64_t choose_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
+                       std::optional<double> scale, bool enable_gqa) {
+  (void)is_causal;
+  (void)scale;
+  const auto math = int64_t(at::SDPBackend::math);
+  if (q.is_nested() || k.is_nested() || v.is_nested()) return math;
+  if (dropout_p > 0.0) return math;  // no device RNG in the fused kernel yet
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return math;
+  if (!is_half_or_float(q.scalar_type()) || k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
+    return math;
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || v.size(1) != k.size(1) || v.size(2) != k.size(2) ||
+      k.size(3) != q.size(3))
+    return math;
+  // Grouped-query attention: each key/value head serves q_heads / kv_heads query heads.
+  if (k.size(1) != q.size(1) && !(enable_gqa && k.size(1) > 0 && q.size(1) % k.size(1) == 0)) return math;
+  if (q.size(3) < 1 || q.size(3) > kMaxHeadDim || v.size(3) < 1 || v.size(3) > kMaxHeadDim) return math;
+  if (q.size(2) == 0 || k.size(2) == 0 || q.size(0) == 0 || q.size(1) == 0) return math;
+  if (mask.has_value() && mask->defined()) {
+    if (mask->dim() > 4 || mask->is_nested()) return math;
+    if (mask->scalar_type() != at::kBool && mask->scalar_type() != q.scalar_type()) return math;
+    const std::vector<int64_t> want{q.size(0), q.size(1), q.size(2), k.size(2)};
+    auto r = at::infer_size(mask->sizes(), want);
+    if (at::IntArrayRef(r) != at::IntArrayRef(want)) return math;
+  }
+  return int64_t(at::SDPBackend::overrideable);
+}
+
+struct Shape {
+  int64_t B, H, L, S, E, EV, HK;  // H query heads, HK key/value heads
+};
+
+std::string prelude(int64_t E, int64_t EV) {
+  const int64_t EP = E + 1, EVP = EV + 1;
+  return "const E: u32 = " + std::to_string(E) + "u;\nconst EV: u32 = " + std::to_string(EV) +
+         "u;\nconst EP: u32 = " + std::to_string(EP) + "u;\nconst EVP: u32 = " + std::to_string(EVP) +
+         "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) + "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
+}
+
+// Parameters 0..29 (wgsl/attention.wgsl's header).
+void common_params(Kernel& k, const Shape& s, float scale, bool causal, const at::Tensor& mask, int64_t blocks,
+                   const at::Tensor& q, const at::Tensor& kk, const at::Tensor& v) {
+  k.param_index(s.B, "batch");
+  k.param_index(s.H, "heads");
+  k.param_index(s.L, "query length");
+  k.param_index(s.S, "key length");
+  k.param_index(s.H / s.HK, "query heads per key head");
+  k.param_index(s.EV, "head dim");
+  k.param_f32(scale);
+  k.param(causal ? 1u : 0u);
+  k.param(mask.defined() ? 1u : 0u);
+  k.param_index(blocks, "blocks");
+  for (const at::Tensor* t : {&q, &kk, &v}) {
+    for (int d = 0; d < 4; ++d) k.param_index(t->stride(d), "stride");
+    k.param_index(t->storage_offset(), "offset");
+  }
+  if (mask.defined()) {
+    for (int d = 0; d < 4; ++d) k.param_index(mask.stride(d), "stride");
+    k.param_index(mask.storage_offset(), "offset");
+  } else {
+    for (int d = 0; d < 5; ++d) k.param(0);
+  }
+}
+
+float scale_of(std::optional<double> scale, int64_t E) {
+  return scale.has_value() ? float(*scale) : float(1.0 / std::sqrt(double(E)));
+}
+
+at::Tensor expanded_mask(const std::optional<at::Tensor>& bias, const Shape& s) {
+  if (!bias.has_value() || !bias->defined()) return at::Tensor();
+  return bias->expand({s.B, s.H, s.L, s.S});
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
+sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::optional<at::Tensor>& attn_bias,
+           double dropout_p, bool is_causal, bool return_debug_mask, std::optional<double> scale) {
+  TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable: dropout "
+                              "is not supported by the fused kernel (scaled_dot_product_attention routes it to the math path)");
+  TORCH_CHECK(!return_debug_mask, "webgpu: _scaled_dot_product_fused_attention_overrideable: return_debug_mask is not supported");
+  TORCH_CHECK(choose_backend(q, k, v, attn_bias, dropout_p, is_causal, scale, true) ==
+                  int64_t(at::SDPBackend::overrideable),
+              "webgpu: _scaled_dot_product_fused_attention_overrideable: unsupported inputs (query ", q.sizes(), ", key ",
+              k.sizes(), ", value ", v.sizes(), ", ", q.scalar_type(), "); use scaled_dot_product_attention");
+  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
+  at::Tensor mask = expanded_mask(attn_bias, s);
+  at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
+  at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
+  const int64_t blocks = (s.L + kRows - 1) / kRows;
+  Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+  kr.in(q, CT::F32);
+  kr.in(k, CT::F32);
+  kr.in(v, CT::F32);
+  kr.in(mask.defined() ? mask : q, CT::F32);
+  kr.out(out, CT::F32);
+  kr.out(lse, CT::F32);
+  common_params(kr, s, scale_of(scale, s.E), is_causal, mask, blocks, q, k, v);
+  kr.param_index(out.storage_offset(), "offset");
+  kr.param_index(lse.storage_offset(), "offset");
+  kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "fwd"); });
+  const auto lo = q.options().dtype(at::kLong);
+  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
+          at::empty({}, lo), at::Tensor()};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
+    const at::Tensor& grad_out_, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+    const at::Tensor& attn_bias, std::array<bool, 4> gmask, const at::Tensor& out, const at::Tensor& lse,
+    const at::Tensor&, const at::Tensor&, c10::SymInt, c10::SymInt, double dropout_p, bool is_causal,
+    const at::Tensor&, const at::Tensor&, std::optional<double> scale) {
+  TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable_backward: "
+                              "dropout is not supported by the fused kernel");
+  const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
+  const std::optional<at::Tensor> bias_opt = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
+  at::Tensor mask = expanded_mask(bias_opt, s);
+  at::Tensor go = grad_out_.contiguous();
+  at::Tensor lsec = lse.contiguous();
+  at::Tensor D = (go.to(at::kFloat) * out.to(at::kFloat)).sum(-1).contiguous();
+  const float sc = scale_of(scale, s.E);
+  at::Tensor dq, dk, dv, dbias;
+  const bool want_bias = gmask[3] && attn_bias.defined();
+  if (gmask[0] || want_bias) {
+    dq = at::empty({s.B, s.H, s.L, s.E}, q.options());
+    at::Tensor ds = want_bias ? at::empty({s.B, s.H, s.L, s.S}, q.options().dtype(at::kFloat)) : at::Tensor();
+    const int64_t blocks = (s.L + kRows - 1) / kRows;
+    Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+    kr.in(q, CT::F32);
+    kr.in(k, CT::F32);
+    kr.in(v, CT::F32);
+    kr.in(mask.defined() ? mask : q, CT::F32);
+    kr.in(go, CT::F32);
+    kr.in(lsec, CT::F32);
+    kr.in(D, CT::F32);
+    kr.out(dq, CT::F32);
+    kr.out(want_bias ? ds : dq, CT::F32);
+    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
+    kr.param_index(go.storage_offset(), "offset");
+    kr.param_index(lsec.storage_offset(), "offset");
+    kr.param_index(D.storage_offset(), "offset");
+    kr.param(want_bias ? 1u : 0u);
+    kr.param_index(dq.storage_offset(), "offset");
+    kr.param_index(want_bias ? ds.storage_offset() : 0, "offset");
+    kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dq"); });
+    if (want_bias) dbias = at::sum_to(ds, attn_bias.sizes()).to(attn_bias.scalar_type());
+    if (!gmask[0]) dq = at::Tensor();
+  }
+  if (gmask[1] || gmask[2]) {
+    dk = at::empty({s.B, s.HK, s.S, s.E}, k.options());
+    dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
+    const int64_t blocks = (s.S + kRows - 1) / kRows;
+    Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+    kr.in(q, CT::F32);
+    kr.in(k, CT::F32);
+    kr.in(v, CT::F32);
+    kr.in(mask.defined() ? mask : q, CT::F32);
+    kr.in(go, CT::F32);
+    kr.in(lsec, CT::F32);
+    kr.in(D, CT::F32);
+    kr.out(dk, CT::F32);
+    kr.out(dv, CT::F32);
+    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
+    kr.param_index(go.storage_offset(), "offset");
+    kr.param_index(lsec.storage_offset(), "offset");
+    kr.param_index(D.storage_offset(), "offset");
+    kr.param_index(dk.storage_offset(), "offset");
+    kr.param_index(dv.storage_offset(), "offset");
+    kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dkv"); });
+    if (!gmask[1]) dk = at::Tensor();
+    if (!gmask[2]) dv = at::Tensor();
+  }
+  return {dq, dk, dv, dbias};
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+namespace at::native {
+WEBGPU_STUB(_fused_sdp_choice_stub, &webgpu::ops::choose_backend)
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_sdp_choice", TORCH_FN(webgpu::ops::choose_backend));
+  m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(webgpu::ops::sdpa_fused));
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(webgpu::ops::sdpa_fused_backward));
+}

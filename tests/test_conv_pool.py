@@ -1,0 +1,234 @@
+# Convolution, pooling and interpolation against CPU: forward and gradients (input, weight, bias),
+# every float dtype, strides/padding/dilation/groups, transposed, 1d/2d/3d, non-contiguous inputs,
+# multi-workgroup tiles and the split-K weight gradient, integer pools, NaN, empty inputs, errors.
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+DEV = "webgpu"
+FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+TOL = {torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
+
+
+def _leaf(t, dtype, dev):
+    return t.detach().to(dtype).to(dev).requires_grad_(t.is_floating_point())
+
+
+def compare(fn, *inputs, dtype=torch.float32, grad=True, tol=None):
+    """fn on CPU and webgpu; half types are checked against a float32 CPU computation of the same
+    (rounded) inputs, so CPU's own half rounding is not the yardstick. Gradients likewise."""
+    tol = tol or TOL.get(dtype, 0)
+    ref_dtype = torch.float32 if dtype in FLOATS else dtype
+    rounded = [t.detach().to(dtype) for t in inputs]
+    cpu = [_leaf(t, ref_dtype, "cpu") if t.is_floating_point() else t.clone() for t in rounded]
+    dev = [_leaf(t, dtype, DEV) if t.is_floating_point() else t.to(DEV) for t in rounded]
+    a = fn(*cpu)
+    b = fn(*dev)
+    a0, b0 = (a[0], b[0]) if isinstance(a, tuple) else (a, b)
+    assert b0.device.type == DEV and b0.dtype == (dtype if a0.is_floating_point() else a0.dtype)
+    assert b0.shape == a0.shape
+    if a0.is_floating_point():
+        torch.testing.assert_close(b0.cpu().float(), a0.float(), atol=tol, rtol=tol, equal_nan=True)
+    else:
+        assert torch.equal(b0.cpu(), a0)
+    if isinstance(a, tuple):  # indices
+        assert torch.equal(b[1].cpu(), a[1])
+    if grad and a0.is_floating_point() and a0.numel():
+        g = torch.randn(a0.shape, generator=torch.Generator().manual_seed(7)).to(dtype)
+        a0.backward(g.to(ref_dtype))
+        b0.backward(g.to(DEV))
+        for c, d in zip(cpu, dev):
+            if c.requires_grad:
+                scale = max(1.0, c.grad.abs().max().item())
+                torch.testing.assert_close(d.grad.cpu().float(), c.grad.float(), atol=tol * scale, rtol=tol)
+
+
+def rnd(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# ---- convolution ----
+
+CONV = {
+    "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), (2, 4, 19), (6, 4, 3), 6),
+    "conv1d_same_dil": (lambda x, w, b: F.conv1d(x, w, b, padding="same", dilation=2), (3, 4, 17), (5, 4, 4), 5),
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1), (2, 3, 9, 10), (8, 3, 3, 3), 8),
+    "conv2d_stride_dil_groups": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+                                 (2, 6, 9, 11), (4, 3, 3, 2), 4),
+    "conv2d_depthwise": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=6), (2, 6, 7, 7), (12, 1, 3, 3), 12),
+    "conv2d_valid_1x1": (lambda x, w, b: F.conv2d(x, w, b, padding="valid"), (1, 5, 4, 6), (7, 5, 1, 1), 7),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), (2, 3, 5, 6, 4), (4, 3, 2, 3, 2), 4),
+    "conv_transpose1d": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, dilation=2, padding=1),
+                         (2, 4, 10), (4, 5, 4), 5),
+    "conv_transpose2d": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+                         (2, 4, 7, 6), (4, 3, 3, 3), 6),
+    "conv_transpose2d_plain": (lambda x, w, b: F.conv_transpose2d(x, w, b), (1, 3, 5, 5), (3, 2, 2, 2), 2),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", list(CONV))
+def test_conv(name, dtype):
+    fn, xs, ws, nb = CONV[name]
+    compare(fn, rnd(*xs, seed=1), rnd(*ws, seed=2), rnd(nb, seed=3), dtype=dtype)
+
+
+@pytest.mark.parametrize("name", ["conv2d_stride_dil_groups", "conv_transpose2d", "conv1d"])
+def test_conv_int64_exact(name):
+    fn, xs, ws, nb = CONV[name]
+    r = [torch.randint(-60, 60, s, generator=torch.Generator().manual_seed(i)) for i, s in
+         enumerate((xs, ws, (nb,)))]
+    compare(fn, *r, dtype=torch.int64)
+
+
+def test_conv_no_bias_and_noncontiguous():
+    x = rnd(2, 10, 12, 3, seed=4).permute(0, 3, 1, 2)  # channels-last-like strides
+    w = rnd(5, 3, 3, 3, seed=5)[:, :, :, :]
+    compare(lambda x, w: F.conv2d(x, w, None, padding=1), x, w)
+    base = rnd(3, 4, 30, seed=6)
+    compare(lambda x, w: F.conv1d(x[1:, :, ::2], w), base, rnd(6, 4, 3, seed=7))
+
+
+def test_conv_multi_tile_and_split_k():
+    # M = 4*24*24 outputs (many 64-row tiles), 80 output channels (two column tiles), K = 48*9,
+    # and the weight gradient reduces over 2304 pixels: the split-K path.
+    x, w, b = rnd(4, 48, 24, 24, seed=8), rnd(80, 48, 3, 3, seed=9), rnd(80, seed=10)
+    compare(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b, tol=1e-3)
+
+
+def test_conv_module_training_step():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                            torch.nn.Conv2d(8, 4, 3), torch.nn.AdaptiveAvgPool2d(1))
+    md = copy.deepcopy(m).to(DEV)
+    x = rnd(2, 3, 12, 12, seed=11)
+    m(x).sum().backward()
+    md(x.to(DEV)).sum().backward()
+    for p, q in zip(m.parameters(), md.parameters()):
+        torch.testing.assert_close(q.grad.cpu(), p.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_conv_empty_and_errors():
+    out = F.conv2d(torch.empty(0, 3, 5, 5, device=DEV), torch.randn(4, 3, 3, 3).to(DEV))
+    assert out.shape == (0, 4, 3, 3)
+    with pytest.raises(RuntimeError):  # channel mismatch, ATen's own check
+        F.conv2d(torch.randn(1, 2, 5, 5).to(DEV), torch.randn(4, 3, 3, 3).to(DEV))
+    with pytest.raises(RuntimeError):  # kernel larger than the padded input
+        F.conv2d(torch.randn(1, 3, 2, 2).to(DEV), torch.randn(4, 3, 3, 3).to(DEV))
+    with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
+        F.conv2d(torch.ones(1, 3, 5, 5, dtype=torch.int32, device=DEV),
+                 torch.ones(4, 3, 3, 3, dtype=torch.int32, device=DEV))
+
+
+# ---- pooling ----
+
+POOL = {
+    "max2d": lambda x: F.max_pool2d(x, 3, 2, 1, dilation=(1, 2), ceil_mode=True, return_indices=True),
+    "max2d_plain": lambda x: F.max_pool2d(x, 2),
+    "max1d": lambda x: F.max_pool1d(x.flatten(2), 4, 3, 2),
+    "max3d": lambda x: F.max_pool3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1), 2, (1, 2, 2), 1),
+    "avg2d": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "avg2d_incl_pad": lambda x: F.avg_pool2d(x, (2, 3), (1, 2), (1, 1)),
+    "avg2d_divisor": lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+    "avg1d": lambda x: F.avg_pool1d(x.flatten(2), 5, 2, 2),
+    "avg3d": lambda x: F.avg_pool3d(x.unsqueeze(2), (1, 2, 2)),
+    "adaptive_avg2d": lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
+    "adaptive_avg2d_up": lambda x: F.adaptive_avg_pool2d(x, (13, 3)),
+    "adaptive_avg1d": lambda x: F.adaptive_avg_pool1d(x.flatten(2), 7),
+    "adaptive_max2d": lambda x: F.adaptive_max_pool2d(x, (4, 5), return_indices=True),
+    "adaptive_max1d": lambda x: F.adaptive_max_pool1d(x.flatten(2), 6),
+    "adaptive_avg3d": lambda x: F.adaptive_avg_pool3d(x.unsqueeze(2), (1, 3, 4)),
+    "adaptive_max3d": lambda x: F.adaptive_max_pool3d(x.unsqueeze(2), (1, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", list(POOL))
+def test_pool(name, dtype):
+    compare(POOL[name], rnd(2, 3, 9, 11, seed=12), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8), ids=str)
+def test_max_pool_integers(dtype):
+    x = torch.randint(-120, 120, (2, 3, 9, 11), generator=torch.Generator().manual_seed(13))
+    if dtype == torch.uint8:
+        x = x.abs()
+    compare(POOL["max2d"], x, dtype=dtype)
+
+
+def test_avg_pool_int64():
+    x = torch.randint(-1000, 1000, (2, 3, 9, 11), generator=torch.Generator().manual_seed(14))
+    compare(lambda x: F.avg_pool2d(x, 3, 2, 1), x, dtype=torch.int64)
+    compare(lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=-4), x, dtype=torch.int64)
+
+
+def test_pool_nan_noncontiguous_large():
+    x = rnd(1, 2, 6, 6, seed=15)
+    x[0, 0, 1, 1] = float("nan")
+    x[0, 1, 4, 5] = float("nan")
+    compare(lambda x: F.max_pool2d(x, 2, return_indices=True), x, grad=False)
+    compare(lambda x: F.adaptive_max_pool2d(x, 3, return_indices=True), x, grad=False)
+    y = rnd(2, 9, 11, 3, seed=16).permute(0, 3, 1, 2)
+    compare(POOL["max2d"], y)
+    compare(POOL["avg2d"], y)
+    big = rnd(4, 16, 40, 40, seed=17)  # > 256 outputs and inputs: many workgroups
+    compare(lambda x: F.max_pool2d(x, 3, 2, 1), big)
+    compare(lambda x: F.avg_pool2d(x, 3, 2, 1), big)
+
+
+def test_pool_3d_input_and_errors():
+    compare(lambda x: F.max_pool2d(x, 2), rnd(3, 6, 6, seed=18))
+    compare(lambda x: F.adaptive_avg_pool2d(x, 1), rnd(2, 3, 7, 5, seed=19))
+    with pytest.raises(RuntimeError):  # pad larger than half the kernel
+        F.max_pool2d(torch.randn(1, 1, 5, 5).to(DEV), 2, padding=2)
+    with pytest.raises(RuntimeError):  # output size would be empty
+        F.avg_pool2d(torch.randn(1, 1, 2, 2).to(DEV), 3)
+    with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
+        F.avg_pool2d(torch.ones(1, 1, 4, 4, dtype=torch.int32, device=DEV), 2)
+
+
+# ---- interpolation ----
+
+INTERP = {
+    "nearest_x2": dict(scale_factor=2, mode="nearest"),
+    "nearest_size": dict(size=(5, 13), mode="nearest"),
+    "nearest_frac_scale": dict(scale_factor=(1.7, 0.6), mode="nearest"),
+    "nearest_exact": dict(size=(11, 4), mode="nearest-exact"),
+    "bilinear_scale": dict(scale_factor=2.3, mode="bilinear"),
+    "bilinear_align": dict(size=(5, 13), mode="bilinear", align_corners=True),
+    "bilinear_down": dict(size=(4, 3), mode="bilinear", align_corners=False),
+    "bilinear_one": dict(size=(1, 1), mode="bilinear", align_corners=True),
+    "bilinear_given_scale": dict(scale_factor=(0.5, 3.5), mode="bilinear", recompute_scale_factor=False),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", list(INTERP))
+def test_interpolate_2d(name, dtype):
+    compare(lambda x: F.interpolate(x, **INTERP[name]), rnd(2, 3, 7, 9, seed=20), dtype=dtype)
+
+
+def test_interpolate_1d_3d_uint8_noncontiguous():
+    x1 = rnd(2, 3, 10, seed=21)
+    compare(lambda x: F.interpolate(x, scale_factor=1.5), x1)
+    compare(lambda x: F.interpolate(x, size=23, mode="nearest-exact"), x1)
+    compare(lambda x: F.interpolate(x, size=23, mode="linear"), x1)
+    compare(lambda x: F.interpolate(x, size=4, mode="linear", align_corners=True), x1)
+    x3 = rnd(1, 2, 3, 4, 5, seed=22)
+    compare(lambda x: F.interpolate(x, size=(5, 3, 7), mode="trilinear"), x3)
+    compare(lambda x: F.interpolate(x, size=(5, 3, 7)), x3)
+    u8 = torch.randint(0, 255, (2, 3, 7, 9), generator=torch.Generator().manual_seed(23)).to(torch.uint8)
+    compare(lambda x: F.interpolate(x, size=(5, 13)), u8, dtype=torch.uint8)
+    nc = rnd(2, 7, 9, 3, seed=24).permute(0, 3, 1, 2)
+    compare(lambda x: F.interpolate(x, scale_factor=4, mode="bilinear"), nc)
+    compare(lambda x: F.upsample_nearest(x, scale_factor=3), nc)
+    compare(lambda x: F.upsample_bilinear(x, size=(10, 4)), nc)
+
+
+def test_interpolate_errors():
+    with pytest.raises((RuntimeError, ValueError)):
+        F.interpolate(torch.randn(1, 1, 4, 4).to(DEV), size=(0, 3))
+    with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
+        F.interpolate(torch.ones(1, 1, 4, 4, dtype=torch.int32, device=DEV), scale_factor=2, mode="bilinear")
