@@ -289,15 +289,21 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
     k.param_index(x.numel(), "number of elements");
     k.param_index(x.storage_offset(), "storage offset");
     k.param(uint32_t(t * kSlots));
-    k.launch(kSlots, [&] {
+    // As many workgroups as the tensor fills (4 elements a thread at least), at most kSlots; the
+    // unused slots get the identity from workgroup 0.
+    const uint32_t groups = uint32_t(std::min<int64_t>(kSlots, (x.numel() + 1023) / 1024));
+    k.param(groups);
+    k.launch(groups, [&] {
       std::ostringstream s;
       s << fns << "var<workgroup> sh: array<f32, 256>;\n"
         << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
            "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
            "  let n = prm(0u);\n"
+           "  let groups = prm(3u);\n"
+           "  if (g == 0u && lid >= groups) { st1(prm(2u) + lid, ident()); }\n"
            "  var acc = ident();\n"
-           "  for (var i = g * 256u + lid; i < n; i = i + 65536u) { acc = comb(acc, el(ld0(prm(1u) + i))); }\n"
+           "  for (var i = g * 256u + lid; i < n; i = i + groups * 256u) { acc = comb(acc, el(ld0(prm(1u) + i))); }\n"
         << reduce << "  if (lid == 0u) { st1(prm(2u) + g, sh[0]); }\n}\n";
       return s.str();
     });
