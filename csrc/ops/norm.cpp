@@ -304,7 +304,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
       const at::Tensor r = rs.to(at::kFloat).view({N, group, 1}).expand({N, group, cpg}).reshape({N, C});
       gw = ((ds - g3.sum(2) * m) * r).sum(0).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
     }
-    if (mask[2]) gb = g3.sum({0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
+    if (mask[2]) gb = g3.sum(at::IntArrayRef{0, 2}).to(weight.defined() ? weight.scalar_type() : input.scalar_type());
   }
   return {gi, gw, gb};
 }
