@@ -126,4 +126,18 @@ KNOWN_FAILURES = {
         "ties: CPU's unstable sort puts the gradient on another of the equal elements",
     ('topk', 'bfloat16', 'grad'):
         "ties: CPU's topk picks another of the equal elements for the gradient",
+    ('randn', '*', 'op'):
+        "random values compared with CPU's: OpInfo's randn entry, like randint's, lacks the test_compare_cpu "
+        "skip; webgpu's Philox stream differs from CPU's mt19937 (as CUDA's does); tests/test_random.py checks "
+        "the distribution",
+    ('randn', '*', 'out'):
+        "as randn op: random values compared with CPU's",
+    ('gradient', '*', 'errors'):
+        "torch.gradient's error sample sets a CPU tensor's storage to a meta storage (its spacing argument), "
+        "which this torch refuses with a RuntimeError before the check the sample expects",
+    ('nn.functional.conv_transpose3d', 'float16', 'op'):
+        "as conv_transpose2d float16: CPU's half transposed convolution accumulates in float16; on random "
+        "1x3x4x4x4 inputs with this sample's arguments CPU is 0.0100 from a float32 reference, webgpu 0.0058",
+    ('nn.functional.conv_transpose3d', 'float16', 'noncontig'):
+        "as conv_transpose3d float16 op (CPU accumulates in float16; webgpu is closer to float32)",
 }

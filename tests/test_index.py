@@ -91,7 +91,10 @@ def test_scatter_add_duplicates(dtype):
     x = rand((7, 30), dtype)
     src = rand((200, 30), dtype)
     i = torch.randint(0, 7, (200, 30), generator=g)
-    check(lambda x, i, s: x.scatter_add(0, i, s), x, i, src, tol=5e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-4)
+    # ~29 updates per slot added through atomics: the rounding order of half-type sums varies run to run
+    # (bfloat16's 8-bit mantissa makes that up to a few ulps of a sum near 5).
+    half_tol = 3e-1 if dtype == torch.bfloat16 else 5e-2
+    check(lambda x, i, s: x.scatter_add(0, i, s), x, i, src, tol=half_tol if dtype in (torch.float16, torch.bfloat16) else 1e-4)
     check(lambda x, i, s: x.scatter_add(1, i.T.clamp(max=29).contiguous()[:, :7].T.contiguous()[:7], s[:7]),
           x, i, src, tol=5e-2)
 

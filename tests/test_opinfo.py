@@ -75,6 +75,10 @@ def _judge(r, known):
     if r.status == "partial" and not known:
         pytest.skip(r.describe_partial())
     if known:
+        if not H.FULL:
+            # Known failures are claims about the full sample set; the bounded CI subset may not hold
+            # the failing sample. Full mode (TORCH_WEBGPU_OPINFO=full) still flags a stale entry.
+            pytest.skip(f"known failure not reproduced on the bounded CI samples: {known}")
         pytest.fail(f"listed as a known failure ({known}) but passes: remove it from tests/known_failures.py",
                     pytrace=False)
 

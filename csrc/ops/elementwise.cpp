@@ -19,11 +19,17 @@ constexpr uint32_t kWG = 256;
 // The vec4 path's shape: vec4 quads per invocation (strided by the thread count, so neighbours stay
 // coalesced) and workgroup size. TORCH_WEBGPU_EW_VEC="quads,wg" overrides them for tuning.
 struct VecShape {
-  uint32_t quads = 4, wg = kWG;  // H100: 0.787x CUDA at 1 quad, 0.914x at 4 (2^26 f32 add)
+  uint32_t quads = 4, wg = kWG;
 };
-const VecShape& vec_shape() {
-  static const VecShape v = [] {
+// H100, 2^26 f32 add out=: 1 quad x 256: 0.787x CUDA; 4 x 256: 0.87-0.91x; 2 x 1024: 0.905x.
+const VecShape& vec_shape(const rt::GpuDevice& dev) {
+  static const VecShape v = [&] {
     VecShape r;
+    const auto& lim = dev.limits();
+    if (lim.maxComputeInvocationsPerWorkgroup >= 1024 && lim.maxComputeWorkgroupSizeX >= 1024) {
+      r.quads = 2;
+      r.wg = 1024;
+    }
     if (const char* e = std::getenv("TORCH_WEBGPU_EW_VEC")) {
       unsigned q = 0, w = 0;
       if (std::sscanf(e, "%u,%u", &q, &w) == 2 && q >= 1 && q <= 16 && w >= 32 && w <= 1024 && (w & (w - 1)) == 0) {
@@ -407,7 +413,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     if (vec) {
       mode = Mode::Vec4;
       const uint64_t quads = (uint64_t(numel) + 3) / 4;
-      threads = (quads + vec_shape().quads - 1) / vec_shape().quads;
+      threads = (quads + vec_shape(*dev).quads - 1) / vec_shape(*dev).quads;
     }
   }
   const int64_t epw = 4 / std::min<int64_t>(out.itemsize, 4);
@@ -417,7 +423,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     threads = last - first + 1;
   }
   p[0] = uint32_t(threads);
-  const uint32_t wg = mode == Mode::Vec4 ? vec_shape().wg : kWG;
+  const uint32_t wg = mode == Mode::Vec4 ? vec_shape(*dev).wg : kWG;
 
   // Specialisation key and source.
   std::string key;
@@ -510,7 +516,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       std::string scal;
       for (size_t k = 0; k < scalars.size(); ++k)
         scal += "  let s" + std::to_string(k) + " = " + scalar_expr(ct, scalar_base + 2 * k, raw_size) + ";\n";
-      body << scal << "  for (var j = 0u; j < " << vec_shape().quads << "u; j = j + 1u) {\n  let q = idx + j * prm(0u);\n"
+      body << scal << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * prm(0u);\n"
            << "  let base = q * 4u;\n  if (base >= prm(2u)) { break; }\n  if (base + 4u <= prm(2u)) {\n";
       for (int i = 1; i < nops; ++i)
         if (!ops[i].cpu_scalar)

@@ -444,7 +444,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 
 at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
-  return grad.mul(mask).mul_(scale);
+  return grad.mul(mask).mul(scale);  // as CPU: an integer grad times a float scale is float
 }
 
 // ---- randperm: a CPU permutation keyed by the generator's Philox state, uploaded ----

@@ -254,7 +254,8 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
       std::string v = "v";
       if (op.red == Red::Mean) v = "v / fa()";
       if (op.red == Red::Norm && op.p == NormP::Two) v = "sqrt(v)";
-      if (op.red == Red::Norm && op.p == NormP::Gen) v = "pow(v, fb())";
+      // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
+      if (op.red == Red::Norm && op.p == NormP::Gen) v = "select(pow(v, fb()), v, nan(v))";
       fin = st_f32("dst0", "o.y", v);
       break;
     }
