@@ -23,7 +23,12 @@ from typing import Callable, Optional
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 
 import torch  # noqa: E402
-import torch_webgpu  # noqa: E402
+# A reference-only child process (see measure_in_child) runs without torch_webgpu: PyTorch keeps one
+# accelerator per process, and with PrivateUse1 registered CUDA's autograd engine loses its streams
+# (torch 2.11: "opt_ready_stream && opt_parent_stream" assert in engine.cpp on a CUDA backward).
+_REF_CHILD = os.environ.get("TORCH_WEBGPU_BENCH_REF_CHILD") == "1"
+if not _REF_CHILD:
+    import torch_webgpu  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------------- devices
@@ -308,6 +313,7 @@ class Bench:
     higher_is_better: bool  # False for times; the ratio is oriented so that > 1 means webgpu is faster
     fn: Callable[[torch.device], float]
     goal: Optional[float] = None  # the ratio the project aims for (issue 7), where one is set
+    ref_in_child: bool = False  # a CUDA reference with autograd runs in a process without torch_webgpu
 
 
 BENCHMARKS = [
@@ -324,7 +330,8 @@ BENCHMARKS = [
     Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
     Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
-    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3),
+    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3,
+          ref_in_child=True),
 ]
 
 
@@ -346,12 +353,29 @@ class Result:
         return self.webgpu / self.ref if self.bench.higher_is_better else self.ref / self.webgpu
 
 
+def measure_in_child(bench: Bench, ref: torch.device) -> float:
+    import subprocess
+
+    env = dict(os.environ, TORCH_WEBGPU_BENCH_REF_CHILD="1")
+    code = (f"import sys; sys.argv = ['run.py']; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+            f"import run, torch; b = [x for x in run.BENCHMARKS if x.name == {bench.name!r}][0]; "
+            f"run.ref_type_tf32_off(); print('VALUE', b.fn(torch.device({str(ref)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    for line in out.stdout.splitlines():
+        if line.startswith("VALUE "):
+            return float(line.split()[1])
+    raise RuntimeError(f"reference child failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+
+
 def measure(bench: Bench, webgpu: torch.device, ref: torch.device) -> Result:
     res = Result(bench)
     for dev in (ref, webgpu):
         try:
             before = stream_counters() if dev.type == "webgpu" else None
-            value = bench.fn(dev)
+            if dev.type == "cuda" and bench.ref_in_child:
+                value = measure_in_child(bench, dev)
+            else:
+                value = bench.fn(dev)
             if dev.type == "webgpu":
                 res.webgpu = value
                 res.counters = counter_delta(before, stream_counters())
