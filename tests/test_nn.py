@@ -338,11 +338,15 @@ def test_nll_edges_and_errors():
                                           None, 1, -100)
 
 
-@pytest.mark.skip(reason="out-of-range class indices need the device error flag (ops/kernel.h); until then they "
-                         "contribute nothing instead of raising IndexError")
 def test_nll_invalid_target_raises():
-    with pytest.raises(IndexError):
+    # Checked on the device: IndexError at the next synchronisation (.cpu()), as CUDA's asserts.
+    with pytest.raises(IndexError, match="nll_loss"):
         F.nll_loss(torch.randn(3, 4).to(DEV), torch.tensor([0, 7, 1]).to(DEV)).cpu()
+    with pytest.raises(IndexError, match="nll_loss"):
+        F.cross_entropy(torch.randn(2, 4, 3).to(DEV), torch.tensor([[0, -2, 1], [1, 1, 1]]).to(DEV)).cpu()
+    # ignore_index is not an error, and the device stays usable after one.
+    x, t = torch.randn(3, 4), torch.tensor([0, -100, 1])
+    torch.testing.assert_close(F.nll_loss(x.to(DEV), t.to(DEV)).cpu(), F.nll_loss(x, t))
 
 
 def test_training_step():

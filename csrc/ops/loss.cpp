@@ -7,8 +7,8 @@
 // these and the pointwise ops.
 //
 // Target indices: an out-of-range class index (neither ignore_index nor in [0, C)) contributes
-// nothing on the device (no write, weight 0): there is no device-side error flag yet, so no error is
-// raised for it. TODO: raise IndexError through the device error flag once ops/kernel.h has one.
+// nothing on the device (weight 0) and is reported through the device error words
+// (Kernel::error_flag): IndexError at the next synchronisation, as CPU raises at once.
 #include <ATen/ATen.h>
 #include <ATen/NativeFunctions.h>
 #include <ATen/core/Reduction.h>
@@ -136,6 +136,7 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
   k.param_index(target.storage_offset(), "offset");
   k.param_index(weight.defined() ? weight.storage_offset() : 0, "offset");
   k.param_i64(ignore_index);
+  k.param(k.error_flag("nll_loss"));  // prm(8)
   k.launch(uint64_t((count + 255) / 256), [&] {
     auto n = [](int i) { return std::to_string(i); };
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
@@ -148,7 +149,7 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
            "  if (!ignored && t.y == 0u && t.x < C) {\n"
            "    w = " + (W >= 0 ? "ld" + n(W) + "(prm(5u) + t.x)" : std::string("1.0")) + ";\n"
            "    l = -w * ld" + n(X) + "(prm(3u) + ((i / S) * C + t.x) * S + i % S);\n"
-           "  }\n"
+           "  } else if (!ignored) {\n    report_index_error(prm(8u), 1u, t, C);\n  }\n"
            "  st" + n(L) + "(i, l); st" + n(WS) + "(i, w);\n}\n";
   });
 }
