@@ -147,6 +147,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   at::Tensor lsec = lse.contiguous();
   at::Tensor D = (go.to(at::kFloat) * out.to(at::kFloat)).sum(-1).contiguous();
   const float sc = scale_of(scale, s.E);
+  // Both backward kernels read the same seven inputs (bindings 0-6) and the same leading parameters.
+  auto bind_inputs = [&](Kernel& kr) {
+    const at::Tensor& m = mask.defined() ? mask : q;
+    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&q, &k, &v, &m, &go, &lsec, &D})
+      kr.in(*t, CT::F32);
+  };
+  auto bind_params = [&](Kernel& kr, int64_t blocks) {
+    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
+    kr.param_index(go.storage_offset(), "offset");
+    kr.param_index(lsec.storage_offset(), "offset");
+    kr.param_index(D.storage_offset(), "offset");
+  };
   at::Tensor dq, dk, dv, dbias;
   const bool want_bias = gmask[3] && attn_bias.defined();
   if (gmask[0] || want_bias) {
@@ -154,19 +166,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     at::Tensor ds = want_bias ? at::empty({s.B, s.H, s.L, s.S}, q.options().dtype(at::kFloat)) : at::Tensor();
     const int64_t blocks = (s.L + kRows - 1) / kRows;
     Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-    kr.in(q, CT::F32);
-    kr.in(k, CT::F32);
-    kr.in(v, CT::F32);
-    kr.in(mask.defined() ? mask : q, CT::F32);
-    kr.in(go, CT::F32);
-    kr.in(lsec, CT::F32);
-    kr.in(D, CT::F32);
+    bind_inputs(kr);
     kr.out(dq, CT::F32);
     kr.out(want_bias ? ds : dq, CT::F32);
-    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
-    kr.param_index(go.storage_offset(), "offset");
-    kr.param_index(lsec.storage_offset(), "offset");
-    kr.param_index(D.storage_offset(), "offset");
+    bind_params(kr, blocks);
     kr.param(want_bias ? 1u : 0u);
     kr.param_index(dq.storage_offset(), "offset");
     kr.param_index(want_bias ? ds.storage_offset() : 0, "offset");
@@ -179,19 +182,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
     const int64_t blocks = (s.S + kRows - 1) / kRows;
     Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-    kr.in(q, CT::F32);
-    kr.in(k, CT::F32);
-    kr.in(v, CT::F32);
-    kr.in(mask.defined() ? mask : q, CT::F32);
-    kr.in(go, CT::F32);
-    kr.in(lsec, CT::F32);
-    kr.in(D, CT::F32);
+    bind_inputs(kr);
     kr.out(dk, CT::F32);
     kr.out(dv, CT::F32);
-    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
-    kr.param_index(go.storage_offset(), "offset");
-    kr.param_index(lsec.storage_offset(), "offset");
-    kr.param_index(D.storage_offset(), "offset");
+    bind_params(kr, blocks);
     kr.param_index(dk.storage_offset(), "offset");
     kr.param_index(dv.storage_offset(), "offset");
     kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dkv"); });
