@@ -129,28 +129,32 @@ fn u128_lt(a: vec4<u32>, b: vec4<u32>) -> bool {
   return false;
 }
 
+// Shifts without loops over run-time bounds: lavapipe's LLVM spent minutes in loop strength
+// reduction on the loop form of these (inlined many times into logspace's pow).
 fn u128_shl(a: vec4<u32>, s: u32) -> vec4<u32> {
-  let ws = i32(s / 32u);
+  let ws = s / 32u;
   let bs = s % 32u;
-  var r = vec4<u32>(0u, 0u, 0u, 0u);
-  for (var k = 3i; k >= ws; k = k - 1i) {
-    var v = a[k - ws] << bs;
-    if (bs != 0u && k - ws >= 1i) { v = v | (a[k - ws - 1i] >> (32u - bs)); }
-    r[k] = v;
-  }
-  return r;
+  var w = vec4<u32>(0u, 0u, 0u, 0u);
+  if (ws == 0u) { w = a; }
+  else if (ws == 1u) { w = vec4<u32>(0u, a.x, a.y, a.z); }
+  else if (ws == 2u) { w = vec4<u32>(0u, 0u, a.x, a.y); }
+  else if (ws == 3u) { w = vec4<u32>(0u, 0u, 0u, a.x); }
+  if (bs == 0u) { return w; }
+  let c = 32u - bs;
+  return vec4<u32>(w.x << bs, (w.y << bs) | (w.x >> c), (w.z << bs) | (w.y >> c), (w.w << bs) | (w.z >> c));
 }
 
 fn u128_shr(a: vec4<u32>, s: u32) -> vec4<u32> {
-  let ws = i32(s / 32u);
+  let ws = s / 32u;
   let bs = s % 32u;
-  var r = vec4<u32>(0u, 0u, 0u, 0u);
-  for (var k = 0i; k + ws <= 3i; k = k + 1i) {
-    var v = a[k + ws] >> bs;
-    if (bs != 0u && k + ws <= 2i) { v = v | (a[k + ws + 1i] << (32u - bs)); }
-    r[k] = v;
-  }
-  return r;
+  var w = vec4<u32>(0u, 0u, 0u, 0u);
+  if (ws == 0u) { w = a; }
+  else if (ws == 1u) { w = vec4<u32>(a.y, a.z, a.w, 0u); }
+  else if (ws == 2u) { w = vec4<u32>(a.z, a.w, 0u, 0u); }
+  else if (ws == 3u) { w = vec4<u32>(a.w, 0u, 0u, 0u); }
+  if (bs == 0u) { return w; }
+  let c = 32u - bs;
+  return vec4<u32>((w.x >> bs) | (w.y << c), (w.y >> bs) | (w.z << c), (w.z >> bs) | (w.w << c), w.w >> bs);
 }
 
 // Index of the highest set bit, -1 for zero.
