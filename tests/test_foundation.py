@@ -310,6 +310,27 @@ def test_upload_after_recorded_reads_keeps_order():
     assert torch.equal(src.cpu(), torch.full((1024,), 2.0))
 
 
+@pytest.mark.parametrize("nbytes", [(4 << 20) - 4, (4 << 20) + 4, 8 << 20, (20 << 20) + 12])
+def test_large_uploads_through_staging(nbytes):
+    """Uploads past 4 MiB go through the Stream's own staging buffers in 8 MiB chunks: every byte
+    lands, at a storage offset, after recorded work that reads the destination."""
+    gen = torch.Generator().manual_seed(nbytes)
+    n = nbytes // 4
+    host = torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, generator=gen)
+    base = torch.zeros(n + 3, dtype=torch.int32, device=DEV)
+    dst = base[3:]                       # a storage offset into the block
+    before = dst + 1                     # recorded, not submitted: reads the zeros
+    dst.copy_(host)
+    assert torch.equal(before.cpu(), torch.ones(n, dtype=torch.int32))
+    assert torch.equal(dst.cpu(), host)
+    assert torch.equal(base[:3].cpu(), torch.zeros(3, dtype=torch.int32))
+    # Uploads back to back reuse the staging buffers (each waits for the copy out of its buffer).
+    host2 = host.flip(0)
+    for src in (host2, host, host2):
+        dst.copy_(src)
+    assert torch.equal(dst.cpu(), host2)
+
+
 def test_threads_share_the_stream():
     errors = []
 

@@ -2,7 +2,9 @@
 // round exactly as PyTorch's CPU casts do (storage is 32-bit words; sub-word types are unpacked here).
 
 struct Params { p: array<vec4<u32>, 16>, };
-@group(0) @binding(0) var<uniform> P: Params;
+// Group 1 holds only this slot, bound per parameter arena, so that the storage bindings of group 0
+// are cached independently of which arena a batch uses.
+@group(1) @binding(0) var<uniform> P: Params;
 
 fn prm(i: u32) -> u32 { return P.p[i >> 2u][i & 3u]; }
 

@@ -113,8 +113,16 @@ void BufferPool::empty_cache() {
   // Recorded-but-unsubmitted commands may name cached buffers: submit them before destroying.
   dev_.stream().flush();
   dev_.stream().forget_bind_groups();
-  std::lock_guard<std::mutex> lock(mu_);
-  release_cached_locked();
+  bool released = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    released = !cached_.empty();
+    release_cached_locked();
+  }
+  // Dawn frees destroyed buffers once the GPU is done with them, inside whatever call comes next;
+  // for large buffers that took milliseconds of a later op. Free them here, as cudaFree does in
+  // torch.cuda.empty_cache(), which also makes the memory available to an OOM retry.
+  if (released) dev_.stream().retire();
 }
 
 PoolStats BufferPool::stats() {

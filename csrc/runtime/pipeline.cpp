@@ -22,16 +22,11 @@ WGPUBindGroupLayout PipelineCache::layout_for(uint32_t n, uint32_t ro) {
   const uint64_t k = (uint64_t(n) << 32) | ro;
   auto it = layouts_.find(k);
   if (it != layouts_.end()) return it->second.get();
-  std::vector<WGPUBindGroupLayoutEntry> e(n + 1);
-  e[0].binding = 0;
-  e[0].visibility = WGPUShaderStage_Compute;
-  e[0].buffer.type = WGPUBufferBindingType_Uniform;
-  e[0].buffer.hasDynamicOffset = 1;
-  e[0].buffer.minBindingSize = kParamBytes;
+  std::vector<WGPUBindGroupLayoutEntry> e(n);
   for (uint32_t i = 0; i < n; ++i) {
-    e[i + 1].binding = i + 1;
-    e[i + 1].visibility = WGPUShaderStage_Compute;
-    e[i + 1].buffer.type = (ro >> i) & 1 ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+    e[i].binding = i + 1;
+    e[i].visibility = WGPUShaderStage_Compute;
+    e[i].buffer.type = (ro >> i) & 1 ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
   }
   WGPUBindGroupLayoutDescriptor d{};
   d.entryCount = e.size();
@@ -42,8 +37,26 @@ WGPUBindGroupLayout PipelineCache::layout_for(uint32_t n, uint32_t ro) {
   return raw;
 }
 
+WGPUBindGroupLayout PipelineCache::params_layout() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!params_layout_) {
+    WGPUBindGroupLayoutEntry e{};
+    e.binding = 0;
+    e.visibility = WGPUShaderStage_Compute;
+    e.buffer.type = WGPUBufferBindingType_Uniform;
+    e.buffer.hasDynamicOffset = 1;
+    e.buffer.minBindingSize = kParamBytes;
+    WGPUBindGroupLayoutDescriptor d{};
+    d.entryCount = 1;
+    d.entries = &e;
+    params_layout_ = BindGroupLayout(procs().wgpuDeviceCreateBindGroupLayout(dev_.device(), &d));
+  }
+  return params_layout_.get();
+}
+
 const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t ro,
                                    const std::function<std::string()>& make_wgsl) {
+  const WGPUBindGroupLayout params = params_layout();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
@@ -63,8 +76,9 @@ const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t 
   ShaderModule module(P.wgpuDeviceCreateShaderModule(dev_.device(), &smd));
 
   WGPUPipelineLayoutDescriptor pld{};
-  pld.bindGroupLayoutCount = 1;
-  pld.bindGroupLayouts = &bgl;
+  WGPUBindGroupLayout groups[2] = {bgl, params};
+  pld.bindGroupLayoutCount = 2;
+  pld.bindGroupLayouts = groups;
   PipelineLayout pl(P.wgpuDeviceCreatePipelineLayout(dev_.device(), &pld));
 
   WGPUComputePipelineDescriptor cpd{};

@@ -1,6 +1,7 @@
 // Compute pipelines, compiled once per specialisation key and cached. Every kernel has the same
-// binding shape: binding 0 is the per-dispatch parameter slot (uniform, dynamic offset), bindings
-// 1..n are storage buffers of 32-bit words, read-only where the kernel only reads them.
+// binding shape: group 0 bindings 1..n are storage buffers of 32-bit words, read-only where the
+// kernel only reads them; group 1 binding 0 is the per-dispatch parameter slot (uniform, dynamic
+// offset), the same layout for every kernel.
 #pragma once
 #include <functional>
 #include <memory>
@@ -36,6 +37,8 @@ class PipelineCache {
   const Pipeline& get(const std::string& key, uint32_t num_storage, uint32_t readonly_mask,
                       const std::function<std::string()>& make_wgsl);
   PipelineCounters counters();
+  // Group 1's layout: the parameter slot alone.
+  WGPUBindGroupLayout params_layout();
 
  private:
   WGPUBindGroupLayout layout_for(uint32_t num_storage, uint32_t readonly_mask);
@@ -44,6 +47,7 @@ class PipelineCache {
   std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> cache_;
   std::unordered_map<uint64_t, BindGroupLayout> layouts_;
+  BindGroupLayout params_layout_;
   PipelineCounters counters_;
 };
 

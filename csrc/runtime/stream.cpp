@@ -14,6 +14,7 @@ namespace webgpu::rt {
 
 Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
+  if (const char* g = std::getenv("TORCH_WEBGPU_SUBMIT_GROUPS"); g && *g) submit_groups_ = std::strtoull(g, nullptr, 10);
   shadow_.resize(size_t(max_batch_) * kParamBytes);
 }
 
@@ -42,12 +43,17 @@ void Stream::end_pass() {
   }
 }
 
-void Stream::acquire_chunk() {
-  // Recycle chunks whose batch the GPU has finished.
+size_t Stream::in_flight_count() {
+  // Recycle chunks whose batch the GPU has finished (batches complete in order).
   while (!in_flight_.empty() && future_done(in_flight_.front()->done)) {
     free_chunks_.push_back(in_flight_.front());
     in_flight_.pop_front();
   }
+  return in_flight_.size();
+}
+
+void Stream::acquire_chunk() {
+  in_flight_count();
   if (free_chunks_.empty() && chunks_.size() >= 8) {
     wait_future(in_flight_.front()->done, "a parameter arena");
     counters_.waits++;
@@ -61,6 +67,15 @@ void Stream::acquire_chunk() {
     d.size = shadow_.size();
     auto c = std::make_unique<Chunk>();
     c->buffer = Buffer(procs().wgpuDeviceCreateBuffer(dev_.device(), &d));
+    WGPUBindGroupEntry e{};
+    e.binding = 0;
+    e.buffer = c->buffer.get();
+    e.size = kParamBytes;
+    WGPUBindGroupDescriptor bd{};
+    bd.layout = dev_.pipelines().params_layout();
+    bd.entryCount = 1;
+    bd.entries = &e;
+    c->params = BindGroup(procs().wgpuDeviceCreateBindGroup(dev_.device(), &bd));
     free_chunks_.push_back(c.get());
     chunks_.push_back(std::move(c));
   }
@@ -72,7 +87,6 @@ void Stream::acquire_chunk() {
 WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n) {
   key_.clear();
   key_.push_back(reinterpret_cast<uint64_t>(p.layout.get()));
-  key_.push_back(reinterpret_cast<uint64_t>(chunk_->buffer.get()));
   for (uint32_t i = 0; i < n; ++i) {
     key_.push_back(reinterpret_cast<uint64_t>(b[i].buffer));
     key_.push_back(b[i].offset);
@@ -84,16 +98,12 @@ WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n
     return it->second.get();
   }
   if (bind_groups_.size() > 8192) bind_groups_.clear();
-  std::vector<WGPUBindGroupEntry> e(n + 1);
-  e[0].binding = 0;
-  e[0].buffer = chunk_->buffer.get();
-  e[0].offset = 0;
-  e[0].size = kParamBytes;
+  std::vector<WGPUBindGroupEntry> e(n);
   for (uint32_t i = 0; i < n; ++i) {
-    e[i + 1].binding = i + 1;
-    e[i + 1].buffer = b[i].buffer;
-    e[i + 1].offset = b[i].offset;
-    e[i + 1].size = b[i].size;
+    e[i].binding = i + 1;
+    e[i].buffer = b[i].buffer;
+    e[i].offset = b[i].offset;
+    e[i].size = b[i].size;
   }
   WGPUBindGroupDescriptor d{};
   d.layout = p.layout.get();
@@ -120,7 +130,8 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   WGPUBindGroup bg = bind_group(p, b, n);
   uint32_t dyn = slot * kParamBytes;
   P.wgpuComputePassEncoderSetPipeline(pass_.get(), p.pipeline.get());
-  P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 1, &dyn);
+  P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 0, nullptr);
+  P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 1, chunk_->params.get(), 1, &dyn);
   const uint64_t maxd = dev_.limits().maxComputeWorkgroupsPerDimension;
   uint64_t x = std::min<uint64_t>(workgroups, maxd);
   uint64_t y = (workgroups + x - 1) / x, z = 1;
@@ -132,7 +143,14 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   P.wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), uint32_t(x), uint32_t(y), uint32_t(z));
   counters_.dispatches++;
   recorded_++;
-  if (slots_used_ >= max_batch_) flush_locked();
+  // A batch holding real GPU work goes early, so that the GPU runs it while the CPU records the
+  // next ops (otherwise a loop of large ops idles the GPU for all its recording time): at once
+  // when fewer than two batches are in flight (the GPU would soon run dry), else once it has grown
+  // to submit_groups_ workgroups. Batches of tiny ops stay whole: one submit per many dispatches.
+  groups_ += workgroups;
+  if (slots_used_ >= max_batch_ || (submit_groups_ && groups_ >= submit_groups_) ||
+      (submit_groups_ && groups_ >= kEagerGroups && in_flight_count() < 2))
+    flush_locked();
 }
 
 void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, uint64_t size) {
@@ -168,6 +186,7 @@ void Stream::flush_locked() {
   }
   recorded_ = 0;
   slots_used_ = 0;
+  groups_ = 0;
 }
 
 void Stream::flush() {
@@ -177,6 +196,94 @@ void Stream::flush() {
 
 void Stream::synchronize() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_idle_locked();
+  dev_.check_errors();
+  if (armed_) read_locked(nullptr, 0, nullptr, 0, true);
+}
+
+void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
+  TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
+  if (size == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  flush_locked();
+  counters_.uploads++;
+  if (size <= kUploadDirectMax) {
+    procs().wgpuQueueWriteBuffer(dev_.queue(), dst, off, const_cast<void*>(data), size);
+    return;
+  }
+  // Large uploads go through two staging buffers of our own, in turns: Dawn would stage such a
+  // write in a host buffer allocated for it and free that later, and on NVIDIA that release stalled
+  // an unrelated op's submit for milliseconds per 256 MiB (the sum benchmark's first windows ran at
+  // a quarter of their speed). Filling one buffer overlaps the copy out of the other.
+  const Procs& P = procs();
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t n = std::min(kUploadChunk, size - done);
+    Staging& st = upload_[next_upload_];
+    next_upload_ ^= 1;
+    if (!st.buffer) {
+      WGPUBufferDescriptor d{};
+      d.label = sv("torch-webgpu upload");
+      d.usage = WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc;
+      d.size = kUploadChunk;
+      d.mappedAtCreation = 1;
+      dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
+      Buffer b(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
+      auto err = dev_.pop_error_scope();
+      TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
+                       "webgpu: out of memory allocating an upload buffer: ", err.second);
+      st.buffer = std::move(b);
+      st.mapped = true;
+    }
+    if (!st.mapped) {  // waits for the copy that last read this buffer
+      map_locked(st.buffer.get(), WGPUMapMode_Write, kUploadChunk, "an upload");
+      st.mapped = true;
+    }
+    void* p = P.wgpuBufferGetMappedRange(st.buffer.get(), 0, kUploadChunk);
+    TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
+    std::memcpy(p, static_cast<const uint8_t*>(data) + done, n);
+    P.wgpuBufferUnmap(st.buffer.get());
+    st.mapped = false;
+    ensure_encoder();
+    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), st.buffer.get(), 0, dst, off + done, n);
+    flush_locked();
+    done += n;
+  }
+}
+
+void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what) {
+  struct Result { uint32_t status = 0; std::string msg; } r;
+  WGPUBufferMapCallbackInfo2 cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](uint32_t status, WGPUStringView msg, void* ud, void*) {
+    auto* r = static_cast<Result*>(ud);
+    r->status = status;
+    r->msg = str(msg);
+  };
+  cb.userdata1 = &r;
+  wait_future(procs().wgpuBufferMapAsync2(b, mode, 0, size, cb), what);
+  counters_.waits++;
+  TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: mapping a buffer for ", what, " failed: ", r.msg);
+}
+
+void Stream::retire() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  retire_locked();
+}
+
+void Stream::retire_locked() {
+  // Dawn frees a destroyed buffer, or a write's staging, once a submission made after it has
+  // completed, at the next device tick: submit (an empty command buffer if nothing is open), wait
+  // and tick.
+  ensure_encoder();
+  wait_idle_locked();
+  procs().wgpuDeviceTick(dev_.device());
+  // The driver may finish releasing memory in its next submission (seen on NVIDIA: 3 ms per
+  // 256 MiB freed, inside the next op's submit): make that submission here too.
+  ensure_encoder();
+  wait_idle_locked();
+}
+
+void Stream::wait_idle_locked() {
   flush_locked();
   WGPUQueueWorkDoneCallbackInfo2 wd{};
   wd.mode = WGPUCallbackMode_WaitAnyOnly;
@@ -187,17 +294,6 @@ void Stream::synchronize() {
     free_chunks_.push_back(in_flight_.front());
     in_flight_.pop_front();
   }
-  dev_.check_errors();
-  if (armed_) read_locked(nullptr, 0, nullptr, 0, true);
-}
-
-void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
-  TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
-  if (size == 0) return;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  flush_locked();
-  procs().wgpuQueueWriteBuffer(dev_.queue(), dst, off, const_cast<void*>(data), size);
-  counters_.uploads++;
 }
 
 void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
@@ -235,19 +331,8 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
     armed_ = false;  // everything recorded so far is covered by this copy
   }
   flush_locked();
-  struct Result { uint32_t status = 0; std::string msg; } r;
-  WGPUBufferMapCallbackInfo2 cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](uint32_t status, WGPUStringView msg, void* ud, void*) {
-    auto* r = static_cast<Result*>(ud);
-    r->status = status;
-    r->msg = str(msg);
-  };
-  cb.userdata1 = &r;
-  wait_future(P.wgpuBufferMapAsync2(staging_.get(), WGPUMapMode_Read, 0, total, cb), "a readback");
-  counters_.waits++;
+  map_locked(staging_.get(), WGPUMapMode_Read, total, "a readback");
   counters_.readbacks++;
-  TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: reading a buffer back failed: ", r.msg);
   const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
   if (size) std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);

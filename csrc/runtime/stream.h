@@ -44,7 +44,14 @@ class Stream {
   void read(WGPUBuffer src, uint64_t off, void* out, uint64_t size);
 
   void flush();        // submits the open batch, no wait
-  void synchronize();  // submits and waits for all work
+  void synchronize();  // submits and waits for all work, then raises pending device errors
+  // Submits, waits for all work and lets Dawn release what it deferred (destroyed buffers, upload
+  // staging) now, so that this cost is not paid inside a later, unrelated op. Raises nothing.
+  void retire();
+  // Uploads past Dawn's 4 MiB upload ring go through the Stream's own staging buffers, in chunks
+  // of kUploadChunk bytes (see write()).
+  static constexpr uint64_t kUploadDirectMax = 4ull << 20;
+  static constexpr uint64_t kUploadChunk = 8ull << 20;
 
   // Device-side index errors (DESIGN.md, correctness yardstick): kernels that check user indices
   // bind error_binding() (kErrorWords atomic u32 words: set flag, op code, dim, index lo/hi, size
@@ -66,6 +73,7 @@ class Stream {
  private:
   struct Chunk {
     Buffer buffer;
+    BindGroup params;  // group 1: this chunk's parameter slots
     WGPUFuture done{0};
   };
   void ensure_encoder();
@@ -73,6 +81,10 @@ class Stream {
   void end_pass();
   void acquire_chunk();
   void flush_locked();
+  void retire_locked();
+  // Maps b (mode WGPUMapMode_*) and waits for it; raises with `what` on failure.
+  void map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what);
+  void wait_idle_locked();
   void read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors);
   void raise_index_error(const uint32_t* words);
   WGPUBindGroup bind_group(const Pipeline& p, const Binding* b, uint32_t n);
@@ -83,6 +95,13 @@ class Stream {
   ComputePassEncoder pass_;
   uint32_t max_batch_ = 1024;
   uint32_t recorded_ = 0;  // commands in the open batch
+  uint64_t groups_ = 0;    // workgroups dispatched in the open batch
+  // Submit once the open batch holds this many workgroups (0: only when full or needed);
+  // TORCH_WEBGPU_SUBMIT_GROUPS overrides it.
+  uint64_t submit_groups_ = 16384;
+  // A batch with this many workgroups is submitted at once while fewer than two are in flight.
+  static constexpr uint64_t kEagerGroups = 1024;
+  size_t in_flight_count();
   // Parameter arena
   Chunk* chunk_ = nullptr;
   std::vector<uint8_t> shadow_;
@@ -93,6 +112,13 @@ class Stream {
   // Readback staging
   Buffer staging_;
   uint64_t staging_size_ = 0;
+  // Upload staging, used in turns
+  struct Staging {
+    Buffer buffer;
+    bool mapped = false;
+  };
+  Staging upload_[2];
+  int next_upload_ = 0;
   // Bind groups
   struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& k) const {
