@@ -330,6 +330,32 @@ struct Launch {
   bool final_pass;
 };
 
+// The VEC shape: 16-byte loads in flight per lane per loop iteration, loads per lane per (row,
+// part), and the most workgroups one row is split over. TORCH_WEBGPU_REDUCE_VEC="unroll,loads,groups"
+// overrides them for tuning.
+struct VecTuning {
+  uint32_t unroll = 4, loads = 16, groups = 1024;
+};
+const VecTuning& vec_tuning() {
+  static const VecTuning v = [] {
+    VecTuning r;
+    if (const char* e = std::getenv("TORCH_WEBGPU_REDUCE_VEC")) {
+      unsigned u = 0, l = 0, g = 0;
+      if (std::sscanf(e, "%u,%u,%u", &u, &l, &g) == 3 && u >= 1 && u <= 8 && l >= 1 && g >= 1) r = {u, l, g};
+    }
+    return r;
+  }();
+  return v;
+}
+
+// The unroll of a VEC kernel: the tuned one for 32-bit floats, at most 2 otherwise. A sub-word or
+// int64 row unpacks several elements per load, each with a costlier combine: lavapipe's LLVM spent
+// minutes in loop analysis on an int8 kernel unrolled 4 times (64 emulated int64 adds a loop).
+uint32_t vec_unroll(Acc acc, int64_t isz) {
+  const uint32_t u = vec_tuning().unroll;
+  return isz == 4 && acc == Acc::F32 ? u : std::min<uint32_t>(u, 2);
+}
+
 bool use_subgroups(rt::GpuDevice& dev) {
   static const bool off = [] {
     const char* e = std::getenv("TORCH_WEBGPU_REDUCE_NO_SUBGROUPS");
@@ -368,7 +394,8 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
                     (op.take_sqrt ? "s" : "") + (op.values ? "v" : "") + std::to_string(op.nouts) + ":" +
                     std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
                     ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
-                    (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "");
+                    (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "") +
+                    (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
   auto make = [&]() {
     std::string src = sg ? "enable subgroups;\n" : "";
     src += rt::wgsl_source("common");
@@ -451,13 +478,22 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
             "    if (v1 > v0) { hs = v0 * " + EPV + "; ts = v1 * " + EPV + "; } else { v0 = v1; }\n"
             "    let lo = v0 + part * prm(3u);\n"
             "    let hi = min(lo + prm(3u), v1);\n"
-            "    var v = lo + lid;\n"
-            "    for (; v + WG < hi; v = v + 2u * WG) {\n"
-            "      let q0 = src[v]; let q1 = src[v + WG];\n"
-            "      let e0 = v * " + EPV + "; let e1 = (v + WG) * " + EPV + ";\n" +
-            fold("q0", "e0") + fold("q1", "e1") +
-            "    }\n"
-            "    if (v < hi) {\n"
+            "    var v = lo + lid;\n";
+        // U loads issued before any is folded, then single loads for the rest.
+        const uint32_t U = vec_unroll(acc, isz);
+        if (U > 1) {
+          code += "    for (; v + " + std::to_string(U - 1) + "u * WG < hi; v = v + " + std::to_string(U) + "u * WG) {\n";
+          for (uint32_t k = 0; k < U; ++k)
+            code += "      let q" + std::to_string(k) + " = src[v + " + std::to_string(k) + "u * WG];\n";
+          for (uint32_t k = 0; k < U; ++k) {
+            const std::string e = "e" + std::to_string(k);
+            code += "      let " + e + " = (v + " + std::to_string(k) + "u * WG) * " + EPV + ";\n" +
+                    fold("q" + std::to_string(k), e);
+          }
+          code += "    }\n";
+        }
+        code +=
+            "    for (; v < hi; v = v + WG) {\n"
             "      let q0 = src[v]; let e0 = v * " + EPV + ";\n" + fold("q0", "e0") +
             "    }\n"
             "    if (part == 0u) {\n"
@@ -603,9 +639,10 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
     const int64_t epv = 16 / isz;
     const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
     if (vec) {
-      // Enough 16-byte loads per lane (16) and a bounded number of workgroups (4096).
-      const int64_t nv = red_len / epv + 1;
-      parts = std::max<int64_t>(1, std::min<int64_t>((nv + kWG * 16 - 1) / (kWG * 16), 4096 / n_out));
+      // Enough 16-byte loads per lane and a bounded number of workgroups (vec_tuning()).
+      const VecTuning& vt = vec_tuning();
+      const int64_t nv = red_len / epv + 1, per_group = int64_t(kWG) * vt.loads;
+      parts = std::max<int64_t>(1, std::min<int64_t>((nv + per_group - 1) / per_group, int64_t(vt.groups) / n_out));
       L.mode = Mode::Vec;
       L.G = kWG;
       L.part_len = (nv + parts - 1) / parts;
