@@ -144,12 +144,14 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   counters_.dispatches++;
   recorded_++;
   // A batch holding real GPU work goes early, so that the GPU runs it while the CPU records the
-  // next ops (otherwise a loop of large ops idles the GPU for all its recording time): at once
-  // when fewer than two batches are in flight (the GPU would soon run dry), else once it has grown
-  // to submit_groups_ workgroups. Batches of tiny ops stay whole: one submit per many dispatches.
+  // next ops (otherwise a loop of large ops idles the GPU for all its recording time): once it has
+  // grown to submit_groups_ workgroups, and right after a large dispatch while fewer than two
+  // batches are in flight (the GPU would soon run dry). Dispatches of small ops alone never submit
+  // early: a model of many small ops keeps few submits (an early submit after every 1024
+  // workgroups of them took a GPT-2 forward from 264 to 130 per second on an H200).
   groups_ += workgroups;
   if (slots_used_ >= max_batch_ || (submit_groups_ && groups_ >= submit_groups_) ||
-      (submit_groups_ && groups_ >= kEagerGroups && in_flight_count() < 2))
+      (submit_groups_ && workgroups >= kEagerGroups && in_flight_count() < 2))
     flush_locked();
 }
 

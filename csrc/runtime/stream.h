@@ -99,7 +99,8 @@ class Stream {
   // Submit once the open batch holds this many workgroups (0: only when full or needed);
   // TORCH_WEBGPU_SUBMIT_GROUPS overrides it.
   uint64_t submit_groups_ = 16384;
-  // A batch with this many workgroups is submitted at once while fewer than two are in flight.
+  // A dispatch of this many workgroups is submitted at once while fewer than two batches are in
+  // flight.
   static constexpr uint64_t kEagerGroups = 1024;
   size_t in_flight_count();
   // Parameter arena
