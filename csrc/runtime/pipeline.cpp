@@ -39,6 +39,10 @@ WGPUBindGroupLayout PipelineCache::layout_for(uint32_t n, uint32_t ro) {
 
 WGPUBindGroupLayout PipelineCache::params_layout() {
   std::lock_guard<std::mutex> lock(mu_);
+  return params_layout_locked();
+}
+
+WGPUBindGroupLayout PipelineCache::params_layout_locked() {
   if (!params_layout_) {
     WGPUBindGroupLayoutEntry e{};
     e.binding = 0;
@@ -56,7 +60,6 @@ WGPUBindGroupLayout PipelineCache::params_layout() {
 
 const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t ro,
                                    const std::function<std::string()>& make_wgsl) {
-  const WGPUBindGroupLayout params = params_layout();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
@@ -76,7 +79,7 @@ const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t 
   ShaderModule module(P.wgpuDeviceCreateShaderModule(dev_.device(), &smd));
 
   WGPUPipelineLayoutDescriptor pld{};
-  WGPUBindGroupLayout groups[2] = {bgl, params};
+  WGPUBindGroupLayout groups[2] = {bgl, params_layout_locked()};
   pld.bindGroupLayoutCount = 2;
   pld.bindGroupLayouts = groups;
   PipelineLayout pl(P.wgpuDeviceCreatePipelineLayout(dev_.device(), &pld));

@@ -42,6 +42,7 @@ class PipelineCache {
 
  private:
   WGPUBindGroupLayout layout_for(uint32_t num_storage, uint32_t readonly_mask);
+  WGPUBindGroupLayout params_layout_locked();
 
   GpuDevice& dev_;
   std::mutex mu_;
