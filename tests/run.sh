@@ -15,11 +15,12 @@ cd "$work"
 "$PY" -m pytest "$here" -q -p no:cacheprovider --import-mode=importlib -rs "$@"
 
 bin="$("$PY" -c 'import os, torch_webgpu; print(os.path.join(os.path.dirname(torch_webgpu.__file__), "bin", "webgpu_cpp_tests"))')"
-dawn="$("$PY" -c 'from torch_webgpu._dawn import find_dawn_library; print(find_dawn_library())')"
+# The C++ tests embed Python to load Dawn from wgpudawn: they need this environment's site-packages.
+site="$("$PY" -c 'import os, wgpudawn; print(os.path.dirname(os.path.dirname(wgpudawn.__file__)))')"
 [ -x "$bin" ] || { echo "C++ tests not found at $bin"; exit 1; }
 mkdir -p "$work/ctest"
 cat > "$work/ctest/CTestTestfile.cmake" <<CT
 add_test(webgpu_cpp_tests "$bin")
-set_tests_properties(webgpu_cpp_tests PROPERTIES ENVIRONMENT "TORCH_WEBGPU_DAWN_LIBRARY=$dawn" TIMEOUT 600)
+set_tests_properties(webgpu_cpp_tests PROPERTIES ENVIRONMENT "PYTHONPATH=$site" TIMEOUT 600)
 CT
 ctest --test-dir "$work/ctest" --output-on-failure

@@ -32,7 +32,7 @@ case "${1:-build}" in
   test) shift; tests=("$ROOT/tests"); [ $# -gt 0 ] && [ -e "$1" ] && tests=()
         cd /tmp && TORCH_WEBGPU_FALLBACK=0 PYTHONPATH="$stage_dir" exec "$PY" -m pytest "${tests[@]}" \
           -q -p no:cacheprovider --import-mode=importlib "$@" ;;
-  cpp) shift; TORCH_WEBGPU_DAWN_LIBRARY="$(cd /tmp && PYTHONPATH="$stage_dir" "$PY" -c 'from torch_webgpu._dawn import find_dawn_library as f; print(f())')" \
+  cpp) shift; PYTHONPATH="$(cd /tmp && "$PY" -c 'import os, wgpudawn; print(os.path.dirname(os.path.dirname(wgpudawn.__file__)))')" \
          exec "$B/webgpu_cpp_tests" "$@" ;;
   *) echo "usage: tools/dev.sh [build|py ARGS|test ARGS|cpp ARGS]" >&2; exit 2 ;;
 esac

@@ -5,11 +5,13 @@ dispatcher), renames PrivateUse1 to ``webgpu`` and installs ``torch.webgpu``.
 """
 import torch
 
-from ._dawn import find_dawn_library
-
+from . import _dawn
 from . import _C  # noqa: E402  (registers kernels, guard, allocator, hooks)
 
-_C._set_dawn_library(find_dawn_library())
+try:
+    _C._set_dawn_procs(_dawn.dawn_procs(_C._dawn_proc_names()))
+except ImportError as _e:  # the first use raises a clear error naming the package
+    _dawn_error = _e
 
 torch.utils.rename_privateuse1_backend("webgpu")
 

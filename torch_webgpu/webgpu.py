@@ -145,8 +145,12 @@ def empty_cache() -> None:
 
 
 def info(device: _Device = None) -> Dict[str, Any]:
-    """Adapter, backend, driver, limits, features and the Dawn library in use."""
-    return dict(_C._info(_index(device)))
+    """Adapter, backend, driver, limits, features (with subgroup-matrix configurations), the Dawn
+    toggles asked for and in effect, and the Dawn runtime in use."""
+    from . import _dawn
+    d = dict(_C._info(_index(device)))
+    d["dawn_version"] = _dawn.dawn_version()
+    return d
 
 
 def stream_counters(device: _Device = None) -> Dict[str, int]:

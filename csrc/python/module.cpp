@@ -7,6 +7,7 @@
 
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
+#include <pybind11/stl.h>
 
 #include "core/core.h"
 #include "runtime/allocator.h"
@@ -72,7 +73,21 @@ py::dict info(int index) {
   for (auto& [k, v] : dev.limit_map()) lim[py::str(k)] = v;
   d["limits"] = lim;
   d["features"] = dev.feature_names();
-  d["dawn_library"] = rt::dawn_library_path();
+  d["subgroup_min_size"] = dev.subgroup_min_size();
+  d["subgroup_max_size"] = dev.subgroup_max_size();
+  py::list configs;
+  for (const auto& c : dev.matrix_configs()) {
+    py::dict e;
+    e["component"] = c.component;
+    e["result"] = c.result;
+    e["M"] = c.M, e["N"] = c.N, e["K"] = c.K;
+    e["min_subgroup_size"] = c.min_subgroup;
+    e["max_subgroup_size"] = c.max_subgroup;
+    configs.append(e);
+  }
+  d["subgroup_matrix_configs"] = configs;
+  d["dawn_device_toggles"] = dev.device_toggles();
+  d["dawn"] = rt::dawn_source();
   d["device_index"] = dev.index();
   return d;
 }
@@ -85,8 +100,8 @@ PYBIND11_MODULE(_C, m) {
     signal(SIGABRT, segv_handler);
   }
   m.doc() = "torch-webgpu native module";
-  m.def("_set_dawn_library", &rt::set_dawn_library_path);
-  m.def("_dawn_library", &rt::dawn_library_path);
+  m.def("_dawn_proc_names", &rt::proc_names);
+  m.def("_set_dawn_procs", &rt::set_dawn_procs);
   m.def("_load_dawn", []() { rt::procs(); });
   m.def("_is_available", &rt::is_available, py::call_guard<py::gil_scoped_release>());
   m.def("_device_count", &rt::device_count, py::call_guard<py::gil_scoped_release>());

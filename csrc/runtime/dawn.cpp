@@ -1,5 +1,5 @@
-// Loads Dawn's shared library by path (its SONAME differs from its file name, so we never link it)
-// and fills the proc table.
+// Fills the proc table from the addresses Python hands over (wgpudawn exports no C symbols), or
+// from a Dawn shared library named by TORCH_WEBGPU_DAWN_LIBRARY.
 #include "runtime/dawn.h"
 
 #include <dlfcn.h>
@@ -12,46 +12,70 @@
 namespace webgpu::rt {
 namespace {
 std::mutex g_mu;
-std::string g_path;
+std::unordered_map<std::string, uintptr_t> g_given;
+std::string g_source;
 Procs g_procs;
 bool g_loaded = false;
+
+constexpr const char* kInstall = "pip install wgpudawn==0.32.0.4";
+
+const char* env_library() {
+  const char* e = std::getenv("TORCH_WEBGPU_DAWN_LIBRARY");
+  return e && *e ? e : nullptr;
+}
 }  // namespace
 
-void set_dawn_library_path(const std::string& path) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!g_loaded) g_path = path;
+std::vector<std::string> proc_names() {
+  std::vector<std::string> out;
+#define WEBGPU_PROC_NAME(name) out.push_back(#name);
+  WGPU_ABI_FUNCTIONS(WEBGPU_PROC_NAME)
+#undef WEBGPU_PROC_NAME
+  return out;
 }
 
-std::string dawn_library_path() {
-  if (const char* env = std::getenv("TORCH_WEBGPU_DAWN_LIBRARY"); env && *env) return env;
+void set_dawn_procs(const std::unordered_map<std::string, uintptr_t>& procs) {
   std::lock_guard<std::mutex> lock(g_mu);
-  return g_path;
+  if (!g_loaded) g_given = procs;
+}
+
+std::string dawn_source() {
+  if (const char* e = env_library()) return e;
+  return "wgpudawn";
 }
 
 const Procs& procs() {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_loaded) return g_procs;
-  std::string path;
-  if (const char* env = std::getenv("TORCH_WEBGPU_DAWN_LIBRARY"); env && *env) path = env;
-  else path = g_path;
-  TORCH_CHECK(!path.empty(),
-              "webgpu: no Dawn library to load. Install the runtime with `pip install dawn-python==0.3.0` "
-              "(it ships pydawn/lib/libwebgpu_dawn_<arch>.so), or point TORCH_WEBGPU_DAWN_LIBRARY at a "
-              "Dawn build with the same C API.");
-  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  TORCH_CHECK(lib, "webgpu: could not load the Dawn library '", path, "': ", dlerror(),
-              ". Reinstall it with `pip install --force-reinstall dawn-python==0.3.0`, or set "
-              "TORCH_WEBGPU_DAWN_LIBRARY to a working build.");
+  std::unordered_map<std::string, uintptr_t> addr;
+  if (const char* path = env_library()) {
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    TORCH_CHECK(lib, "webgpu: could not load the Dawn library '", path, "' named by TORCH_WEBGPU_DAWN_LIBRARY: ",
+                dlerror(), ". Unset it to use the runtime of the wgpudawn package.");
+    auto gpa = reinterpret_cast<WGPUProc (*)(WGPUStringView)>(dlsym(lib, "wgpuGetProcAddress"));
+    for (const std::string& n : proc_names()) {
+      void* p = dlsym(lib, n.c_str());
+      if (!p && gpa) p = reinterpret_cast<void*>(gpa(sv(n.c_str())));
+      if (p) addr[n] = reinterpret_cast<uintptr_t>(p);
+    }
+    g_source = path;
+  } else {
+    TORCH_CHECK(!g_given.empty(),
+                "webgpu: the Dawn runtime was not handed over; `import torch_webgpu` does that from the "
+                "wgpudawn package (`", kInstall, "`).");
+    addr = g_given;
+    g_source = "wgpudawn";
+  }
   std::string missing;
-#define WEBGPU_PROC_LOAD(name, ret, args)                                   \
-  g_procs.name = reinterpret_cast<ret(*) args>(dlsym(lib, #name));          \
-  if (!g_procs.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
+#define WEBGPU_PROC_LOAD(name)                                                       \
+  if (auto it = addr.find(#name); it != addr.end() && it->second)                    \
+    g_procs.name = reinterpret_cast<decltype(&::name)>(it->second);                   \
+  else                                                                               \
+    missing += std::string(missing.empty() ? "" : ", ") + #name;
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_LOAD)
 #undef WEBGPU_PROC_LOAD
-  TORCH_CHECK(missing.empty(), "webgpu: the Dawn library '", path,
-              "' lacks functions its ABI description declares (", missing,
-              "); it is not the build dawn-python==0.3.0 ships.");
-  g_path = path;
+  TORCH_CHECK(missing.empty(), "webgpu: the Dawn runtime (", g_source, ") lacks functions this build was compiled for (",
+              missing.substr(0, 400), "); torch_webgpu was built against a different Dawn. Reinstall with `",
+              kInstall, "` and rebuild torch_webgpu.");
   g_loaded = true;
   return g_procs;
 }

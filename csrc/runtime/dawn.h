@@ -1,31 +1,37 @@
-// The Dawn library, loaded with dlopen, and the proc table of every wgpu* function it exports.
-// Declarations come from webgpu_abi.h, generated at build time from pydawn's ctypes description.
+// The Dawn runtime and the proc table of every wgpu* function it has. Declarations come from
+// webgpu_abi.h, generated at build time from the installed wgpudawn's cdef files; the addresses
+// are handed over at run time (docs/design.md, "Dawn"): nothing links Dawn.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "webgpu_abi.h"
 
 namespace webgpu::rt {
 
 struct Procs {
-#define WEBGPU_PROC_FIELD(name, ret, args) ret(*name) args = nullptr;
+#define WEBGPU_PROC_FIELD(name) decltype(&::name) name = nullptr;
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_FIELD)
 #undef WEBGPU_PROC_FIELD
 };
 
-// Where to look for the library. Python sets it from the installed pydawn package before the
-// first use; TORCH_WEBGPU_DAWN_LIBRARY, when set, wins.
-void set_dawn_library_path(const std::string& path);
-std::string dawn_library_path();
+// Every function name the proc table holds (Python looks their addresses up in wgpudawn).
+std::vector<std::string> proc_names();
+// Addresses by name, from `import torch_webgpu` (torch_webgpu/_dawn.py) before the first use.
+void set_dawn_procs(const std::unordered_map<std::string, uintptr_t>& procs);
+// Where the procs came from, for info(): "wgpudawn" or the TORCH_WEBGPU_DAWN_LIBRARY path.
+std::string dawn_source();
 
-// The proc table, loading the library on first use. Throws c10::Error saying how to fix a missing
-// or unloadable library.
+// The proc table. TORCH_WEBGPU_DAWN_LIBRARY=/path/libwebgpu_dawn.so loads a Dawn build with the
+// same C API by dlopen instead. Throws c10::Error saying how to fix a missing runtime.
 const Procs& procs();
 
-inline WGPUStringView sv(const char* s) { return WGPUStringView{const_cast<char*>(s), SIZE_MAX}; }
+inline WGPUStringView sv(const char* s) { return WGPUStringView{s, WGPU_STRLEN}; }
 inline std::string str(WGPUStringView v) {
   if (!v.data) return {};
-  return v.length == SIZE_MAX ? std::string(v.data) : std::string(v.data, v.length);
+  return v.length == WGPU_STRLEN ? std::string(v.data) : std::string(v.data, v.length);
 }
 
 }  // namespace webgpu::rt

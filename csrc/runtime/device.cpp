@@ -1,6 +1,7 @@
 // Instance, adapters and devices. Everything Dawn-asynchronous here is waited on with futures.
 #include "runtime/device.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +30,9 @@ const char* kNoAdapterAdvice =
 WGPUInstance instance_locked() {
   if (!g_instance) {
     WGPUInstanceDescriptor desc{};
-    desc.features.timedWaitAnyEnable = 1;
+    WGPUInstanceFeatureName timed = WGPUInstanceFeatureName_TimedWaitAny;
+    desc.requiredFeatureCount = 1;
+    desc.requiredFeatures = &timed;
     WGPUInstance inst = procs().wgpuCreateInstance(&desc);
     TORCH_CHECK(inst, "webgpu: Dawn could not create an instance");
     g_instance = Instance(inst);
@@ -48,21 +51,27 @@ void probe_adapter_locked() {
     opts.backendType = s == "vulkan" ? WGPUBackendType_Vulkan : s == "metal" ? WGPUBackendType_Metal
                      : s == "d3d12" ? WGPUBackendType_D3D12 : WGPUBackendType_Undefined;
   }
-  struct Result { uint32_t status = 0; WGPUAdapter adapter = nullptr; std::string msg; } r;
+  struct Result { WGPURequestAdapterStatus status{}; WGPUAdapter adapter = nullptr; std::string msg; } r;
   WGPURequestAdapterCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](uint32_t status, WGPUAdapter a, WGPUStringView msg, void* ud) {
+  cb.callback = [](WGPURequestAdapterStatus status, WGPUAdapter a, WGPUStringView msg, void* ud, void*) {
     auto* r = static_cast<Result*>(ud);
     r->status = status;
     r->adapter = a;
     r->msg = str(msg);
   };
-  cb.userdata = &r;
-  WGPUFuture f = procs().wgpuInstanceRequestAdapterF(inst, &opts, cb);
-  WGPUFutureWaitInfo info{f, 0, {}};
-  uint32_t st = procs().wgpuInstanceWaitAny(inst, 1, &info, UINT64_MAX);
+  cb.userdata1 = &r;
+  WGPUFuture f = procs().wgpuInstanceRequestAdapter(inst, &opts, cb);
+  WGPUFutureWaitInfo info{f, 0};
+  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(inst, 1, &info, UINT64_MAX);
   if (st != WGPUWaitStatus_Success || r.status != WGPURequestAdapterStatus_Success || !r.adapter) {
     g_adapter_error = std::string(kNoAdapterAdvice) + (r.msg.empty() ? "" : " (Dawn: " + r.msg + ")");
+    // Current Dawn needs Vulkan features that old drivers lack (Mesa's lavapipe before 25 has no
+    // dynamic indexing of uniform arrays): say which driver to install instead of "no adapter".
+    if (r.msg.find("required") != std::string::npos || r.msg.find("Vulkan") != std::string::npos)
+      g_adapter_error += " The Vulkan driver is too old for this Dawn: Mesa >= 25 is needed for lavapipe "
+                         "(Debian 13's mesa-vulkan-drivers, or on Debian 12 the one of the bookworm-backports "
+                         "suite: `apt-get install -t bookworm-backports mesa-vulkan-drivers`).";
     return;
   }
   g_adapter = Adapter(r.adapter);
@@ -76,14 +85,14 @@ WGPUInstance instance() {
 }
 
 void wait_future(WGPUFuture f, const char* what) {
-  WGPUFutureWaitInfo info{f, 0, {}};
-  uint32_t st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
-  TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", st, ")");
+  WGPUFutureWaitInfo info{f, 0};
+  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
+  TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", int(st), ")");
 }
 
 bool future_done(WGPUFuture f) {
-  WGPUFutureWaitInfo info{f, 0, {}};
-  uint32_t st = procs().wgpuInstanceWaitAny(instance(), 1, &info, 0);
+  WGPUFutureWaitInfo info{f, 0};
+  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, 0);
   return st == WGPUWaitStatus_Success && info.completed;
 }
 
@@ -132,11 +141,49 @@ const char* backend_name(uint32_t b) {
   }
 }
 
+namespace {
+// Toggle names this Dawn knows (asking for an unknown one is an error in some builds).
+std::vector<std::string> known_toggles() {
+  const Procs& P = procs();
+  // The helper fills names, descriptions and stages up to max_count and returns the full count.
+  std::vector<const char*> names(512), descs(512);
+  std::vector<int> stages(512);
+  size_t n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), names.size());
+  if (n > names.size()) {
+    names.resize(n), descs.resize(n), stages.resize(n);
+    n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), n);
+  }
+  names.resize(std::min(n, names.size()));
+  std::vector<std::string> out;
+  for (const char* c : names)
+    if (c) out.emplace_back(c);
+  return out;
+}
+
+const char* component_name(WGPUSubgroupMatrixComponentType t) {
+  switch (t) {
+    case WGPUSubgroupMatrixComponentType_F32: return "f32";
+    case WGPUSubgroupMatrixComponentType_F16: return "f16";
+    case WGPUSubgroupMatrixComponentType_U32: return "u32";
+    case WGPUSubgroupMatrixComponentType_I32: return "i32";
+    case WGPUSubgroupMatrixComponentType_U8: return "u8";
+    case WGPUSubgroupMatrixComponentType_I8: return "i8";
+    default: return "?";
+  }
+}
+}  // namespace
+
 GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::move(adapter)) {
   const Procs& P = procs();
   WGPUAdapter a = adapter_.get();
 
+  const bool has_matrix = P.wgpuAdapterHasFeature(a, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
   WGPUAdapterInfo ai{};
+  WGPUAdapterPropertiesSubgroupMatrixConfigs mc{};
+  if (has_matrix) {
+    mc.chain.sType = WGPUSType_AdapterPropertiesSubgroupMatrixConfigs;
+    ai.nextInChain = &mc.chain;
+  }
   P.wgpuAdapterGetInfo(a, &ai);
   info_["adapter"] = str(ai.device);
   info_["vendor"] = str(ai.vendor);
@@ -146,22 +193,39 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   info_["adapter_type"] = ai.adapterType == WGPUAdapterType_DiscreteGPU ? "discrete-gpu"
                           : ai.adapterType == WGPUAdapterType_IntegratedGPU ? "integrated-gpu"
                           : ai.adapterType == WGPUAdapterType_CPU ? "cpu" : "unknown";
+  subgroup_min_ = ai.subgroupMinSize;
+  subgroup_max_ = ai.subgroupMaxSize;
+  for (size_t i = 0; i < mc.configCount; ++i) {
+    const WGPUSubgroupMatrixConfig& c = mc.configs[i];
+    matrix_configs_.push_back({component_name(c.componentType), component_name(c.resultComponentType),
+                               c.M, c.N, c.K, c.minSubgroupSize, c.maxSubgroupSize});
+  }
+  if (has_matrix) P.wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers(mc);
+  ai.nextInChain = nullptr;
   P.wgpuAdapterInfoFreeMembers(ai);
 
-  WGPUSupportedLimits sl{};
+  WGPULimits sl{};
   P.wgpuAdapterGetLimits(a, &sl);
 
-  std::vector<uint32_t> want;
-  for (uint32_t f : {(uint32_t)WGPUFeatureName_ShaderF16, (uint32_t)WGPUFeatureName_Subgroups,
-                     (uint32_t)WGPUFeatureName_TimestampQuery})
+  // Each feature only where the adapter has it; kernels work without every one of them.
+  // TORCH_WEBGPU_NO_F16=1 leaves shader-f16 off (tests the packed half path on any adapter).
+  std::vector<WGPUFeatureName> want;
+  const char* no_f16 = std::getenv("TORCH_WEBGPU_NO_F16");
+  for (WGPUFeatureName f : {WGPUFeatureName_ShaderF16, WGPUFeatureName_Subgroups, WGPUFeatureName_TimestampQuery,
+                            WGPUFeatureName_ChromiumExperimentalSubgroupMatrix}) {
+    if (f == WGPUFeatureName_ShaderF16 && no_f16 && std::string(no_f16) == "1") continue;
     if (P.wgpuAdapterHasFeature(a, f)) want.push_back(f);
+  }
 
-  // allow_unsafe_apis only unlocks experimental features (subgroups on this Dawn); it does not
-  // weaken robustness. Timestamps are not quantised, so kernel timings stay meaningful.
-  // Opt-in speed: TORCH_WEBGPU_FAST=1 skips Dawn's validation, its bounds-clamping robustness pass
-  // and workgroup-memory zeroing (an out-of-bounds bug may then read or write other memory, so it
-  // is never the default); TORCH_WEBGPU_DAWN_TOGGLES="a,b,-c" enables a and b and disables c.
-  std::vector<std::string> on = {"allow_unsafe_apis"}, off = {"timestamp_quantization"};
+  // allow_unsafe_apis only unlocks experimental features (subgroup matrices); it does not weaken
+  // robustness. vulkan_enable_f16_on_nvidia: shader-f16 on NVIDIA's Vulkan driver, which Dawn
+  // otherwise hides on some driver versions. Timestamps are not quantised, so kernel timings stay
+  // meaningful. Opt-in speed: TORCH_WEBGPU_FAST=1 skips Dawn's validation, its bounds-clamping
+  // robustness pass and workgroup-memory zeroing (an out-of-bounds bug may then read or write other
+  // memory, so it is never the default); TORCH_WEBGPU_DAWN_TOGGLES="a,b,-c" enables a and b and
+  // disables c. Toggles this Dawn does not know are left out.
+  std::vector<std::string> on = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"},
+                           off = {"timestamp_quantization"};
   if (const char* f = std::getenv("TORCH_WEBGPU_FAST"); f && std::string(f) == "1")
     for (const char* t : {"skip_validation", "disable_robustness", "disable_workgroup_init"}) on.push_back(t);
   if (const char* e = std::getenv("TORCH_WEBGPU_DAWN_TOGGLES")) {
@@ -174,58 +238,63 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
       p = q + 1;
     }
   }
-  toggles_ = on;
-  for (const std::string& t : off) toggles_.push_back("-" + t);
+  const std::vector<std::string> known = known_toggles();
+  auto is_known = [&](const std::string& t) {
+    return known.empty() || std::find(known.begin(), known.end(), t) != known.end();
+  };
   std::vector<const char*> enabled, disabled;
-  for (const std::string& t : on) enabled.push_back(t.c_str());
-  for (const std::string& t : off) disabled.push_back(t.c_str());
+  for (const std::string& t : on)
+    if (is_known(t)) enabled.push_back(t.c_str()), toggles_.push_back(t);
+  for (const std::string& t : off)
+    if (is_known(t)) disabled.push_back(t.c_str()), toggles_.push_back("-" + t);
   WGPUDawnTogglesDescriptor toggles{};
-  toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+  toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
   toggles.enabledToggleCount = enabled.size();
-  toggles.enabledToggles = const_cast<char**>(enabled.data());
+  toggles.enabledToggles = enabled.data();
   toggles.disabledToggleCount = disabled.size();
-  toggles.disabledToggles = const_cast<char**>(disabled.data());
+  toggles.disabledToggles = disabled.data();
 
-  WGPURequiredLimits rl{};
-  rl.limits = sl.limits;
   WGPUDeviceDescriptor dd{};
   dd.nextInChain = &toggles.chain;
   dd.label = sv("torch-webgpu");
   dd.requiredFeatureCount = want.size();
   dd.requiredFeatures = want.data();
-  dd.requiredLimits = &rl;
-  dd.uncapturedErrorCallbackInfo2.callback = &GpuDevice::on_uncaptured_error;
-  dd.uncapturedErrorCallbackInfo2.userdata1 = this;
-  dd.deviceLostCallbackInfo2.mode = WGPUCallbackMode_AllowSpontaneous;
-  dd.deviceLostCallbackInfo2.callback = &GpuDevice::on_device_lost;
-  dd.deviceLostCallbackInfo2.userdata1 = this;
+  sl.nextInChain = nullptr;
+  dd.requiredLimits = &sl;
+  dd.uncapturedErrorCallbackInfo.callback = &GpuDevice::on_uncaptured_error;
+  dd.uncapturedErrorCallbackInfo.userdata1 = this;
+  dd.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowSpontaneous;
+  dd.deviceLostCallbackInfo.callback = &GpuDevice::on_device_lost;
+  dd.deviceLostCallbackInfo.userdata1 = this;
 
-  struct Result { uint32_t status = 0; WGPUDevice dev = nullptr; std::string msg; } r;
+  struct Result { WGPURequestDeviceStatus status{}; WGPUDevice dev = nullptr; std::string msg; } r;
   WGPURequestDeviceCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](uint32_t status, WGPUDevice d, WGPUStringView msg, void* ud) {
+  cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView msg, void* ud, void*) {
     auto* r = static_cast<Result*>(ud);
     r->status = status;
     r->dev = d;
     r->msg = str(msg);
   };
-  cb.userdata = &r;
-  WGPUFuture f = P.wgpuAdapterRequestDeviceF(a, &dd, cb);
-  WGPUFutureWaitInfo wi{f, 0, {}};
+  cb.userdata1 = &r;
+  WGPUFuture f = P.wgpuAdapterRequestDevice(a, &dd, cb);
+  WGPUFutureWaitInfo wi{f, 0};
   P.wgpuInstanceWaitAny(g_instance.get(), 1, &wi, UINT64_MAX);
   TORCH_CHECK(r.status == WGPURequestDeviceStatus_Success && r.dev,
               "webgpu: Dawn could not create a device on adapter '", info_["adapter"], "': ", r.msg);
   device_ = Device(r.dev);
   queue_ = Queue(P.wgpuDeviceGetQueue(r.dev));
 
-  WGPUSupportedLimits dl{};
+  WGPULimits dl{};
   P.wgpuDeviceGetLimits(r.dev, &dl);
-  limits_ = dl.limits;
+  limits_ = dl;
+  limits_.nextInChain = nullptr;
   features_ = want;
-  for (uint32_t f : want) {
+  for (WGPUFeatureName f : want) {
     has_f16_ |= f == WGPUFeatureName_ShaderF16;
     has_subgroups_ |= f == WGPUFeatureName_Subgroups;
     has_timestamp_ |= f == WGPUFeatureName_TimestampQuery;
+    has_subgroup_matrix_ |= f == WGPUFeatureName_ChromiumExperimentalSubgroupMatrix;
   }
   pipelines_ = std::make_unique<PipelineCache>(*this);
   pool_ = std::make_unique<BufferPool>(*this);
@@ -234,13 +303,15 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
 
 GpuDevice::~GpuDevice() = default;
 
-void GpuDevice::on_uncaptured_error(WGPUDevice*, uint32_t type, WGPUStringView msg, void* self, void*) {
+void GpuDevice::on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView msg, void* self, void*) {
   auto* d = static_cast<GpuDevice*>(self);
   std::lock_guard<std::mutex> lock(d->err_mu_);
   if (d->errors_.size() < 16) d->errors_.push_back(str(msg));
 }
 
-void GpuDevice::on_device_lost(WGPUDevice*, uint32_t reason, WGPUStringView msg, void* self, void*) {
+void GpuDevice::on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView msg, void* self, void*) {
+  // Destroying the device at exit reports a loss too; nothing is waiting for it then.
+  if (reason == WGPUDeviceLostReason_Destroyed || reason == WGPUDeviceLostReason_CallbackCancelled) return;
   auto* d = static_cast<GpuDevice*>(self);
   std::lock_guard<std::mutex> lock(d->err_mu_);
   d->lost_ = true;
@@ -256,19 +327,21 @@ void GpuDevice::check_errors() {
   if (!errs.empty()) TORCH_CHECK(false, "webgpu: the device reported an error: ", errs.front());
 }
 
-void GpuDevice::push_error_scope(uint32_t filter) { procs().wgpuDevicePushErrorScope(device(), filter); }
+void GpuDevice::push_error_scope(uint32_t filter) {
+  procs().wgpuDevicePushErrorScope(device(), static_cast<WGPUErrorFilter>(filter));
+}
 
 std::pair<uint32_t, std::string> GpuDevice::pop_error_scope() {
   struct Result { uint32_t type = WGPUErrorType_NoError; std::string msg; } r;
-  WGPUPopErrorScopeCallbackInfo2 cb{};
+  WGPUPopErrorScopeCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](uint32_t status, uint32_t type, WGPUStringView msg, void* ud, void*) {
+  cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg, void* ud, void*) {
     auto* r = static_cast<Result*>(ud);
-    r->type = status == WGPUPopErrorScopeStatus_Success ? type : (uint32_t)WGPUErrorType_Unknown;
+    r->type = status == WGPUPopErrorScopeStatus_Success ? uint32_t(type) : uint32_t(WGPUErrorType_Unknown);
     r->msg = str(msg);
   };
   cb.userdata1 = &r;
-  wait_future(procs().wgpuDevicePopErrorScope2(device(), cb), "an error scope");
+  wait_future(procs().wgpuDevicePopErrorScope(device(), cb), "an error scope");
   return {r.type, r.msg};
 }
 
@@ -299,10 +372,24 @@ std::map<std::string, uint64_t> GpuDevice::limit_map() const {
 
 std::vector<std::string> GpuDevice::feature_names() const {
   std::vector<std::string> out;
-  for (uint32_t f : features_)
+  for (WGPUFeatureName f : features_)
     out.push_back(f == WGPUFeatureName_ShaderF16 ? "shader-f16"
                   : f == WGPUFeatureName_Subgroups ? "subgroups"
-                  : f == WGPUFeatureName_TimestampQuery ? "timestamp-query" : std::to_string(f));
+                  : f == WGPUFeatureName_TimestampQuery ? "timestamp-query"
+                  : f == WGPUFeatureName_ChromiumExperimentalSubgroupMatrix ? "chromium-experimental-subgroup-matrix"
+                  : std::to_string(int(f)));
+  return out;
+}
+
+std::vector<std::string> GpuDevice::device_toggles() const {
+  const Procs& P = procs();
+  std::vector<const char*> names(256);
+  size_t n = P.wgpu_dawn_device_toggles(device(), names.data(), names.size());
+  if (n > names.size()) names.resize(n), n = P.wgpu_dawn_device_toggles(device(), names.data(), n);
+  names.resize(std::min(n, names.size()));
+  std::vector<std::string> out;
+  for (const char* c : names)
+    if (c) out.emplace_back(c);
   return out;
 }
 

@@ -29,6 +29,15 @@ class GpuDevice {
   bool has_f16() const { return has_f16_; }
   bool has_subgroups() const { return has_subgroups_; }
   bool has_timestamp() const { return has_timestamp_; }
+  bool has_subgroup_matrix() const { return has_subgroup_matrix_; }
+  uint32_t subgroup_min_size() const { return subgroup_min_; }
+  uint32_t subgroup_max_size() const { return subgroup_max_; }
+  // The adapter's subgroup-matrix configurations (operand and result component, M x N x K).
+  struct MatrixConfig {
+    std::string component, result;
+    uint32_t M, N, K, min_subgroup, max_subgroup;
+  };
+  const std::vector<MatrixConfig>& matrix_configs() const { return matrix_configs_; }
 
   Stream& stream() { return *stream_; }
   BufferPool& pool() { return *pool_; }
@@ -44,18 +53,22 @@ class GpuDevice {
   std::map<std::string, std::string> info() const;
   std::map<std::string, uint64_t> limit_map() const;
   std::vector<std::string> feature_names() const;
+  // Toggles Dawn reports as enabled on the device (asked for or Dawn's own defaults).
+  std::vector<std::string> device_toggles() const;
 
  private:
-  static void on_uncaptured_error(WGPUDevice*, uint32_t type, WGPUStringView msg, void* self, void*);
-  static void on_device_lost(WGPUDevice*, uint32_t reason, WGPUStringView msg, void* self, void*);
+  static void on_uncaptured_error(WGPUDevice const*, WGPUErrorType type, WGPUStringView msg, void* self, void*);
+  static void on_device_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView msg, void* self, void*);
 
   int index_;
   Adapter adapter_;
   Device device_;
   Queue queue_;
   WGPULimits limits_{};
-  bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false;
-  std::vector<uint32_t> features_;
+  bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false, has_subgroup_matrix_ = false;
+  uint32_t subgroup_min_ = 0, subgroup_max_ = 0;
+  std::vector<MatrixConfig> matrix_configs_;
+  std::vector<WGPUFeatureName> features_;
   std::vector<std::string> toggles_;  // Dawn toggles asked for ("-name": disabled)
   std::map<std::string, std::string> info_;
   std::mutex err_mu_;

@@ -179,10 +179,10 @@ void Stream::flush_locked() {
   P.wgpuQueueSubmit(dev_.queue(), 1, &raw);
   counters_.submits++;
   if (chunk_) {
-    WGPUQueueWorkDoneCallbackInfo2 wd{};
+    WGPUQueueWorkDoneCallbackInfo wd{};
     wd.mode = WGPUCallbackMode_WaitAnyOnly;
-    wd.callback = [](uint32_t, void*, void*) {};
-    chunk_->done = P.wgpuQueueOnSubmittedWorkDone2(dev_.queue(), wd);
+    wd.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void*, void*) {};
+    chunk_->done = P.wgpuQueueOnSubmittedWorkDone(dev_.queue(), wd);
     in_flight_.push_back(chunk_);
     chunk_ = nullptr;
   }
@@ -253,16 +253,16 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
 }
 
 void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what) {
-  struct Result { uint32_t status = 0; std::string msg; } r;
-  WGPUBufferMapCallbackInfo2 cb{};
+  struct Result { WGPUMapAsyncStatus status{}; std::string msg; } r;
+  WGPUBufferMapCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](uint32_t status, WGPUStringView msg, void* ud, void*) {
+  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
     auto* r = static_cast<Result*>(ud);
     r->status = status;
     r->msg = str(msg);
   };
   cb.userdata1 = &r;
-  wait_future(procs().wgpuBufferMapAsync2(b, mode, 0, size, cb), what);
+  wait_future(procs().wgpuBufferMapAsync(b, mode, 0, size, cb), what);
   counters_.waits++;
   TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: mapping a buffer for ", what, " failed: ", r.msg);
 }
@@ -287,10 +287,10 @@ void Stream::retire_locked() {
 
 void Stream::wait_idle_locked() {
   flush_locked();
-  WGPUQueueWorkDoneCallbackInfo2 wd{};
+  WGPUQueueWorkDoneCallbackInfo wd{};
   wd.mode = WGPUCallbackMode_WaitAnyOnly;
-  wd.callback = [](uint32_t, void*, void*) {};
-  wait_future(procs().wgpuQueueOnSubmittedWorkDone2(dev_.queue(), wd), "the queue");
+  wd.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void*, void*) {};
+  wait_future(procs().wgpuQueueOnSubmittedWorkDone(dev_.queue(), wd), "the queue");
   counters_.waits++;
   while (!in_flight_.empty()) {
     free_chunks_.push_back(in_flight_.front());

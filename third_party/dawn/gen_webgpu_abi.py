@@ -1,143 +1,101 @@
-"""Generates webgpu_abi.h, the C declarations of the Dawn library shipped in `pydawn`.
+"""Generates webgpu_abi.h, the C declarations of the Dawn runtime shipped in `wgpudawn`.
 
-pydawn/webgpu.py describes that library's ABI as ctypes classes (structs with explicit padding, enum
-values, prototypes). We derive our declarations from it at build time instead of committing a header,
-and pin every struct's size and field offset with static_asserts so a mismatch fails the build.
+wgpudawn links Dawn statically into its cffi module `wgpudawn._lib._wgpu_dawn` and ships the C
+declarations that module was built from (`webgpu_cdef.h`: webgpu.h; `webgpu_native_extra_cdef.h`:
+Dawn's extensions; `dawn_native_cdef.h`: its `wgpu_dawn_*` helpers). A cdef is C without macros, so
+the text compiles as C++ once the constants cffi left open (`#define X ...`) get their values. Those
+values, every struct's size and every field's offset come from the compiled module itself (cffi
+checked them against Dawn's real headers when it was built), and are pinned with static_asserts here
+so a mismatch fails our build. Nothing of Dawn is committed; the header lives in the build tree.
 
 Usage: python gen_webgpu_abi.py OUT_HEADER
 """
-import ctypes
+import importlib.machinery
+import importlib.util
+import os
+import re
 import sys
 
-from pydawn import webgpu as W
-
-SIMPLE = {
-    ctypes.c_uint8: "uint8_t", ctypes.c_int8: "int8_t", ctypes.c_uint16: "uint16_t",
-    ctypes.c_int16: "int16_t", ctypes.c_uint32: "uint32_t", ctypes.c_int32: "int32_t",
-    ctypes.c_uint64: "uint64_t", ctypes.c_int64: "int64_t", ctypes.c_float: "float",
-    ctypes.c_double: "double", ctypes.c_char: "char", ctypes.c_bool: "bool",
-}
-FuncPtrType = type(ctypes.CFUNCTYPE(None))
-PointerType = type(ctypes.POINTER(ctypes.c_int))
-ArrayType = type(ctypes.c_int * 1)
-
-fn_typedefs = {}  # CFUNCTYPE class -> typedef name
-fn_lines = []
+CDEFS = ("webgpu_cdef.h", "webgpu_native_extra_cdef.h", "dawn_native_cdef.h")
 
 
-def cname(t, decl=""):
-    """C spelling of ctypes type t applied to declarator decl."""
-    if t is None:
-        return f"void {decl}".rstrip()
-    if t in SIMPLE:
-        return f"{SIMPLE[t]} {decl}".rstrip()
-    if isinstance(t, ArrayType):
-        return cname(t._type_, f"{decl}[{t._length_}]")
-    if isinstance(t, PointerType):
-        inner = t._type_
-        return cname(inner, f"*{decl}")
-    if isinstance(t, FuncPtrType):
-        return f"{fn_typedef(t)} {decl}".rstrip()
-    if issubclass(t, ctypes.Structure) or issubclass(t, ctypes.Union):
-        return f"{struct_name(t)} {decl}".rstrip()
-    if t is ctypes.c_void_p:
-        return f"void* {decl}".rstrip()
-    if t is ctypes.c_char_p:
-        return f"const char* {decl}".rstrip()
-    raise TypeError(f"unhandled ctypes type {t!r}")
+def load_wgpudawn():
+    """(ffi, lib, directory of the cdef files), without running wgpudawn's package __init__."""
+    spec = importlib.util.find_spec("wgpudawn")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("gen_webgpu_abi: the wgpudawn package is not installed (pip install wgpudawn==0.32.0.4)")
+    for root in spec.submodule_search_locations:
+        libdir = os.path.join(root, "_lib")
+        mods = [f for f in os.listdir(libdir) if f.startswith("_wgpu_dawn.") and f.endswith((".so", ".pyd"))] \
+            if os.path.isdir(libdir) else []
+        if mods:
+            path = os.path.join(libdir, mods[0])
+            loader = importlib.machinery.ExtensionFileLoader("_wgpu_dawn", path)
+            mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("_wgpu_dawn", loader))
+            loader.exec_module(mod)
+            return mod.ffi, mod.lib, libdir
+    sys.exit("gen_webgpu_abi: wgpudawn has no compiled _wgpu_dawn module")
 
 
-def struct_name(t):
-    n = t.__name__
-    return n[len("struct_"):] if n.startswith("struct_") else n
+def c_int(v):
+    if v < 0:
+        return f"({v})"
+    if v > 0xFFFFFFFF:
+        return f"UINT64_C({v:#x})"
+    return f"{v:#x}u" if v > 0x7FFFFFFF else str(v)
 
 
-def fn_typedef(t):
-    if t not in fn_typedefs:
-        name = f"WGPUAbiFn{len(fn_typedefs)}"
-        fn_typedefs[t] = name
-        args = ", ".join(cname(a) for a in t._argtypes_) or "void"
-        fn_lines.append(f"typedef {cname(t._restype_, f'(*{name})')}({args});")
-    return fn_typedefs[t]
-
-
-def is_struct(t):
-    return isinstance(t, type) and issubclass(t, (ctypes.Structure, ctypes.Union))
+FUNC_RE = re.compile(r"\b(wgpu\w+)\s*\(")
+STRUCT_RE = re.compile(r"typedef\s+struct\s+(\w+)\s*\{")
 
 
 def main(out):
-    items = list(vars(W).items())
-    structs = [v for k, v in items if k.startswith("struct_") and is_struct(v)]
-    defined = [s for s in structs if "_fields_" in s.__dict__]
-    opaque = [s for s in structs if "_fields_" not in s.__dict__]
+    ffi, lib, libdir = load_wgpudawn()
+    text = "\n".join(open(os.path.join(libdir, n)).read() for n in CDEFS)
 
-    # Order structs so that by-value members come first.
-    order, seen = [], set()
+    def define(m):
+        name = m.group(1)
+        return f"#define {name} {c_int(int(getattr(lib, name)))}"
 
-    def visit(s):
-        if s in seen:
-            return
-        seen.add(s)
-        for _, ft in s._fields_:
-            while isinstance(ft, ArrayType):
-                ft = ft._type_
-            if is_struct(ft) and "_fields_" in ft.__dict__:
-                visit(ft)
-        order.append(s)
+    text = re.sub(r"^#define\s+(\w+)\s+\.\.\.\s*$", define, text, flags=re.M)
+    # cffi's Python-callback declarations (extern "Python") are not C.
+    text = re.sub(r'^extern "Python".*$', "", text, flags=re.M)
+    if "..." in text:
+        bad = [l for l in text.splitlines() if "..." in l][:3]
+        sys.exit(f"gen_webgpu_abi: unexpected open declarations in the cdef: {bad}")
 
-    for s in defined:
-        visit(s)
-
-    body = []
-    for s in order:
-        kw = "union" if issubclass(s, ctypes.Union) else "struct"
-        n = struct_name(s)
-        body.append(f"{kw} {n} {{")
-        for fname, ft in s._fields_:
-            body.append(f"  {cname(ft, fname)};")
-        body.append("};")
-        body.append(f"static_assert(sizeof({n}) == {ctypes.sizeof(s)}, \"ABI: sizeof {n}\");")
-        for fname, _ in s._fields_:
-            off = getattr(s, fname).offset
-            body.append(f"static_assert(offsetof({n}, {fname}) == {off}, \"ABI: {n}.{fname}\");")
-
-    aliases, consts = [], []
-    for k, v in items:
-        if not k.startswith("WGPU"):
-            continue
-        if isinstance(v, type) and v in SIMPLE:
-            aliases.append(f"typedef {SIMPLE[v]} {k};")
-        elif isinstance(v, PointerType) and is_struct(v._type_) and v._type_ in opaque:
-            aliases.append(f"typedef struct {struct_name(v._type_)}* {k};")
-        elif isinstance(v, FuncPtrType):
-            aliases.append(f"typedef {fn_typedef(v)} {k};")
-        elif isinstance(v, int) and not isinstance(v, bool) and "_" in k and not k.endswith("__enumvalues"):
-            consts.append(f"inline constexpr uint64_t {k} = {v}ull;")
-
+    # Prototypes: one per line in these files; a function we may call must exist in the module.
     funcs = []
-    for k, v in items:
-        if k.startswith("wgpu") and hasattr(v, "argtypes") and v.argtypes is not None:
-            args = ", ".join(cname(a) for a in v.argtypes) or "void"
-            ret = cname(v.restype)
-            funcs.append(f"  X({k}, {ret}, ({args})) \\")
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(("typedef", "//", "#")) or not s.endswith(";"):
+            continue
+        m = FUNC_RE.search(s)
+        if m and m.group(1) not in funcs:
+            funcs.append(m.group(1))
+    funcs = [f for f in funcs if hasattr(lib, f)]
+    structs = sorted(set(STRUCT_RE.findall(text)))
+
+    checks = []
+    for s in structs:
+        t = ffi.typeof(s)
+        checks.append(f'static_assert(sizeof({s}) == {ffi.sizeof(t)}, "Dawn ABI: sizeof {s}");')
+        for fname, field in t.fields or []:
+            if field.bitsize >= 0 or not fname:
+                continue
+            checks.append(f'static_assert(offsetof({s}, {fname}) == {field.offset}, "Dawn ABI: {s}.{fname}");')
 
     with open(out, "w") as f:
-        f.write("// Generated by third_party/dawn/gen_webgpu_abi.py from pydawn.webgpu. Do not edit.\n")
-        f.write("#pragma once\n#include <cstddef>\n#include <cstdint>\n\n")
-        for s in structs:
-            kw = "union" if issubclass(s, ctypes.Union) else "struct"
-            f.write(f"{kw} {struct_name(s)};\n")
-        for s in defined:
-            f.write(f"typedef {'union' if issubclass(s, ctypes.Union) else 'struct'} {struct_name(s)} {struct_name(s)};\n")
-        # A function pointer type may name structs that are still incomplete, so these go first.
-        f.write("\n".join(a for a in aliases if "WGPUAbiFn" not in a) + "\n")
-        f.write("\n".join(fn_lines) + "\n")
-        f.write("\n".join(a for a in aliases if "WGPUAbiFn" in a) + "\n")
-        f.write("\n".join(body) + "\n")
-        f.write("\n".join(consts) + "\n\n")
-        f.write("#define WGPU_ABI_FUNCTIONS(X) \\\n" + "\n".join(funcs) + "\n\n")
-        # Every struct, for a run-time comparison against the pydawn that is installed then.
-        f.write("#define WGPU_ABI_STRUCTS(X) \\\n" + "\n".join(f"  X({struct_name(s)}) \\" for s in order) + "\n\n")
+        f.write("// Generated by third_party/dawn/gen_webgpu_abi.py from the installed wgpudawn's cdef files.\n")
+        f.write(f"// Dawn {getattr(sys.modules.get('_wgpu_dawn'), '__name__', '')}; do not edit.\n")
+        f.write("#pragma once\n#include <cstddef>\n#include <cstdint>\n\nextern \"C\" {\n")
+        f.write(text)
+        f.write("\n}  // extern \"C\"\n\n")
+        f.write("\n".join(checks) + "\n\n")
+        # The prototypes above are never called directly (nothing links Dawn): the proc table takes
+        # decltype(&name) of each and fills it from the entry point handed over at run time.
+        f.write("#define WGPU_ABI_FUNCTIONS(X) \\\n" + "\n".join(f"  X({n}) \\" for n in funcs) + "\n\n")
+        f.write("#define WGPU_ABI_STRUCTS(X) \\\n" + "\n".join(f"  X({s}) \\" for s in structs) + "\n\n")
 
 
 if __name__ == "__main__":
