@@ -13,6 +13,11 @@ try:
 except ImportError as _e:  # the first use raises a clear error naming the package
     _dawn_error = _e
 
+# Wait for the GPU before the interpreter and the driver tear down (csrc/runtime/device.h).
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_C._shutdown)
+
 torch.utils.rename_privateuse1_backend("webgpu")
 
 from . import webgpu as _webgpu_module  # noqa: E402

@@ -44,8 +44,10 @@ const VecShape& vec_shape(const rt::GpuDevice& dev) {
 constexpr uint32_t kHeader = 3;  // count, aux, numel
 
 // Vec4: every operand a contiguous 4-byte run starting on a 16-byte boundary; four elements per
-// invocation through vec4 loads and stores (the bandwidth path).
-enum class Mode { Elem, Word, Atomic, Vec4 };
+// invocation through vec4 loads and stores (the bandwidth path). Half8: the same for operands of
+// 2-byte types (f16, bf16, int16), eight elements per vec4 word; float16 converts in hardware where
+// the device has shader-f16 (exact widening, one rounding back, as CUDA), else in software.
+enum class Mode { Elem, Word, Atomic, Vec4, Half8 };
 
 struct Operand {
   rt::Block* block = nullptr;
@@ -416,6 +418,21 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       threads = (quads + vec_shape(*dev).quads - 1) / vec_shape(*dev).quads;
     }
   }
+  if ((mode == Mode::Word || mode == Mode::Elem) && R == 1 && numel >= 8) {
+    bool half = true;
+    for (int i = 0; i < nops && half; ++i) {
+      const Operand& o = ops[i];
+      if (o.cpu_scalar) continue;
+      half = o.itemsize == 2 && o.strides[0] == 1 && p[op_base[i]] % 8 == 0 && binds[o.binding].start == 0 &&
+             binds[o.binding].size % 16 == 0 && !binds[o.binding].atomic;
+    }
+    if (half) {
+      mode = Mode::Half8;
+      const uint64_t quads = (uint64_t(numel) + 7) / 8;
+      threads = (quads + vec_shape(*dev).quads - 1) / vec_shape(*dev).quads;
+    }
+  }
+  const bool vec_mode = mode == Mode::Vec4 || mode == Mode::Half8;
   const int64_t epw = 4 / std::min<int64_t>(out.itemsize, 4);
   if (mode == Mode::Word) {
     const uint64_t first = (p[op_base[0]]) / epw, last = (p[op_base[0]] + numel - 1) / epw;
@@ -423,8 +440,9 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     threads = last - first + 1;
   }
   p[0] = uint32_t(threads);
-  const uint32_t wg = mode == Mode::Vec4 ? vec_shape(*dev).wg : kWG;
+  const uint32_t wg = vec_mode ? vec_shape(*dev).wg : kWG;
 
+  const bool native_f16 = dev->has_f16();
   // Specialisation key and source.
   std::string key;
   key.reserve(96 + expr.size());
@@ -446,7 +464,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
 
   auto make = [&]() {
     // Helper libraries only where the op's expression uses them: smaller modules compile faster.
-    std::string src = rt::wgsl_source("common");
+    std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
+    src += rt::wgsl_source("common");
     if (uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
     if (uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
       src += rt::wgsl_source("pointwise");
@@ -454,12 +473,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
       const bool w = binds[j].written;
-      const std::string elem = binds[j].atomic ? "atomic<u32>" : mode == Mode::Vec4 ? "vec4<u32>" : "u32";
+      const std::string elem = binds[j].atomic ? "atomic<u32>" : vec_mode ? "vec4<u32>" : "u32";
       const std::string bj = "buf" + std::to_string(j);
       bs << "@group(0) @binding(" << j + 1 << ") var<storage, " << (w ? "read_write" : "read") << "> " << bj
          << ": array<" << elem << ">;\n";
       acc << "fn rd" << j << "(w: u32) -> u32 { return "
-          << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])" : mode == Mode::Vec4 ? bj + "[w >> 2u][w & 3u]" : bj + "[w]")
+          << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])" : vec_mode ? bj + "[w >> 2u][w & 3u]" : bj + "[w]")
           << "; }\n";
     }
     const int64_t raw_size = ct == CT::RAW ? out.itemsize : 4;
@@ -471,8 +490,16 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       else
         acc << "let r = " << raw_load(o.itemsize, "rd" + std::to_string(o.binding)) << "; return "
             << convert_in(o.dtype, ct) << "; }\n";
-      if (mode == Mode::Vec4 && !o.cpu_scalar)
+      if (vec_mode && !o.cpu_scalar)
         acc << "fn cv" << i << "(r: u32) -> " << T << " { return " << convert_in(o.dtype, ct) << "; }\n";
+      if (mode == Mode::Half8 && !o.cpu_scalar) {
+        // Both 16-bit lanes of a word in the compute type.
+        acc << "fn lanes" << i << "(w: u32) -> array<" << T << ", 2> { ";
+        if (native_f16 && o.dtype == at::kHalf && ct == CT::F32)
+          acc << "let h = vec2<f32>(bitcast<vec2<f16>>(w)); return array<f32, 2>(h.x, h.y); }\n";
+        else
+          acc << "return array<" << T << ", 2>(cv" << i << "(w & 0xffffu), cv" << i << "(w >> 16u)); }\n";
+      }
     }
     const std::string ob = std::to_string(out.binding);
     const std::string narrow = scalar_dtype != out.dtype && scalar_dtype != at::ScalarType::Undefined
@@ -480,6 +507,23 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     acc << "fn bits0(v0: " << T << ") -> " << raw_type(out.itemsize) << " { let v = "
         << (narrow.empty() ? std::string("v0") : "narrow0(v0)") << "; return " << convert_out(out.dtype, ct) << "; }\n";
     if (!narrow.empty()) acc << "fn narrow0(v: " << T << ") -> " << T << " { return " << narrow << "; }\n";
+    if (mode == Mode::Half8) {
+      // The op on one element of each operand, and a word of two results.
+      acc << "fn op(";
+      for (int i = 1; i < nops; ++i)
+        if (!ops[i].cpu_scalar) acc << (i > 1 ? ", " : "") << "x" << i << ": " << T;
+      acc << ") -> " << T << " {\n";
+      for (int i = 1; i < nops; ++i)
+        if (ops[i].cpu_scalar) acc << "  let x" << i << " = ld" << i << "(0u);\n";
+      for (size_t k = 0; k < scalars.size(); ++k)
+        acc << "  let s" << k << " = " << scalar_expr(ct, scalar_base + 2 * k, raw_size) << ";\n";
+      acc << "  return " << expr << ";\n}\n";
+      acc << "fn word0(a: " << T << ", b: " << T << ") -> u32 { ";
+      if (native_f16 && out.dtype == at::kHalf && ct == CT::F32 && narrow.empty())
+        acc << "return bitcast<u32>(vec2<f16>(f16(a), f16(b))); }\n";
+      else
+        acc << "return (bits0(a) & 0xffffu) | (bits0(b) << 16u); }\n";
+    }
     if (mode == Mode::Vec4) {
       acc << "fn st0(e: u32, v: " << T << ") { buf" << ob << "[e >> 2u][e & 3u] = bits0(v); }\n";
     } else if (mode == Mode::Elem) {
@@ -529,6 +573,34 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       for (int i = 1; i < nops; ++i)
         body << "      let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? std::string("0u") : "prm(" + std::to_string(op_base[i]) + "u) + e") << ");\n";
       body << "      st0(prm(" << op_base[0] << "u) + e, " << expr << ");\n    }\n  }\n  }\n";
+    } else if (mode == Mode::Half8) {
+      // Eight elements per vec4 word; in the last, ragged one the lanes past the end keep their
+      // bits (this invocation owns the whole word, so nothing races).
+      auto call = [&](const std::string& lane) {
+        std::string c = "op(";
+        bool first = true;
+        for (int i = 1; i < nops; ++i) {
+          if (ops[i].cpu_scalar) continue;
+          c += (first ? "" : ", ") + std::string("a") + std::to_string(i) + "[" + lane + "]";
+          first = false;
+        }
+        return c + ")";
+      };
+      body << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * prm(0u);\n"
+           << "  let base = q * 8u;\n  if (base >= prm(2u)) { break; }\n";
+      for (int i = 1; i < nops; ++i)
+        if (!ops[i].cpu_scalar)
+          body << "  let v" << i << " = buf" << ops[i].binding << "[(prm(" << op_base[i] << "u) >> 3u) + q];\n";
+      body << "  let oq = (prm(" << op_base[0] << "u) >> 3u) + q;\n  var r: vec4<u32>;\n"
+           << "  for (var k = 0u; k < 4u; k = k + 1u) {\n";
+      for (int i = 1; i < nops; ++i)
+        if (!ops[i].cpu_scalar) body << "    let a" << i << " = lanes" << i << "(v" << i << "[k]);\n";
+      body << "    r[k] = word0(" << call("0") << ", " << call("1") << ");\n  }\n"
+           << "  if (base + 8u <= prm(2u)) { buf" << ob << "[oq] = r; } else {\n"
+           << "    var old = buf" << ob << "[oq];\n"
+           << "    for (var k = 0u; k < 4u; k = k + 1u) {\n      let e = base + 2u * k;\n"
+           << "      if (e + 1u < prm(2u)) { old[k] = r[k]; } else if (e < prm(2u)) { old[k] = (old[k] & 0xffff0000u) | (r[k] & 0xffffu); }\n"
+           << "    }\n    buf" << ob << "[oq] = old;\n  }\n  }\n";
     } else if (mode == Mode::Word) {
       const std::string bits = out.itemsize == 1 ? "8u" : "16u", wmask = out.itemsize == 1 ? "0xffu" : "0xffffu";
       body << "  let w = prm(1u) + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = prm(" << op_base[0]

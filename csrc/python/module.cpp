@@ -100,9 +100,11 @@ PYBIND11_MODULE(_C, m) {
     signal(SIGABRT, segv_handler);
   }
   m.doc() = "torch-webgpu native module";
+  rt::Stream::set_park_probe([]() { return !PyGILState_Check(); });
   m.def("_dawn_proc_names", &rt::proc_names);
   m.def("_set_dawn_procs", &rt::set_dawn_procs);
   m.def("_load_dawn", []() { rt::procs(); });
+  m.def("_shutdown", &rt::shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("_is_available", &rt::is_available, py::call_guard<py::gil_scoped_release>());
   m.def("_device_count", &rt::device_count, py::call_guard<py::gil_scoped_release>());
   m.def("_current_device", &core::current_device);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #include <c10/util/Exception.h>
 
@@ -15,12 +16,17 @@
 namespace webgpu::rt {
 namespace {
 
-std::mutex g_mu;
-Instance g_instance;
+// Process-lifetime state, deliberately never destroyed. Static destructors run after the Python
+// interpreter and the driver's own exit handlers may have gone; destroying Dawn objects then
+// crashed on NVIDIA at every exit and hung or crashed lavapipe's queue thread. shutdown() (an
+// atexit handler of the Python package) instead waits for the GPU while everything is alive.
+std::mutex& g_mu = *new std::mutex;
+Instance& g_instance = *new Instance;
 bool g_adapter_probed = false;
-Adapter g_adapter;            // index 0; this Dawn has no adapter enumeration yet
-std::string g_adapter_error;
-std::array<std::unique_ptr<GpuDevice>, kMaxDevices> g_devices;
+Adapter& g_adapter = *new Adapter;  // index 0; this Dawn has no adapter enumeration yet
+std::string& g_adapter_error = *new std::string;
+std::array<GpuDevice*, kMaxDevices> g_devices{};
+pid_t g_pid = 0;  // the process that created the devices (a forked child must not touch them)
 
 const char* kNoAdapterAdvice =
     "webgpu: no WebGPU adapter found. Dawn needs a Vulkan (Linux), Metal (macOS) or D3D12 (Windows) "
@@ -35,6 +41,7 @@ WGPUInstance instance_locked() {
     desc.requiredFeatures = &timed;
     WGPUInstance inst = procs().wgpuCreateInstance(&desc);
     TORCH_CHECK(inst, "webgpu: Dawn could not create an instance");
+    g_pid = getpid();
     g_instance = Instance(inst);
   }
   return g_instance.get();
@@ -115,16 +122,28 @@ GpuDevice& get_device(int index) {
   probe_adapter_locked();
   TORCH_CHECK(g_adapter, g_adapter_error);
   TORCH_CHECK(index == 0, "webgpu: device index ", index, " out of range (1 webgpu device available)");
-  g_devices[index] = std::make_unique<GpuDevice>(index, g_adapter);
+  g_devices[index] = new GpuDevice(index, g_adapter);
   return *g_devices[index];
 }
 
 std::vector<GpuDevice*> created_devices() {
   std::lock_guard<std::mutex> lock(g_mu);
   std::vector<GpuDevice*> out;
-  for (auto& d : g_devices)
-    if (d) out.push_back(d.get());
+  for (GpuDevice* d : g_devices)
+    if (d) out.push_back(d);
   return out;
+}
+
+void shutdown() {
+  if (g_pid != getpid()) return;  // a forked child: the parent's GPU state is not ours
+  Stream::begin_exit();
+  for (GpuDevice* d : created_devices()) {
+    try {
+      d->stream().quiesce();
+    } catch (...) {
+      // Exit goes on: an error here belongs to work nobody reads any more.
+    }
+  }
 }
 
 const char* backend_name(uint32_t b) {

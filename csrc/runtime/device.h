@@ -90,6 +90,9 @@ bool is_available();
 GpuDevice& get_device(int index);  // creates it on first use; throws with install advice
 // Devices created so far (for empty_cache/synchronize over all of them).
 std::vector<GpuDevice*> created_devices();
+// Before the process exits (Python's atexit): submits what is recorded and waits for every device
+// to finish, so no GPU work or driver thread is busy when exit runs. Devices are never destroyed.
+void shutdown();
 const char* backend_name(uint32_t backend);
 
 constexpr int kMaxDevices = 16;

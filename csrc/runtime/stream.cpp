@@ -1,7 +1,10 @@
 // Command batching, the parameter arena, bind-group cache, uploads and readbacks.
 #include "runtime/stream.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -11,6 +14,51 @@
 #include "runtime/device.h"
 
 namespace webgpu::rt {
+namespace {
+// Exit: once shutdown() began (Python's atexit), a thread other than the one exiting that enters or
+// leaves the Stream is parked for good. Otherwise a daemon thread would return from a GPU wait into
+// PyTorch's binding, whose GIL re-acquisition during interpreter finalization ends the thread
+// with a forced unwind through a noexcept destructor: std::terminate, SIGABRT at every such exit.
+// A thread that holds the GIL is never parked (the exiting thread would wait for it forever).
+std::atomic<bool> g_closing{false};
+std::thread::id g_closer;
+bool (*g_may_park)() = nullptr;
+
+// When a thread other than the main one last passed a gate (steady clock, ns).
+std::atomic<int64_t> g_other_thread_seen{0};
+const std::thread::id g_main_thread = std::this_thread::get_id();  // the thread that loaded us
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void gate_check() {
+  if (!g_closing.load(std::memory_order_acquire)) {
+    if (std::this_thread::get_id() != g_main_thread) g_other_thread_seen.store(now_ns(), std::memory_order_relaxed);
+    return;
+  }
+  if (std::this_thread::get_id() == g_closer) return;
+  if (g_may_park && !g_may_park()) return;
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(24));
+}
+
+struct Gate {
+  Gate() { gate_check(); }
+  ~Gate() { gate_check(); }
+};
+}  // namespace
+
+void Stream::begin_exit() {
+  g_closer = std::this_thread::get_id();
+  g_closing.store(true, std::memory_order_release);
+  // A thread that used the device lately is probably between two gates (in PyTorch's own code
+  // around an op): give it time to reach the next one and park, so that it is not caught
+  // re-taking the GIL in finalization.
+  if (now_ns() - g_other_thread_seen.load(std::memory_order_relaxed) < 2'000'000'000)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+void Stream::set_park_probe(bool (*may_park)()) { g_may_park = may_park; }
 
 Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
@@ -121,6 +169,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
   TORCH_CHECK(n == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage, " buffers, got ", n);
   if (workgroups == 0) return;
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Procs& P = procs();
   if (!chunk_) acquire_chunk();
@@ -157,6 +206,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
 
 void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, uint64_t size) {
   if (size == 0) return;
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   end_pass();
   ensure_encoder();
@@ -192,11 +242,13 @@ void Stream::flush_locked() {
 }
 
 void Stream::flush() {
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   flush_locked();
 }
 
 void Stream::synchronize() {
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   wait_idle_locked();
   dev_.check_errors();
@@ -206,6 +258,7 @@ void Stream::synchronize() {
 void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
   TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
   if (size == 0) return;
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   flush_locked();
   counters_.uploads++;
@@ -267,7 +320,14 @@ void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* 
   TORCH_CHECK(r.status == WGPUMapAsyncStatus_Success, "webgpu: mapping a buffer for ", what, " failed: ", r.msg);
 }
 
+void Stream::quiesce() {
+  Gate gate;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_idle_locked();
+}
+
 void Stream::retire() {
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   retire_locked();
 }
@@ -300,6 +360,7 @@ void Stream::wait_idle_locked() {
 
 void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   if (size == 0 && !armed_) return;
+  Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   read_locked(src, off, out, size, armed_);
 }

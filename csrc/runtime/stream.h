@@ -48,6 +48,12 @@ class Stream {
   // Submits, waits for all work and lets Dawn release what it deferred (destroyed buffers, upload
   // staging) now, so that this cost is not paid inside a later, unrelated op. Raises nothing.
   void retire();
+  // Submits and waits for all work; raises nothing device-side (for shutdown).
+  void quiesce();
+  // From here on, other threads that enter or leave any Stream are parked (see stream.cpp); the
+  // probe tells whether the calling thread may be parked (Python: it does not hold the GIL).
+  static void begin_exit();
+  static void set_park_probe(bool (*may_park)());
   // Uploads past Dawn's 4 MiB upload ring go through the Stream's own staging buffers, in chunks
   // of kUploadChunk bytes (see write()).
   static constexpr uint64_t kUploadDirectMax = 4ull << 20;
