@@ -583,7 +583,8 @@ struct IndexReduce : at::meta::structured_index_reduce {
     const ReductionType r = at::native::get_reduction_enum(reduce);
     if (index.numel() == 0) return;
     at::Tensor o = out;
-    if (!include_self) o.index_fill_(dim, index, reduce_identity(r, out.scalar_type()));
+    // index_fill_ takes int64 indices only; index_reduce_ takes int32 too (as on CPU).
+    if (!include_self) o.index_fill_(dim, index.to(at::kLong), reduce_identity(r, out.scalar_type()));
     index_scatter(out, dim, index, source, red_of(r), "index_reduce_");
     if (r == ReductionType::MEAN) {
       at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
