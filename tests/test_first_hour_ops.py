@@ -11,6 +11,7 @@ import warnings
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
+import numpy  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -289,3 +290,54 @@ def test_index_reduce_int32_index(reduce, include_self, dtype):
     expected = self_.t().index_reduce(1, idx, src.t(), reduce, include_self=include_self)
     actual = self_.to(W).t().index_reduce(1, idx.to(W), src.to(W).t(), reduce, include_self=include_self)
     torch.testing.assert_close(actual.cpu(), expected)
+
+
+# ---- 3. sin, cos, tan of large arguments ---------------------------------------------------------
+
+def _ulps(actual, expected):
+    """|actual - expected| in units of the last place of expected (float32)."""
+    spacing = torch.from_numpy(numpy.spacing(expected.abs().numpy()))
+    return ((actual.double() - expected.double()).abs() / spacing.double())
+
+
+def _trig_inputs():
+    g = torch.Generator().manual_seed(0)
+    mag = torch.logspace(-3, 30, 100000, dtype=torch.float64)
+    sweep = (mag * torch.where(torch.rand(mag.shape, generator=g) < 0.5, -1, 1)).float()
+    k = torch.arange(1, 50000, dtype=torch.float64)
+    # The floats nearest to multiples of pi/2 and pi/4: the worst cancellations of the reduction.
+    mult = torch.cat([(k * math.pi / 2).float(), -(k * math.pi / 4).float(), (k ** 3 * math.pi / 2).float(),
+                      (k ** 5 * math.pi / 2).float()])
+    return torch.cat([sweep, mult, torch.tensor([1e20, 3e7, 51000.0, 51472.0, 4096.0, 4097.0, 3.4e38, -3.4e38])])
+
+
+@pytest.mark.parametrize("name,max_ulp", [("sin", 2), ("cos", 2), ("tan", 3)])
+def test_trig_large_arguments(name, max_ulp):
+    fn = getattr(torch, name)
+    x = _trig_inputs()
+    expected = fn(x)
+    actual = fn(x.to(W)).cpu()
+    u = _ulps(actual, expected)
+    worst = int(u.argmax())
+    assert u.max() <= max_ulp, f"{name}({x[worst].item()!r}) = {actual[worst].item()!r}, CPU {expected[worst].item()!r}"
+
+
+def test_trig_special_values():
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), math.pi / 2, -math.pi / 2, math.pi,
+                      1e-30, -1e-30, 1e-6])
+    for fn in (torch.sin, torch.cos, torch.tan):
+        torch.testing.assert_close(fn(x.to(W)).cpu(), fn(x), atol=0, rtol=3e-7, equal_nan=True)
+    assert torch.sin(torch.tensor(-0.0, device=W)).cpu().item() == 0.0
+    assert math.copysign(1, torch.sin(torch.tensor(-0.0, device=W)).cpu().item()) == -1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_trig_half(dtype):
+    x = (torch.randn(4000, generator=torch.Generator().manual_seed(1)) * 3000).to(dtype)
+    for fn in (torch.sin, torch.cos):  # computed in float32 and rounded once: within a half-precision ulp
+        torch.testing.assert_close(fn(x.to(W)).cpu(), fn(x))
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_opinfo(name):
+    opinfo_passes(name, FLOATS + INTS, variants=("op", "noncontig", "out", "inplace"))
