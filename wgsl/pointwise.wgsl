@@ -386,45 +386,119 @@ fn i32_pow(a: i32, b: i32) -> i32 {
 }
 fn i32_sign(x: i32) -> i32 { return b2i(x > 0) - b2i(x < 0); }
 
-// sin/cos/tan/atan/asin/acos after Cephes' single-precision routines: Cody-Waite reduction by
-// pi/4 in three parts is exact for |x| < 2^16 * pi/4; GPU builtins are far looser (Vulkan allows
-// 2^-11 absolute error for sin), and CPU's libm is exact. Larger arguments use the builtins.
-fn f_sincos_poly(x: f32, z: f32, cos_branch: bool) -> f32 {
-  if (cos_branch) {
-    return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+// sin/cos/tan/atan/asin/acos after Cephes' single-precision polynomials on [-pi/4, pi/4]. GPU
+// builtins are far looser (Vulkan allows 2^-11 absolute error for sin, and none past |x| = pi), and
+// CPU's libm is within an ulp everywhere, so the argument reduction is ours: Cody-Waite by pi/2 in
+// four parts for moderate |x|, Payne-Hanek past it.
+struct TrigRed { y: f32, q: u32 }
+
+fn trig_mul_wide(a: u32, b: u32) -> vec2<u32> {  // a * b as (lo, hi); int64.wgsl's is not always included
+  let a0 = a & 0xffffu; let a1 = a >> 16u;
+  let b0 = b & 0xffffu; let b1 = b >> 16u;
+  let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0; let p11 = a1 * b1;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}  // |x| = (n + y / (pi/2)) * pi/2 with y in [-pi/4, pi/4], q = n mod 4
+
+const TRIG_CW_MAX = 4096.0;
+fn f_trig_reduce(ax: f32) -> TrigRed {
+  if (ax <= 0.7853981633974483) { return TrigRed(ax, 0u); }
+  if (ax <= TRIG_CW_MAX) {
+    // pi/2 = C1 + C2 + C3 + C4 to 2^-70: C1..C3 have 12 significant bits, so n * Ci (n < 2^12) is
+    // exact and the near-cancelling subtractions lose nothing.
+    let n = round(ax * 0.6366197723675814);
+    let y = (((ax - n * 1.57080078125) - n * -4.453584551811218e-06) - n * -8.706138032721356e-10) -
+            n * 6.223371969669989e-14;
+    return TrigRed(y, u32(n) & 3u);
   }
+  return f_trig_reduce_big(ax);
+}
+
+// The 32-bit window of the 192-bit integer p that starts at bit `pos`.
+fn u192_window(p: array<u32, 6>, pos: u32) -> u32 {
+  let w = pos / 32u;
+  let off = pos % 32u;
+  var r = p[w] >> off;
+  if (off != 0u && w < 5u) { r = r | (p[w + 1u] << (32u - off)); }
+  return r;
+}
+
+// Payne-Hanek: |x| = m * 2^e (m the 24-bit significand), |x| * 2/pi taken modulo 4 from the bits of
+// 2/pi that matter. Terms of weight 4 and above are whole multiples of 4 and drop out; the 128 bits
+// after them leave at least 94 fraction bits, past the ~60 that float32's worst cancellation needs.
+fn f_trig_reduce_big(ax: f32) -> TrigRed {
+  var two_over_pi = array<u32, 8>(0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+                                  0x3c439041u, 0xfe5163abu, 0xdebbc561u);
+  let bits = bitcast<u32>(ax);
+  let m = (bits & 0x7fffffu) | 0x800000u;
+  let e = i32(bits >> 23u) - 150;
+  let k0 = u32(max(e - 2, 0)) / 32u;  // first word whose terms are not multiples of 4
+  var p = array<u32, 6>(0u, 0u, 0u, 0u, 0u, 0u);
+  var carry = 0u;
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    let pr = trig_mul_wide(m, two_over_pi[k0 + 3u - j]);
+    let lo = pr.x + carry;
+    carry = pr.y + select(0u, 1u, lo < pr.x);
+    p[j] = lo;
+  }
+  p[4] = carry;
+  let s = u32(i32(32u * (k0 + 4u)) - e);  // fraction bits in p: 94..(138 for |x| >= 2^-8)
+  var q = u192_window(p, s) & 3u;
+  var hi = u192_window(p, s - 32u);
+  var lo = u192_window(p, s - 64u);
+  let neg = hi >= 0x80000000u;
+  if (neg) {  // fraction >= 1/2: the next quadrant, y = (fraction - 1) * pi/2
+    q = (q + 1u) & 3u;
+    lo = ~lo + 1u;
+    hi = ~hi + select(0u, 1u, lo == 0u);
+  }
+  if ((hi | lo) == 0u) { return TrigRed(0.0, q); }
+  var sh = 0u;
+  if (hi == 0u) { hi = lo; lo = 0u; sh = 32u; }
+  let lz = countLeadingZeros(hi);
+  if (lz > 0u) { hi = (hi << lz) | (lo >> (32u - lz)); }
+  sh = sh + lz;
+  // |y| = hi * 2^-(32 + sh) * pi/2, pi/2 = 0xc90fdaa2 * 2^-31: the top 32 bits of the product.
+  var mh = trig_mul_wide(hi, 0xc90fdaa2u).y;
+  var ex = -i32(31u + sh);
+  if (mh < 0x80000000u) { mh = mh << 1u; ex = ex - 1; }
+  let m24 = (mh >> 8u) + ((mh >> 7u) & 1u);  // rounded to 24 bits (2^24 on a carry is still exact)
+  let y = ldexp(f32(m24), ex + 8);
+  return TrigRed(select(y, -y, neg), q);
+}
+
+fn f_sin_poly(x: f32, z: f32) -> f32 {
   return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * x + x;
 }
-fn f_sin(x0: f32) -> f32 {
-  if (!is_finite(x0)) { return f_nan(); }
-  var x = abs(x0);
-  if (x > 51000.0) { return sin(x0); }
-  var neg = x0 < 0.0;
-  var j = u32(1.27323954473516 * x);
-  var y = f32(j);
-  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
-  j = j & 7u;
-  if (j > 3u) { neg = !neg; j = j - 4u; }
-  x = ((x - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
-  let r = f_sincos_poly(x, x * x, j == 1u || j == 2u);
-  return select(r, -r, neg);
+fn f_cos_poly(z: f32) -> f32 {
+  return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
 }
-fn f_cos(x0: f32) -> f32 {
-  if (!is_finite(x0)) { return f_nan(); }
-  var x = abs(x0);
-  if (x > 51000.0) { return cos(x0); }
-  var neg = false;
-  var j = u32(1.27323954473516 * x);
-  var y = f32(j);
-  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
-  j = j & 7u;
-  if (j > 3u) { neg = !neg; j = j - 4u; }
-  if (j > 1u) { neg = !neg; }
-  x = ((x - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
-  let r = f_sincos_poly(x, x * x, !(j == 1u || j == 2u));
-  return select(r, -r, neg);
+// sin(|x|) for quadrant q and reduced y.
+fn f_sin_q(r: TrigRed) -> f32 {
+  let z = r.y * r.y;
+  let v = select(f_sin_poly(r.y, z), f_cos_poly(z), (r.q & 1u) == 1u);
+  return select(v, -v, (r.q & 2u) != 0u);
 }
-fn f_tan(x: f32) -> f32 { return f_sin(x) / f_cos(x); }
+fn f_sin(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  let v = f_sin_q(f_trig_reduce(abs(x)));
+  return select(v, -v, sign_bit(x));
+}
+fn f_cos(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  let r = f_trig_reduce(abs(x));
+  return f_sin_q(TrigRed(r.y, (r.q + 1u) & 3u));  // cos(a) = sin(a + pi/2)
+}
+// Cephes' tanf polynomial on [-pi/4, pi/4]; odd quadrants are -1/tan.
+fn f_tan(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  let r = f_trig_reduce(abs(x));
+  let z = r.y * r.y;
+  var t = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z + 5.34112807005e-2) * z +
+            1.33387994085e-1) * z + 3.33331568548e-1) * z * r.y + r.y;
+  if ((r.q & 1u) == 1u) { t = -1.0 / t; }
+  return select(t, -t, sign_bit(x));
+}
 fn f_atan(x0: f32) -> f32 {
   if (is_nan(x0)) { return x0; }
   var x = abs(x0);

@@ -4,7 +4,8 @@
 // here: a flash-attention style kernel (wgsl/attention.wgsl) with online softmax, saving the
 // log-sum-exp for the backward (dQ per query block, dK/dV per key block, no atomics). Everything else
 // (dropout, grouped-query heads, other ranks, larger head dims) takes ATen's math path, which is
-// composite (matmul, softmax, ...).
+// composite (matmul, softmax, ...). _native_multi_head_attention (nn.MultiheadAttention's inference
+// fast path) is composed here from native ops the way CPU's kernel computes it.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
@@ -12,6 +13,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ops/common.h"
 #include "ops/kernel.h"
@@ -195,6 +197,77 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   return {dq, dk, dv, dbias};
 }
 
+// CPU's _masked_softmax over the last dim: True masks a position out (a fully masked row is NaN, as
+// on CPU). mask_type 0 is an (L, L) attention mask, 1 a (B, L) key padding mask, 2 a mask of the
+// scores' own shape (ATen's meaning of the codes).
+at::Tensor masked_softmax_last(const at::Tensor& scores, at::Tensor mask, std::optional<int64_t> mask_type) {
+  if (mask.scalar_type() != at::kBool) mask = mask.to(at::kBool);
+  int64_t type = mask_type.value_or(2);
+  if (mask.dim() != 2 || scores.dim() != 4) type = 2;
+  if (type == 1) {
+    TORCH_CHECK(scores.size(0) == mask.size(0) && scores.size(3) == mask.size(1),
+                "For mask_type == 1 mask shape should be (B, L)");
+    mask = mask.view({mask.size(0), 1, 1, mask.size(1)});
+  } else if (type == 0) {
+    TORCH_CHECK(scores.size(2) == mask.size(0) && scores.size(2) == mask.size(1),
+                "For mask_type == 0 mask shape should be (L, L)");
+    mask = mask.view({1, 1, mask.size(0), mask.size(1)});
+  } else {
+    TORCH_CHECK(scores.sizes() == mask.sizes(), "For mask_type == 2 mask shape should match input shape");
+  }
+  return at::_softmax(scores.masked_fill(mask, -std::numeric_limits<double>::infinity()), -1, false);
+}
+
+std::tuple<at::Tensor, at::Tensor> native_mha(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                              int64_t embed_dim, int64_t num_head, const at::Tensor& qkv_weight,
+                                              const at::Tensor& qkv_bias, const at::Tensor& proj_weight,
+                                              const at::Tensor& proj_bias, const std::optional<at::Tensor>& mask,
+                                              bool need_weights, bool average_attn_weights,
+                                              std::optional<int64_t> mask_type) {
+  const int64_t D = embed_dim;
+  TORCH_CHECK(!query.is_nested() && !key.is_nested() && !value.is_nested(),
+              "webgpu: _native_multi_head_attention: nested tensors are not supported");
+  TORCH_CHECK(query.dim() == 3, "expected 3-D `query`, got ", query.dim(), "-D tensor");
+  TORCH_CHECK(query.size(2) == embed_dim, "passed-in embed_dim ", embed_dim, " didn't match last dim of query ",
+              query.size(2));
+  TORCH_CHECK(key.dim() == 3, "expected 3-D `key`, got ", key.dim(), "-D tensor");
+  TORCH_CHECK(value.dim() == 3, "expected 3-D `value`, got ", value.dim(), "-D tensor");
+  TORCH_CHECK(query.sizes() == key.sizes() && key.sizes() == value.sizes(),
+              "expected `query`/`key`/`value` shapes to match");
+  TORCH_CHECK(qkv_weight.dim() == 2, "expected 2-D `qkv_weight`, got ", qkv_weight.dim(), "-D tensor");
+  TORCH_CHECK(D * 3 == qkv_weight.size(0), "expected `qkv_weight` first dim to be 3x embed_dim");
+  TORCH_CHECK(D == qkv_weight.size(1), "expected `qkv_weight` second dim to be embed_Dim");
+  TORCH_CHECK(qkv_bias.dim() == 1, "expected 1-D `qkv_bias`, got ", qkv_bias.dim(), "-D tensor");
+  TORCH_CHECK(qkv_bias.size(0) == 3 * D, "expected `qkv_bias` first dim and first dim of query to be equal");
+  TORCH_CHECK(num_head > 0 && D % num_head == 0, "`embed_dim` must divide evenly by `num_heads`");
+  const int64_t B = query.size(0), T = query.size(1), dh = D / num_head;
+
+  // Projections without bias, as CPU's qkv_projection: one GEMM for self-attention.
+  at::Tensor q, k, v;
+  if (query.is_same(key) && key.is_same(value)) {
+    const auto c = at::matmul(query, qkv_weight.t()).chunk(3, -1);
+    q = c[0], k = c[1], v = c[2];
+  } else {
+    const auto w = qkv_weight.chunk(3, 0);
+    q = at::matmul(query, w[0].t()), k = at::matmul(key, w[1].t()), v = at::matmul(value, w[2].t());
+  }
+  if (q.numel() == 0) return {at::empty_like(query), at::Tensor()};
+  // _transform_bias_rescale_qkv: q = (q + bq) * (1 / sqrt(dh)) with the factor in the input's dtype.
+  const auto b = qkv_bias.chunk(3, 0);
+  const double inv = double(c10::Scalar(1.0 / std::sqrt(double(dh))).to<float>());
+  auto heads = [&](const at::Tensor& x) { return x.view({B, T, num_head, dh}).transpose(1, 2); };
+  q = heads(at::mul(at::add(q, b[0]), inv));
+  k = heads(at::add(k, b[1]));
+  v = heads(at::add(v, b[2]));
+  at::Tensor p = at::matmul(q, k.transpose(-2, -1));  // [B, H, T, T]
+  p = mask.has_value() && mask->defined() ? masked_softmax_last(p, *mask, mask_type) : at::_softmax(p, -1, false);
+  const at::Tensor ctx = at::matmul(p, v).transpose(1, 2).reshape({B, T, D});
+  at::Tensor proj = at::linear(ctx, proj_weight, proj_bias);
+  if (!need_weights) return {proj, at::Tensor()};
+  if (average_attn_weights) p = p.sum(1).div_(num_head);
+  return {proj, p};
+}
+
 }  // namespace
 }  // namespace webgpu::ops
 
@@ -206,4 +279,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sdp_choice", TORCH_FN(webgpu::ops::choose_backend));
   m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(webgpu::ops::sdpa_fused));
   m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(webgpu::ops::sdpa_fused_backward));
+  m.impl("_native_multi_head_attention", TORCH_FN(webgpu::ops::native_mha));
 }

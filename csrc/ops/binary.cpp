@@ -113,6 +113,18 @@ struct AddOp : at::meta::structured_add_Tensor {
   }
 };
 
+// pow(scalar, tensor): ATen's impl wraps the base as a float64 tensor on the exponent's device, which
+// webgpu refuses (2.5 ** t, ldexp); a CPU scalar tensor takes the same TensorIterator path there.
+struct PowScalarBaseOp : at::meta::structured_pow_Scalar {
+  void impl(const at::Scalar& base, const at::Tensor& exp, const at::Tensor& out) {
+    if (base.equal(1.0)) {
+      out.fill_(1);
+    } else {
+      at::pow_out(const_cast<at::Tensor&>(out), at::native::wrapped_scalar_tensor(base), exp);
+    }
+  }
+};
+
 at::OptionalScalarRef ref(const std::optional<at::Scalar>& s) {
   return s.has_value() ? at::OptionalScalarRef(&s.value()) : at::OptionalScalarRef();
 }
@@ -229,7 +241,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                                              "pow_.Tensor");
   s::reg<at::native::structured_pow_Tensor_Scalar_out, T, S>(m, "pow.Tensor_Scalar", "pow.Tensor_Scalar_out",
                                                              "pow_.Scalar");
-  s::reg<at::native::structured_pow_Scalar_out, S, T>(m, "pow.Scalar", "pow.Scalar_out");
+  s::reg<PowScalarBaseOp, S, T>(m, "pow.Scalar", "pow.Scalar_out");
   s::reg<at::native::structured_lerp_Scalar, T, T, S>(m, "lerp.Scalar", "lerp.Scalar_out");
   s::reg<at::native::structured_lerp_Tensor, T, T, T>(m, "lerp.Tensor", "lerp.Tensor_out");
   s::reg<at::native::structured_addcmul_out, T, T, T, S>(m, "addcmul", "addcmul.out");

@@ -66,6 +66,10 @@ std::vector<int64_t> iter_shape(const at::TensorIteratorBase& iter) {
 }
 
 bool is_half(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+// torch.use_deterministic_algorithms(True): scatters that may hit one element twice run in a fixed
+// order (one invocation per destination slice walking the scatter dim, or one invocation in all),
+// never through float atomics whose order varies run to run. The order is CPU's, so sums match it.
+bool deterministic() { return at::globalContext().deterministicAlgorithms(); }
 // Up to this many updates, half-precision accumulations follow CPU's order exactly (one invocation, or one
 // per destination slice); past it, atomics (rounding order may differ within tolerance).
 constexpr int64_t kSingleMax = 1 << 12;
@@ -104,7 +108,7 @@ void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index
   p.idx = {{index, strides_of(index, R)}};
   p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
   if ((self.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
-      (is_half(self.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax))
+      (is_half(self.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax) || deterministic())
     p.serial_dim = int(dim);  // CPU's order per destination slice
   run_index(p);
 }
@@ -158,7 +162,7 @@ void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntAr
   p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 1);
-  p.single = accumulate && is_half(iter.dtype(0)) && iter.numel() <= kSingleMax;
+  p.single = (accumulate && is_half(iter.dtype(0)) && iter.numel() <= kSingleMax) || deterministic();
   const int64_t es = iter.element_size(0);
   for (size_t k = 0; k < sizes.size(); ++k) {
     p.idx.push_back(iter_operand(iter, int(2 + k)));
@@ -284,6 +288,7 @@ void index_copy_kernel(at::TensorIterator& iter, int64_t dim, int64_t self_dim_s
   IndexPlan p;
   p.op = "index_copy_";
   p.mode = IndexMode::Scatter;
+  p.single = deterministic();  // duplicate indices: the last source wins, as on CPU
   p.shape = iter_shape(iter);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 2);
@@ -332,7 +337,7 @@ void put_kernel(at::TensorIterator& iter, const at::TensorBase& self_base, const
   const int R = int(p.shape.size());
   p.dst = {flat, std::vector<int64_t>(R, 0)};
   p.src = iter_operand(iter, 0);
-  p.single = accumulate && is_half(flat.scalar_type()) && iter.numel() <= kSingleMax;
+  p.single = (accumulate && is_half(flat.scalar_type()) && iter.numel() <= kSingleMax) || deterministic();
   p.idx = {iter_operand(iter, 1)};
   p.tgt = {{flat.numel(), 1, 0}};
   run_index(p);
@@ -506,7 +511,7 @@ void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, 
   p.idx = {{index, is}};
   p.tgt = {{size_or1(out, dim), stride_or1(out, dim), dim}};
   if ((out.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
-      (is_half(out.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax))
+      (is_half(out.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax) || deterministic())
     p.serial_dim = int(dim);  // CPU's order per destination slice
   run_index(p);
 }
@@ -583,7 +588,8 @@ struct IndexReduce : at::meta::structured_index_reduce {
     const ReductionType r = at::native::get_reduction_enum(reduce);
     if (index.numel() == 0) return;
     at::Tensor o = out;
-    if (!include_self) o.index_fill_(dim, index, reduce_identity(r, out.scalar_type()));
+    // index_fill_ takes int64 indices only; index_reduce_ takes int32 too (as on CPU).
+    if (!include_self) o.index_fill_(dim, index.to(at::kLong), reduce_identity(r, out.scalar_type()));
     index_scatter(out, dim, index, source, red_of(r), "index_reduce_");
     if (r == ReductionType::MEAN) {
       at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);

@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/layer_norm.h>
+#include <ATen/ops/_batch_norm_impl_index_native.h>
 #include <torch/library.h>
 
 #include "ops/common.h"
@@ -539,7 +540,31 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
                                   mask);
 }
 
+// batch_norm's composite (_batch_norm_impl_index) makes its statistics of an empty input in CPU's
+// accumulate type, float64 for float32 input, which webgpu refuses; ours are float32 (CUDA's choice).
+// The rest is ATen's composite. Registered for AutogradPrivateUse1 too, so autograd still sees the
+// composite's pieces.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t> batch_norm_impl_index(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var, bool training,
+    double momentum, double eps, bool cudnn_enabled) {
+  if (input.numel() != 0)
+    return at::native::_batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                                              cudnn_enabled);
+  const int64_t c = input.dim() >= 2 ? input.size(1) : 0;  // CPU checks no parameter sizes here
+  const auto opts = input.options().dtype(is_float(input.scalar_type()) ? at::kFloat : input.scalar_type());
+  at::Tensor out = input.clone();  // not a view, not a fresh empty tensor: keeps the gradient chain
+  if (weight.has_value() && weight->defined()) out = out * (*weight)[0];
+  if (bias.has_value() && bias->defined()) out = out + (*bias)[0];
+  return {out, at::empty({c}, opts), at::empty({c}, opts), at::empty({0}, input.options().dtype(at::kByte)), 0};
+}
+
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_group_norm", TORCH_FN(native_group_norm));

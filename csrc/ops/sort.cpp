@@ -1,6 +1,6 @@
 // Sorting and order statistics: sort (always stable), argsort/msort (through sort), topk, kthvalue,
 // median, nanmedian, mode, unique (_unique, _unique2, unique_consecutive), searchsorted, bucketize,
-// histc, bincount. Kernels are in wgsl/sort.wgsl (one section per kernel).
+// histc, bincount, isin. Kernels are in wgsl/sort.wgsl (one section per kernel).
 //
 // Rows along the sorted dimension are made contiguous ([rows, n]), padded to a power of two and
 // sorted as (order-preserving key, index) pairs by a bitonic network: tiles of 1024 pairs in shared
@@ -11,12 +11,16 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorCompare.h>
+#include <ATen/ops/isin_native.h>
 #include <torch/library.h>
 
 #include <map>
 
 #include "ops/common.h"
 #include "ops/kernel.h"
+#include "ops/pointwise.h"
+#include "ops/structured.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
@@ -830,7 +834,61 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
 }
 
+// ---- isin ----
+// ATen's structured isin is device-generic: a large test set goes through isin_sorting (_unique, cat,
+// stable sort, index_copy_: all native here), a small one through isin_default_stub, which is this
+// kernel: each element compared with every test element in the promoted dtype, as CPU does.
+void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elements, bool invert,
+                         const at::Tensor& out) {
+  const at::ScalarType common = at::result_type(elements, test_elements);
+  check_supported_dtype(common, "isin");
+  const at::Tensor e = elements.to(common).contiguous();
+  const at::Tensor t = test_elements.to(common).reshape(-1).contiguous();
+  if (t.numel() == 0) {  // nothing to find: ATen already filled out with `invert`
+    out.fill_(invert);
+    return;
+  }
+  const at::Tensor o = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  const CT ct = compute_type(common);
+  Kernel k(std::string("isin:") + wgsl_type(ct));
+  const int E = k.in(e, ct), TE = k.in(t, ct), O = k.out(o, CT::I32);
+  k.param_index(e.numel(), "element count");
+  k.param_index(t.numel(), "test element count");
+  k.param_index(e.storage_offset(), "offset");
+  k.param_index(t.storage_offset(), "offset");
+  k.param_index(o.storage_offset(), "offset");
+  k.param(invert ? 1u : 0u);
+  k.launch(uint64_t((e.numel() + 255) / 256), [&] {
+    auto n = [](int i) { return std::to_string(i); };
+    const std::string eq = ct == CT::I64 ? "all(x == ld" + n(TE) + "(prm(3u) + j))" : "x == ld" + n(TE) + "(prm(3u) + j)";
+    return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= prm(0u)) { return; }\n"
+           "  let x = ld" + n(E) + "(prm(2u) + i);\n  var found = false;\n"
+           "  for (var j = 0u; j < prm(1u); j = j + 1u) { if (" + eq + ") { found = true; break; } }\n"
+           "  st" + n(O) + "(prm(4u) + i, select(0i, 1i, found != (prm(5u) == 1u)));\n}\n";
+  });
+  if (!o.is_same(out)) out.copy_(o);
+}
+
+// ATen's isin.Scalar_Tensor wraps the scalar as a float64 tensor on the device; here it becomes a
+// 0-dim tensor of the promoted dtype (cast as CPU casts it: 300 against uint8 is 44).
+at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
+                                   bool invert, at::Tensor& out) {
+  const at::ScalarType common = at::result_type(element, test_elements);
+  check_supported_dtype(common, "isin");
+  const at::Tensor e = at::scalar_tensor(cast_scalar(element, common), test_elements.options().dtype(common));
+  return at::isin_out(out, e, test_elements, assume_unique, invert);
+}
+at::Tensor isin_scalar_tensor(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
+                              bool invert) {
+  at::Tensor out = at::empty({}, test_elements.options().dtype(at::kBool));
+  return isin_scalar_tensor_out(element, test_elements, assume_unique, invert, out);
+}
+
 }  // namespace
+
+WEBGPU_STUB(isin_default_stub, isin_default_kernel)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sort", TORCH_FN(sort_plain));
@@ -864,6 +922,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("bincount", TORCH_FN(bincount));
+  using T = const at::Tensor&;
+  using S = const at::Scalar&;
+  structured::reg<at::native::structured_isin_Tensor_Tensor_out, T, T, bool, bool>(m, "isin.Tensor_Tensor",
+                                                                                    "isin.Tensor_Tensor_out");
+  structured::reg<at::native::structured_isin_Tensor_Scalar_out, T, S, bool, bool>(m, "isin.Tensor_Scalar",
+                                                                                    "isin.Tensor_Scalar_out");
+  m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
+  m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
 }
 
 }  // namespace webgpu::ops
