@@ -124,10 +124,13 @@ def test_import_does_not_open_the_device():
         "maps = open('/proc/self/maps').read()\n"
         "print('driver_loaded', 'libvulkan' in maps or 'lvp' in maps)\n"
         "x = torch.ones(3, device='webgpu') + 1\n"
-        "print('after', torch.webgpu.is_initialized(), x.sum().item())\n")
+        "print('after', torch.webgpu.is_initialized(), x.sum().item())\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print('driver_loaded_after', 'libvulkan' in maps or 'lvp' in maps)\n")
     assert "before False" in out, out
     assert "driver_loaded False" in out, out
     assert "after True 6.0" in out, out
+    assert "driver_loaded_after True" in out, out  # the check above can see a loaded driver
 
 
 # ---- 3. RNG state of all devices, pinned memory -----------------------------------------------
