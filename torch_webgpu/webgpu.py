@@ -1,5 +1,9 @@
-"""``torch.webgpu``: the device module, mirroring ``torch.cuda`` and ``torch.mps``."""
-from typing import Any, Dict, Optional, Union
+"""``torch.webgpu``: the device module, mirroring ``torch.cuda`` and ``torch.mps``.
+
+Nothing here opens the adapter at import: the device is created at its first use (a tensor on it,
+``init()``, ``synchronize()``, ...), so ``is_initialized()`` is False until then.
+"""
+from typing import Any, Dict, List, Optional, Union
 
 import torch
 
@@ -37,7 +41,8 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    return True
+    """True once a webgpu device has been created in this process (its first use)."""
+    return bool(_C._is_initialized())
 
 
 def _is_in_bad_fork() -> bool:
@@ -45,7 +50,13 @@ def _is_in_bad_fork() -> bool:
 
 
 def init() -> None:
+    """Creates the current device now rather than at its first use."""
     _C._init(-1)
+
+
+def _lazy_init() -> None:
+    if not is_initialized():
+        init()
 
 
 def current_device() -> int:
@@ -114,6 +125,17 @@ def set_rng_state(new_state: torch.Tensor, device: _Device = None) -> None:
     default_generator(device).set_state(new_state)
 
 
+def get_rng_state_all() -> List[torch.Tensor]:
+    """The RNG state of every webgpu device, in device order."""
+    return [get_rng_state(i) for i in range(max(device_count(), 1))]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Sets each device's RNG state from ``get_rng_state_all()``'s list."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 def memory_stats(device: _Device = None) -> Dict[str, int]:
     return dict(_C._memory_stats(_index(device)))
 
@@ -160,3 +182,86 @@ def stream_counters(device: _Device = None) -> Dict[str, int]:
 
 def reset_stream_counters(device: _Device = None) -> None:
     _C._reset_stream_counters(_index(device))
+
+
+# ---- Streams and events ----------------------------------------------------------------------
+#
+# Each webgpu device has one in-order queue. New streams get ids of their own, but all of a
+# device's streams alias that queue: work runs in the order it is recorded whatever the stream,
+# ``wait_stream``/``wait_event`` are then already satisfied, and synchronizing one stream waits
+# for all. Events mark a point in the queue (recording submits the work before it); with
+# ``enable_timing=True`` they also hold a GPU timestamp, so ``elapsed_time`` measures GPU time
+# (where the adapter has timestamp-query).
+
+
+class _WebGPUType(type):
+    """isinstance(x, torch.webgpu.Stream) holds for any webgpu torch.Stream (and likewise Event):
+    the objects themselves are plain torch.Stream/torch.Event, because their C methods
+    (elapsed_time, wait_stream) accept only exactly those types."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls._base) and obj.device.type == "webgpu"
+
+
+class Stream(metaclass=_WebGPUType):
+    """``torch.webgpu.Stream(device=None, priority=0)``: a new ``torch.Stream`` on a webgpu device
+    (an alias of the device's one queue; see the notes above)."""
+    _base = torch.Stream
+
+    def __new__(cls, device: _Device = None, priority: int = 0, **kwargs):
+        if "stream_id" in kwargs:
+            return torch.Stream(priority=priority, **kwargs)
+        idx = _index(device)
+        return torch.Stream(device=torch.device("webgpu", idx if idx >= 0 else current_device()), priority=priority)
+
+
+class Event(metaclass=_WebGPUType):
+    """``torch.webgpu.Event(enable_timing=False)``: a ``torch.Event`` on webgpu, a point in the
+    device's queue with a GPU timestamp if ``enable_timing``."""
+    _base = torch.Event
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        return torch.Event(device="webgpu", enable_timing=enable_timing, blocking=blocking,
+                           interprocess=interprocess)
+
+
+def current_stream(device: _Device = None) -> torch.Stream:
+    """The calling thread's current stream on the device (the default stream unless set)."""
+    idx = _index(device)
+    return torch.accelerator.current_stream(idx if idx >= 0 else current_device())
+
+
+def default_stream(device: _Device = None) -> torch.Stream:
+    """The device's default stream (id 0)."""
+    idx = _index(device)
+    s = torch.accelerator.current_stream(idx if idx >= 0 else current_device())
+    return torch.Stream(stream_id=0, device_index=s.device_index, device_type=s.device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    if stream is not None:
+        torch.accelerator.set_stream(stream)
+
+
+class StreamContext:
+    """Makes ``stream`` the current stream inside the block (``torch.webgpu.stream(s)``)."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self.prev = None
+
+    def __enter__(self):
+        if self.stream is None:
+            return None
+        self.prev = torch.accelerator.current_stream(self.stream.device_index)
+        torch.accelerator.set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *args):
+        if self.stream is not None:
+            torch.accelerator.set_stream(self.prev)
+        return False
+
+
+def stream(stream: Optional[torch.Stream]) -> StreamContext:
+    return StreamContext(stream)

@@ -1,15 +1,17 @@
-// PrivateUse1 hooks (availability, generators, storage resizing) and the webgpu generator, which
-// holds the seed and offset that the device Philox generator (ops/random.cpp) consumes.
+// PrivateUse1 hooks (availability, generators, pinned host memory, storage resizing) and the webgpu
+// generator, which holds the seed and offset that the device Philox generator (ops/random.cpp) consumes.
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <c10/core/GeneratorImpl.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/util/CallOnce.h>
 
 #include <array>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "core/core.h"
@@ -61,6 +63,43 @@ struct WebGPUGenerator final : c10::GeneratorImpl {
   uint64_t offset_ = 0;
 };
 
+// Pinned host memory: `t.pin_memory()` gives plain host memory marked pinned. Dawn cannot import
+// host memory or page-lock it for DMA, and an upload copies its source before returning (a queue
+// write, or a memcpy into a mapped staging buffer), so a non_blocking copy from this memory is as
+// safe as from any other; the mark keeps CUDA code that checks is_pinned() working unchanged.
+struct PinnedAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    void* p = n ? c10::alloc_cpu(n) : nullptr;
+    if (p) {
+      std::lock_guard<std::mutex> lock(mu);
+      blocks[reinterpret_cast<uintptr_t>(p)] = n;
+    }
+    return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dst, const void* src, std::size_t count) const override { default_copy_data(dst, src, count); }
+  static void release(void* p) {
+    if (!p) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      blocks.erase(reinterpret_cast<uintptr_t>(p));
+    }
+    c10::free_cpu(p);
+  }
+  // Whether p lies inside a pinned block (a view's data pointer may be interior).
+  static bool contains(const void* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = blocks.upper_bound(a);
+    if (it == blocks.begin()) return false;
+    --it;
+    return a < it->first + std::max<size_t>(it->second, 1);
+  }
+  static inline std::mutex mu;
+  static inline std::map<uintptr_t, size_t> blocks;
+};
+PinnedAllocator g_pinned;
+
 std::array<at::Generator, rt::kMaxDevices> g_generators;
 std::mutex g_gen_mu;
 
@@ -76,8 +115,8 @@ struct WebGPUHooks final : at::PrivateUse1HooksInterface {
   at::Device getDeviceFromPtr(void*) const override {
     return at::Device(c10::DeviceType::PrivateUse1, current_device());
   }
-  bool isPinnedPtr(const void*) const override { return false; }
-  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool isPinnedPtr(const void* p) const override { return p && PinnedAllocator::contains(p); }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return &g_pinned; }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
   c10::DeviceIndex deviceCount() const override { return c10::DeviceIndex(rt::device_count()); }
   void setCurrentDevice(c10::DeviceIndex d) const override { set_current_device(d); }

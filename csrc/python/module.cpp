@@ -109,6 +109,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_device_count", &rt::device_count, py::call_guard<py::gil_scoped_release>());
   m.def("_current_device", &core::current_device);
   m.def("_set_device", &core::set_current_device);
+  m.def("_is_initialized", []() { return !rt::created_devices().empty(); });
   m.def("_init", [](int i) { rt::get_device(resolve(i)); }, py::arg("index") = -1,
         py::call_guard<py::gil_scoped_release>());
   m.def("_synchronize", [](int i) { rt::get_device(resolve(i)).stream().synchronize(); }, py::arg("index") = -1,

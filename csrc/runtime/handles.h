@@ -42,6 +42,7 @@ WEBGPU_HANDLE(ShaderModule)
 WEBGPU_HANDLE(CommandEncoder)
 WEBGPU_HANDLE(ComputePassEncoder)
 WEBGPU_HANDLE(CommandBuffer)
+WEBGPU_HANDLE(QuerySet)
 #undef WEBGPU_HANDLE
 
 }  // namespace webgpu::rt

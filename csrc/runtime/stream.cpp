@@ -4,10 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <tuple>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <c10/util/Exception.h>
 
@@ -59,6 +63,17 @@ void Stream::begin_exit() {
 }
 
 void Stream::set_park_probe(bool (*may_park)()) { g_may_park = may_park; }
+
+namespace {
+std::atomic<bool> g_kernel_timing{false};
+}  // namespace
+
+void set_kernel_timing(bool on) { g_kernel_timing.store(on, std::memory_order_relaxed); }
+bool kernel_timing() { return g_kernel_timing.load(std::memory_order_relaxed); }
+uint64_t& kernel_tag() {
+  thread_local uint64_t tag = 0;
+  return tag;
+}
 
 Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
@@ -173,7 +188,13 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Procs& P = procs();
   if (!chunk_) acquire_chunk();
-  ensure_pass();
+  // While the profiler times kernels, each dispatch gets a pass of its own whose begin and end
+  // write timestamps (no Dawn extension needed); otherwise all share the open pass.
+  const bool timed = kernel_timing() && dev_.has_timestamp();
+  if (timed)
+    timed_dispatch_begin();
+  else
+    ensure_pass();
   const uint32_t slot = slots_used_++;
   std::memcpy(shadow_.data() + size_t(slot) * kParamBytes, params, nwords * 4);
   WGPUBindGroup bg = bind_group(p, b, n);
@@ -190,6 +211,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   }
   TORCH_CHECK(z <= maxd, "webgpu: dispatch of ", workgroups, " workgroups is too large");
   P.wgpuComputePassEncoderDispatchWorkgroups(pass_.get(), uint32_t(x), uint32_t(y), uint32_t(z));
+  if (timed) timed_dispatch_end(p);
   counters_.dispatches++;
   recorded_++;
   // A batch holding real GPU work goes early, so that the GPU runs it while the CPU records the
@@ -200,6 +222,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   // workgroups of them took a GPT-2 forward from 264 to 130 per second on an H200).
   groups_ += workgroups;
   if (slots_used_ >= max_batch_ || (submit_groups_ && groups_ >= submit_groups_) ||
+      (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
       (submit_groups_ && workgroups >= kEagerGroups && in_flight_count() < 2))
     flush_locked();
 }
@@ -220,6 +243,7 @@ void Stream::flush_locked() {
   if (!encoder_) return;
   const Procs& P = procs();
   end_pass();
+  if (timing_) resolve_timing_locked();
   if (chunk_ && slots_used_ > 0)
     P.wgpuQueueWriteBuffer(dev_.queue(), chunk_->buffer.get(), 0, shadow_.data(), size_t(slots_used_) * kParamBytes);
   WGPUCommandBufferDescriptor cd{};
@@ -463,6 +487,192 @@ void Stream::raise_index_error(const uint32_t* w) {
 void Stream::forget_bind_groups() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   bind_groups_.clear();
+}
+
+// ---- Kernel timing (the profiler) ----
+
+void Stream::timed_dispatch_begin() {
+  const Procs& P = procs();
+  end_pass();
+  ensure_encoder();
+  if (!timing_) {
+    // Two queries per dispatch; a query set holds at most 4096 (WebGPU's limit).
+    timing_capacity_ = std::min<uint32_t>(4096, 2 * std::max<uint32_t>(max_batch_, 16));
+    auto t = std::make_unique<TimedBatch>();
+    WGPUQuerySetDescriptor qd{};
+    qd.label = sv("torch-webgpu kernel timestamps");
+    qd.type = WGPUQueryType_Timestamp;
+    qd.count = timing_capacity_;
+    t->queries = QuerySet(P.wgpuDeviceCreateQuerySet(dev_.device(), &qd));
+    timing_ = std::move(t);
+  }
+  const uint32_t q = uint32_t(timing_->kernels.size() * 2);
+  WGPUPassTimestampWrites tw{};
+  tw.querySet = timing_->queries.get();
+  tw.beginningOfPassWriteIndex = q;
+  tw.endOfPassWriteIndex = q + 1;
+  WGPUComputePassDescriptor d{};
+  d.timestampWrites = &tw;
+  pass_ = ComputePassEncoder(P.wgpuCommandEncoderBeginComputePass(encoder_.get(), &d));
+}
+
+void Stream::timed_dispatch_end(const Pipeline& p) {
+  end_pass();
+  KernelTime k;
+  k.name = p.key;
+  k.tag = kernel_tag();
+#if defined(__linux__)
+  k.thread = int32_t(::syscall(SYS_gettid));
+#else
+  k.thread = int32_t(std::hash<std::thread::id>()(std::this_thread::get_id()));
+#endif
+  timing_->kernels.push_back(std::move(k));
+}
+
+namespace {
+Buffer make_buffer(GpuDevice& dev, uint64_t size, uint64_t usage, const char* label) {
+  WGPUBufferDescriptor d{};
+  d.label = sv(label);
+  d.usage = usage;
+  d.size = size;
+  dev.push_error_scope(WGPUErrorFilter_OutOfMemory);
+  Buffer b(procs().wgpuDeviceCreateBuffer(dev.device(), &d));
+  auto err = dev.pop_error_scope();
+  TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
+                   "webgpu: out of memory allocating a ", size, "-byte ", label, " buffer: ", err.second);
+  return b;
+}
+}  // namespace
+
+void Stream::resolve_timing_locked() {
+  // Called inside flush_locked with the pass ended: resolve this batch's timestamps into a buffer
+  // the CPU maps later (take_kernel_times), so that profiling adds no wait per batch.
+  std::unique_ptr<TimedBatch> t = std::move(timing_);
+  if (t->kernels.empty()) return;
+  const Procs& P = procs();
+  const uint64_t n = t->kernels.size() * 2, bytes = n * 8;
+  t->resolve = make_buffer(dev_, bytes, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc, "timestamp resolve");
+  t->readback = make_buffer(dev_, bytes, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "timestamp readback");
+  P.wgpuCommandEncoderResolveQuerySet(encoder_.get(), t->queries.get(), 0, uint32_t(n), t->resolve.get(), 0);
+  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), t->resolve.get(), 0, t->readback.get(), 0, bytes);
+  timed_.push_back(std::move(t));
+}
+
+void Stream::read_timing_locked() {
+  const Procs& P = procs();
+  for (auto& t : timed_) {
+    const uint64_t bytes = t->kernels.size() * 16;
+    map_locked(t->readback.get(), WGPUMapMode_Read, bytes, "kernel timestamps");
+    const auto* ts = static_cast<const uint64_t*>(P.wgpuBufferGetConstMappedRange(t->readback.get(), 0, bytes));
+    TORCH_CHECK(ts, "webgpu: mapping the kernel timestamps failed");
+    for (size_t i = 0; i < t->kernels.size(); ++i) {
+      t->kernels[i].begin_ns = ts[2 * i];
+      t->kernels[i].end_ns = std::max(ts[2 * i + 1], ts[2 * i]);
+      kernel_times_.push_back(std::move(t->kernels[i]));
+    }
+    P.wgpuBufferUnmap(t->readback.get());
+  }
+  timed_.clear();
+}
+
+std::vector<KernelTime> Stream::take_kernel_times() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_idle_locked();
+  read_timing_locked();
+  return std::exchange(kernel_times_, {});
+}
+
+// ---- Marks (events) ----
+
+std::shared_ptr<Stream::Mark> Stream::mark(bool timed) {
+  Gate gate;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const Procs& P = procs();
+  auto m = std::make_shared<Mark>();
+  if (timed && dev_.has_timestamp()) {
+    // An empty pass whose beginning writes the timestamp: ordered after everything recorded so
+    // far, as a CUDA event's timestamp is.
+    end_pass();
+    ensure_encoder();
+    WGPUQuerySetDescriptor qd{};
+    qd.label = sv("torch-webgpu event timestamp");
+    qd.type = WGPUQueryType_Timestamp;
+    qd.count = 1;
+    QuerySet qs(P.wgpuDeviceCreateQuerySet(dev_.device(), &qd));
+    WGPUPassTimestampWrites tw{};
+    tw.querySet = qs.get();
+    tw.beginningOfPassWriteIndex = 0;
+    tw.endOfPassWriteIndex = WGPU_QUERY_SET_INDEX_UNDEFINED;
+    WGPUComputePassDescriptor d{};
+    d.timestampWrites = &tw;
+    ComputePassEncoder pass(P.wgpuCommandEncoderBeginComputePass(encoder_.get(), &d));
+    P.wgpuComputePassEncoderEnd(pass.get());
+    Buffer resolve = make_buffer(dev_, 256, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc, "timestamp resolve");
+    m->readback = make_buffer(dev_, 8, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "timestamp readback");
+    P.wgpuCommandEncoderResolveQuerySet(encoder_.get(), qs.get(), 0, 1, resolve.get(), 0);
+    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), resolve.get(), 0, m->readback.get(), 0, 8);
+    m->has_time = true;
+  }
+  // Submitting makes the mark a point in the queue's submission order; work-done then covers it.
+  flush_locked();
+  WGPUQueueWorkDoneCallbackInfo wd{};
+  wd.mode = WGPUCallbackMode_WaitAnyOnly;
+  wd.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void*, void*) {};
+  m->done = P.wgpuQueueOnSubmittedWorkDone(dev_.queue(), wd);
+  m->seq = ++marks_;
+  return m;
+}
+
+bool Stream::mark_done(const Mark& m) { return future_done(m.done); }
+
+void Stream::wait_mark(const Mark& m) {
+  Gate gate;
+  wait_future(m.done, "an event");
+  dev_.check_errors();
+}
+
+uint64_t Stream::timestamp_ns(Mark& m) {
+  TORCH_CHECK(m.has_time, "webgpu: this event has no timestamp (create it with enable_timing=True; the adapter ",
+              dev_.has_timestamp() ? "has" : "lacks", " timestamp-query)");
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (m.readback) {
+    map_locked(m.readback.get(), WGPUMapMode_Read, 8, "an event's timestamp");
+    const void* p = procs().wgpuBufferGetConstMappedRange(m.readback.get(), 0, 8);
+    TORCH_CHECK(p, "webgpu: mapping an event's timestamp failed");
+    std::memcpy(&m.time_ns, p, 8);
+    procs().wgpuBufferUnmap(m.readback.get());
+    m.readback = Buffer();
+  }
+  return m.time_ns;
+}
+
+bool Stream::query() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  flush_locked();
+  WGPUQueueWorkDoneCallbackInfo wd{};
+  wd.mode = WGPUCallbackMode_WaitAnyOnly;
+  wd.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void*, void*) {};
+  return future_done(procs().wgpuQueueOnSubmittedWorkDone(dev_.queue(), wd));
+}
+
+int64_t Stream::gpu_clock_offset_ns() {
+  TORCH_CHECK(dev_.has_timestamp(), "webgpu: the adapter has no timestamp-query");
+  auto now = [] {
+    return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count());
+  };
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  wait_idle_locked();
+  int64_t best = 0, spread = INT64_MAX;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t t0 = now();
+    auto m = mark(true);
+    wait_mark(*m);
+    const int64_t t1 = now();
+    const int64_t g = int64_t(timestamp_ns(*m));
+    if (t1 - t0 < spread) spread = t1 - t0, best = t0 + (t1 - t0) / 2 - g;
+  }
+  return best;
 }
 
 StreamCounters Stream::counters() {

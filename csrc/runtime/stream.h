@@ -2,9 +2,12 @@
 // submits only when the CPU needs a result or the batch is full. Per-dispatch parameters go into a
 // per-batch arena bound with dynamic offsets; bind groups are cached.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +23,21 @@ struct Binding {
   uint64_t offset;  // bytes, a multiple of minStorageBufferOffsetAlignment
   uint64_t size;    // bytes, a multiple of 4
 };
+
+// One dispatch timed by the GPU while kernel timing is on (the profiler): the pipeline's key, the
+// tag of the thread that recorded it (the profiler's correlation id), and GPU timestamps in ns.
+struct KernelTime {
+  std::string name;
+  uint64_t tag = 0;
+  int32_t thread = 0;
+  uint64_t begin_ns = 0, end_ns = 0;
+};
+
+// Turns per-dispatch GPU timestamps on or off for every device's Stream (off costs one relaxed
+// load per dispatch). kernel_tag() is the calling thread's tag, stored with each timed dispatch.
+void set_kernel_timing(bool on);
+bool kernel_timing();
+uint64_t& kernel_tag();
 
 struct StreamCounters {
   uint64_t submits = 0, waits = 0, dispatches = 0, copies = 0, uploads = 0, readbacks = 0;
@@ -71,6 +89,27 @@ class Stream {
   // raises RuntimeError instead (as CPU does for gather and scatter).
   static uint32_t error_op_code(const std::string& op, bool index_error = true);
   void forget_bind_groups();
+
+  // A point in the stream's sequence of work, for events: everything recorded before it is
+  // submitted, `done` completes once the GPU has finished that work. A timed mark also has the GPU
+  // timestamp of that point (where the device has timestamp-query), read by timestamp_ns().
+  struct Mark {
+    WGPUFuture done{0};
+    uint64_t seq = 0;
+    Buffer readback;  // 8 bytes, MAP_READ: the timestamp (timed marks only)
+    bool has_time = false;
+    uint64_t time_ns = 0;  // cached once read
+  };
+  std::shared_ptr<Mark> mark(bool timed);
+  bool mark_done(const Mark& m);
+  void wait_mark(const Mark& m);
+  uint64_t timestamp_ns(Mark& m);  // waits for the mark
+  bool query();                    // true when all work recorded so far has finished (submits it)
+  // Timed dispatches whose timestamps have reached the CPU, oldest first (synchronizes first).
+  std::vector<KernelTime> take_kernel_times();
+  // The offset to add to a GPU timestamp to get system_clock nanoseconds since the epoch
+  // (measured: a timestamp written between two CPU clock reads).
+  int64_t gpu_clock_offset_ns();
 
   StreamCounters counters();
   void reset_counters();
@@ -140,6 +179,21 @@ class Stream {
   // Device error words
   Buffer errors_;
   bool armed_ = false;
+  // Marks and kernel timing
+  uint64_t marks_ = 0;
+  struct TimedBatch {
+    QuerySet queries;
+    Buffer resolve, readback;
+    std::vector<KernelTime> kernels;
+  };
+  std::unique_ptr<TimedBatch> timing_;       // the open batch's timestamps
+  std::vector<std::unique_ptr<TimedBatch>> timed_;  // submitted, not yet read
+  std::vector<KernelTime> kernel_times_;
+  uint32_t timing_capacity_ = 0;
+  void timed_dispatch_begin();
+  void timed_dispatch_end(const Pipeline& p);
+  void resolve_timing_locked();
+  void read_timing_locked();
 };
 
 }  // namespace webgpu::rt
