@@ -43,9 +43,11 @@ struct WebGPUGuardImpl final : c10::impl::DeviceGuardImplInterface {
   void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
   bool queryStream(const c10::Stream&) const override { return false; }
   void synchronizeStream(const c10::Stream& s) const override {
+    check_not_forked();
     rt::get_device(s.device_index() < 0 ? 0 : s.device_index()).stream().synchronize();
   }
   void synchronizeDevice(const c10::DeviceIndex i) const override {
+    check_not_forked();
     rt::get_device(i < 0 ? t_current : i).stream().synchronize();
   }
 };
