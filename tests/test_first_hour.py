@@ -175,6 +175,13 @@ def test_mixed_device_ops_raise():
             except RuntimeError as e:
                 if "Expected all tensors to be on the same device" not in str(e):
                     bad.append(f"{name}: {e}")
+        for name, op in (("mm", torch.mm), ("bmm", torch.bmm), ("addmm", lambda a, b: torch.addmm(a[:, :1], a, b))):
+            a, b = (W(2, 2), C(2, 2)) if name != "bmm" else (W(1, 2, 2), C(1, 2, 2))
+            try:
+                op(a, b)
+            except RuntimeError as e:
+                if f"webgpu op {name}." not in str(e):
+                    bad.append(f"{name}: the message does not name the op: {e}")
         print("BAD", bad)
         assert not bad, bad
     """)
