@@ -27,6 +27,9 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 
 from .webgpu import info  # noqa: E402,F401
 from . import fallback  # noqa: E402,F401  (fallback_counts, fallback_enabled, ...)
+from . import _integration  # noqa: E402
+
+_integration.install()  # printing, fork safety, multiprocessing queues, torch.compile
 
 __all__ = ["info", "fallback"]
 __version__ = "0.1.0"

@@ -25,6 +25,8 @@ def _index(device: _Device = None) -> int:
 
 def is_available() -> bool:
     """True when Dawn loads and finds a WebGPU adapter."""
+    if _is_in_bad_fork():  # the parent had one (as torch.cuda, though it cannot be used here)
+        return True
     try:
         _C._load_dawn()
     except RuntimeError:
@@ -33,6 +35,10 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
+    """Number of webgpu devices."""
+    if _is_in_bad_fork():
+        from . import _integration
+        return _integration._parent_device_count
     try:
         _C._load_dawn()
     except RuntimeError:
@@ -46,7 +52,15 @@ def is_initialized() -> bool:
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    """True in a process forked after its parent had used the webgpu device: the device cannot be
+    used there (use the 'spawn' or 'forkserver' start method)."""
+    return _C._in_bad_fork()
+
+
+def _lazy_init() -> None:
+    # Called by PyTorch before the first webgpu tensor is created; raises in a bad fork.
+    if _is_in_bad_fork():
+        _C._device_count()
 
 
 def init() -> None:

@@ -3,8 +3,13 @@
 #include <ATen/core/Generator.h>
 #include <c10/core/Allocator.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
+
+namespace webgpu::rt {
+struct Block;
+}
 
 namespace webgpu::core {
 
@@ -20,5 +25,21 @@ struct PhiloxState {
   uint64_t seed = 0, offset = 0;
 };
 PhiloxState philox_state(const std::optional<at::Generator>& gen, int index, uint64_t increment);
+
+// The Block behind a webgpu storage's DataPtr: its context when our allocator made it, else (a
+// DataPtr that at::from_blob made from a storage's address, as torch's storage file writer and
+// reader do) the live block starting at that address. Null for an empty storage; raises for an
+// address that is not a block's start.
+rt::Block* block_of_data_ptr(const c10::DataPtr& p);
+
+// Fork safety: Dawn's device, its threads and locks do not survive fork(). A child forked after
+// the parent created a device is marked (torch_webgpu registers an at-fork hook) and every use of
+// the device raises instead of hanging, as CUDA does.
+extern std::atomic<bool> g_bad_fork;
+void set_bad_fork();
+[[noreturn]] void raise_bad_fork();
+inline void check_not_forked() {
+  if (g_bad_fork.load(std::memory_order_relaxed)) raise_bad_fork();
+}
 
 }  // namespace webgpu::core

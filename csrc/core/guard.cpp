@@ -121,9 +121,11 @@ struct WebGPUGuardImpl final : c10::impl::DeviceGuardImplInterface {
     return rt::get_device(dev).stream().query();
   }
   void synchronizeStream(const c10::Stream& s) const override {
+    check_not_forked();
     rt::get_device(resolve(s.device_index())).stream().synchronize();
   }
   void synchronizeDevice(const c10::DeviceIndex i) const override {
+    check_not_forked();
     rt::get_device(resolve(i)).stream().synchronize();
   }
 };

@@ -136,9 +136,9 @@ struct WebGPUHooks final : at::PrivateUse1HooksInterface {
     const int idx = impl->device().index() < 0 ? 0 : impl->device().index();
     c10::DataPtr fresh = allocator()->allocate(newsize);
     const size_t n = (std::min(old, newsize) + 3) & ~size_t(3);
-    if (n > 0 && impl->data_ptr().get_context()) {
-      auto* src = static_cast<rt::Block*>(impl->data_ptr().get_context());
-      auto* dst = static_cast<rt::Block*>(fresh.get_context());
+    rt::Block* src = block_of_data_ptr(impl->data_ptr());
+    if (n > 0 && src) {
+      auto* dst = block_of_data_ptr(fresh);
       rt::get_device(idx).stream().copy(src->buffer.get(), 0, dst->buffer.get(), 0, n);
     }
     impl->set_data_ptr_noswap(std::move(fresh));

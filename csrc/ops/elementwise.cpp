@@ -310,10 +310,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       continue;
     }
     check_supported_dtype(o.dtype, name.c_str());
-    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "webgpu: ", name,
-                ": expected all tensors on the webgpu device, got one on ", t.device());
     if (!dev) dev = &gpu_of(t);
-    o.block = block_of(t);
+    o.block = block_of(t, name.c_str());
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());
     o.strides.assign(R, 0);
     uint64_t extent = 0;

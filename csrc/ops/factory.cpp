@@ -1,4 +1,5 @@
-// Tensor creation on the device: empty and empty_strided over the caching allocator.
+// Tensor creation on the device: empty and empty_strided over the caching allocator; the dtype and
+// device policies every op checks; which tensors `.data =` may swap with a webgpu tensor.
 #include <ATen/EmptyTensor.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -29,7 +30,27 @@ void check_supported_dtype(at::ScalarType t, const char* op) {
                    "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool.");
 }
 
+void raise_wrong_device(const at::TensorBase& t, const char* op) {
+  TORCH_CHECK(false, "Expected all tensors to be on the same device, but got a tensor on ", t.device(),
+              " as an operand of the webgpu op", op ? " " : "", op ? op : "",
+              ". Move it to the webgpu device first, e.g. tensor.to(\"webgpu\") (only zero-dimensional CPU "
+              "tensors are accepted, as scalars, by pointwise ops).");
+}
+
 namespace {
+
+// Dense CPU and webgpu tensors may take each other's place in `param.data = other` (torch's
+// TensorImpl rule knows only its own dense backends), so Module.to("webgpu") updates parameters
+// in place, as for CUDA, and tied parameters stay one Parameter.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    const auto ks = t.key_set();
+    return t.layout() == at::kStrided && !t.is_quantized() &&
+           (ks.has_backend(c10::BackendComponent::PrivateUse1Bit) || ks.has_backend(c10::BackendComponent::CPUBit)) &&
+           ks.has(c10::DispatchKey::Dense);
+  };
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) || (dense(self) && dense(from));
+}
 
 const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
 
@@ -58,6 +79,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
 }
 
 }  // namespace webgpu::ops

@@ -456,8 +456,8 @@ at::Tensor& index_select_out_fn(const at::Tensor& self, int64_t dim, const at::T
   check_index_dtype(index, "index_select");
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "index_select(): self and result must have the same scalar type");
   TORCH_CHECK(self.device() == index.device() && self.device() == out.device(),
-              "index_select(): expected self, index and out on the same device, got ", self.device(), ", ",
-              index.device(), " and ", out.device());
+              "Expected all tensors to be on the same device, but got self on ", self.device(), ", index on ",
+              index.device(), " and out on ", out.device(), " (index_select)");
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, index);
@@ -479,8 +479,8 @@ at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10
   TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
               "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
               "got ", indices.scalar_type(), " instead (while checking arguments for embedding)");
-  TORCH_CHECK(indices.device() == weight.device(), "embedding(): indices on ", indices.device(), ", weight on ",
-              weight.device());
+  TORCH_CHECK(indices.device() == weight.device(), "Expected all tensors to be on the same device, but got indices on ",
+              indices.device(), " and weight on ", weight.device(), " (embedding)");
   auto sizes = indices.sizes().vec();
   sizes.push_back(weight.size(1));
   at::Tensor idx = indices.reshape(-1);

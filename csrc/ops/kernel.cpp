@@ -37,12 +37,14 @@ uint32_t Kernel::error_flag(const std::string& op, bool index_error) {
   return rt::Stream::error_op_code(op, index_error);
 }
 
+// The op's name: the key up to its first specialisation separator.
+std::string Kernel::op_name() const { return key_.substr(0, key_.find_first_of(":|")); }
+
 int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
-  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "webgpu: ", key_,
-              ": expected a webgpu tensor, got one on ", t.device());
+  if (t.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(t, op_name().c_str());
   if (!args_.empty())
-    TORCH_CHECK(t.device() == args_[0].t.device(), "webgpu: ", key_, ": tensors on different devices (",
-                args_[0].t.device(), " and ", t.device(), ")");
+    TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
+                args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
   check_supported_dtype(t.scalar_type(), key_.c_str());
   args_.push_back({t, ct, write});
   return int(args_.size()) - 1;

@@ -79,6 +79,7 @@ class Kernel {
     bool atomic = false;
   };
   int add(const at::TensorBase& t, CT ct, bool write);
+  std::string op_name() const;
 
   std::string key_;
   std::vector<Arg> args_;

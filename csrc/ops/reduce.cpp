@@ -368,7 +368,7 @@ bool use_subgroups(rt::GpuDevice& dev) {
 // else a window over t's elements (16-byte aligned, so vector indices stay aligned). Returns the
 // window (start, size) in bytes.
 std::pair<uint64_t, uint64_t> window(rt::GpuDevice& dev, const at::Tensor& t, const char* name) {
-  rt::Block* b = block_of(t);
+  rt::Block* b = block_of(t, name);
   const uint64_t max_bind = std::min<uint64_t>(dev.limits().maxStorageBufferBindingSize, 0xfffffff0ull) & ~15ull;
   if (b->size <= max_bind) return {0, b->size};
   const uint64_t isz = t.element_size();

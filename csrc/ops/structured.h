@@ -16,6 +16,8 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include "ops/common.h"
+
 #include <type_traits>
 
 namespace webgpu::ops::structured {
@@ -97,8 +99,34 @@ struct Given final : Base {
   at::Tensor proxy_;
 };
 
+// The op's name, for errors: set when `reg` registers B.
+template <class B>
+struct OpName {
+  static inline const char* name = nullptr;
+};
+
+// Tensor arguments on another device (a CPU operand of mm, ...) are refused with the op's name, as
+// CUDA's generated wrappers do. TensorIterator ops are left to TensorIterator, which accepts
+// zero-dim CPU tensors as scalars.
+template <class B, class... A>
+void check_devices(const A&... a) {
+  if constexpr (!kIsIter<B>) {
+    auto one = [](const auto& x) {
+      using X = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<X, at::Tensor>) {
+        if (x.defined() && x.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(x, OpName<B>::name);
+      } else if constexpr (std::is_same_v<X, std::optional<at::Tensor>>) {
+        if (x.has_value() && x->defined() && x->device().type() != c10::DeviceType::PrivateUse1)
+          raise_wrong_device(*x, OpName<B>::name);
+      }
+    };
+    (one(a), ...);
+  }
+}
+
 template <class B, class... A>
 at::Tensor functional(A... a) {
+  check_devices<B>(a...);
   Functional<B> op;
   op.meta(a...);
   op.impl(a..., op.out_);
@@ -107,6 +135,7 @@ at::Tensor functional(A... a) {
 
 template <class B, class... A>
 at::Tensor& inplace(at::Tensor& self, A... a) {
+  check_devices<B>(self, a...);
   Given<B, true> op(self);
   op.meta(self, a...);
   op.impl(self, a..., op.maybe_get_output(0));
@@ -117,6 +146,7 @@ at::Tensor& inplace(at::Tensor& self, A... a) {
 template <class B, class... A>
 struct OutFn {
   static at::Tensor& call(A... a, at::Tensor& out) {
+    check_devices<B>(a..., out);
     Given<B, false> op(out);
     op.meta(a...);
     op.impl(a..., op.maybe_get_output(0));
@@ -130,6 +160,7 @@ struct OutFn {
 // (Self, Rest...).
 template <class B, class Self, class... Rest>
 void reg(torch::Library& m, const char* fn, const char* out, const char* inplace_name = "") {
+  if (!OpName<B>::name) OpName<B>::name = fn ? fn : out;
   if (fn) m.impl(fn, TORCH_FN((functional<B, Self, Rest...>)));
   if (out) m.impl(out, TORCH_FN((OutFn<B, Self, Rest...>::call)));
   if constexpr (std::is_same_v<Self, const at::Tensor&>) {

@@ -31,7 +31,11 @@ void segv_handler(int sig) {
   raise(sig);
 }
 
-int resolve(int index) { return index < 0 ? core::current_device() : index; }
+// Every device function below goes through here: in a forked child it raises (core.h).
+int resolve(int index) {
+  core::check_not_forked();
+  return index < 0 ? core::current_device() : index;
+}
 
 py::dict memory_stats(int index) {
   auto s = rt::get_device(resolve(index)).pool().stats();
@@ -105,9 +109,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_dawn_procs", &rt::set_dawn_procs);
   m.def("_load_dawn", []() { rt::procs(); });
   m.def("_shutdown", &rt::shutdown, py::call_guard<py::gil_scoped_release>());
-  m.def("_is_available", &rt::is_available, py::call_guard<py::gil_scoped_release>());
-  m.def("_device_count", &rt::device_count, py::call_guard<py::gil_scoped_release>());
+  m.def("_is_available", []() { core::check_not_forked(); return rt::is_available(); },
+        py::call_guard<py::gil_scoped_release>());
+  m.def("_device_count", []() { core::check_not_forked(); return rt::device_count(); },
+        py::call_guard<py::gil_scoped_release>());
   m.def("_current_device", &core::current_device);
+  m.def("_devices_created", []() { return rt::created_devices().size(); });
+  m.def("_set_bad_fork", &core::set_bad_fork);
+  m.def("_in_bad_fork", []() { return core::g_bad_fork.load(); });
   m.def("_set_device", &core::set_current_device);
   m.def("_is_initialized", []() { return !rt::created_devices().empty(); });
   m.def("_init", [](int i) { rt::get_device(resolve(i)); }, py::arg("index") = -1,
@@ -119,6 +128,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_peak_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_peak(); },
         py::arg("index") = -1);
   m.def("_empty_cache", []() {
+    core::check_not_forked();
     for (auto* d : rt::created_devices()) d->pool().empty_cache();
   });
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);

@@ -33,6 +33,24 @@ const char* kNoAdapterAdvice =
     "driver. On Debian/Ubuntu without a GPU, `apt-get install mesa-vulkan-drivers libvulkan1` gives a "
     "CPU adapter (lavapipe); with an NVIDIA GPU, install its driver with Vulkan support.";
 
+// Toggle names this Dawn knows (asking for an unknown one is an error in some builds).
+std::vector<std::string> known_toggles() {
+  const Procs& P = procs();
+  // The helper fills names, descriptions and stages up to max_count and returns the full count.
+  std::vector<const char*> names(512), descs(512);
+  std::vector<int> stages(512);
+  size_t n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), names.size());
+  if (n > names.size()) {
+    names.resize(n), descs.resize(n), stages.resize(n);
+    n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), n);
+  }
+  names.resize(std::min(n, names.size()));
+  std::vector<std::string> out;
+  for (const char* c : names)
+    if (c) out.emplace_back(c);
+  return out;
+}
+
 WGPUInstance instance_locked() {
   if (!g_instance) {
     WGPUInstanceDescriptor desc{};
@@ -53,6 +71,18 @@ void probe_adapter_locked() {
   WGPUInstance inst = instance_locked();
   WGPURequestAdapterOptions opts{};
   opts.powerPreference = WGPUPowerPreference_HighPerformance;
+  // Adapter toggles decide which features the adapter lists: subgroup matrices only with
+  // allow_unsafe_apis, shader-f16 on NVIDIA's Vulkan driver only with vulkan_enable_f16_on_nvidia
+  // (asking for them on the device is too late).
+  std::vector<const char*> adapter_toggles;
+  const std::vector<std::string> known = known_toggles();
+  for (const char* t : {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"})
+    if (known.empty() || std::find(known.begin(), known.end(), t) != known.end()) adapter_toggles.push_back(t);
+  WGPUDawnTogglesDescriptor toggles{};
+  toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
+  toggles.enabledToggleCount = adapter_toggles.size();
+  toggles.enabledToggles = adapter_toggles.data();
+  opts.nextInChain = &toggles.chain;
   if (const char* b = std::getenv("TORCH_WEBGPU_BACKEND"); b && *b) {
     std::string s(b);
     opts.backendType = s == "vulkan" ? WGPUBackendType_Vulkan : s == "metal" ? WGPUBackendType_Metal
@@ -161,24 +191,6 @@ const char* backend_name(uint32_t b) {
 }
 
 namespace {
-// Toggle names this Dawn knows (asking for an unknown one is an error in some builds).
-std::vector<std::string> known_toggles() {
-  const Procs& P = procs();
-  // The helper fills names, descriptions and stages up to max_count and returns the full count.
-  std::vector<const char*> names(512), descs(512);
-  std::vector<int> stages(512);
-  size_t n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), names.size());
-  if (n > names.size()) {
-    names.resize(n), descs.resize(n), stages.resize(n);
-    n = P.wgpu_dawn_all_toggles(names.data(), descs.data(), stages.data(), n);
-  }
-  names.resize(std::min(n, names.size()));
-  std::vector<std::string> out;
-  for (const char* c : names)
-    if (c) out.emplace_back(c);
-  return out;
-}
-
 const char* component_name(WGPUSubgroupMatrixComponentType t) {
   switch (t) {
     case WGPUSubgroupMatrixComponentType_F32: return "f32";

@@ -1,0 +1,180 @@
+"""Where a webgpu tensor meets PyTorch's Python machinery: printing, fork safety, multiprocessing
+queues and torch.compile's default backend. Each hook is installed once, at import.
+"""
+import os
+import warnings
+
+import torch
+
+from . import _C
+
+# --- printing ----------------------------------------------------------------------------------
+# PyTorch's formatter measures values on the tensor's own device in float64 (float32 only for
+# MPS/XPU-without-fp64/MAIA), which WebGPU lacks. As torch does for xla/lazy/mtia, the contents of
+# a webgpu tensor are formatted from a CPU copy; the suffixes (device='webgpu:0', dtype,
+# requires_grad, grad_fn) still come from the webgpu tensor. A summarised tensor is copied whole:
+# the formatter indexes the full shape.
+
+
+def _install_printing():
+    import torch._tensor_str as ts
+
+    original = ts._tensor_str
+    if getattr(original, "_webgpu", False):
+        return
+
+    def _tensor_str(self, indent):
+        if self.device.type == "webgpu":
+            self = self.cpu()
+        return original(self, indent)
+
+    _tensor_str._webgpu = True
+    ts._tensor_str = _tensor_str
+
+
+# --- fork --------------------------------------------------------------------------------------
+# Dawn's device and threads do not survive fork(): a child forked after the parent created a
+# device is marked, and every device use there raises (csrc/core/core.h) instead of hanging.
+
+_parent_has_device = False
+_parent_device_count = 0
+
+
+def _before_fork():
+    global _parent_has_device, _parent_device_count
+    _parent_has_device = not _C._in_bad_fork() and _C._devices_created() > 0
+    if _parent_has_device:
+        _parent_device_count = _C._device_count()
+
+
+def _after_fork_in_child():
+    if _parent_has_device:
+        _C._set_bad_fork()
+
+
+def _install_fork_hooks():
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
+# --- multiprocessing ---------------------------------------------------------------------------
+# torch.multiprocessing shares CPU tensors through shared memory and CUDA tensors through CUDA IPC.
+# WebGPU has no IPC: a webgpu tensor put on a multiprocessing queue travels through the CPU (shared
+# memory would tie the sender's lifetime to the receiver's; the bytes are pickled inline) and is
+# rebuilt on the same webgpu device index by the receiver.
+
+
+def _host_bytes(cpu):
+    """The bytes of a CPU tensor, in a plain bytes object: pickled inline, so the sender may exit
+    before the receiver reads them (shared memory would tie the two lifetimes)."""
+    flat = cpu.contiguous().reshape(-1)
+    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+
+
+def _from_host_bytes(data, dtype, shape):
+    if not data:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+
+
+def _rebuild_webgpu_tensor(cls, data, dtype, shape, device, requires_grad):
+    t = _from_host_bytes(data, dtype, shape).to(device)
+    if cls is torch.nn.Parameter:
+        return torch.nn.Parameter(t, requires_grad=requires_grad)
+    t.requires_grad_(requires_grad)
+    return t
+
+
+def _rebuild_webgpu_storage(data, device):
+    return _from_host_bytes(data, torch.uint8, (len(data),)).to(device).untyped_storage()
+
+
+def _install_reductions():
+    import torch.multiprocessing  # noqa: F401  (registers torch's own reducers first)
+    from multiprocessing.reduction import ForkingPickler
+    from torch.nn.parameter import Parameter
+
+    for cls in (torch.Tensor, Parameter):
+        base = ForkingPickler._extra_reducers.get(cls)
+        if base is None or getattr(base, "_webgpu", False):
+            continue
+
+        def reduce(t, base=base):
+            if t.device.type != "webgpu":
+                return base(t)
+            if t.requires_grad and not t.is_leaf:
+                return base(t)  # torch's reducer raises its "non-leaf tensor" error
+            torch.utils.hooks.warn_if_has_hooks(t)
+            cls_ = torch.nn.Parameter if isinstance(t, torch.nn.Parameter) else torch.Tensor
+            return (_rebuild_webgpu_tensor,
+                    (cls_, _host_bytes(t.detach().cpu()), t.dtype, tuple(t.shape), str(t.device), t.requires_grad))
+
+        reduce._webgpu = True
+        ForkingPickler.register(cls, reduce)
+
+    base = ForkingPickler._extra_reducers.get(torch.UntypedStorage)
+    if base is not None and not getattr(base, "_webgpu", False):
+
+        def reduce_storage(s, base=base):
+            if s.device.type != "webgpu":
+                return base(s)
+            cpu = torch.empty(0, dtype=torch.uint8).set_(s.cpu())
+            return (_rebuild_webgpu_storage, (_host_bytes(cpu), str(s.device)))
+
+        reduce_storage._webgpu = True
+        ForkingPickler.register(torch.UntypedStorage, reduce_storage)
+
+
+# --- torch.compile -----------------------------------------------------------------------------
+# Inductor has no webgpu code generator: its default backend fails deep inside code generation
+# (KeyError: 'webgpu'). Until one exists, a graph that touches webgpu tensors runs through
+# backend="aot_eager" (AOT autograd over our eager kernels: same results, no fusion) with a one-time
+# warning, so a program written for CUDA runs unchanged. CPU graphs still go to Inductor.
+
+_compile_warned = False
+
+
+def _graph_uses_webgpu(gm, inputs):
+    def on_webgpu(v):
+        return isinstance(v, torch.Tensor) and v.device.type == "webgpu"
+
+    if any(on_webgpu(x) for x in inputs):
+        return True
+    for node in getattr(getattr(gm, "graph", None), "nodes", ()):
+        for key in ("val", "example_value"):
+            vals = node.meta.get(key)
+            for v in vals if isinstance(vals, (list, tuple)) else (vals,):
+                if on_webgpu(v):
+                    return True
+    return False
+
+
+def _install_compile_fallback():
+    wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
+    if wrapper is None or getattr(wrapper.__call__, "_webgpu", False):
+        return
+    original = wrapper.__call__
+
+    def __call__(self, model_, inputs_, **kwargs):
+        if not _graph_uses_webgpu(model_, inputs_):
+            return original(self, model_, inputs_, **kwargs)
+        global _compile_warned
+        if not _compile_warned:
+            _compile_warned = True
+            warnings.warn(
+                "torch.compile: Inductor (the default backend) cannot generate code for the webgpu device "
+                "yet; graphs on webgpu run with backend=\"aot_eager\" instead (same results, no kernel "
+                "fusion). Pass backend=\"aot_eager\" to torch.compile to silence this warning.",
+                stacklevel=2)
+        from torch._dynamo.backends.debugging import aot_eager
+        return aot_eager(model_, inputs_)
+
+    __call__._webgpu = True
+    wrapper.__call__ = __call__
+
+
+def install():
+    _install_printing()
+    _install_fork_hooks()
+    _install_reductions()
+    _install_compile_fallback()
