@@ -76,3 +76,14 @@ def test_packed_f16_matches_cpu():
     r = _run({"TORCH_WEBGPU_NO_F16": "1"})
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
     assert "shader-f16" not in r.stdout, "TORCH_WEBGPU_NO_F16=1 did not turn shader-f16 off"
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_vector_path_with_cpu_scalar_operands(dtype):
+    # A CPU scalar tensor as the first input (rsub, 2.5 ** t) leaves only later operands bound.
+    a = torch.randn(1000).to(dtype)
+    s = torch.tensor(2.5)
+    for f in (lambda x: torch.rsub(x, s), lambda x: s - x, lambda x: torch.pow(2.5, x), lambda x: torch.add(s, x, alpha=2)):
+        r = f(a.to(DEV)).cpu()
+        e = f(a)
+        torch.testing.assert_close(r, e, equal_nan=True)

@@ -508,8 +508,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     if (mode == Mode::Half8) {
       // The op on one element of each operand, and a word of two results.
       acc << "fn op(";
-      for (int i = 1; i < nops; ++i)
-        if (!ops[i].cpu_scalar) acc << (i > 1 ? ", " : "") << "x" << i << ": " << T;
+      bool first = true;
+      for (int i = 1; i < nops; ++i) {
+        if (ops[i].cpu_scalar) continue;
+        acc << (first ? "" : ", ") << "x" << i << ": " << T;
+        first = false;
+      }
       acc << ") -> " << T << " {\n";
       for (int i = 1; i < nops; ++i)
         if (ops[i].cpu_scalar) acc << "  let x" << i << " = ld" << i << "(0u);\n";
