@@ -135,7 +135,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
         py::arg("index") = -1);
   m.def("_info", &info, py::arg("index") = -1);
-  // sizeof of every Dawn struct as this build sees it, to compare with the installed pydawn.
+  // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {
     py::dict d;
 #define WEBGPU_ABI_SIZE(name) d[#name] = sizeof(name);

@@ -184,6 +184,15 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
   TORCH_CHECK(n == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage, " buffers, got ", n);
   if (workgroups == 0) return;
+  // A binding past the adapter's limit would fail only at submit, as an unrelated later error, and
+  // leave the result unwritten: refuse it here, naming the kernel and the limit. (The elementwise
+  // engine and reductions bind windows and never get here with one.)
+  const uint64_t max_bind = dev_.limits().maxStorageBufferBindingSize;
+  for (uint32_t i = 0; i < n; ++i)
+    TORCH_CHECK_WITH(NotImplementedError, b[i].size <= max_bind, "webgpu: kernel '", p.key.substr(0, p.key.find(':', 3)),
+                     "' would bind an operand of ", b[i].size, " bytes, more than this adapter's maxStorageBufferBindingSize (",
+                     max_bind, " bytes); this op does not split such tensors yet. Work on smaller pieces (e.g. "
+                     "torch.split / chunks along the first dimension), or move this step to the CPU.");
   Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Procs& P = procs();
