@@ -13,6 +13,9 @@ struct Block;
 
 namespace webgpu::core {
 
+// Whether torch.profiler can show GPU kernel times (core/profiler.cpp; torch >= 2.12).
+bool has_kernel_profiler();
+
 int current_device();
 void set_current_device(int index);
 c10::Allocator* allocator();

@@ -180,4 +180,12 @@ REGISTER_PRIVATEUSE1_PROFILER(WebGPUProfiler);
 
 }  // namespace
 }  // namespace webgpu::core
+namespace webgpu::core {
+bool has_kernel_profiler() { return true; }
+}  // namespace webgpu::core
+#else
+namespace webgpu::core {
+// torch before 2.12 has no PrivateUse1 profiler registry: torch.profiler then sees CPU time only.
+bool has_kernel_profiler() { return false; }
+}  // namespace webgpu::core
 #endif

@@ -108,6 +108,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_dawn_proc_names", &rt::proc_names);
   m.def("_set_dawn_procs", &rt::set_dawn_procs);
   m.def("_load_dawn", []() { rt::procs(); });
+  m.def("_has_kernel_profiler", &core::has_kernel_profiler);
   m.def("_shutdown", &rt::shutdown, py::call_guard<py::gil_scoped_release>());
   m.def("_is_available", []() { core::check_not_forked(); return rt::is_available(); },
         py::call_guard<py::gil_scoped_release>());
