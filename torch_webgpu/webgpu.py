@@ -57,18 +57,15 @@ def _is_in_bad_fork() -> bool:
     return _C._in_bad_fork()
 
 
-def _lazy_init() -> None:
-    # Called by PyTorch before the first webgpu tensor is created; raises in a bad fork.
-    if _is_in_bad_fork():
-        _C._device_count()
-
-
 def init() -> None:
     """Creates the current device now rather than at its first use."""
     _C._init(-1)
 
 
 def _lazy_init() -> None:
+    # Called by PyTorch before the first webgpu tensor is created; raises in a bad fork.
+    if _is_in_bad_fork():
+        _C._device_count()
     if not is_initialized():
         init()
 

@@ -1,7 +1,7 @@
 // The elementwise engine's kernel. The C++ side (ops/elementwise.cpp) fills the {{...}} slots:
 // storage bindings, per-operand loads/stores for their dtypes, the op expression, and the rank.
-// Parameters: [0] count, [1] aux, [2..2+R) shape (fastest dim first), then per operand its element
-// offset and R strides, then scalars.
+// Parameters: [0] count, [1] aux, [2] numel, [3..3+R) shape (fastest dim first), then per operand its
+// element offset and R strides, then scalars.
 
 {{BINDINGS}}
 
