@@ -387,7 +387,9 @@ def test_deterministic_scatters(deterministic, dtype):
     second = {k: v.cpu() for k, v in _scatter_ops(W, src, idx).items()}
     for k in expected:
         assert torch.equal(first[k], second[k]), f"{k}: differs run to run"
-        if dtype == torch.float32 and k != "index_reduce_ mean":  # CPU's order, so CPU's rounding
+        # CPU's order, so CPU's rounding; a mean also divides, which GPUs need not round correctly
+        # (WGSL allows 2.5 ulp: seen on NVIDIA for scatter_reduce_ mean)
+        if dtype == torch.float32 and "mean" not in k:
             assert torch.equal(first[k], expected[k]), f"{k}: {first[k]} vs CPU {expected[k]}"
         else:
             # float16 sums of 2000 terms: each step rounds to half precision, and not always in the

@@ -20,8 +20,18 @@ std::atomic<bool> g_bad_fork{false};
 
 void set_bad_fork() {
   if (g_bad_fork.exchange(true)) return;
-  // Nothing to tear down at the child's exit: devices are never destroyed (runtime/device.cpp),
-  // and rt::shutdown() leaves a device it did not create alone.
+#if defined(__GLIBC__)
+  // Our devices are never destroyed (runtime/device.cpp) and rt::shutdown() leaves a device it did
+  // not create alone, but the driver's own exit handlers in the child still wait on threads that
+  // fork() did not copy (seen on NVIDIA: a forked child's sys.exit hung). This handler, registered
+  // after theirs, runs first and ends the process with its exit status.
+  on_exit(
+      [](int status, void*) {
+        std::fflush(nullptr);
+        _exit(status);
+      },
+      nullptr);
+#endif
 }
 
 void raise_bad_fork() {
