@@ -11,6 +11,16 @@ fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f8000
 fn sign_bit(x: f32) -> bool { return (bitcast<u32>(x) >> 31u) == 1u; }
 fn b2f(c: bool) -> f32 { return select(0.0, 1.0, c); }
 fn b2i(c: bool) -> i32 { return select(0i, 1i, c); }
+// x * 2^n for an integral n (given as f32), as std::ldexp: three exact power-of-two steps, each in
+// the normal exponent range, so a finite result is rounded once (WGSL's ldexp is indeterminate
+// past the exponent range).
+fn f_ldexp(x: f32, n: f32) -> f32 {
+  let k = i32(clamp(n, -400.0, 400.0));
+  let a = clamp(k, -126, 127);
+  let b = clamp(k - a, -126, 127);
+  let c = clamp(k - a - b, -126, 127);
+  return x * pow2(a) * pow2(b) * pow2(c);
+}
 fn f_copysign(a: f32, b: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u));
 }

@@ -35,6 +35,8 @@ constexpr Row kFmax{"fmax", "f_fmax(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
 constexpr Row kFmin{"fmin", "f_fmin(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
 constexpr Row kHypot{"hypot", "f_hypot(x1, x2)", nullptr, nullptr};
 constexpr Row kCopysign{"copysign", "f_copysign(x1, x2)", nullptr, nullptr};
+// ldexp with an integer exponent (ATen's ldexp_stub; torch 2.11 calls it for every device).
+constexpr Row kLdexp{"ldexp", "f_ldexp(x1, x2)", nullptr, nullptr};
 constexpr Row kXlogy{"xlogy", "f_xlogy(x1, x2)", nullptr, nullptr};
 constexpr Row kBitAnd{"bitwise_and", nullptr, "x1 & x2", "x1 & x2"};
 constexpr Row kBitOr{"bitwise_or", nullptr, "x1 | x2", "x1 | x2"};
@@ -170,6 +172,7 @@ WEBGPU_STUB(fmax_stub, &k0<kFmax>)
 WEBGPU_STUB(fmin_stub, &k0<kFmin>)
 WEBGPU_STUB(hypot_stub, &k0<kHypot>)
 WEBGPU_STUB(copysign_stub, &k0<kCopysign>)
+WEBGPU_STUB(ldexp_stub, &k0<kLdexp>)
 WEBGPU_STUB(xlogy_stub, &k0<kXlogy>)
 WEBGPU_STUB(bitwise_and_stub, &k0<kBitAnd>)
 WEBGPU_STUB(bitwise_or_stub, &k0<kBitOr>)
