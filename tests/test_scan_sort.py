@@ -326,6 +326,35 @@ def test_unique_nan_long():
         same(p, q)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_unique_dim_nan_negzero(dtype):
+    """unique(dim) orders rows with NaN as CPU does: CPU's row comparator ties NaN with everything
+    (so NaN rows land mid-order and equal rows need not be adjacent), and among rows equal up to
+    -0.0 == 0.0 its sort picks which one is kept. Values, inverse and counts match bitwise (sign of
+    zero included) for sizes on both sides of the introsort's insertion-sort threshold."""
+    def check(x, d):
+        a = torch.unique(x, dim=d, return_inverse=True, return_counts=True)
+        b = torch.unique(x.to(W), dim=d, return_inverse=True, return_counts=True)
+        for p, q in zip(a, b):
+            same(p, q)
+        assert torch.equal(torch.signbit(a[0]), torch.signbit(b[0].cpu()))
+
+    check(torch.tensor([[1.0, NAN], [0.0, 2.0], [1.0, NAN], [-0.0, 2.0], [NAN, 0.0], [0.0, 1.0], [1.0, 2.0],
+                        [0.0, 2.0], [NAN, NAN], [NAN, NAN]], dtype=dtype), 0)
+    check(torch.tensor([[-0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [-0.0, 1.0]], dtype=dtype), 0)  # no NaN, -0.0 only
+    g = torch.Generator().manual_seed(12)
+    for n in (7, 16, 17, 40, 300):
+        x = torch.randint(0, 3, (n, 3), generator=g).to(dtype)
+        x[torch.rand(n, 3, generator=g) < 0.1] = NAN
+        x[torch.rand(n, 3, generator=g) < 0.15] = -0.0
+        check(x, 0)
+        check(x.t().contiguous(), 1)
+    x = torch.randint(0, 2, (2, 30, 2), generator=g).to(dtype)
+    x[0, ::7, 1] = NAN
+    x[1, ::5, 0] = -0.0
+    check(x, 1)
+
+
 @pytest.mark.parametrize("dtype", [d for d in ALL if d != torch.bool])
 def test_searchsorted_bucketize(dtype):
     bd = torch.sort(make((37,), dtype, seed=1)).values

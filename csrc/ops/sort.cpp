@@ -15,7 +15,9 @@
 #include <ATen/ops/isin_native.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "ops/common.h"
 #include "ops/kernel.h"
@@ -494,6 +496,40 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
   return perm;
 }
 
+// The row order of unique(dim): CPU's std::sort of the row indices by a lexicographic comparator
+// that uses only < and >. With NaN that comparator is no strict weak order (NaN ties with every
+// value, so equal rows need not end up adjacent), and with -0.0 the rows kept as representatives
+// are whichever of the tied rows the introsort puts first; either way CPU's answer is whatever
+// libstdc++'s introsort does. Such float inputs (checked on the device; unique syncs anyway) run
+// that same sort over a host copy, so the order is CPU's exactly. Everything else takes the stable
+// GPU lexsort: there tied rows are bitwise equal, so any order among them gives CPU's result.
+at::Tensor unique_dim_order(const at::Tensor& x, int64_t n, int64_t r) {
+  if (at::isFloatingType(x.scalar_type())) {
+    const bool special = at::logical_or(at::isnan(x), at::logical_and(at::eq(x, 0), at::signbit(x))).any().item<bool>();
+    if (special) {
+      at::Tensor h = x.view({n, r}).cpu().contiguous();
+      std::vector<int64_t> idx(static_cast<size_t>(n));
+      std::iota(idx.begin(), idx.end(), int64_t(0));
+      AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, h.scalar_type(), "unique_dim", [&] {
+        const scalar_t* p = h.const_data_ptr<scalar_t>();
+        std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
+          for (int64_t i = 0; i < r; ++i) {
+            const scalar_t lhs = p[i + a * r], rhs = p[i + b * r];
+            if (lhs < rhs) return true;
+            if (lhs > rhs) return false;
+          }
+          return false;
+        });
+      });
+      at::Tensor order = at::empty({n}, at::TensorOptions().dtype(at::kInt));
+      int32_t* o = order.data_ptr<int32_t>();
+      for (int64_t i = 0; i < n; ++i) o[i] = int32_t(idx[size_t(i)]);
+      return order.to(x.device());
+    }
+  }
+  return lexsort_rows(x, n, r);
+}
+
 // Unique values of self (flattened) in sorted order (sorted) or of its consecutive runs.
 // With dim (consecutive only), the values are the slices along dim, compared whole.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
@@ -523,7 +559,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   // order: the sorted position -> element (or row) map, when sorting.
   at::Tensor order;
   if (sorted && !dim.has_value()) order = sort_rows(x.view({1, n}), 1, n, false).idx;
-  if (sorted && dim.has_value()) order = lexsort_rows(x, n, r);
+  if (sorted && dim.has_value()) order = unique_dim_order(x, n, r);
   const bool via = sorted;
   auto src_defs = [&](int oi) {
     return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
