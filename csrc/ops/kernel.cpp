@@ -141,9 +141,10 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
   std::vector<rt::Binding> b;
   b.reserve(nb);
   for (const Bind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
-  if (error_flag_) b.push_back(dev.stream().error_binding());
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params_.data(), uint32_t(params_.size()), workgroups);
-  if (error_flag_) dev.stream().arm_error_check();
+  // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
+  // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params_.data(), uint32_t(params_.size()), workgroups,
+                        error_flag_);
 }
 
 }  // namespace webgpu::ops

@@ -51,8 +51,9 @@ class Kernel {
     return i;
   }
 
-  // Binds the device's index-error words (runtime/stream.h) and arms their check at the next
-  // synchronisation. In WGSL: report_index_error(op, dim, idx: vec2<u32> (int64 bits), size: u32)
+  // Binds an index-error slot of the device's Stream (runtime/stream.h): a bad index is raised to
+  // whoever reads a result this dispatch poisoned, or at the recording thread's next readback or
+  // synchronize(). In WGSL: report_index_error(op, dim, idx: vec2<u32> (int64 bits), size: u32)
   // records the first bad index; the host raises IndexError "<op>: index <idx> is out of bounds for
   // dimension <dim> with size <size>". Returns the op code to pass (as a parameter) for `op`.
   // (index_error false: RuntimeError, where CPU raises that for the op.)

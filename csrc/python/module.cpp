@@ -133,6 +133,16 @@ PYBIND11_MODULE(_C, m) {
     for (auto* d : rt::created_devices()) d->pool().empty_cache();
   });
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
+  // Device-side index errors (runtime/stream.h): armed slots, errors found and not raised yet,
+  // tainted buffers. For tests.
+  m.def("_device_error_state", [](int i) {
+    auto e = rt::get_device(resolve(i)).stream().error_state();
+    py::dict d;
+    d["armed"] = e.armed;
+    d["found"] = e.found;
+    d["tainted"] = e.tainted;
+    return d;
+  }, py::arg("index") = -1);
   m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
         py::arg("index") = -1);
   m.def("_info", &info, py::arg("index") = -1);

@@ -91,6 +91,9 @@ Block* BufferPool::allocate(uint64_t nbytes) {
 }
 
 void BufferPool::free(Block* b) {
+  // A poisoned result (device-side index error) dies with its block, so a later tensor reusing the
+  // buffer does not raise the error (a relaxed load while nothing is poisoned).
+  dev_.stream().forget_buffer(b->buffer.get());
   std::lock_guard<std::mutex> lock(mu_);
   if (!live_.erase(b)) return;
   stats_.allocated -= b->size;

@@ -99,6 +99,7 @@ const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t 
   p->layout = BindGroupLayout(bgl);
   P.wgpuBindGroupLayoutAddRef(bgl);
   p->num_storage = n;
+  p->readonly_mask = ro;
   p->key = key;
   counters_.compiles++;
   const Pipeline& ref = *p;

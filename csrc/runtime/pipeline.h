@@ -22,6 +22,7 @@ struct Pipeline {
   ComputePipeline pipeline;
   BindGroupLayout layout;
   uint32_t num_storage = 0;
+  uint32_t readonly_mask = 0;  // bit i: storage binding i+1 is read-only
   std::string key;
 };
 

@@ -1,8 +1,10 @@
 // Command batching, the parameter arena, bind-group cache, uploads and readbacks.
 #include "runtime/stream.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -180,9 +182,10 @@ WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n
 }
 
 void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params,
-                      uint32_t nwords, uint64_t workgroups) {
+                      uint32_t nwords, uint64_t workgroups, bool check_indices) {
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
-  TORCH_CHECK(n == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage, " buffers, got ", n);
+  TORCH_CHECK(n + (check_indices ? 1 : 0) == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage,
+              " buffers, got ", n + (check_indices ? 1 : 0));
   if (workgroups == 0) return;
   // A binding past the adapter's limit would fail only at submit, as an unrelated later error, and
   // leave the result unwritten: refuse it here, naming the kernel and the limit. (The elementwise
@@ -196,6 +199,15 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Procs& P = procs();
+  // A checking kernel's own error slot (may submit and read the slots first when all are taken).
+  std::vector<Binding> with_slot;
+  uint32_t slot = 0;
+  if (check_indices) {
+    slot = error_slot_locked();
+    with_slot.assign(b, b + n);
+    with_slot.push_back({errors_.get(), slot * slot_stride_, kErrorWords * 4});
+  }
+  const Binding* bound = check_indices ? with_slot.data() : b;
   if (!chunk_) acquire_chunk();
   // While the profiler times kernels, each dispatch gets a pass of its own whose begin and end
   // write timestamps (no Dawn extension needed); otherwise all share the open pass.
@@ -204,10 +216,10 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
     timed_dispatch_begin();
   else
     ensure_pass();
-  const uint32_t slot = slots_used_++;
-  std::memcpy(shadow_.data() + size_t(slot) * kParamBytes, params, nwords * 4);
-  WGPUBindGroup bg = bind_group(p, b, n);
-  uint32_t dyn = slot * kParamBytes;
+  const uint32_t pslot = slots_used_++;
+  std::memcpy(shadow_.data() + size_t(pslot) * kParamBytes, params, nwords * 4);
+  WGPUBindGroup bg = bind_group(p, bound, p.num_storage);
+  uint32_t dyn = pslot * kParamBytes;
   P.wgpuComputePassEncoderSetPipeline(pass_.get(), p.pipeline.get());
   P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 0, nullptr);
   P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 1, chunk_->params.get(), 1, &dyn);
@@ -223,6 +235,10 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   if (timed) timed_dispatch_end(p);
   counters_.dispatches++;
   recorded_++;
+  // Blocks written from a tainted block, or by a checking kernel, carry the taint (cheap no-op
+  // while no checking kernel is unread and nothing is poisoned).
+  if (check_indices || tainted_.load(std::memory_order_relaxed))
+    taint_locked(p, b, n, check_indices ? &pending_[slot] : nullptr);
   // A batch holding real GPU work goes early, so that the GPU runs it while the CPU records the
   // next ops (otherwise a loop of large ops idles the GPU for all its recording time): once it has
   // grown to submit_groups_ workgroups, and right after a large dispatch while fewer than two
@@ -243,6 +259,16 @@ void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, ui
   end_pass();
   ensure_encoder();
   procs().wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, so, dst, doff, size);
+  if (tainted_.load(std::memory_order_relaxed)) {
+    auto it = taint_.find(src);
+    if (it != taint_.end()) {
+      const std::vector<uint64_t> ids = it->second;
+      std::vector<uint64_t>& d = taint_[dst];
+      std::vector<uint64_t> u;
+      std::set_union(d.begin(), d.end(), ids.begin(), ids.end(), std::back_inserter(u));
+      d = std::move(u);
+    }
+  }
   counters_.copies++;
   recorded_++;
   if (recorded_ >= max_batch_) flush_locked();
@@ -286,6 +312,7 @@ void Stream::synchronize() {
   wait_idle_locked();
   dev_.check_errors();
   if (armed_) read_locked(nullptr, 0, nullptr, 0, true);
+  if (!found_.empty()) raise_errors_locked(nullptr);
 }
 
 void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
@@ -396,13 +423,16 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   read_locked(src, off, out, size, armed_);
+  if (!found_.empty()) raise_errors_locked(src);
 }
 
 void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors) {
   const Procs& P = procs();
   const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = size ? hi - lo : 0;
-  // The error words ride along after the data, in the same copy-and-map.
-  const uint64_t total = n + (with_errors ? kErrorWords * 4 : 0);
+  // The armed error slots ride along after the data, in the same copy-and-map.
+  with_errors = with_errors && !pending_.empty();
+  const uint64_t slot_bytes = with_errors ? (pending_.size() - 1) * slot_stride_ + kErrorWords * 4 : 0;
+  const uint64_t total = n + slot_bytes;
   if (total == 0) return;
   if (staging_size_ < total) {
     uint64_t s = 1 << 16;
@@ -422,18 +452,15 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   end_pass();
   ensure_encoder();
   if (n) P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, staging_.get(), 0, n);
-  if (with_errors) {
-    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), errors_.get(), 0, staging_.get(), n, kErrorWords * 4);
-    armed_ = false;  // everything recorded so far is covered by this copy
-  }
+  if (with_errors)  // every armed slot: everything recorded so far is covered by this copy
+    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), errors_.get(), 0, staging_.get(), n, slot_bytes);
   flush_locked();
   map_locked(staging_.get(), WGPUMapMode_Read, total, "a readback");
   counters_.readbacks++;
   const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
   if (size) std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
-  uint32_t words[kErrorWords] = {};
-  if (with_errors) std::memcpy(words, static_cast<const uint8_t*>(mapped) + n, sizeof(words));
+  if (with_errors) collect_errors_locked(static_cast<const uint8_t*>(mapped) + n);
   P.wgpuBufferUnmap(staging_.get());
   // Everything submitted before the copy is done: the arena chunks are free again.
   while (!in_flight_.empty()) {
@@ -441,7 +468,6 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
     in_flight_.pop_front();
   }
   dev_.check_errors();
-  if (words[0] != 0) raise_index_error(words);
 }
 
 namespace {
@@ -457,27 +483,132 @@ uint32_t Stream::error_op_code(const std::string& op, bool index_error) {
   return uint32_t(g_ops.size() - 1);
 }
 
-Binding Stream::error_binding() {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+uint32_t Stream::error_slot_locked() {
   if (!errors_) {
+    slot_stride_ = std::max<uint64_t>(dev_.limits().minStorageBufferOffsetAlignment, kErrorWords * 4);
     WGPUBufferDescriptor d{};
     d.label = sv("torch-webgpu index errors");
     d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
-    d.size = kErrorWords * 4;  // created zeroed
+    d.size = kErrorSlots * slot_stride_;  // created zeroed
     errors_ = Buffer(procs().wgpuDeviceCreateBuffer(dev_.device(), &d));
   }
-  return {errors_.get(), 0, kErrorWords * 4};
+  const std::thread::id me = std::this_thread::get_id();
+  if (pending_.size() < kErrorSlots) {
+    ErrorRecord r;
+    r.id = ++next_error_id_;
+    r.owner = me;
+    r.slot = uint32_t(pending_.size());
+    pending_.push_back(r);
+    armed_ = true;
+    return r.slot;
+  }
+  // All slots armed: share this thread's latest (its first bad index wins; everything either
+  // dispatch writes is poisoned by it), else read the slots now.
+  for (size_t i = pending_.size(); i-- > 0;)
+    if (pending_[i].owner == me) return uint32_t(i);
+  check_slots_locked();
+  return error_slot_locked();
 }
 
-void Stream::arm_error_check() {
+void Stream::check_slots_locked() { read_locked(nullptr, 0, nullptr, 0, true); }
+
+void Stream::taint_locked(const Pipeline& p, const Binding* b, uint32_t n, const ErrorRecord* armed) {
+  std::vector<uint64_t> ids;
+  if (!taint_.empty())
+    for (uint32_t i = 0; i < n; ++i) {
+      auto it = taint_.find(b[i].buffer);
+      if (it != taint_.end()) ids.insert(ids.end(), it->second.begin(), it->second.end());
+    }
+  if (armed) ids.push_back(armed->id);
+  if (ids.empty()) return;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (uint32_t i = 0; i < n; ++i) {
+    if (p.readonly_mask >> i & 1) continue;  // read only: not written
+    std::vector<uint64_t>& d = taint_[b[i].buffer];
+    std::vector<uint64_t> u;
+    std::set_union(d.begin(), d.end(), ids.begin(), ids.end(), std::back_inserter(u));
+    d = std::move(u);
+  }
+  tainted_.store(true, std::memory_order_release);
+}
+
+void Stream::untaint_locked(const std::vector<uint64_t>& ids) {
+  if (ids.empty()) return;
+  for (auto it = taint_.begin(); it != taint_.end();) {
+    auto& v = it->second;
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](uint64_t x) { return std::find(ids.begin(), ids.end(), x) != ids.end(); }),
+            v.end());
+    it = v.empty() ? taint_.erase(it) : std::next(it);
+  }
+  tainted_.store(!taint_.empty(), std::memory_order_release);
+}
+
+void Stream::collect_errors_locked(const uint8_t* slots) {
+  // Called with the readback mapped: the GPU has finished everything the armed slots cover.
+  std::vector<uint64_t> clean;
+  const uint32_t zeros[kErrorWords] = {};
+  for (ErrorRecord& r : pending_) {
+    std::memcpy(r.words, slots + r.slot * slot_stride_, sizeof(r.words));
+    if (r.words[0] == 0) {
+      clean.push_back(r.id);
+      continue;
+    }
+    // Clear the slot for its next use (the queue is idle, and nothing is recorded meanwhile).
+    procs().wgpuQueueWriteBuffer(dev_.queue(), errors_.get(), r.slot * slot_stride_, const_cast<uint32_t*>(zeros),
+                                 sizeof(zeros));
+    found_.push_back(r);
+  }
+  pending_.clear();
+  armed_ = false;
+  untaint_locked(clean);
+}
+
+void Stream::raise_errors_locked(WGPUBuffer src) {
+  // This thread's own errors first: all of them go (the first is reported, as CUDA reports one).
+  const std::thread::id me = std::this_thread::get_id();
+  std::vector<uint64_t> ids;
+  const ErrorRecord* first = nullptr;
+  for (const ErrorRecord& r : found_)
+    if (r.owner == me) {
+      ids.push_back(r.id);
+      if (!first) first = &r;
+    }
+  // Otherwise an error that poisoned what this read copies.
+  if (!first && src) {
+    auto it = taint_.find(src);
+    if (it != taint_.end())
+      for (const ErrorRecord& r : found_)
+        if (std::find(it->second.begin(), it->second.end(), r.id) != it->second.end()) {
+          ids.push_back(r.id);
+          first = &r;
+          break;
+        }
+  }
+  if (!first) return;
+  uint32_t words[kErrorWords];
+  std::memcpy(words, first->words, sizeof(words));
+  found_.erase(std::remove_if(found_.begin(), found_.end(),
+                              [&](const ErrorRecord& r) { return std::find(ids.begin(), ids.end(), r.id) != ids.end(); }),
+               found_.end());
+  untaint_locked(ids);
+  raise_index_error(words);
+}
+
+void Stream::forget_buffer(WGPUBuffer b) {
+  if (!tainted_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  armed_ = true;
+  taint_.erase(b);
+  tainted_.store(!taint_.empty(), std::memory_order_release);
+}
+
+Stream::ErrorState Stream::error_state() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return {pending_.size(), found_.size(), taint_.size()};
 }
 
 void Stream::raise_index_error(const uint32_t* w) {
-  // Clear the words (the queue is idle: the readback waited for everything submitted).
-  const uint32_t zeros[kErrorWords] = {};
-  procs().wgpuQueueWriteBuffer(dev_.queue(), errors_.get(), 0, const_cast<uint32_t*>(zeros), sizeof(zeros));
   std::string op = "an indexing op";
   bool index_error = true;
   {
@@ -487,8 +618,8 @@ void Stream::raise_index_error(const uint32_t* w) {
   const int64_t idx = int64_t(uint64_t(w[3]) | (uint64_t(w[4]) << 32));
   const int64_t sz = int64_t(uint64_t(w[5]) | (uint64_t(w[6]) << 32));
   const std::string msg = c10::str(op, ": index ", idx, " is out of bounds for dimension ", w[2], " with size ", sz,
-                                   " (webgpu checks indices on the device and reports the first bad one at the next "
-                                   "synchronization)");
+                                   " (webgpu checks indices on the device and reports a bad one when a result it "
+                                   "affected is read, or at the recording thread's next synchronization)");
   TORCH_CHECK_INDEX(!index_error, msg);
   TORCH_CHECK(false, msg);
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -51,8 +52,10 @@ class Stream {
 
   // Records one dispatch of `workgroups` workgroups (folded into a 3D grid as needed); kernels
   // rebuild the linear workgroup id from num_workgroups. params: up to kParamWords words.
+  // check_indices: the kernel reports bad user indices (see "Device-side index errors" below); the
+  // Stream appends an error slot of its own as binding n+1 (p has n+1 storage bindings).
   void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params,
-                uint32_t nwords, uint64_t workgroups);
+                uint32_t nwords, uint64_t workgroups, bool check_indices = false);
   // Records a buffer-to-buffer copy (offsets and size multiples of 4).
   void copy(WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off, uint64_t size);
   // Writes host data into a buffer, ordered after everything recorded so far (the open batch is
@@ -77,14 +80,24 @@ class Stream {
   static constexpr uint64_t kUploadDirectMax = 4ull << 20;
   static constexpr uint64_t kUploadChunk = 8ull << 20;
 
-  // Device-side index errors (DESIGN.md, correctness yardstick): kernels that check user indices
-  // bind error_binding() (kErrorWords atomic u32 words: set flag, op code, dim, index lo/hi, size
-  // lo/hi) and call arm_error_check() when recorded. The next readback or synchronize() then also
-  // reads the words (piggybacked on the readback's own copy) and raises IndexError naming the op
-  // and the index, like CUDA's asynchronous errors. Nothing is read while no such kernel ran.
+  // Device-side index errors (docs/design.md, "Device-side index errors"): a checked dispatch gets
+  // an error slot of its own (kErrorWords atomic u32 words: set flag, op code, dim, index lo/hi,
+  // size lo/hi), and the blocks it writes, and every block later computed from them, are tainted
+  // with its record. The next readback (from any thread) or synchronize() also reads the armed
+  // slots (piggybacked on the readback's own copy); a slot found set turns its record into an
+  // error owned by the recording thread, and its tainted blocks are poisoned. IndexError (naming
+  // the op and the index) is raised to a read of a poisoned block, and to the owner's next
+  // readback or synchronize(), never to another thread's unrelated read. Once raised, an error and
+  // its poison are gone. Nothing extra is read while no checking kernel ran.
   static constexpr uint32_t kErrorWords = 8;
-  Binding error_binding();
-  void arm_error_check();
+  static constexpr uint32_t kErrorSlots = 128;
+  // A buffer given back to the pool: it no longer holds a poisoned result.
+  void forget_buffer(WGPUBuffer b);
+  // Device-error bookkeeping, for tests: armed slots, errors found and not raised, tainted buffers.
+  struct ErrorState {
+    size_t armed = 0, found = 0, tainted = 0;
+  };
+  ErrorState error_state();
   // A code for an op name, for the error message (stable for the process); index_error false
   // raises RuntimeError instead (as CPU does for gather and scatter).
   static uint32_t error_op_code(const std::string& op, bool index_error = true);
@@ -132,6 +145,20 @@ class Stream {
   void wait_idle_locked();
   void read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors);
   void raise_index_error(const uint32_t* words);
+  // Error slots: an armed dispatch's record (pending until its slot is read), then, if the slot was
+  // set, an error found (its words) until raised. Taint: buffer -> records it may depend on.
+  struct ErrorRecord {
+    uint64_t id = 0;
+    std::thread::id owner;
+    uint32_t slot = 0;
+    uint32_t words[kErrorWords] = {};
+  };
+  uint32_t error_slot_locked();  // a slot for a checked dispatch of the calling thread
+  void taint_locked(const Pipeline& p, const Binding* b, uint32_t n, const ErrorRecord* armed);
+  void untaint_locked(const std::vector<uint64_t>& ids);
+  void collect_errors_locked(const uint8_t* slots);  // the armed slots' words, as read back
+  void raise_errors_locked(WGPUBuffer src);           // raises what src or this thread must see
+  void check_slots_locked();                          // reads the armed slots now (no raise)
   WGPUBindGroup bind_group(const Pipeline& p, const Binding* b, uint32_t n);
 
   GpuDevice& dev_;
@@ -176,9 +203,15 @@ class Stream {
   std::unordered_map<std::vector<uint64_t>, BindGroup, KeyHash> bind_groups_;
   std::vector<uint64_t> key_;
   StreamCounters counters_;
-  // Device error words
+  // Device error slots
   Buffer errors_;
-  bool armed_ = false;
+  uint64_t slot_stride_ = 256;  // bytes between slots (minStorageBufferOffsetAlignment)
+  bool armed_ = false;          // pending_ is not empty
+  uint64_t next_error_id_ = 0;
+  std::vector<ErrorRecord> pending_;  // armed, in slot order (slot i: pending_[i])
+  std::vector<ErrorRecord> found_;    // errors read back, not raised yet, oldest first
+  std::unordered_map<WGPUBuffer, std::vector<uint64_t>> taint_;
+  std::atomic<bool> tainted_{false};  // taint_ is not empty (read without the lock)
   // Marks and kernel timing
   uint64_t marks_ = 0;
   struct TimedBatch {
