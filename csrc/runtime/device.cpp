@@ -34,7 +34,7 @@ const char* kNoAdapterAdvice =
     "CPU adapter (lavapipe); with an NVIDIA GPU, install its driver with Vulkan support.";
 
 // Toggle names this Dawn knows (asking for an unknown one is an error in some builds).
-std::vector<std::string> known_toggles() {
+std::vector<std::string> list_toggles() {
   const Procs& P = procs();
   // The helper fills names, descriptions and stages up to max_count and returns the full count.
   std::vector<const char*> names(512), descs(512);
@@ -49,6 +49,12 @@ std::vector<std::string> known_toggles() {
   for (const char* c : names)
     if (c) out.emplace_back(c);
   return out;
+}
+
+// Whether this Dawn knows toggle t (read once; true for all when Dawn lists none).
+bool toggle_known(const std::string& t) {
+  static const std::vector<std::string> known = list_toggles();
+  return known.empty() || std::find(known.begin(), known.end(), t) != known.end();
 }
 
 WGPUInstance instance_locked() {
@@ -75,9 +81,8 @@ void probe_adapter_locked() {
   // allow_unsafe_apis, shader-f16 on NVIDIA's Vulkan driver only with vulkan_enable_f16_on_nvidia
   // (asking for them on the device is too late).
   std::vector<const char*> adapter_toggles;
-  const std::vector<std::string> known = known_toggles();
   for (const char* t : {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"})
-    if (known.empty() || std::find(known.begin(), known.end(), t) != known.end()) adapter_toggles.push_back(t);
+    if (toggle_known(t)) adapter_toggles.push_back(t);
   WGPUDawnTogglesDescriptor toggles{};
   toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
   toggles.enabledToggleCount = adapter_toggles.size();
@@ -269,15 +274,11 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
       p = q + 1;
     }
   }
-  const std::vector<std::string> known = known_toggles();
-  auto is_known = [&](const std::string& t) {
-    return known.empty() || std::find(known.begin(), known.end(), t) != known.end();
-  };
   std::vector<const char*> enabled, disabled;
   for (const std::string& t : on)
-    if (is_known(t)) enabled.push_back(t.c_str()), toggles_.push_back(t);
+    if (toggle_known(t)) enabled.push_back(t.c_str()), toggles_.push_back(t);
   for (const std::string& t : off)
-    if (is_known(t)) disabled.push_back(t.c_str()), toggles_.push_back("-" + t);
+    if (toggle_known(t)) disabled.push_back(t.c_str()), toggles_.push_back("-" + t);
   WGPUDawnTogglesDescriptor toggles{};
   toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
   toggles.enabledToggleCount = enabled.size();
