@@ -29,6 +29,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,7 @@
 #include <sstream>
 
 #include "ops/common.h"
+#include "ops/linalg.h"
 #include "ops/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
@@ -198,14 +200,17 @@ std::string float_bindings(const View& x, const View& w, const View& o, const Vi
 void float_dispatch(const Tensor& any, const std::string& key, const std::vector<FBind>& binds, uint32_t ro_mask,
                     const std::vector<uint32_t>& prm, uint64_t groups, const std::function<std::string()>& make) {
   rt::GpuDevice& dev = gpu_of(any);
-  const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask,
-                                               [&] {
-                                                 std::string src = make();
-                                                 // TORCH_WEBGPU_MATMUL_DUMP=1: print each new kernel (for tuning).
-                                                 if (const char* d = std::getenv("TORCH_WEBGPU_MATMUL_DUMP"); d && *d)
-                                                   std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), src.c_str());
-                                                 return rt::wgsl_source("common") + src;
-                                               });
+  const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask, [&] {
+    std::string src = make();
+    // TORCH_WEBGPU_MATMUL_DUMP=1: print each new kernel (for tuning).
+    if (const char* d = std::getenv("TORCH_WEBGPU_MATMUL_DUMP"); d && *d)
+      std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), src.c_str());
+    // Directives (enable, diagnostic) must precede every declaration: common's go after them.
+    size_t head = 0;
+    while (src.compare(head, 7, "enable ") == 0 || src.compare(head, 11, "diagnostic(") == 0)
+      head = src.find('\n', head) + 1;
+    return src.substr(0, head) + rt::wgsl_source("common") + src.substr(head);
+  });
   std::vector<rt::Binding> b;
   for (const FBind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
@@ -460,6 +465,311 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
 }
 
 // ---------------------------------------------------------------------------------------------
+// Half GEMM on subgroup matrices (wgsl/matmul_sg.wgsl)
+//
+// Used for f16 operands where the adapter lists an f16 x f16 -> f32 subgroup-matrix config with a
+// fixed subgroup size; everything else (lavapipe, bf16, f32, integers) keeps the FMA kernels.
+// The plan is a pure function of the adapter's configs, limits and the problem, so the selection
+// can be tested on any adapter (torch_webgpu._C._sg_gemm_plan).
+
+struct SgPlan {
+  bool use = false;
+  std::string why;               // why not (or which class)
+  int sm = 0, sn = 0, sk = 0, sg = 0;  // config and subgroup size
+  int wsm = 0, wsn = 0, tm = 0, tn = 0, bk = 0, nbuf = 1;
+  int64_t splits = 1, kps = 0, tiles_m = 0, tiles_n = 0;
+  int bm() const { return wsm * tm * sm; }
+  int bn() const { return wsn * tn * sn; }
+  int wg() const { return wsm * wsn * sg; }
+};
+
+struct SgShape {  // WSMxWSNxTMxTNxBK
+  int wsm, wsn, tm, tn, bk;
+};
+
+SgShape parse_sg_shape(const std::string& s, SgShape d) {
+  SgShape t{};
+  if (std::sscanf(s.c_str(), "%dx%dx%dx%dx%d", &t.wsm, &t.wsn, &t.tm, &t.tn, &t.bk) != 5) return d;
+  TORCH_CHECK(t.wsm > 0 && t.wsn > 0 && t.tm > 0 && t.tn > 0 && t.bk > 0 && t.bk % 16 == 0 && t.tm * t.tn <= 32,
+              "webgpu: TORCH_WEBGPU_MATMUL_SG_TILES: bad shape '", s,
+              "' (WSMxWSNxTMxTNxBK: subgroups along m and n, matrices per subgroup along m and n, depth a multiple "
+              "of 16)");
+  return t;
+}
+
+SgPlan sg_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs, bool has_f16, uint64_t wg_storage,
+               uint64_t max_invocations, at::ScalarType dt, int64_t batch, int64_t M, int64_t N, int64_t K) {
+  SgPlan p;
+  const char* env = std::getenv("TORCH_WEBGPU_MATMUL_SG");
+  if (env && std::string(env) == "0") return p.why = "disabled by TORCH_WEBGPU_MATMUL_SG=0", p;
+  if (dt != at::kHalf) return p.why = "dtype is not float16", p;
+  if (!has_f16) return p.why = "no shader-f16", p;
+  const rt::GpuDevice::MatrixConfig* cfg = nullptr;
+  for (const auto& c : configs) {
+    if (c.component != "f16" || c.result != "f32" || c.min_subgroup != c.max_subgroup || c.K % 8 != 0) continue;
+    // Prefer the squarest config (16x16x16 over 16x8x16), then the deepest.
+    auto score = [](const rt::GpuDevice::MatrixConfig& x) {
+      return int64_t(std::min(x.M, x.N)) * 1000 + int64_t(x.M) * x.N + x.K;
+    };
+    if (!cfg || score(c) > score(*cfg)) cfg = &c;
+  }
+  if (!cfg) return p.why = "no f16 x f16 -> f32 subgroup-matrix config with a fixed subgroup size", p;
+  // Each lane writes an even run of one result row (whole f16 words).
+  const uint32_t lanes = cfg->max_subgroup, per_lane = lanes ? cfg->M * cfg->N / lanes : 0;
+  if (!lanes || (cfg->M * cfg->N) % lanes || per_lane % 2 || cfg->N % per_lane)
+    return p.why = "the config's matrix does not split into even row runs per lane", p;
+  if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
+  p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
+  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=2x4x4x2x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides).
+  SgShape large{2, 4, 4, 2, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
+  if (const char* t = std::getenv("TORCH_WEBGPU_MATMUL_SG_TILES")) {
+    std::stringstream ss(t);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.size() < 3 || item[1] != '=') continue;
+      SgShape* dst = item[0] == 'L' ? &large : item[0] == 'M' ? &medium : item[0] == 'S' ? &small : nullptr;
+      if (dst) *dst = parse_sg_shape(item.substr(2), *dst);
+    }
+  }
+  auto tiles = [&](const SgShape& s) {
+    const int64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
+    return batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  };
+  auto shared = [&](const SgShape& s, int nbuf) {
+    const uint64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
+    // Worst orientation of each operand's buffer, in bytes, plus the f32 staging tiles.
+    const uint64_t a = std::max(bm * (s.bk + 8), uint64_t(s.bk) * (bm + 8)) * 2;
+    const uint64_t b = std::max(bn * (s.bk + 8), uint64_t(s.bk) * (bn + 8)) * 2;
+    return nbuf * (a + b) + uint64_t(s.wsm) * s.wsn * p.sm * p.sn * 4;
+  };
+  auto fits = [&](const SgShape& s) {
+    return uint64_t(s.wsm) * s.wsn * p.sg <= max_invocations && s.bk % p.sk == 0 && shared(s, 1) <= wg_storage;
+  };
+  SgShape s = small;
+  const char* cls = "small";
+  if (tiles(large) >= 256 && fits(large)) s = large, cls = "large";
+  else if (tiles(medium) >= 256 && fits(medium)) s = medium, cls = "medium";
+  if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
+  p.wsm = s.wsm, p.wsn = s.wsn, p.tm = s.tm, p.tn = s.tn, p.bk = s.bk;
+  p.nbuf = shared(s, 2) <= wg_storage ? 2 : 1;
+  p.tiles_m = (M + p.bm() - 1) / p.bm();
+  p.tiles_n = (N + p.bn() - 1) / p.bn();
+  const int64_t t = batch * p.tiles_m * p.tiles_n;
+  // Split-K when the tiles cannot fill a large GPU and K is long.
+  int64_t splits = 1;
+  if (t < 128 && K >= 1024) splits = std::min<int64_t>((256 + t - 1) / t, K / 512);
+  splits = std::max<int64_t>(splits, 1);
+  int64_t kps = (K + splits - 1) / splits;
+  kps = (kps + p.bk - 1) / p.bk * p.bk;
+  p.splits = (K + kps - 1) / kps;
+  p.kps = kps;
+  p.use = true;
+  p.why = cls;
+  return p;
+}
+
+// 0: not probed yet, 1: `subgroupMatrixLoad<T, row_major>(p, off, stride)` (current proposal),
+// 2: `subgroupMatrixLoad<T>(p, off, col_major: bool, stride)` (Dawn before the majorness enum).
+std::atomic<int> g_sg_syntax{0};
+
+std::string sg_load(int syntax, const std::string& type, bool col_major, const std::string& arr,
+                    const std::string& off, const std::string& stride) {
+  if (syntax == 1)
+    return "subgroupMatrixLoad<" + type + (col_major ? ", col_major>(&" : ", row_major>(&") + arr + ", " + off + ", " +
+           stride + ")";
+  return "subgroupMatrixLoad<" + type + ">(&" + arr + ", " + off + (col_major ? ", true, " : ", false, ") + stride + ")";
+}
+
+std::string sg_store(int syntax, const std::string& arr, const std::string& off, const std::string& v,
+                     const std::string& stride) {
+  if (syntax == 1) return "subgroupMatrixStore<row_major>(&" + arr + ", " + off + ", " + v + ", " + stride + ")";
+  return "subgroupMatrixStore(&" + arr + ", " + off + ", " + v + ", false, " + stride + ")";
+}
+
+std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool direct,
+                    bool has_c, bool c_in_o, const std::string& bindings) {
+  std::string s = rt::wgsl_source("matmul_sg");
+  const int BM = P.bm(), BN = P.bn(), BK = P.bk, WG = P.wg();
+  const int a_stride = a_k8 ? BK + 8 : BM + 8, b_stride = b_n8 ? BN + 8 : BK + 8;
+  const int a_buf = a_k8 ? BM * a_stride : BK * a_stride, b_buf = b_n8 ? BK * b_stride : BN * b_stride;
+  auto R = [&](const char* k, const std::string& v) { rep(s, k, v); };
+  auto I = [](int64_t v) { return std::to_string(v); };
+  R("{{BM}}", I(BM)); R("{{BN}}", I(BN)); R("{{BK}}", I(BK)); R("{{SG}}", I(P.sg)); R("{{WG}}", I(WG));
+  R("{{WSN}}", I(P.wsn)); R("{{A_STRIDE}}", I(a_stride)); R("{{B_STRIDE}}", I(b_stride));
+  R("{{A_BUF}}", I(a_buf)); R("{{B_BUF}}", I(b_buf)); R("{{SM}}", I(P.sm)); R("{{SN}}", I(P.sn)); R("{{SK}}", I(P.sk));
+  R("{{NBUF}}", I(P.nbuf));
+  R("{{BINDINGS}}", bindings);
+  R("{{A_VEC}}", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : "");
+  R("{{B_VEC}}", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : "");
+  // Global -> registers -> workgroup memory, 8 halves per unit, each invocation a fixed set of units.
+  std::ostringstream regs, fetch, stash;
+  auto units = [&](const char* r, bool along_first, int rows, int cols /* in halves; cols along the unit */,
+                   const char* ld, const char* plim, const char* qlim, const char* p0, const char* q0,
+                   const char* base, const char* sp, const char* sq, const char* put, const char* buf, int stride) {
+    // rows x cols tile; unit u -> (u / (cols/8), (u % (cols/8)) * 8).
+    (void)along_first;
+    const int n = rows * cols / 8, per = (n + WG - 1) / WG;
+    for (int i = 0; i < per; ++i) {
+      const std::string Rn = std::string(r) + I(i), U = I(i * WG) + "u + LID";
+      const std::string guard = n % WG ? "if (" + U + " < " + I(n) + "u) " : "";
+      regs << "var<private> " << Rn << ": vec4<u32>;\n";
+      fetch << "  " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
+            << "u) * 8u; " << Rn << " = " << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
+            << ", " << base << ", " << sp << ", " << sq << "); }\n";
+      stash << "  " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
+            << "u) * 8u; " << put << "(" << buf << " + p * " << stride << "u + q, " << Rn << "); }\n";
+    }
+  };
+  // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
+  if (a_k8) units("ra", true, BM, BK, "load8_a", "prm(0u)", "T.k1", "T.m0", "kt", "abase", "prm(10u)", "prm(11u)", "put8_a", "ab", a_stride);
+  else units("ra", false, BK, BM, "load8_a", "T.k1", "prm(0u)", "kt", "T.m0", "abase", "prm(11u)", "prm(10u)", "put8_a", "ab", a_stride);
+  if (b_n8) units("rb", true, BK, BN, "load8_b", "T.k1", "prm(1u)", "kt", "T.n0", "bbase", "prm(14u)", "prm(15u)", "put8_b", "bb", b_stride);
+  else units("rb", false, BN, BK, "load8_b", "prm(1u)", "T.k1", "T.n0", "kt", "bbase", "prm(15u)", "prm(14u)", "put8_b", "bb", b_stride);
+  R("{{REGS}}", regs.str());
+  R("{{FETCH}}", fetch.str());
+  R("{{STASH}}", stash.str());
+  const std::string lt = "subgroup_matrix_left<f16, " + I(P.sk) + ", " + I(P.sm) + ">";
+  const std::string rt_ = "subgroup_matrix_right<f16, " + I(P.sn) + ", " + I(P.sk) + ">";
+  const std::string ct = "subgroup_matrix_result<f32, " + I(P.sn) + ", " + I(P.sm) + ">";
+  std::ostringstream acc, comp, store;
+  for (int i = 0; i < P.tm; ++i)
+    for (int j = 0; j < P.tn; ++j) acc << "  var acc_" << i << "_" << j << " = " << ct << "();\n";
+  for (int i = 0; i < P.tm; ++i) {
+    const std::string m = "(sm * " + I(P.tm * P.sm) + "u + " + I(i * P.sm) + "u)";
+    const std::string off = a_k8 ? "ab + " + m + " * A_STRIDE + kk" : "ab + kk * A_STRIDE + " + m;
+    comp << "      let l" << i << " = " << sg_load(syntax, lt, !a_k8, "As", off, "A_STRIDE") << ";\n";
+  }
+  for (int j = 0; j < P.tn; ++j) {
+    const std::string n = "(sn * " + I(P.tn * P.sn) + "u + " + I(j * P.sn) + "u)";
+    const std::string off = b_n8 ? "bb + kk * B_STRIDE + " + n : "bb + " + n + " * B_STRIDE + kk";
+    comp << "      let r" << j << " = " << sg_load(syntax, rt_, !b_n8, "Bs", off, "B_STRIDE") << ";\n";
+  }
+  for (int i = 0; i < P.tm; ++i)
+    for (int j = 0; j < P.tn; ++j)
+      comp << "      acc_" << i << "_" << j << " = subgroupMatrixMultiplyAccumulate(l" << i << ", r" << j << ", acc_" << i
+           << "_" << j << ");\n";
+  for (int i = 0; i < P.tm; ++i)
+    for (int j = 0; j < P.tn; ++j) {
+      store << "  " << sg_store(syntax, "Cs", "st", "acc_" + I(i) + "_" + I(j), I(P.sn) + "u") << ";\n";
+      store << "  workgroupBarrier();\n";
+      store << "  store_run(T.m0 + sm * " << P.tm * P.sm << "u + " << i * P.sm << "u + row, T.n0 + sn * "
+            << P.tn * P.sn << "u + " << j * P.sn << "u + col, st + lane * PER_LANE);\n";
+      store << "  workgroupBarrier();\n";
+    }
+  R("{{ACC_DECL}}", acc.str());
+  R("{{COMPUTE}}", comp.str());
+  R("{{STORE}}", store.str());
+  R("{{ADVANCE}}", P.nbuf == 2 ? "    if (more) { stash(1u - buf); }\n    workgroupBarrier();\n    buf = 1u - buf;"
+                               : "    workgroupBarrier();\n    if (more) { stash(0u); }\n    workgroupBarrier();");
+  std::ostringstream run;
+  const std::string c_rd = c_in_o ? "f16_to_f32((O[ce >> 1u] >> ((ce & 1u) * 16u)) & 0xffffu)" : "elc(ce)";
+  if (has_c) run << "  let cb = prm(16u) + T.b * prm(17u) + m * prm(18u);\n  let beta = bitcast<f32>(prm(25u));\n";
+  if (direct) {
+    // f16 output, contiguous along n, even offset and row stride: each lane owns whole words (a
+    // row's last odd element is merged into its word).
+    run << "  for (var c = 0u; c < PER_LANE; c = c + 2u) {\n    let n1 = n + c;\n    if (n1 >= N) { break; }\n"
+        << "    var v0 = alpha * Cs[s + c];\n    var v1 = alpha * Cs[s + c + 1u];\n";
+    if (has_c)
+      run << "    { let ce = cb + n1 * prm(19u); v0 = v0 + beta * " << c_rd << "; }\n"
+          << "    if (n1 + 1u < N) { let ce = cb + (n1 + 1u) * prm(19u); v1 = v1 + beta * " << c_rd << "; }\n";
+    run << "    let w = (ob + n1) >> 1u;\n"
+        << "    if (n1 + 1u < N) { O[w] = f32_to_f16(v0) | (f32_to_f16(v1) << 16u); }\n"
+        << "    else { O[w] = (O[w] & 0xffff0000u) | f32_to_f16(v0); }\n  }\n";
+  } else {
+    run << "  for (var c = 0u; c < PER_LANE; c = c + 1u) {\n    let n1 = n + c;\n    if (n1 >= N) { break; }\n"
+        << "    O[ob + n1 * prm(23u)] = bitcast<u32>(alpha * Cs[s + c]);\n  }\n";
+  }
+  R("{{STORE_RUN}}", run.str());
+  // Matrix loads and stores want subgroup-uniform offsets; ours depend on the subgroup's index
+  // (lid / SG), uniform within each subgroup but not provably so to WGSL's workgroup-level analysis.
+  return "enable f16;\nenable chromium_experimental_subgroup_matrix;\ndiagnostic(off, chromium.subgroup_matrix_uniformity);\n" + s;
+}
+
+// O = alpha * A @ B (+ beta * C) on subgroup matrices, per plan P. Returns false (nothing
+// dispatched) when this Dawn compiles neither load/store syntax.
+bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M,
+             int64_t N, int64_t K, float alpha, float beta) {
+  const bool direct_ok = P.splits == 1 && o.s1 == 1 && o.off % 2 == 0 && o.s0 % 2 == 0 && o.sb % 2 == 0;
+  Scratch sc;
+  View out = o;
+  if (!direct_ok) {
+    sc = make_scratch(o.t, P.splits, batch, M, N);
+    out = sc.v;
+  }
+  const View* cc = direct_ok ? c : nullptr;
+  const bool c_in_o = cc && block_of(cc->t) == block_of(out.t);
+  // Orientation: units of 8 along each operand's contiguous dimension.
+  const bool a_k8 = !(a.s0 == 1 && a.s1 != 1);
+  const bool b_n8 = !(b.s0 == 1 && b.s1 != 1);
+  auto vec8 = [&](const View& v, bool along_second) {
+    const int64_t unit = along_second ? v.s1 : v.s0, other = along_second ? v.s0 : v.s1;
+    return unit == 1 && v.off % 8 == 0 && other % 8 == 0 && v.sb % 8 == 0;
+  };
+  const bool a_vec = vec8(a, a_k8), b_vec = vec8(b, b_n8);
+  std::vector<FBind> binds;
+  uint32_t ro = 0;
+  std::ostringstream bs;
+  auto add = [&](const View& v, const char* name, bool write, const char* type) {
+    binds.push_back({block_of(v.t), write});
+    const int idx = int(binds.size());
+    if (!write) ro |= 1u << (idx - 1);
+    bs << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "
+       << type << ";\n";
+  };
+  add(a, "A", false, "array<vec4<u32>>");
+  add(b, "Bm", false, "array<vec4<u32>>");
+  add(out, "O", true, "array<u32>");
+  if (cc && !c_in_o) {
+    add(*cc, "C", false, array_type(cc->t.scalar_type()).c_str());
+    bs << elem_fn("elc", "C", cc->t.scalar_type());
+  }
+  const View* ccv = cc;
+  std::vector<uint32_t> prm = {
+      u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(P.tiles_m, "tiles"),
+      u32(P.tiles_n, "tiles"), uint32_t(P.splits), u32(P.kps, "size"),
+      u32(a.off, "offset"), u32(a.sb, "stride"), u32(a.s0, "stride"), u32(a.s1, "stride"),
+      u32(b.off, "offset"), u32(b.sb, "stride"), u32(b.s0, "stride"), u32(b.s1, "stride"),
+      ccv ? u32(ccv->off, "offset") : 0u, ccv ? u32(ccv->sb, "stride") : 0u, ccv ? u32(ccv->s0, "stride") : 0u,
+      ccv ? u32(ccv->s1, "stride") : 0u,
+      u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s0, "stride"), u32(out.s1, "stride"),
+      f32_bits(direct_ok ? alpha : 1.0f), f32_bits(beta), direct_ok ? 0u : u32(batch * M * N, "scratch size")};
+  const uint64_t groups = uint64_t(batch * P.tiles_m * P.tiles_n) * P.splits;
+  auto key_for = [&](int syntax) {
+    std::ostringstream key;
+    key << "matmul_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
+        << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.nbuf << ":" << a_k8 << a_vec << b_n8 << b_vec
+        << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
+    return key.str();
+  };
+  const int known = g_sg_syntax.load();
+  if (known < 0) return false;
+  std::string first_error;
+  for (int use = known ? known : 1; use <= 2; ++use) {
+    try {
+      float_dispatch(o.t, key_for(use), binds, ro, prm, groups,
+                     [&] { return sg_wgsl(P, use, a_k8, a_vec, b_n8, b_vec, direct_ok, cc != nullptr, c_in_o, bs.str()); });
+      g_sg_syntax.store(use);
+      break;
+    } catch (const c10::Error& e) {
+      if (known) throw;  // a syntax that compiled before: a real error
+      // Dawn's message without the WGSL listing that follows it.
+      std::string msg = e.what_without_backtrace();
+      msg = msg.substr(0, msg.find("---- WGSL ----"));
+      if (use == 1) first_error = msg;
+      if (use == 2) {
+        // Neither syntax compiles on this Dawn: the FMA kernels from now on, said once.
+        g_sg_syntax.store(-1);
+        TORCH_WARN("webgpu: matmul: subgroup-matrix kernels do not compile on this Dawn; using the FMA kernels.\n",
+                   first_error, "\n", msg);
+        return false;
+      }
+    }
+  }
+  if (!direct_ok) epilogue(sc, P.splits, batch, M, N, o, c, alpha, beta);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Float mat-vec: O[b, j] = alpha * sum_k X[b, k] W[b, j, k] (+ beta C[b, j])
 
 struct Vec {  // a vector operand: offset, batch stride, element stride
@@ -692,6 +1002,16 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     }
     return;
   }
+  if (dt == at::kHalf) {
+    rt::GpuDevice& dev = gpu_of(o3);
+    const WGPULimits& lim = dev.limits();
+    static const std::vector<rt::GpuDevice::MatrixConfig> none;
+    const SgPlan P = sg_plan(dev.has_subgroup_matrix() ? dev.matrix_configs() : none, dev.has_f16(),
+                             lim.maxComputeWorkgroupStorageSize,
+                             std::min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX), dt, batch, M,
+                             N, K);
+    if (P.use && sg_gemm(P, o, a, b, c, batch, M, N, K, fa, fb)) return;
+  }
   if (N <= 16 && M > N) {
     // Tall and narrow: O^T = B^T A^T puts the short side where the small-M tile expects it
     // (transposing a strided view is free).
@@ -855,6 +1175,24 @@ Tensor& vdot_out(const Tensor& self, const Tensor& other, Tensor& out) {
 }
 
 }  // namespace
+
+std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs,
+                                                         bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
+                                                         at::ScalarType dt, int64_t batch, int64_t M, int64_t N,
+                                                         int64_t K) {
+  const SgPlan p = sg_plan(configs, has_f16, wg_storage, max_invocations, dt, batch, M, N, K);
+  std::map<std::string, std::string> d{{"use", p.use ? "1" : "0"}, {"why", p.why}};
+  if (!p.use) return d;
+  auto I = [](int64_t v) { return std::to_string(v); };
+  d["config"] = I(p.sm) + "x" + I(p.sn) + "x" + I(p.sk);
+  d["subgroup"] = I(p.sg);
+  d["tile"] = I(p.bm()) + "x" + I(p.bn()) + "x" + I(p.bk);
+  d["subgroups"] = I(p.wsm) + "x" + I(p.wsn);
+  d["buffers"] = I(p.nbuf);
+  d["splits"] = I(p.splits);
+  d["workgroups"] = I(batch * p.tiles_m * p.tiles_n * p.splits);
+  return d;
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using T = const at::Tensor&;

@@ -5,11 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 #include <pybind11/stl.h>
 
 #include "core/core.h"
+#include "ops/linalg.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/pipeline.h"
@@ -145,6 +147,23 @@ PYBIND11_MODULE(_C, m) {
   }, py::arg("index") = -1);
   m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
         py::arg("index") = -1);
+  m.def("_pipeline_keys", [](int index) { return rt::get_device(resolve(index)).pipelines().keys(); },
+        "The keys of the kernels compiled so far on a device (which kernel variants ran).");
+  m.def("_sg_gemm_plan",
+        [](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations, py::object dtype,
+           int64_t batch, int64_t M, int64_t N, int64_t K) {
+          std::vector<rt::GpuDevice::MatrixConfig> cs;
+          for (const auto& item : configs) {
+            const py::dict c = item.cast<py::dict>();
+            cs.push_back({c["component"].cast<std::string>(), c["result"].cast<std::string>(),
+                          c["M"].cast<uint32_t>(), c["N"].cast<uint32_t>(), c["K"].cast<uint32_t>(),
+                          c["min_subgroup_size"].cast<uint32_t>(), c["max_subgroup_size"].cast<uint32_t>()});
+          }
+          const auto st = reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
+          return ops::describe_sg_gemm_plan(cs, has_f16, wg_storage, max_invocations, st, batch, M, N, K);
+        },
+        "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
+        "(as in info()) and limits.");
   m.def("_info", &info, py::arg("index") = -1);
   // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {

@@ -1,6 +1,7 @@
 // Pipeline cache and the embedded WGSL lookup.
 #include "runtime/pipeline.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <c10/util/Exception.h>
@@ -56,6 +57,14 @@ WGPUBindGroupLayout PipelineCache::params_layout_locked() {
     params_layout_ = BindGroupLayout(procs().wgpuDeviceCreateBindGroupLayout(dev_.device(), &d));
   }
   return params_layout_.get();
+}
+
+std::vector<std::string> PipelineCache::keys() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> k;
+  for (const auto& [key, p] : cache_) k.push_back(key);
+  std::sort(k.begin(), k.end());
+  return k;
 }
 
 const Pipeline& PipelineCache::get(const std::string& key, uint32_t n, uint32_t ro,

@@ -38,6 +38,8 @@ class PipelineCache {
   const Pipeline& get(const std::string& key, uint32_t num_storage, uint32_t readonly_mask,
                       const std::function<std::string()>& make_wgsl);
   PipelineCounters counters();
+  // The keys compiled so far (sorted).
+  std::vector<std::string> keys();
   // Group 1's layout: the parameter slot alone.
   WGPUBindGroupLayout params_layout();
 

@@ -1,0 +1,163 @@
+// Half-precision GEMM on the GPU's matrix units (subgroup matrices; ops/linalg.cpp, sg_gemm):
+// O[b] = alpha * A[b] @ B[b] (+ beta * C[b]) with f16 operands and f32 accumulation, rounded once
+// to f16 (as cuBLAS with f32 compute). A workgroup of WSM x WSN subgroups computes a BM x BN block
+// of O; each subgroup owns TM x TN result matrices of SM x SN (the adapter's config, K step SK).
+// A and B tiles of depth BK go global -> registers -> workgroup memory (NBUF buffers; the next
+// tile's global loads are in flight while the current one is multiplied), zero-filled past the
+// edges, in the operand's own orientation (a transposed operand is loaded column-major by the
+// matrix loads instead of being copied). The result matrices go through a per-subgroup f32
+// staging tile to the output: f16 words written whole (direct mode), or f32 partial sums into a
+// scratch that wgsl/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
+// Host specialisation: the double-brace placeholders; loads/stores of matrices are emitted by
+// the host in the syntax this Dawn accepts.
+// Parameters (as wgsl/matmul.wgsl): 0 M, 1 N, 2 K, 3 batch, 4 tiles_m, 5 tiles_n, 6 splits,
+//   7 k per split, 8 offA, 9 sAb, 10 sAm, 11 sAk, 12 offB, 13 sBb, 14 sBk, 15 sBn,
+//   16 offC, 17 sCb, 18 sCm, 19 sCn, 20 offO, 21 sOb, 22 sOm, 23 sOn, 24 alpha, 25 beta,
+//   26 stride between split-K parts of O (partial mode).
+
+const BM: u32 = {{BM}}u;
+const BN: u32 = {{BN}}u;
+const BK: u32 = {{BK}}u;
+const SG: u32 = {{SG}}u;        // subgroup size
+const WG: u32 = {{WG}}u;        // invocations
+const WSN: u32 = {{WSN}}u;      // subgroups along n
+const A_STRIDE: u32 = {{A_STRIDE}}u;  // halves per row of an A buffer ([m][k] or [k][m])
+const B_STRIDE: u32 = {{B_STRIDE}}u;
+const A_BUF: u32 = {{A_BUF}}u;  // halves per A buffer
+const B_BUF: u32 = {{B_BUF}}u;
+const STAGE: u32 = {{SM}}u * {{SN}}u;  // f32s of one subgroup's staging tile
+const PER_LANE: u32 = STAGE / SG;
+
+var<workgroup> As: array<f16, {{NBUF}}u * A_BUF>;
+var<workgroup> Bs: array<f16, {{NBUF}}u * B_BUF>;
+var<workgroup> Cs: array<f32, STAGE * WG / SG>;
+
+{{BINDINGS}}
+
+struct Tile { b: u32, m0: u32, n0: u32, k1: u32, s: u32, };
+var<private> T: Tile;
+var<private> LID: u32;
+{{REGS}}
+
+// One element of A / B (storage element index e) as f16 bits.
+fn a_half(e: u32) -> u32 { let w = e >> 1u; return (A[w >> 2u][w & 3u] >> ((e & 1u) * 16u)) & 0xffffu; }
+fn b_half(e: u32) -> u32 { let w = e >> 1u; return (Bm[w >> 2u][w & 3u] >> ((e & 1u) * 16u)) & 0xffffu; }
+
+// 8 consecutive elements along an operand's contiguous dimension, packed two per word; zero past
+// the limits (p < plim fixed, q..q+7 < qlim moving). vec: one 16-byte load when aligned.
+fn load8_a(p: u32, q: u32, plim: u32, qlim: u32, base: u32, sp: u32, sq: u32) -> vec4<u32> {
+  if (p >= plim) { return vec4<u32>(0u); }
+  let e = base + p * sp;
+  {{A_VEC}}
+  var w = vec4<u32>(0u);
+  for (var c = 0u; c < 8u; c = c + 1u) {
+    if (q + c < qlim) { w[c >> 1u] = w[c >> 1u] | (a_half(e + (q + c) * sq) << ((c & 1u) * 16u)); }
+  }
+  return w;
+}
+fn load8_b(p: u32, q: u32, plim: u32, qlim: u32, base: u32, sp: u32, sq: u32) -> vec4<u32> {
+  if (p >= plim) { return vec4<u32>(0u); }
+  let e = base + p * sp;
+  {{B_VEC}}
+  var w = vec4<u32>(0u);
+  for (var c = 0u; c < 8u; c = c + 1u) {
+    if (q + c < qlim) { w[c >> 1u] = w[c >> 1u] | (b_half(e + (q + c) * sq) << ((c & 1u) * 16u)); }
+  }
+  return w;
+}
+
+fn put8_a(i: u32, w: vec4<u32>) {
+  let h0 = bitcast<vec2<f16>>(w.x); let h1 = bitcast<vec2<f16>>(w.y);
+  let h2 = bitcast<vec2<f16>>(w.z); let h3 = bitcast<vec2<f16>>(w.w);
+  As[i] = h0.x; As[i + 1u] = h0.y; As[i + 2u] = h1.x; As[i + 3u] = h1.y;
+  As[i + 4u] = h2.x; As[i + 5u] = h2.y; As[i + 6u] = h3.x; As[i + 7u] = h3.y;
+}
+fn put8_b(i: u32, w: vec4<u32>) {
+  let h0 = bitcast<vec2<f16>>(w.x); let h1 = bitcast<vec2<f16>>(w.y);
+  let h2 = bitcast<vec2<f16>>(w.z); let h3 = bitcast<vec2<f16>>(w.w);
+  Bs[i] = h0.x; Bs[i + 1u] = h0.y; Bs[i + 2u] = h1.x; Bs[i + 3u] = h1.y;
+  Bs[i + 4u] = h2.x; Bs[i + 5u] = h2.y; Bs[i + 6u] = h3.x; Bs[i + 7u] = h3.y;
+}
+
+// Global -> registers for the tile at depth kt; registers -> buffer buf (unrolled by the host).
+fn fetch(kt: u32) {
+  let abase = prm(8u) + T.b * prm(9u);
+  let bbase = prm(12u) + T.b * prm(13u);
+{{FETCH}}
+}
+fn stash(buf: u32) {
+  let ab = buf * A_BUF;
+  let bb = buf * B_BUF;
+{{STASH}}
+}
+
+// Writes PER_LANE consecutive results of row m from column n (even) of this lane's staging run.
+fn store_run(m: u32, n: u32, s: u32) {
+  let M = prm(0u);
+  let N = prm(1u);
+  if (m >= M) { return; }
+  let ob = prm(20u) + T.b * prm(21u) + m * prm(22u) + T.s * prm(26u);
+  let alpha = bitcast<f32>(prm(24u));
+{{STORE_RUN}}
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  LID = lid;
+  let K = prm(2u);
+  let tiles_m = prm(4u);
+  let tiles_n = prm(5u);
+  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let per = tiles_m * tiles_n;
+  let z = g / per;
+  let r = g % per;
+  // Grouped order: GROUP tile rows sweep the columns together, so their B tiles stay in cache.
+  let GROUP = 8u;
+  let width = GROUP * tiles_n;
+  let first_m = (r / width) * GROUP;
+  let gsize = min(tiles_m - first_m, GROUP);
+  let tm = first_m + (r % width) % gsize;
+  let tn = (r % width) / gsize;
+  let split = z / prm(3u);
+  T.b = z % prm(3u);
+  T.s = split;
+  T.m0 = tm * BM;
+  T.n0 = tn * BN;
+  // Loop control from uniform values only (workgroupBarrier sits in the loop).
+  let k0 = split * prm(7u);
+  let k1 = min(K, k0 + prm(7u));
+  T.k1 = k1;
+  let sg = lid / SG;
+  let sm = sg / WSN;
+  let sn = sg % WSN;
+
+{{ACC_DECL}}
+
+  let ntiles = select(0u, (k1 - k0 + BK - 1u) / BK, k1 > k0);
+  var kt = k0;
+  if (ntiles > 0u) {
+    fetch(kt);
+    stash(0u);
+  }
+  workgroupBarrier();
+  var buf = 0u;
+  for (var t = 0u; t < ntiles; t = t + 1u) {
+    let more = t + 1u < ntiles;
+    if (more) { fetch(kt + BK); }
+    let ab = buf * A_BUF;
+    let bb = buf * B_BUF;
+    for (var kk = 0u; kk < BK; kk = kk + {{SK}}u) {
+{{COMPUTE}}
+    }
+{{ADVANCE}}
+    kt = kt + BK;
+  }
+
+  // Results: each subgroup stages one matrix at a time; each lane writes PER_LANE of it.
+  let st = sg * STAGE;
+  let lane = lid % SG;
+  let row = (lane * PER_LANE) / {{SN}}u;
+  let col = (lane * PER_LANE) % {{SN}}u;
+{{STORE}}
+}
