@@ -9,6 +9,7 @@ with TF32 off.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -211,6 +212,24 @@ def matmul_small(dev):
     return _matmul_flops(dev, 128, 768, 768, torch.float32, iters=50)
 
 
+def matmul_small_f16(dev):
+    return _matmul_flops(dev, 128, 768, 768, torch.float16, iters=50)
+
+
+def linear_f16(dev, tokens: int = 2048, d_in: int = 4096, d_out: int = 4096) -> float:
+    """F.linear with bias in f16 (x @ W^T + b: a transposed operand and the addmm epilogue)."""
+    g = torch.Generator().manual_seed(7)
+    x_cpu = torch.randn(tokens, d_in, generator=g).half()
+    w_cpu = (torch.randn(d_out, d_in, generator=g) * d_in ** -0.5).half()
+    b_cpu = torch.randn(d_out, generator=g).half()
+    x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
+    f = lambda: torch.nn.functional.linear(x, w, b)  # noqa: E731
+    want = cpu_reference("linear_f16", lambda: torch.nn.functional.linear(x_cpu.float(), w_cpu.float(), b_cpu.float()))
+    check_close("linear f16", f(), want, 4e-3, 4e-3)
+    t = timed(dev, f, 10)
+    return 2.0 * tokens * d_in * d_out / t / 1e12
+
+
 def matvec_4096(dev):
     return _matmul_flops(dev, 1, 4096, 4096, torch.float32, iters=50)
 
@@ -240,16 +259,22 @@ def layernorm_bandwidth(dev, rows: int = 4096, cols: int = 4096) -> float:
     return 2 * 4 * rows * cols / t / 1e9
 
 
-def conv2d_flops(dev) -> float:
-    """conv2d 3x3, padding 1: batch 32, 64 -> 64 channels, 64x64 float32 (TFLOP/s)."""
+def conv2d_flops(dev, dtype=torch.float32) -> float:
+    """conv2d 3x3, padding 1: batch 32, 64 -> 64 channels, 64x64 (TFLOP/s)."""
     g = torch.Generator().manual_seed(6)
     x_cpu, w_cpu = torch.randn(32, 64, 64, 64, generator=g), torch.randn(64, 64, 3, 3, generator=g) * 0.05
+    x_cpu, w_cpu = x_cpu.to(dtype), w_cpu.to(dtype)
     x, w = x_cpu.to(dev), w_cpu.to(dev)
     f = lambda: torch.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
-    want = cpu_reference("conv2d", lambda: torch.nn.functional.conv2d(x_cpu, w_cpu, padding=1))
-    check_close("conv2d", f(), want, 1e-3, 1e-3)
+    want = cpu_reference(("conv2d", dtype), lambda: torch.nn.functional.conv2d(x_cpu.float(), w_cpu.float(), padding=1))
+    tol = 1e-3 if dtype == torch.float32 else 2e-2
+    check_close("conv2d", f(), want, tol, tol)
     t = timed(dev, f, 10)
     return 2.0 * 32 * 64 * 64 * 64 * 64 * 9 / t / 1e12
+
+
+def conv2d_f16_flops(dev) -> float:
+    return conv2d_flops(dev, torch.float16)
 
 
 def _examples():
@@ -258,9 +283,10 @@ def _examples():
         sys.path.insert(0, here)
 
 
-def gpt2_forward(dev, tokens: int = 128) -> float:
+def gpt2_forward(dev, tokens: int = 128, amp: bool = False) -> float:
     """GPT-2-small-shaped forward (12 layers, d=768, 12 heads, vocab 50257, 128 tokens, batch 1):
-    forwards per second, logits checked against CPU."""
+    forwards per second, logits checked against CPU (amp: under torch.autocast(device, float16),
+    checked against CPU float32 with a half-precision tolerance)."""
     _examples()
     import gpt
 
@@ -270,16 +296,21 @@ def gpt2_forward(dev, tokens: int = 128) -> float:
     want = cpu_reference("gpt2", lambda: model(idx_cpu).detach())
     model = model.to(dev)
     idx = idx_cpu.to(dev)
-    with torch.no_grad():
-        check_close("gpt2 logits", model(idx), want, 1e-3, 2e-3)
+    ctx = (lambda: torch.autocast(dev.type, dtype=torch.float16)) if amp else contextlib.nullcontext
+    with torch.no_grad(), ctx():
+        check_close("gpt2 logits", model(idx), want, *((5e-2, 5e-2) if amp else (1e-3, 2e-3)))
         t = timed(dev, lambda: model(idx), 10)
     return 1.0 / t
 
 
-def cnn_train_step(dev, batch: int = 32, size: int = 64) -> float:
+def gpt2_forward_amp(dev) -> float:
+    return gpt2_forward(dev, amp=True)
+
+
+def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> float:
     """A training step (forward, cross-entropy, backward, SGD with momentum) of a small VGG-style CNN
     with batch norm on 32 RGB 64x64 images: steps per second; the first step's loss is checked
-    against CPU."""
+    against CPU (amp: autocast float16 and a GradScaler, as a CUDA AMP loop is written)."""
     nn = torch.nn
 
     def block(cin, cout):
@@ -295,15 +326,50 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64) -> float:
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = x_cpu.to(dev), y_cpu.to(dev)
 
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+    if not amp:
+        def step():
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+
+        check_close("cnn first loss", step(), want, 1e-4, 1e-4)
+        return 1.0 / timed(dev, step, 10)
+
+    scaler = torch.amp.GradScaler(dev.type)
+
+    def amp_step():
+        with torch.autocast(dev.type, dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         return loss
 
-    check_close("cnn first loss", step(), want, 1e-4, 1e-4)
-    return 1.0 / timed(dev, step, 10)
+    check_close("cnn first loss (amp)", amp_step(), want, 2e-2, 2e-2)
+    return 1.0 / timed(dev, amp_step, 10)
+
+
+def cnn_train_step_amp(dev) -> float:
+    return cnn_train_step(dev, amp=True)
+
+
+def int_mm_4096(dev, n: int = 4096) -> float:
+    """torch._int_mm (int8 x int8 -> int32) of n^3: TOP/s; exact against CPU."""
+    g = torch.Generator().manual_seed(9)
+    a_cpu = torch.randint(-128, 128, (n, n), generator=g, dtype=torch.int8)
+    b_cpu = torch.randint(-128, 128, (n, n), generator=g, dtype=torch.int8)
+    a, b = a_cpu.to(dev), b_cpu.to(dev)
+    got = torch._int_mm(a, b).cpu()
+    # CPU's own _int_mm over 4096^3 takes minutes: check a slice of rows exactly.
+    rows = slice(0, 64)
+    want = cpu_reference("int_mm", lambda: torch._int_mm(a_cpu[rows].contiguous(), b_cpu))
+    if not torch.equal(got[rows], want):
+        raise CheckFailed("_int_mm: differs from the CPU result")
+    t = timed(dev, lambda: torch._int_mm(a, b), 10)
+    return 2.0 * n ** 3 / t / 1e12
 
 
 @dataclass
@@ -322,15 +388,22 @@ BENCHMARKS = [
     Bench("sum: 2^26 f32, full reduction", "GB/s", True, sum_bandwidth, goal=0.8),
     Bench("add bandwidth: 2^26 f16, out=", "GB/s", True, add_f16_bandwidth),
     Bench("matmul 4096^3 f32", "TFLOP/s", True, matmul_4096_f32, goal=0.5),
-    Bench("matmul 4096^3 f16", "TFLOP/s", True, matmul_4096_f16),
+    Bench("matmul 4096^3 f16", "TFLOP/s", True, matmul_4096_f16, goal=0.3),
+    Bench("matmul 128x768x768 f16", "TFLOP/s", True, matmul_small_f16, goal=0.3),
+    Bench("linear 2048x4096 -> 4096 f16, bias", "TFLOP/s", True, linear_f16, goal=0.3),
     Bench("matmul 128x768x768 f32", "TFLOP/s", True, matmul_small),
     Bench("matvec 1x4096x4096 f32", "TFLOP/s", True, matvec_4096),
     Bench("bmm 96x(128x64x128) f32", "TFLOP/s", True, bmm_batched),
     Bench("softmax 4096x4096 f32", "GB/s", True, softmax_bandwidth),
     Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
     Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
+    Bench("conv2d 3x3 32x64x64x64 f16", "TFLOP/s", True, conv2d_f16_flops, goal=0.3),
+    Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
+    Bench("GPT-2-small forward, 128 tokens, autocast f16", "fwd/s", True, gpt2_forward_amp, goal=0.8),
     Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3,
+          ref_in_child=True),
+    Bench("CNN training step, AMP (autocast f16 + GradScaler)", "step/s", True, cnn_train_step_amp, goal=0.5,
           ref_in_child=True),
 ]
 

@@ -520,8 +520,9 @@ SgPlan sg_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs, bool has
     return p.why = "the config's matrix does not split into even row runs per lane", p;
   if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
   p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
-  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=2x4x4x2x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides).
-  SgShape large{2, 4, 4, 2, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
+  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x2x4x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides). L measured
+  // best of nine shapes on an H100 (benchmarks/probe_sg.py): 70-72 TFLOP/s at 4096^3, 68 with B transposed.
+  SgShape large{4, 2, 2, 4, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
   if (const char* t = std::getenv("TORCH_WEBGPU_MATMUL_SG_TILES")) {
     std::stringstream ss(t);
     std::string item;
