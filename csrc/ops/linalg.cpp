@@ -771,6 +771,160 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
 }
 
 // ---------------------------------------------------------------------------------------------
+// int8 GEMM on subgroup matrices: O(i32) = A(i8) @ B(i8), exact (torch._int_mm; ops/int_mm.cpp).
+//
+// Matrices are loaded straight from storage: int8 is stored four per 32-bit word, and a matrix load
+// of i8 components from an array<i32> takes its offset and stride in int8 elements (Tint divides
+// both by four), so offsets and strides must be multiples of 4. Dawn's robustness checks a matrix
+// load as a whole against the binding (a partial edge tile would read the next rows rather than
+// zeros), so only shapes that are whole multiples of the config take this path; everything else
+// goes to the exact FMA kernel. A workgroup of WSM x WSN subgroups, each TM x TN result matrices.
+
+struct SgIntPlan {
+  bool use = false;
+  std::string why;
+  int sm = 0, sn = 0, sk = 0, sg = 0, wsm = 2, wsn = 2, tm = 2, tn = 2;
+  int64_t tiles_m = 0, tiles_n = 0;
+};
+
+SgIntPlan sg_int_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs, uint64_t max_invocations, int64_t M,
+                      int64_t N, int64_t K) {
+  SgIntPlan p;
+  if (const char* e = std::getenv("TORCH_WEBGPU_MATMUL_SG"); e && std::string(e) == "0")
+    return p.why = "disabled by TORCH_WEBGPU_MATMUL_SG=0", p;
+  const rt::GpuDevice::MatrixConfig* cfg = nullptr;
+  for (const auto& c : configs)
+    if (c.component == "i8" && c.result == "i32" && c.min_subgroup == c.max_subgroup && c.K % 4 == 0 &&
+        (!cfg || c.M * c.N > cfg->M * cfg->N))
+      cfg = &c;
+  if (!cfg) return p.why = "no i8 x i8 -> i32 subgroup-matrix config with a fixed subgroup size", p;
+  if (M % cfg->M || N % cfg->N || K % cfg->K || K == 0)
+    return p.why = "M, N, K are not multiples of the config's matrix", p;
+  p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
+  // TORCH_WEBGPU_INT_MM_SG_TILES="WSMxWSNxTMxTN" (tuning).
+  if (const char* t = std::getenv("TORCH_WEBGPU_INT_MM_SG_TILES")) {
+    int a = 0, b = 0, c = 0, d = 0;
+    TORCH_CHECK(std::sscanf(t, "%dx%dx%dx%d", &a, &b, &c, &d) == 4 && a > 0 && b > 0 && c > 0 && d > 0 && c * d <= 16,
+                "webgpu: TORCH_WEBGPU_INT_MM_SG_TILES: bad shape '", t, "' (WSMxWSNxTMxTN)");
+    p.wsm = a, p.wsn = b, p.tm = c, p.tn = d;
+  }
+  // Smaller problems: fewer matrices per subgroup, so that the tiles still fill the GPU.
+  while ((p.tm > 1 || p.tn > 1) && (M / (p.wsm * p.tm * p.sm)) * (N / (p.wsn * p.tn * p.sn)) < 128) {
+    if (p.tm >= p.tn) --p.tm;
+    else --p.tn;
+  }
+  if (uint64_t(p.wsm) * p.wsn * p.sg > max_invocations) return p.why = "workgroup too large for the adapter", p;
+  p.tiles_m = (M + int64_t(p.wsm) * p.tm * p.sm - 1) / (int64_t(p.wsm) * p.tm * p.sm);
+  p.tiles_n = (N + int64_t(p.wsn) * p.tn * p.sn - 1) / (int64_t(p.wsn) * p.tn * p.sn);
+  p.use = true;
+  return p;
+}
+
+}  // namespace
+
+bool sg_int_mm(const Tensor& out, const Tensor& a, const Tensor& b) {
+  rt::GpuDevice& dev = gpu_of(out);
+  if (!dev.has_subgroup_matrix() || g_sg_syntax.load() < 0) return false;
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  const WGPULimits& lim = dev.limits();
+  const SgIntPlan P =
+      sg_int_plan(dev.matrix_configs(), std::min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX),
+                  M, N, K);
+  if (!P.use) return false;
+  // Orientation of each operand (a unit stride along one dimension) and 4-element alignment.
+  const bool a_row = a.stride(1) == 1, b_row = b.stride(1) == 1;
+  const int64_t sa = a_row ? a.stride(0) : a.stride(1), sb = b_row ? b.stride(0) : b.stride(1);
+  if ((!a_row && a.stride(0) != 1) || (!b_row && b.stride(0) != 1) || out.stride(1) != 1) return false;
+  if (sa % 4 || sb % 4 || a.storage_offset() % 4 || b.storage_offset() % 4) return false;
+  const int syntax = g_sg_syntax.load() ? g_sg_syntax.load() : 1;
+  std::vector<FBind> binds = {{block_of(a), false}, {block_of(b), false}, {block_of(out), true}};
+  const std::vector<uint32_t> prm = {
+      u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(P.tiles_m, "tiles"), u32(P.tiles_n, "tiles"),
+      u32(a.storage_offset(), "offset"), u32(sa, "stride"), u32(b.storage_offset(), "offset"), u32(sb, "stride"),
+      u32(out.storage_offset(), "offset"), u32(out.stride(0), "stride")};
+  std::ostringstream key;
+  key << "int_mm_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
+      << P.wsn << "x" << P.tm << "x" << P.tn << ":" << a_row << b_row;
+  auto make = [&] {
+    auto I = [](int64_t v) { return std::to_string(v); };
+    const std::string lt = "subgroup_matrix_left<i8, " + I(P.sk) + ", " + I(P.sm) + ">";
+    const std::string rt_ = "subgroup_matrix_right<i8, " + I(P.sn) + ", " + I(P.sk) + ">";
+    const std::string ct = "subgroup_matrix_result<i32, " + I(P.sn) + ", " + I(P.sm) + ">";
+    std::ostringstream w;
+    w << "enable chromium_experimental_subgroup_matrix;\ndiagnostic(off, chromium.subgroup_matrix_uniformity);\n"
+      << "@group(0) @binding(1) var<storage, read> A: array<i32>;\n"
+      << "@group(0) @binding(2) var<storage, read> B: array<i32>;\n"
+      << "@group(0) @binding(3) var<storage, read_write> O: array<i32>;\n"
+      << "@compute @workgroup_size(" << P.wsm * P.wsn * P.sg << ")\n"
+      << "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
+      << "        @builtin(local_invocation_index) lid: u32) {\n"
+      << "  let M = prm(0u); let N = prm(1u); let K = prm(2u);\n"
+      << "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+      << "  if (g >= prm(3u) * prm(4u)) { return; }\n"
+      << "  let sg = lid / " << P.sg << "u;\n"
+      << "  let m0 = (g / prm(4u)) * " << P.wsm * P.tm * P.sm << "u + (sg / " << P.wsn << "u) * " << P.tm * P.sm
+      << "u;\n"
+      << "  let n0 = (g % prm(4u)) * " << P.wsn * P.tn * P.sn << "u + (sg % " << P.wsn << "u) * " << P.tn * P.sn
+      << "u;\n";
+    // A subgroup past the edge (M or N not a multiple of the block) loads the last whole matrix
+    // instead (in bounds, discarded) and stores nothing.
+    for (int i = 0; i < P.tm; ++i) w << "  let m" << i << " = min(m0 + " << i * P.sm << "u, M - " << P.sm << "u);\n";
+    for (int j = 0; j < P.tn; ++j) w << "  let n" << j << " = min(n0 + " << j * P.sn << "u, N - " << P.sn << "u);\n";
+    for (int i = 0; i < P.tm; ++i)
+      for (int j = 0; j < P.tn; ++j) w << "  var c" << i << "_" << j << " = " << ct << "();\n";
+    w << "  for (var k = 0u; k < K; k = k + " << P.sk << "u) {\n";
+    for (int i = 0; i < P.tm; ++i) {
+      const std::string off = a_row ? "prm(5u) + m" + I(i) + " * prm(6u) + k" : "prm(5u) + k * prm(6u) + m" + I(i);
+      w << "    let l" << i << " = " << sg_load(syntax, lt, !a_row, "A", off, "prm(6u)") << ";\n";
+    }
+    for (int j = 0; j < P.tn; ++j) {
+      const std::string off = b_row ? "prm(7u) + k * prm(8u) + n" + I(j) : "prm(7u) + n" + I(j) + " * prm(8u) + k";
+      w << "    let r" << j << " = " << sg_load(syntax, rt_, !b_row, "B", off, "prm(8u)") << ";\n";
+    }
+    for (int i = 0; i < P.tm; ++i)
+      for (int j = 0; j < P.tn; ++j)
+        w << "    c" << i << "_" << j << " = subgroupMatrixMultiplyAccumulate(l" << i << ", r" << j << ", c" << i << "_"
+          << j << ");\n";
+    w << "  }\n";
+    for (int i = 0; i < P.tm; ++i)
+      for (int j = 0; j < P.tn; ++j)
+        w << "  if (m0 + " << i * P.sm << "u < M && n0 + " << j * P.sn << "u < N) { "
+          << sg_store(syntax, "O", "prm(9u) + (m0 + " + I(i * P.sm) + "u) * prm(10u) + n0 + " + I(j * P.sn) + "u",
+                      "c" + I(i) + "_" + I(j), "prm(10u)")
+          << "; }\n";
+    w << "}\n";
+    return w.str();
+  };
+  try {
+    float_dispatch(out, key.str(), binds, 3u, prm, uint64_t(P.tiles_m * P.tiles_n), make);
+  } catch (const c10::Error& e) {
+    // A Dawn whose matrix syntax differs: the FMA kernel, said once.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      TORCH_WARN("webgpu: _int_mm: the subgroup-matrix kernel does not compile here; using the FMA kernel.\n",
+                 e.what_without_backtrace());
+    return false;
+  }
+  return true;
+}
+
+std::map<std::string, std::string> describe_sg_int_mm_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs,
+                                                           uint64_t max_invocations, int64_t M, int64_t N,
+                                                           int64_t K) {
+  const SgIntPlan p = sg_int_plan(configs, max_invocations, M, N, K);
+  std::map<std::string, std::string> d{{"use", p.use ? "1" : "0"}, {"why", p.why}};
+  if (!p.use) return d;
+  auto I = [](int64_t v) { return std::to_string(v); };
+  d["config"] = I(p.sm) + "x" + I(p.sn) + "x" + I(p.sk);
+  d["subgroups"] = I(p.wsm) + "x" + I(p.wsn);
+  d["matrices"] = I(p.tm) + "x" + I(p.tn);
+  d["workgroups"] = I(p.tiles_m * p.tiles_n);
+  return d;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
 // Float mat-vec: O[b, j] = alpha * sum_k X[b, k] W[b, j, k] (+ beta C[b, j])
 
 struct Vec {  // a vector operand: offset, batch stride, element stride

@@ -149,21 +149,31 @@ PYBIND11_MODULE(_C, m) {
         py::arg("index") = -1);
   m.def("_pipeline_keys", [](int index) { return rt::get_device(resolve(index)).pipelines().keys(); },
         "The keys of the kernels compiled so far on a device (which kernel variants ran).");
+  // Subgroup-matrix configs as info() lists them.
+  auto matrix_configs = [](const py::list& configs) {
+    std::vector<rt::GpuDevice::MatrixConfig> cs;
+    for (const auto& item : configs) {
+      const py::dict c = item.cast<py::dict>();
+      cs.push_back({c["component"].cast<std::string>(), c["result"].cast<std::string>(), c["M"].cast<uint32_t>(),
+                    c["N"].cast<uint32_t>(), c["K"].cast<uint32_t>(), c["min_subgroup_size"].cast<uint32_t>(),
+                    c["max_subgroup_size"].cast<uint32_t>()});
+    }
+    return cs;
+  };
   m.def("_sg_gemm_plan",
-        [](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations, py::object dtype,
-           int64_t batch, int64_t M, int64_t N, int64_t K) {
-          std::vector<rt::GpuDevice::MatrixConfig> cs;
-          for (const auto& item : configs) {
-            const py::dict c = item.cast<py::dict>();
-            cs.push_back({c["component"].cast<std::string>(), c["result"].cast<std::string>(),
-                          c["M"].cast<uint32_t>(), c["N"].cast<uint32_t>(), c["K"].cast<uint32_t>(),
-                          c["min_subgroup_size"].cast<uint32_t>(), c["max_subgroup_size"].cast<uint32_t>()});
-          }
+        [matrix_configs](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
+                         py::object dtype, int64_t batch, int64_t M, int64_t N, int64_t K) {
           const auto st = reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
-          return ops::describe_sg_gemm_plan(cs, has_f16, wg_storage, max_invocations, st, batch, M, N, K);
+          return ops::describe_sg_gemm_plan(matrix_configs(configs), has_f16, wg_storage, max_invocations, st, batch,
+                                            M, N, K);
         },
         "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
         "(as in info()) and limits.");
+  m.def("_sg_int_mm_plan",
+        [matrix_configs](const py::list& configs, uint64_t max_invocations, int64_t M, int64_t N, int64_t K) {
+          return ops::describe_sg_int_mm_plan(matrix_configs(configs), max_invocations, M, N, K);
+        },
+        "The _int_mm plan on subgroup matrices (or why not) for an adapter's configs and limits.");
   m.def("_info", &info, py::arg("index") = -1);
   // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {
