@@ -63,11 +63,15 @@ def test_uint8_self(M, K, N):
     check(*plain(M, K, N, adtype=torch.uint8))
 
 
-# Layouts of each operand: A (M x K) and B (K x N), from a base tensor through a view.
+# Layouts of each operand: A (M x K) and B (K x N), from a base tensor through a view. The kernel
+# reads k stride 1 (contig, offsets, padded rows, w_t...), row stride 1 (A transposed, B contig /
+# offset / padded) and anything else (stepped, expanded rows) in three different ways.
 def a_layouts(M, K):
     return {
         "contig": (rnd((M, K), seed=2), lambda t: t),
         "transposed": (rnd((K, M), seed=3), lambda t: t.t()),
+        "transposed_offset1": (rnd((K * M + 1,), seed=10), lambda t: t[1:].view(K, M).t()),
+        "transposed_padded": (rnd((K, M + 6), seed=11), lambda t: t[:, 3:M + 3].t()),
         "offset1": (rnd((M * K + 1,), seed=4), lambda t: t[1:].view(M, K)),
         "offset3": (rnd((M * K + 3,), seed=5), lambda t: t[3:].view(M, K)),
         "padded_rows": (rnd((M, K + 3), seed=6), lambda t: t[:, 1:K + 1]),
@@ -84,6 +88,7 @@ def b_layouts(K, N):
         "w_t_offset2": (rnd((N * K + 2,), seed=14), lambda t: t[2:].view(N, K).t()),
         "w_t_offset1_padded": (rnd((N, K + 5), seed=15), lambda t: t[:, 1:K + 1].t()),
         "offset1": (rnd((K * N + 1,), seed=16), lambda t: t[1:].view(K, N)),
+        "padded_offset3": (rnd((K, N + 5), seed=19), lambda t: t[:, 3:N + 3]),
         "stepped": (rnd((2 * K, 2 * N), seed=17), lambda t: t[::2, 1::2]),
         "expanded_n": (rnd((K, 1), seed=18), lambda t: t.expand(K, N)),
     }
@@ -105,6 +110,14 @@ def test_b_layouts(M, K, N, bl):
     b = same_view(base, view)
     assert b[1].shape == (K, N)
     check(same_view(*a_layouts(M, K)["offset3"]), b)
+
+
+@pytest.mark.parametrize("al", ["contig", "transposed_offset1", "both_stepped"])
+@pytest.mark.parametrize("bl", ["w_t_offset2", "padded_offset3", "stepped"])
+def test_layout_pairs(al, bl):
+    # Each way of reading A against each way of reading B (ragged K: both sides' padding).
+    M, K, N = 67, 45, 66
+    check(same_view(*a_layouts(M, K)[al]), same_view(*b_layouts(K, N)[bl]))
 
 
 def test_uint8_self_strided():

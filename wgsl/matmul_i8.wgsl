@@ -10,14 +10,18 @@
 // values (byte j = k0 + j), k-word-major (index kw * 64 + row), so a product of two words is a
 // 4-term dot product: dot4I8Packed where WGSL has it, else the DOT4 spelled out below.
 // A k-packed word is read as one funnel-shifted pair of words where the operand's k stride is 1
-// (any storage offset), else gathered byte by byte through the strides. Past K and past M/N the
+// (any storage offset); where its row stride is 1, 4 rows x 4 k are read as 4 such words and
+// transposed; otherwise bytes are gathered one by one through the strides. Past K and past M/N the
 // staged bytes are zero, so ragged sizes need no special case in the product loop.
 //
 // uint8 A with dot4I8Packed: A's bytes are staged as a - 128 (x ^ 0x80) and the product is
 // corrected by 128 * sum(b) = -dot4I8Packed(0x80808080, b) per column.
 
-const CONTIG_A: bool = {{CONTIG_A}};
-const CONTIG_B: bool = {{CONTIG_B}};
+// How each operand's k-packed words are read (ops/int_mm.cpp: Mode): 0 k stride 1, one funnel-
+// shifted pair of words per packed word; 1 row stride 1 (rows along m for A, n for B), a 4-row x
+// 4-k block read as 4 funnel-shifted words and transposed; 2 anything else, byte by byte.
+const MODE_A: u32 = {{MODE_A}};
+const MODE_B: u32 = {{MODE_B}};
 const A_FLIP: u32 = {{A_FLIP}};
 
 fn dot4(a: u32, b: u32) -> i32 { return {{DOT4}}; }
@@ -63,6 +67,48 @@ fn pack4(x: u32, contig: bool, e: u32, sk: u32, nv: u32) -> u32 {
 var<workgroup> As: array<u32, 512>;
 var<workgroup> Bs: array<u32, 512>;
 
+fn put(x: u32, i: u32, v: u32) {
+  if (x == 0u) { As[i] = v; } else { Bs[i] = v; }
+}
+
+// Stages k-step t (32 k values) of rows row0 .. row0 + 63 of operand x (the row is m for A, n for B;
+// element (row, k) at off + row * s_row + k * s_k) into As or Bs: word kw * 64 + r holds
+// k = 32 t + 4 kw .. + 3 of row row0 + r, zero past K and past `rows`, then xor `flip`.
+fn stage(x: u32, mode: u32, t: u32, row0: u32, rows: u32, K: u32, off: u32, s_row: u32, s_k: u32, lid: u32,
+         flip: u32) {
+  if (mode == 1u) {
+    // 128 blocks of 4 rows x 4 k; neighbouring invocations take neighbouring rows.
+    if (lid < 128u) {
+      let r = (lid % 16u) * 4u;
+      let kw = lid / 16u;
+      let k0 = t * 32u + kw * 4u;
+      let nr = min(4u, rows - min(row0 + r, rows));
+      var w = vec4<u32>();
+      if (nr > 0u) {
+        for (var j = 0u; j < 4u; j = j + 1u) {
+          if (k0 + j < K) { w[j] = pack4(x, true, off + row0 + r + (k0 + j) * s_k, 1u, nr); }
+        }
+      }
+      for (var i = 0u; i < 4u; i = i + 1u) {
+        let v = extractBits(w.x, 8u * i, 8u) | (extractBits(w.y, 8u * i, 8u) << 8u) |
+                (extractBits(w.z, 8u * i, 8u) << 16u) | (extractBits(w.w, 8u * i, 8u) << 24u);
+        put(x, kw * 64u + r + i, v ^ flip);
+      }
+    }
+    return;
+  }
+  for (var s = 0u; s < 2u; s = s + 1u) {
+    let idx = lid + s * 256u;
+    let kw = idx % 8u;
+    let r = idx / 8u;
+    let k0 = t * 32u + kw * 4u;
+    let nv = min(4u, K - min(k0, K));
+    var v = 0u;
+    if (row0 + r < rows && nv > 0u) { v = pack4(x, mode == 0u, off + (row0 + r) * s_row + k0 * s_k, s_k, nv); }
+    put(x, kw * 64u + r, v ^ flip);
+  }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -81,19 +127,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var acc3 = vec4<i32>();
   let nt = (K + 31u) / 32u;
   for (var t = 0u; t < nt; t = t + 1u) {
-    for (var s = 0u; s < 2u; s = s + 1u) {
-      let idx = lid + s * 256u;
-      let kw = idx % 8u;
-      let r = idx / 8u;
-      let k0 = t * 32u + kw * 4u;
-      let nv = min(4u, K - min(k0, K));
-      var av = 0u;
-      if (m0 + r < M && nv > 0u) { av = pack4(0u, CONTIG_A, prm(5u) + (m0 + r) * prm(6u) + k0 * prm(7u), prm(7u), nv); }
-      As[kw * 64u + r] = av ^ A_FLIP;
-      var bv = 0u;
-      if (n0 + r < N && nv > 0u) { bv = pack4(1u, CONTIG_B, prm(8u) + (n0 + r) * prm(9u) + k0 * prm(10u), prm(10u), nv); }
-      Bs[kw * 64u + r] = bv;
-    }
+    stage(0u, MODE_A, t, m0, M, K, prm(5u), prm(6u), prm(7u), lid, A_FLIP);
+    stage(1u, MODE_B, t, n0, N, K, prm(8u), prm(9u), prm(10u), lid, 0u);
     workgroupBarrier();
     for (var kw = 0u; kw < 8u; kw = kw + 1u) {
       let ai = kw * 64u + ty * 4u;

@@ -34,10 +34,24 @@ struct Operand {
 
 enum class Path { Tiled };
 
+// How the tiled kernel reads an operand's words of 4 consecutive k values (MODE_A/MODE_B in
+// wgsl/matmul_i8.wgsl).
+enum class Mode : int {
+  KContig = 0,    // k stride 1: one funnel-shifted pair of words each (any storage offset)
+  RowContig = 1,  // row stride 1 (A transposed, B = a contiguous K x N): 4x4 blocks, transposed
+  Gather = 2,     // any other strides: byte by byte
+};
+
+Mode mode_of(const Operand& o, int64_t K) {
+  if (o.s_k == 1 || K == 1) return Mode::KContig;
+  if (o.s_row == 1) return Mode::RowContig;
+  return Mode::Gather;
+}
+
 struct Plan {
   Path path = Path::Tiled;
-  bool dot4 = false;                  // WGSL dot4I8Packed, else the spelled-out dot product
-  bool contig_a = false, contig_b = false;  // k stride 1: k-packed words read as funnel-shifted pairs
+  bool dot4 = false;  // WGSL dot4I8Packed, else the spelled-out dot product
+  Mode mode_a = Mode::Gather, mode_b = Mode::Gather;
 };
 
 // The one place that picks a kernel for these operands on this device. TORCH_WEBGPU_NO_DOT4=1
@@ -47,8 +61,8 @@ Plan plan(const Operand& a, const Operand& b, int64_t K) {
   Plan p;
   const char* no_dot4 = std::getenv("TORCH_WEBGPU_NO_DOT4");
   p.dot4 = rt::wgsl_has_packed_dot4() && !(no_dot4 && *no_dot4 && std::string(no_dot4) != "0");
-  p.contig_a = a.s_k == 1 || K == 1;
-  p.contig_b = b.s_k == 1 || K == 1;
+  p.mode_a = mode_of(a, K);
+  p.mode_b = mode_of(b, K);
   return p;
 }
 
@@ -57,7 +71,8 @@ constexpr int64_t kTile = 64;  // output tile of wgsl/matmul_i8.wgsl (both dims)
 void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& out, int64_t M, int64_t N,
                int64_t K) {
   const bool a_u8 = a.t.scalar_type() == at::kByte;
-  Kernel k(std::string("int_mm:tiled:") + (p.dot4 ? "d" : "s") + (p.contig_a ? "c" : "g") + (p.contig_b ? "c" : "g"));
+  Kernel k(std::string("int_mm:tiled:") + (p.dot4 ? "d" : "s") + std::to_string(int(p.mode_a)) +
+           std::to_string(int(p.mode_b)));
   k.in(a.t, CT::RAW);
   k.in(b.t, CT::RAW);
   k.out(out, CT::I32);
@@ -77,8 +92,8 @@ void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& 
   k.param_index(out.stride(1), "stride");
   k.launch(uint64_t(tiles_m * tiles_n), [&] {
     std::string s = rt::wgsl_source("matmul_i8");
-    rep(s, "{{CONTIG_A}}", p.contig_a ? "true" : "false");
-    rep(s, "{{CONTIG_B}}", p.contig_b ? "true" : "false");
+    rep(s, "{{MODE_A}}", std::to_string(int(p.mode_a)) + "u");
+    rep(s, "{{MODE_B}}", std::to_string(int(p.mode_b)) + "u");
     const bool flip = p.dot4 && a_u8;  // uint8 A through the signed builtin (see the WGSL)
     rep(s, "{{A_FLIP}}", flip ? "0x80808080u" : "0u");
     rep(s, "{{DOT4}}", p.dot4 ? "dot4I8Packed(a, b)" : a_u8 ? "dot4_us(a, b)" : "dot4_ss(a, b)");
