@@ -357,6 +357,19 @@ def test_amp_ops_bad_input():
     assert s.item() == 1.0 and t.item() == 0  # nothing ran
 
 
+def test_inv_scale_matches_cpu_double_reciprocal():
+    """GradScaler.unscale_'s inv_scale = scale.double().reciprocal().float(); on webgpu it comes from
+    webgpu::_amp_inv_scale, which must give the same bits (normal, subnormal, huge, 0, inf)."""
+    g = torch.Generator().manual_seed(9)
+    vals = torch.cat([torch.tensor([65536.0, 3.0, 1.001, 0.3, 1e-38, 1.5e-45, 3e38, 8.5e37, 0.0, -0.0, float("inf"),
+                                    -7.25]),
+                      torch.rand(200, generator=g) * 2.0 ** torch.randint(-60, 60, (200,), generator=g)])
+    dv = vals.to(DEV)
+    got = torch.stack([torch.ops.webgpu._amp_inv_scale(dv[i]) for i in range(len(vals))]).cpu()
+    ref = vals.double().reciprocal().float()
+    assert torch.equal(got.view(torch.int32), ref.view(torch.int32))
+
+
 def test_update_scale_matches_cpu_bitwise():
     """Every branch, and factors that are not float32 numbers: CUDA and CPU multiply the float scale
     by the double factor and round once to float; the kernel must give the same bits."""
