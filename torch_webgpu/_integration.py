@@ -173,8 +173,59 @@ def _install_compile_fallback():
     wrapper.__call__ = __call__
 
 
+class _ScaleAsDouble:
+    """What ``scale.double()`` stands for inside ``GradScaler.unscale_`` on webgpu (no float64 there):
+    the chain ``.reciprocal().float()`` gives the correctly rounded float32 ``1/scale`` (what the float64
+    reciprocal rounded to float32 is), computed on the device by ``webgpu::_amp_inv_scale``."""
+
+    def __init__(self, t, inverted=False):
+        self._t, self._inverted = t, inverted
+
+    def reciprocal(self):
+        if self._inverted:
+            raise RuntimeError("torch_webgpu: unexpected use of the GradScaler scale as float64")
+        return _ScaleAsDouble(torch.ops.webgpu._amp_inv_scale(self._t), True)
+
+    def float(self):
+        return self._t if self._inverted else self._t.clone()
+
+    def __getattr__(self, name):
+        raise RuntimeError(
+            f"torch_webgpu: GradScaler.unscale_ used scale.double().{name}; webgpu has no float64 and supports "
+            "only scale.double().reciprocal().float() there (this torch's GradScaler is not one it knows)")
+
+
+class _GradScalerF64Mode(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if (func is torch.Tensor.double and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor)
+                and args[0].device.type == "webgpu" and args[0].dtype == torch.float32 and args[0].numel() == 1):
+            return _ScaleAsDouble(args[0])
+        return func(*args, **(kwargs or {}))
+
+
+def _install_grad_scaler():
+    """GradScaler.unscale_ takes ``inv_scale = scale.double().reciprocal().float()`` (CUDA's exact
+    reciprocal) for every device but MPS. On a webgpu scaler that expression is served by the mode
+    above, so the scaler stays on the device without host synchronisation and gives CUDA's inv_scale."""
+    cls = torch.amp.GradScaler
+    if getattr(cls.unscale_, "_webgpu", False):
+        return
+    original = cls.unscale_
+
+    def unscale_(self, optimizer):
+        if getattr(self, "_enabled", False) and torch.device(self._device).type == "webgpu":
+            with _GradScalerF64Mode():
+                return original(self, optimizer)
+        return original(self, optimizer)
+
+    unscale_._webgpu = True
+    unscale_.__doc__ = original.__doc__
+    cls.unscale_ = unscale_
+
+
 def install():
     _install_printing()
     _install_fork_hooks()
     _install_reductions()
     _install_compile_fallback()
+    _install_grad_scaler()

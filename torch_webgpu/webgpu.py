@@ -195,6 +195,41 @@ def reset_stream_counters(device: _Device = None) -> None:
     _C._reset_stream_counters(_index(device))
 
 
+# ---- Mixed precision ---------------------------------------------------------------------------
+#
+# torch.autocast("webgpu") asks the device module only for get_amp_supported_dtype(); the cast policy
+# itself (which ops run in the autocast dtype, which in float32) is registered in C++ on the
+# AutocastPrivateUse1 key (csrc/core/autocast.cpp). The per-device state lives in torch itself; the
+# functions below read and set it, as the device modules of older torch releases had to.
+
+def get_amp_supported_dtype() -> List[torch.dtype]:
+    """The dtypes ``torch.autocast("webgpu", dtype=...)`` accepts. Both compute in float32 inside
+    kernels and are stored as 16-bit halves (bfloat16 is emulated, float16 converts in hardware where
+    the adapter has shader-f16)."""
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 tensors and autocast work on every adapter (emulated: stored packed, computed in f32)."""
+    return True
+
+
+def is_autocast_enabled() -> bool:
+    return torch.is_autocast_enabled("webgpu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    torch.set_autocast_enabled("webgpu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    return torch.get_autocast_dtype("webgpu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    torch.set_autocast_dtype("webgpu", dtype)
+
+
 # ---- Streams and events ----------------------------------------------------------------------
 #
 # Each webgpu device has one in-order queue. New streams get ids of their own, but all of a

@@ -330,84 +330,6 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   return result;
 }
 
-// ---- GradScaler: _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_ ----
-
-void amp_check_and_unscale(at::TensorList self, at::Tensor& found_inf, const at::Tensor& inv_scale) {
-  TORCH_CHECK(inv_scale.numel() == 1, "inv_scale must be a 1-element tensor.");
-  TORCH_CHECK(found_inf.numel() == 1, "found_inf must be a 1-element tensor.");
-  TORCH_CHECK(inv_scale.scalar_type() == at::kFloat, "inv_scale must be a float tensor.");
-  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
-  for (const at::Tensor& t0 : self) {
-    TORCH_CHECK(t0.device() == found_inf.device(), "_amp_foreach_non_finite_check_and_unscale_: tensors must be on ",
-                found_inf.device(), ", got one on ", t0.device());
-    TORCH_CHECK(is_float(t0.scalar_type()), "_amp_foreach_non_finite_check_and_unscale_: tensors must be floating "
-                "point, got ", t0.scalar_type());
-    if (t0.numel() == 0) continue;
-    Group g;
-    g.add(t0);
-    const at::Tensor& t = g.work[0];
-    Kernel k("amp_unscale");
-    k.out(t, CT::F32);
-    k.out(found_inf, CT::F32);
-    k.in(inv_scale, CT::F32);
-    k.param_index(t.numel(), "number of elements");
-    k.param_index(t.storage_offset(), "storage offset");
-    k.param_index(found_inf.storage_offset(), "storage offset");
-    k.param_index(inv_scale.storage_offset(), "storage offset");
-    k.launch((uint64_t(t.numel()) + 255) / 256, [] {
-      // Every invocation that sees a non-finite value stores the same 1.0: a benign race.
-      return std::string(kMain) +
-             "  if (i >= prm(0u)) { return; }\n"
-             "  let x = ld0(prm(1u) + i);\n"
-             "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { st1(prm(2u), 1.0); }\n"
-             "  let s = ld2(prm(3u));\n"
-             "  st0(prm(1u) + i, select(x * s, x, s == 1.0));\n}\n";
-    });
-    g.finish({true});
-  }
-}
-
-at::Tensor& amp_update_scale(at::Tensor& self, at::Tensor& growth_tracker, const at::Tensor& found_inf,
-                             double growth_factor, double backoff_factor, int64_t growth_interval) {
-  TORCH_CHECK(growth_tracker.device() == self.device() && found_inf.device() == self.device(),
-              "_amp_update_scale_: all tensors must be on ", self.device());
-  TORCH_CHECK(self.numel() == 1, "current_scale must be a 1-element tensor.");
-  TORCH_CHECK(growth_tracker.numel() == 1, "growth_tracker must be a 1-element tensor.");
-  TORCH_CHECK(found_inf.numel() == 1, "found_inf must be a 1-element tensor.");
-  TORCH_CHECK(self.scalar_type() == at::kFloat, "current_scale must be a float tensor.");
-  TORCH_CHECK(growth_tracker.scalar_type() == at::kInt, "growth_tracker must be an int tensor.");
-  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
-  Kernel k("amp_update_scale");
-  k.out(self, CT::F32);
-  k.out(growth_tracker, CT::I32);
-  k.in(found_inf, CT::F32);
-  k.param_index(self.storage_offset(), "storage offset");
-  k.param_index(growth_tracker.storage_offset(), "storage offset");
-  k.param_index(found_inf.storage_offset(), "storage offset");
-  k.param_f32(float(growth_factor));
-  k.param_f32(float(backoff_factor));
-  k.param_i32(int32_t(growth_interval));
-  k.launch(1, [] {
-    return std::string(kMain) +
-           "  if (i != 0u) { return; }\n"
-           "  let scale = ld0(prm(0u));\n"
-           "  if (ld2(prm(2u)) != 0.0) {\n"
-           "    st0(prm(0u), scale * bitcast<f32>(prm(4u)));\n"
-           "    st1(prm(1u), 0i);\n"
-           "  } else {\n"
-           "    let successful = ld1(prm(1u)) + 1i;\n"
-           "    if (successful == bitcast<i32>(prm(5u))) {\n"
-           "      let ns = scale * bitcast<f32>(prm(3u));\n"
-           "      if ((bitcast<u32>(ns) & 0x7f800000u) != 0x7f800000u) { st0(prm(0u), ns); }\n"
-           "      st1(prm(1u), 0i);\n"
-           "    } else {\n"
-           "      st1(prm(1u), successful);\n"
-           "    }\n"
-           "  }\n}\n";
-  });
-  return self;
-}
-
 // _foreach_pow(Scalar, Tensor[]) (capturable Adam's bias corrections): ATen's composite goes
 // through pow.Scalar, which wraps the base as a float64 device tensor; here the base is a 0-dim tensor
 // of the result dtype.
@@ -423,8 +345,6 @@ std::vector<at::Tensor> foreach_pow_scalar_tensor(const at::Scalar& base, at::Te
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_pow.ScalarAndTensor", TORCH_FN(foreach_pow_scalar_tensor));
-  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(amp_check_and_unscale));
-  m.impl("_amp_update_scale_", TORCH_FN(amp_update_scale));
   m.impl("_fused_adam_", TORCH_FN(fused_adam));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));
   m.impl("_fused_adamw_", TORCH_FN(fused_adamw));
