@@ -26,6 +26,8 @@ namespace webgpu::core {
 namespace {
 
 // AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE spells its signatures without a namespace.
+using at::Dimname;
+using at::DimnameList;
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
