@@ -286,7 +286,11 @@ def test_unscale_matches_cpu_bitwise(case, inv):
     assert df.item() == cf.item()
     for c, d in zip(cpu, dev):
         assert d.dtype == c.dtype and d.stride() == c.stride()
-        assert torch.equal(_bits(d.cpu()), _bits(c)), (case, c.dtype)
+        # NaN payloads are the hardware's (NVIDIA returns its canonical NaN, as CUDA does): NaNs
+        # where CPU has them, every other element bitwise CPU's.
+        dc, nan = d.cpu(), torch.isnan(c)
+        assert torch.equal(torch.isnan(dc), nan), (case, c.dtype)
+        assert torch.equal(_bits(dc)[~nan], _bits(c)[~nan]), (case, c.dtype)
 
 
 def test_unscale_views_write_only_their_elements():

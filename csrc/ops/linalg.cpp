@@ -822,9 +822,12 @@ SgIntPlan sg_int_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs, u
 
 }  // namespace
 
+// Set once the int8 kernel failed to compile (then the FMA kernel serves every call).
+std::atomic<bool> g_sg_int_broken{false};
+
 bool sg_int_mm(const Tensor& out, const Tensor& a, const Tensor& b) {
   rt::GpuDevice& dev = gpu_of(out);
-  if (!dev.has_subgroup_matrix() || g_sg_syntax.load() < 0) return false;
+  if (!dev.has_subgroup_matrix() || g_sg_syntax.load() < 0 || g_sg_int_broken.load()) return false;
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   const WGPULimits& lim = dev.limits();
   const SgIntPlan P =
@@ -868,17 +871,17 @@ bool sg_int_mm(const Tensor& out, const Tensor& a, const Tensor& b) {
       << "u;\n";
     // A subgroup past the edge (M or N not a multiple of the block) loads the last whole matrix
     // instead (in bounds, discarded) and stores nothing.
-    for (int i = 0; i < P.tm; ++i) w << "  let m" << i << " = min(m0 + " << i * P.sm << "u, M - " << P.sm << "u);\n";
-    for (int j = 0; j < P.tn; ++j) w << "  let n" << j << " = min(n0 + " << j * P.sn << "u, N - " << P.sn << "u);\n";
+    for (int i = 0; i < P.tm; ++i) w << "  let mr" << i << " = min(m0 + " << i * P.sm << "u, M - " << P.sm << "u);\n";
+    for (int j = 0; j < P.tn; ++j) w << "  let nc" << j << " = min(n0 + " << j * P.sn << "u, N - " << P.sn << "u);\n";
     for (int i = 0; i < P.tm; ++i)
       for (int j = 0; j < P.tn; ++j) w << "  var c" << i << "_" << j << " = " << ct << "();\n";
     w << "  for (var k = 0u; k < K; k = k + " << P.sk << "u) {\n";
     for (int i = 0; i < P.tm; ++i) {
-      const std::string off = a_row ? "prm(5u) + m" + I(i) + " * prm(6u) + k" : "prm(5u) + k * prm(6u) + m" + I(i);
+      const std::string off = a_row ? "prm(5u) + mr" + I(i) + " * prm(6u) + k" : "prm(5u) + k * prm(6u) + mr" + I(i);
       w << "    let l" << i << " = " << sg_load(syntax, lt, !a_row, "A", off, "prm(6u)") << ";\n";
     }
     for (int j = 0; j < P.tn; ++j) {
-      const std::string off = b_row ? "prm(7u) + k * prm(8u) + n" + I(j) : "prm(7u) + n" + I(j) + " * prm(8u) + k";
+      const std::string off = b_row ? "prm(7u) + k * prm(8u) + nc" + I(j) : "prm(7u) + nc" + I(j) + " * prm(8u) + k";
       w << "    let r" << j << " = " << sg_load(syntax, rt_, !b_row, "B", off, "prm(8u)") << ";\n";
     }
     for (int i = 0; i < P.tm; ++i)
@@ -898,9 +901,8 @@ bool sg_int_mm(const Tensor& out, const Tensor& a, const Tensor& b) {
   try {
     float_dispatch(out, key.str(), binds, 3u, prm, uint64_t(P.tiles_m * P.tiles_n), make);
   } catch (const c10::Error& e) {
-    // A Dawn whose matrix syntax differs: the FMA kernel, said once.
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
+    // A Dawn whose matrix syntax differs: the FMA kernel from now on, said once.
+    if (!g_sg_int_broken.exchange(true))
       TORCH_WARN("webgpu: _int_mm: the subgroup-matrix kernel does not compile here; using the FMA kernel.\n",
                  e.what_without_backtrace());
     return false;
