@@ -294,3 +294,32 @@ def test_int_mm_kernel_choice_follows_the_adapter():
     assert torch.equal(torch._int_mm(a.to(DEV), b.to(DEV)).cpu(), torch._int_mm(a, b))
     used = any(k.startswith("int_mm_sg:") for k in _C._pipeline_keys(0))
     assert used == has_sg_i8()
+
+
+# ----------------------------------------------------------------------------- float16 conv2d
+
+
+CONVS = [
+    # (N, Ci, H, W, Co, k, stride, padding, dilation, bias)
+    (4, 16, 20, 20, 32, 3, 1, 1, 1, True),
+    (2, 8, 17, 23, 24, 3, 2, 0, 1, False),
+    (2, 16, 16, 16, 16, 5, 1, 4, 2, True),
+    (8, 32, 8, 8, 48, 1, 1, 0, 1, True),
+]
+
+
+@pytest.mark.parametrize("cfg", CONVS, ids=str)
+def test_f16_conv2d_matches_cpu(cfg):
+    # On an adapter with f16 subgroup matrices the forward goes through the window matrix and the
+    # matrix units; elsewhere the implicit-GEMM kernel. One f16 rounding of an f32-accumulated sum.
+    N, Ci, H, W, Co, k, s, p, d, bias = cfg
+    g = torch.Generator().manual_seed(N * Ci + Co)
+    x = torch.randn(N, Ci, H, W, generator=g).half()
+    w = (torch.randn(Co, Ci, k, k, generator=g) * (Ci * k * k) ** -0.5).half()
+    b = torch.randn(Co, generator=g).half() if bias else None
+    got = torch.nn.functional.conv2d(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), stride=s, padding=p,
+                                     dilation=d)
+    want = torch.nn.functional.conv2d(x.float(), w.float(), None if b is None else b.float(), stride=s, padding=p,
+                                      dilation=d)
+    assert got.dtype == torch.float16 and got.shape == want.shape and got.is_contiguous()
+    torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)

@@ -26,8 +26,12 @@ namespace webgpu::core {
 namespace {
 
 // AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE spells its signatures without a namespace.
+#if __has_include(<ATen/core/Dimname.h>)
+// torch <= 2.12: named-tensor overloads (norm with DimnameList) are in the lists too.
+#include <ATen/core/Dimname.h>
 using at::Dimname;
 using at::DimnameList;
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;

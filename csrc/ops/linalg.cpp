@@ -822,6 +822,16 @@ SgIntPlan sg_int_plan(const std::vector<rt::GpuDevice::MatrixConfig>& configs, u
 
 }  // namespace
 
+bool half_gemm_on_matrix_units(const Tensor& t, int64_t batch, int64_t M, int64_t N, int64_t K) {
+  rt::GpuDevice& dev = gpu_of(t);
+  if (!dev.has_subgroup_matrix() || g_sg_syntax.load() < 0) return false;
+  const WGPULimits& lim = dev.limits();
+  return sg_plan(dev.matrix_configs(), dev.has_f16(), lim.maxComputeWorkgroupStorageSize,
+                 std::min(lim.maxComputeInvocationsPerWorkgroup, lim.maxComputeWorkgroupSizeX), at::kHalf, batch, M, N,
+                 K)
+      .use;
+}
+
 // Set once the int8 kernel failed to compile (then the FMA kernel serves every call).
 std::atomic<bool> g_sg_int_broken{false};
 
