@@ -10,7 +10,6 @@
 
 #include "ops/common.h"
 #include "ops/kernel.h"
-#include "ops/linalg.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
@@ -126,32 +125,6 @@ at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, a
   return gw;
 }
 
-// float16 2-d forward convolution on the matrix units, where the half GEMM takes them: the input's
-// windows are gathered into a (N*Ho*Wo) x (Ci*kh*kw) matrix (one strided copy of the padded input;
-// at most kIm2colBytes) and multiplied by the weight as an (Ci*kh*kw) x Co transposed operand, bias
-// added in the GEMM's epilogue (one rounding), then laid out as NCHW. False: nothing was done.
-constexpr int64_t kIm2colBytes = int64_t(512) << 20;
-
-bool conv2d_half_matrix_units(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, const Geo& g,
-                              at::Tensor& out) {
-  if (input.scalar_type() != at::kHalf || weight.scalar_type() != at::kHalf || g.G != 1 || input.dim() != 4) return false;
-  if (bias.defined() && bias.scalar_type() != at::kHalf) return false;
-  const int64_t N = g.N, Ci = g.Ci, Co = g.Co, kh = g.ks[1], kw = g.ks[2], Ho = g.ys[1], Wo = g.ys[2];
-  const int64_t rows = N * Ho * Wo, depth = Ci * kh * kw;
-  if (rows * depth * 2 > kIm2colBytes || !half_gemm_on_matrix_units(input, 1, rows, Co, depth)) return false;
-  at::Tensor xp = (g.pd[1] || g.pd[2]) ? at::constant_pad_nd(input, {g.pd[2], g.pd[2], g.pd[1], g.pd[1]}, 0) : input;
-  const int64_t Hp = xp.size(2), Wp = xp.size(3);
-  // Window (n, ho, wo, ci, i, j) = xp[n, ci, ho*sh + i*dh, wo*sw + j*dw] (xp contiguous).
-  at::Tensor windows = xp.as_strided({N, Ho, Wo, Ci, kh, kw},
-                                     {Ci * Hp * Wp, g.st[1] * Wp, g.st[2], Hp * Wp, g.dl[1] * Wp, g.dl[2]},
-                                     xp.storage_offset());
-  at::Tensor cols = windows.reshape({rows, depth});
-  at::Tensor wt = weight.view({Co, depth}).t();
-  at::Tensor res = bias.defined() ? at::addmm(bias, cols, wt) : at::mm(cols, wt);
-  out.copy_(res.view({N, Ho, Wo, Co}).permute({0, 3, 1, 2}));
-  return true;
-}
-
 at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, const std::optional<at::Tensor>& bias_,
                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                         at::IntArrayRef output_padding, int64_t groups) {
@@ -194,7 +167,6 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
                 " is too small");
   at::Tensor out = at::empty(out_sizes, input.options());
   if (out.numel() == 0) return out;
-  if (!transposed && conv2d_half_matrix_units(input, weight, bias, g, out)) return out;
   run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
   return out;
 }

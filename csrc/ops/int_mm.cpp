@@ -3,9 +3,10 @@
 // torch 2.13, which is looser than CUDA's: any M, K and N, uint8 as the first operand); a rejected
 // input raises RuntimeError naming _int_mm.
 //
-// Kernel choice: subgroup matrices where ops/linalg.cpp's sg_int_mm takes the operands (int8 x
-// int8, whole 16x16x32 matrices, NVIDIA with current Dawn), else plan() picks the variant of the
-// workgroup-tiled packed-dot kernel (wgsl/matmul_i8.wgsl).
+// Kernel choice lives in one place, plan(): the variant of the workgroup-tiled packed-dot kernel
+// (wgsl/matmul_i8.wgsl). A subgroup-matrix path (i8 x i8 -> i32 16x16x32 on NVIDIA) would be
+// another Path there; a first one loading i8 matrices straight from storage gave wrong sums on an
+// H100 and was taken out (see the tensor-core issue's closing note).
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -13,7 +14,6 @@
 
 #include "ops/common.h"
 #include "ops/kernel.h"
-#include "ops/linalg.h"
 #include "runtime/pipeline.h"
 #include "runtime/wgsl_features.h"
 
@@ -150,9 +150,6 @@ Tensor& int_mm_out_impl(const Tensor& self, const Tensor& mat2, Tensor& result) 
   check_extent(result, "result");
   const Operand a{self, self.storage_offset(), self.stride(0), self.stride(1)};
   const Operand b{mat2, mat2.storage_offset(), mat2.stride(1), mat2.stride(0)};
-  // The matrix units first (ops/linalg.cpp sg_int_mm: int8 x int8 with whole-matrix shapes, where the
-  // adapter lists an i8 config); it dispatches nothing and returns false otherwise.
-  if (self.scalar_type() == at::kChar && sg_int_mm(result, self, mat2)) return result;
   const Plan p = plan(a, b, K);
   switch (p.path) {
     case Path::Tiled:

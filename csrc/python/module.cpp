@@ -169,11 +169,6 @@ PYBIND11_MODULE(_C, m) {
         },
         "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
         "(as in info()) and limits.");
-  m.def("_sg_int_mm_plan",
-        [matrix_configs](const py::list& configs, uint64_t max_invocations, int64_t M, int64_t N, int64_t K) {
-          return ops::describe_sg_int_mm_plan(matrix_configs(configs), max_invocations, M, N, K);
-        },
-        "The _int_mm plan on subgroup matrices (or why not) for an adapter's configs and limits.");
   m.def("_info", &info, py::arg("index") = -1);
   // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {
