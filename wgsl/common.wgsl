@@ -12,6 +12,19 @@ fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, wg: u32) -> u32 {
   return ((wid.z * nwg.y + wid.y) * nwg.x + wid.x) * wg + lid;
 }
 
+// The GEMM kernels' workgroup order (matmul.wgsl, matmul_sg.wgsl): workgroup g of a grid of
+// batch * splits * tiles_m * tiles_n -> (z = batch and split index, tile row, tile column). Tiles
+// go in groups of 8 tile rows that sweep the columns together, so their B tiles stay in cache.
+fn gemm_tile(wid: vec3<u32>, nwg: vec3<u32>, tiles_m: u32, tiles_n: u32) -> vec3<u32> {
+  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let per = tiles_m * tiles_n;
+  let r = g % per;
+  let width = 8u * tiles_n;
+  let first_m = (r / width) * 8u;
+  let gsize = min(tiles_m - first_m, 8u);
+  return vec3<u32>(g / per, first_m + (r % width) % gsize, (r % width) / gsize);
+}
+
 fn pow2(k: i32) -> f32 { return bitcast<f32>(u32(127 + k) << 23u); }
 
 // f16 bits -> f32, exact for every value (subnormals, NaN payloads kept).

@@ -67,17 +67,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let K = prm(2u);
   let tiles_m = prm(4u);
   let tiles_n = prm(5u);
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
-  let per = tiles_m * tiles_n;
-  let z = g / per;
-  let r = g % per;
-  // Grouped order: GROUP tile rows sweep the columns together, so their B tiles stay in cache.
-  let GROUP = 8u;
-  let width = GROUP * tiles_n;
-  let first_m = (r / width) * GROUP;
-  let gsize = min(tiles_m - first_m, GROUP);
-  let tm = first_m + (r % width) % gsize;
-  let tn = (r % width) / gsize;
+  let zt = gemm_tile(wid, nwg, tiles_m, tiles_n);
+  let z = zt.x;
+  let tm = zt.y;
+  let tn = zt.z;
   T.b = z % prm(3u);
   T.s = z / prm(3u);
   T.m0 = tm * BM;

@@ -399,6 +399,22 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
   return s;
 }
 
+// The parameter block wgsl/matmul.wgsl and wgsl/matmul_sg.wgsl share (the list is in their
+// headers); direct: the kernel writes O itself, else f32 partial sums into a scratch of
+// batch * M * N per split.
+std::vector<uint32_t> gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t tiles_m, int64_t tiles_n,
+                                  int64_t splits, int64_t kps, const View& a, const View& b, const View* c,
+                                  const View& out, float alpha, float beta, bool direct) {
+  return {u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(tiles_m, "tiles"),
+          u32(tiles_n, "tiles"), uint32_t(splits), u32(kps, "size"),
+          u32(a.off, "offset"), u32(a.sb, "stride"), u32(a.s0, "stride"), u32(a.s1, "stride"),
+          u32(b.off, "offset"), u32(b.sb, "stride"), u32(b.s0, "stride"), u32(b.s1, "stride"),
+          c ? u32(c->off, "offset") : 0u, c ? u32(c->sb, "stride") : 0u, c ? u32(c->s0, "stride") : 0u,
+          c ? u32(c->s1, "stride") : 0u,
+          u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s0, "stride"), u32(out.s1, "stride"),
+          f32_bits(alpha), f32_bits(beta), direct ? 0u : u32(batch * M * N, "scratch size")};
+}
+
 void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
                 int64_t K, float alpha, float beta) {
   const TileSet ts = tile_set();
@@ -449,15 +465,8 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
       << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << binds.size()
       << (cc && block_of(cc->t) == block_of(out.t) ? "a" : "b");
-  std::vector<uint32_t> prm = {
-      u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(tiles_m, "tiles"), u32(tiles_n, "tiles"),
-      uint32_t(splits), u32(kps, "size"),
-      u32(a.off, "offset"), u32(a.sb, "stride"), u32(a.s0, "stride"), u32(a.s1, "stride"),
-      u32(b.off, "offset"), u32(b.sb, "stride"), u32(b.s0, "stride"), u32(b.s1, "stride"),
-      cc ? u32(cc->off, "offset") : 0u, cc ? u32(cc->sb, "stride") : 0u, cc ? u32(cc->s0, "stride") : 0u,
-      cc ? u32(cc->s1, "stride") : 0u,
-      u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s0, "stride"), u32(out.s1, "stride"),
-      f32_bits(direct ? alpha : 1.0f), f32_bits(beta), direct ? 0u : u32(batch * M * N, "scratch size")};
+  const std::vector<uint32_t> prm =
+      gemm_params(M, N, K, batch, tiles_m, tiles_n, splits, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct);
   const uint64_t groups = uint64_t(tiles) * splits;
   float_dispatch(o.t, key.str(), binds, ro, prm, groups,
                  [&] { return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, bindings); });
@@ -724,16 +733,8 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
     add(*cc, "C", false, array_type(cc->t.scalar_type()).c_str());
     bs << elem_fn("elc", "C", cc->t.scalar_type());
   }
-  const View* ccv = cc;
-  std::vector<uint32_t> prm = {
-      u32(M, "size"), u32(N, "size"), u32(K, "size"), u32(batch, "batch"), u32(P.tiles_m, "tiles"),
-      u32(P.tiles_n, "tiles"), uint32_t(P.splits), u32(P.kps, "size"),
-      u32(a.off, "offset"), u32(a.sb, "stride"), u32(a.s0, "stride"), u32(a.s1, "stride"),
-      u32(b.off, "offset"), u32(b.sb, "stride"), u32(b.s0, "stride"), u32(b.s1, "stride"),
-      ccv ? u32(ccv->off, "offset") : 0u, ccv ? u32(ccv->sb, "stride") : 0u, ccv ? u32(ccv->s0, "stride") : 0u,
-      ccv ? u32(ccv->s1, "stride") : 0u,
-      u32(out.off, "offset"), u32(out.sb, "stride"), u32(out.s0, "stride"), u32(out.s1, "stride"),
-      f32_bits(direct_ok ? alpha : 1.0f), f32_bits(beta), direct_ok ? 0u : u32(batch * M * N, "scratch size")};
+  const std::vector<uint32_t> prm = gemm_params(M, N, K, batch, P.tiles_m, P.tiles_n, P.splits, P.kps, a, b, cc, out,
+                                                direct_ok ? alpha : 1.0f, beta, direct_ok);
   const uint64_t groups = uint64_t(batch * P.tiles_m * P.tiles_n) * P.splits;
   auto key_for = [&](int syntax) {
     std::ostringstream key;
