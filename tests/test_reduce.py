@@ -374,3 +374,25 @@ def test_blocks_past_the_binding_limit():
 def torch_webgpu_limit():
     import torch_webgpu
     return int(torch_webgpu.info()["limits"]["maxStorageBufferBindingSize"])
+
+
+def test_torch_equal_as_cpu():
+    # torch.equal natively (the CPU fallback is off in the tests): sizes, values, dtypes, NaN,
+    # views, empty tensors, the same tensor, and another device.
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(5, 7, generator=g)
+    y = x.clone()
+    y[3, 4] += 1
+    xn = x.clone()
+    xn[0, 0] = float("nan")
+    cases = [(x, x.clone()), (x, y), (x, x[:, :6]), (x, x.t().contiguous().t()), (x, x.double().float()),
+             (x.half(), x.half()), (x, x.half().float()), (x.int(), x.int()), (x.int(), x.long()),
+             (x > 0, x > 0), (xn, xn.clone()), (torch.empty(0, 3), torch.empty(0, 3)),
+             (torch.empty(0, 3), torch.empty(3, 0)), (torch.tensor(2.0), torch.tensor(2.0)), (x[1:, ::2], y[1:, ::2])]
+    for a, b in cases:
+        want = torch.equal(a, b)
+        assert torch.equal(a.to("webgpu"), b.to("webgpu")) == want, (a.shape, b.shape, a.dtype, b.dtype)
+    d = x.to("webgpu")
+    assert torch.equal(d, d)
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.equal(d, x)

@@ -1017,9 +1017,21 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   return at::native::nansum(self, dim, keepdim, dtype);
 }
 
+// torch.equal as CUDA's: same sizes and every element equal (with type promotion; NaN is unequal),
+// true at once for the very same tensor. One readback, like any other .item().
+bool equal(const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(), "Expected all tensors to be on the same device, but found at least two "
+              "devices, ", self.device(), " and ", other.device(), "! (when checking argument for torch.equal)");
+  if (self.is_same(other)) return true;
+  if (!self.is_same_size(other)) return false;
+  if (self.numel() == 0) return true;
+  return at::eq(self, other).all().item<bool>();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("equal", TORCH_FN(equal));
   using T = const at::Tensor&;
   using OptDims = at::OptionalIntArrayRef;
   using OptDtype = std::optional<at::ScalarType>;
