@@ -31,5 +31,9 @@ from . import _integration  # noqa: E402
 
 _integration.install()  # printing, fork safety, multiprocessing queues, torch.compile
 
-__all__ = ["info", "fallback"]
+from . import distributed  # noqa: E402
+
+distributed.register()  # torch.distributed backend "webgpu" (collectives staged through gloo)
+
+__all__ = ["info", "fallback", "distributed"]
 __version__ = "0.1.0"

@@ -1,0 +1,86 @@
+"""torch.distributed on webgpu tensors (torch_webgpu/distributed.py): two processes on this machine's
+adapter, started by torchrun, check every collective against its definition and train examples/gpt.py's
+GPT under DistributedDataParallel against the same model trained alone on the global batch."""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import torch_webgpu  # noqa: F401
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WS = 2
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _torchrun(mode, backend, tmp):
+    out = os.path.join(tmp, "r")
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={WS}", "--master-addr=127.0.0.1",
+           f"--master-port={_free_port()}", os.path.join(HERE, "distributed_worker.py"), mode, backend, out]
+    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0", OMP_NUM_THREADS="1")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-6000:]
+    return [torch.load(f"{out}.{r}", weights_only=False) for r in range(WS)]
+
+
+def test_backend_registered():
+    assert "webgpu" in dist.Backend.backend_list
+    assert dist.Backend.default_device_backend_map["webgpu"] == "webgpu"
+
+
+@pytest.mark.parametrize("backend", ["webgpu", "cpu:gloo,webgpu:webgpu"])
+def test_collectives(backend, tmp_path):
+    res = _torchrun("collectives", backend, str(tmp_path))
+    assert [r["backend"] for r in res] == [backend] * WS
+    for dt in (torch.float32, torch.float16, torch.int64):
+        base = (torch.arange(6) + 1).to(dt)
+        per_rank = [base * (r + 1) for r in range(WS)]
+        want = {
+            "SUM": sum(per_rank), "MAX": per_rank[-1], "MIN": per_rank[0],
+            "PRODUCT": per_rank[0] * per_rank[1],
+        }
+        if dt.is_floating_point:
+            want["AVG"] = sum(per_rank) / WS
+        big = torch.zeros(4, 6, dtype=dt)
+        big[1::2, ::2] = sum(r + 2 for r in range(WS))
+        gathered = torch.stack([torch.full((3,), r * 10, dtype=dt) for r in range(WS)])
+        flat = torch.cat([torch.full((2,), r + 1, dtype=dt) for r in range(WS)])
+        rs_in = sum((torch.arange(2 * WS) + 10 * r).to(dt) for r in range(WS))
+        for rank, R in enumerate(res):
+            for op, w in want.items():
+                torch.testing.assert_close(R[f"all_reduce/{op}/{dt}"], w.to(dt), msg=f"{op} {dt}")
+            assert torch.equal(R[f"all_reduce/strided/{dt}"], big)
+            assert torch.equal(R[f"broadcast/{dt}"], torch.full((5,), 1 + 7, dtype=dt))
+            assert torch.equal(R[f"all_gather/{dt}"], gathered)
+            assert torch.equal(R[f"all_gather_into_tensor/{dt}"], flat)
+            assert torch.equal(R[f"reduce_scatter_tensor/{dt}"], rs_in[2 * rank:2 * rank + 2])
+            assert torch.equal(R[f"reduce_scatter/{dt}"], torch.full((3,), sum(rank + r for r in range(WS)), dtype=dt))
+        assert torch.equal(res[0][f"reduce/{dt}"], torch.full((2,), sum(r + 1 for r in range(WS)), dtype=dt))
+    assert torch.equal(res[1]["recv"], torch.tensor([1.5, 2.5]))
+    for R in res:
+        assert torch.equal(R["cpu_all_reduce"], torch.full((3,), float(sum(range(1, WS + 1)))))
+        assert R["all_gather_object"] == [{"rank": r} for r in range(WS)]
+
+
+def test_ddp_matches_single_process_training(tmp_path):
+    res = _torchrun("ddp", "webgpu", str(tmp_path))
+    r0, r1 = res
+    # Both ranks hold the same model after every step (DDP's gradient averaging and broadcast).
+    for k in r0["params"]:
+        assert torch.equal(r0["params"][k], r1["params"][k]), k
+    # And it is the model trained alone on the global batch, up to float summation order.
+    for k, v in r0["alone_params"].items():
+        torch.testing.assert_close(r0["params"][k], v, atol=2e-5, rtol=1e-4, msg=k)
+    # The mean of the ranks' losses is the global batch's loss.
+    torch.testing.assert_close((r0["losses"] + r1["losses"]) / 2, r0["alone_losses"], atol=1e-5, rtol=1e-5)
+    assert r0["losses"][-1] < r0["losses"][0]

@@ -1,0 +1,286 @@
+"""torch.distributed for webgpu tensors: the ``"webgpu"`` process-group backend.
+
+WebGPU has no device-to-device transport, so collectives stage through host memory into gloo (the
+one backend every PyTorch build has): webgpu operands are copied to the CPU, gloo runs the
+collective between the processes, and the results are copied back into the webgpu tensors. CPU
+tensors go to gloo unchanged, so one group serves both (``backend="webgpu"`` or a device map such as
+``"cpu:gloo,webgpu:webgpu"``). DDP, ``torchrun`` and the functional collectives run unchanged:
+
+    torch.distributed.init_process_group("webgpu")   # or "cpu:gloo,webgpu:webgpu"
+    model = DistributedDataParallel(model.to("webgpu"))
+
+Each collective completes before it returns (the returned Work is already done); the copies are
+in the same order as the device's other work, so a later op sees the reduced values.
+docs/design.md, "Several processes", says how this maps onto c10d.
+"""
+from __future__ import annotations
+
+import datetime
+
+import torch
+
+_NAME = "webgpu"
+
+
+def _dist():
+    import torch.distributed as dist
+
+    return dist
+
+
+def _on_device(t: torch.Tensor) -> bool:
+    return t.device.type == _NAME
+
+
+def _host(t: torch.Tensor) -> torch.Tensor:
+    """The CPU operand gloo sees: a contiguous copy of a webgpu tensor, a CPU tensor itself."""
+    if not _on_device(t):
+        return t
+    return t.detach().to("cpu").contiguous()
+
+
+def _hosts(ts):
+    return [_host(t) for t in ts]
+
+
+def _copy_back(dsts, srcs):
+    for d, s in zip(dsts, srcs):
+        if d is not s:
+            with torch.no_grad():
+                d.copy_(s)
+
+
+def _done(result):
+    from torch._C._distributed_c10d import _create_work_from_future
+
+    fut = torch.futures.Future()
+    fut.set_result(result)
+    return _create_work_from_future(fut)
+
+
+def _is_avg(op) -> bool:
+    dist = _dist()
+    return op == dist.ReduceOp.AVG
+
+
+def _make_group_class():
+    dist = _dist()
+    C = torch._C._distributed_c10d
+
+    class ProcessGroupWebGPU(dist.ProcessGroup):
+        """A process group for webgpu (and CPU) tensors over a private gloo group."""
+
+        def __init__(self, store, rank: int, size: int, timeout: datetime.timedelta):
+            super().__init__(rank, size)
+            self._rank, self._size = rank, size
+            self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+
+        # ---- identity -------------------------------------------------------------------------
+        def getBackendName(self):
+            return _NAME
+
+        def getRank(self):
+            return self._rank
+
+        def getSize(self):
+            return self._size
+
+        def __repr__(self):
+            return f"ProcessGroupWebGPU(rank={self._rank}, size={self._size})"
+
+        # ---- helpers --------------------------------------------------------------------------
+        def _reduce_opts(self, cls, opts):
+            """gloo has no AVG: run SUM and divide afterwards."""
+            avg = _is_avg(opts.reduceOp)
+            if not avg:
+                return opts, False
+            o = cls()
+            o.reduceOp = dist.ReduceOp.SUM
+            for attr in ("timeout", "rootRank", "rootTensor"):
+                if hasattr(opts, attr):
+                    setattr(o, attr, getattr(opts, attr))
+            return o, True
+
+        def _avg(self, ts, avg):
+            if avg:
+                for t in ts:
+                    if t.is_floating_point():
+                        t.div_(self._size)
+                    else:
+                        t.floor_divide_(self._size)
+
+        # ---- collectives ----------------------------------------------------------------------
+        def allreduce(self, tensors, opts=None):
+            opts = opts if opts is not None else C.AllreduceOptions()
+            opts, avg = self._reduce_opts(C.AllreduceOptions, opts)
+            hs = _hosts(tensors)
+            self._gloo.allreduce(hs, opts).wait()
+            self._avg(hs, avg)
+            _copy_back(tensors, hs)
+            return _done(tensors)
+
+        def allreduce_coalesced(self, tensors, opts=None):
+            # One allreduce per tensor keeps the arithmetic identical to allreduce's.
+            for t in tensors:
+                o = C.AllreduceOptions()
+                if opts is not None:
+                    o.reduceOp = opts.reduceOp
+                self.allreduce([t], o)
+            return _done(tensors)
+
+        def broadcast(self, tensors, opts=None):
+            opts = opts if opts is not None else C.BroadcastOptions()
+            hs = _hosts(tensors)
+            self._gloo.broadcast(hs, opts).wait()
+            _copy_back(tensors, hs)
+            return _done(tensors)
+
+        def reduce(self, tensors, opts=None):
+            opts = opts if opts is not None else C.ReduceOptions()
+            opts, avg = self._reduce_opts(C.ReduceOptions, opts)
+            hs = _hosts(tensors)
+            self._gloo.reduce(hs, opts).wait()
+            if self._rank == opts.rootRank:
+                self._avg(hs, avg)
+                _copy_back(tensors, hs)
+            return _done(tensors)
+
+        def allgather(self, output_tensors, input_tensors, opts=None):
+            opts = opts if opts is not None else C.AllgatherOptions()
+            ho = [_hosts(outs) for outs in output_tensors]
+            self._gloo.allgather(ho, _hosts(input_tensors), opts).wait()
+            for outs, hs in zip(output_tensors, ho):
+                _copy_back(outs, hs)
+            return _done(output_tensors)
+
+        def _allgather_base(self, output, input, opts=None):
+            # Concatenated along dim 0, rank order: gloo's allgather into the chunks of a host copy.
+            ho = _host(output)
+            self._gloo.allgather([list(ho.chunk(self._size))], [_host(input)],
+                                 opts if opts is not None else C.AllgatherOptions()).wait()
+            _copy_back([output], [ho])
+            return _done([output])
+
+        all_gather_single = _allgather_base
+
+        def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+            for o, i in zip(outputs, inputs):
+                self._allgather_base(o, i, opts)
+            return _done(outputs)
+
+        all_gather_single_coalesced = allgather_into_tensor_coalesced
+
+        def gather(self, output_tensors, input_tensors, opts=None):
+            opts = opts if opts is not None else C.GatherOptions()
+            ho = [_hosts(outs) for outs in output_tensors]
+            self._gloo.gather(ho, _hosts(input_tensors), opts).wait()
+            for outs, hs in zip(output_tensors, ho):
+                _copy_back(outs, hs)
+            return _done(output_tensors)
+
+        def scatter(self, output_tensors, input_tensors, opts=None):
+            opts = opts if opts is not None else C.ScatterOptions()
+            ho = _hosts(output_tensors)
+            self._gloo.scatter(ho, [_hosts(ins) for ins in input_tensors], opts).wait()
+            _copy_back(output_tensors, ho)
+            return _done(output_tensors)
+
+        def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+            # gloo has no reduce_scatter: allreduce each rank's input list, keep this rank's part.
+            opts = opts if opts is not None else C.ReduceScatterOptions()
+            for out, ins in zip(output_tensors, input_tensors):
+                stacked = torch.stack([_host(t) for t in ins])
+                o = C.AllreduceOptions()
+                o.reduceOp = dist.ReduceOp.SUM if _is_avg(opts.reduceOp) else opts.reduceOp
+                self._gloo.allreduce([stacked], o).wait()
+                part = stacked[self._rank]
+                self._avg([part], _is_avg(opts.reduceOp))
+                _copy_back([out], [part])
+            return _done(output_tensors)
+
+        def _reduce_scatter_base(self, output, input, opts=None):
+            return self.reduce_scatter([output], [list(input.chunk(self._size))], opts)
+
+        reduce_scatter_single = _reduce_scatter_base
+
+        def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+            for o, i in zip(outputs, inputs):
+                self._reduce_scatter_base(o, i, opts)
+            return _done(outputs)
+
+        reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
+
+        def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+            ho = _host(output)
+            self._gloo.alltoall_base(ho, _host(input), list(output_split_sizes), list(input_split_sizes),
+                                     opts if opts is not None else C.AllToAllOptions()).wait()
+            _copy_back([output], [ho])
+            return _done([output])
+
+        all_to_all_single = alltoall_base
+
+        def alltoall(self, output_tensors, input_tensors, opts=None):
+            ho = _hosts(output_tensors)
+            self._gloo.alltoall(ho, _hosts(input_tensors), opts if opts is not None else C.AllToAllOptions()).wait()
+            _copy_back(output_tensors, ho)
+            return _done(output_tensors)
+
+        def barrier(self, opts=None):
+            # Everything this process recorded reaches the GPU first, as a CUDA barrier orders it.
+            if torch.webgpu.is_initialized():
+                torch.webgpu.synchronize()
+            self._gloo.barrier(opts if opts is not None else C.BarrierOptions()).wait()
+            return _done(None)
+
+        def send(self, tensors, dst, tag=0):
+            self._gloo.send(_hosts(tensors), dst, tag).wait()
+            return _done(tensors)
+
+        def recv(self, tensors, src, tag=0):
+            hs = _hosts(tensors)
+            self._gloo.recv(hs, src, tag).wait()
+            _copy_back(tensors, hs)
+            return _done(tensors)
+
+        def recv_anysource(self, tensors, tag=0):
+            hs = _hosts(tensors)
+            work = self._gloo.recv_anysource(hs, tag)
+            work.wait()
+            _copy_back(tensors, hs)
+            return work
+
+    return ProcessGroupWebGPU
+
+
+_GROUP_CLASS = None
+
+
+def _group_class():
+    global _GROUP_CLASS
+    if _GROUP_CLASS is None:
+        _GROUP_CLASS = _make_group_class()
+    return _GROUP_CLASS
+
+
+def _create(store, rank, size, timeout):
+    return _group_class()(store, rank, size, timeout)
+
+
+def register() -> bool:
+    """Registers the "webgpu" backend with torch.distributed (done at import when it is available)."""
+    try:
+        dist = _dist()
+    except ImportError:
+        return False
+    if not dist.is_available() or not hasattr(dist, "ProcessGroupGloo"):
+        return False
+    if _NAME in dist.Backend.backend_list:
+        return True
+    dist.Backend.register_backend(_NAME, _create, devices=[_NAME])
+    return True
+
+
+def __getattr__(name):
+    if name == "ProcessGroupWebGPU":
+        return _group_class()
+    raise AttributeError(name)
