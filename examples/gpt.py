@@ -53,15 +53,17 @@ class GPT(nn.Module):
 
 
 def train_steps(device, steps: int = 15, vocab: int = 97, d: int = 64, heads: int = 4, layers: int = 2,
-                ctx: int = 32, batch: int = 4, lr: float = 3e-3, seed: int = 0):
+                ctx: int = 32, batch: int = 4, lr: float = 3e-3, seed: int = 0, progress: bool = False):
     """Adam steps on two fixed random token batches from a seeded CPU initialisation; returns the losses."""
+    from tqdm import tqdm
+
     torch.manual_seed(seed)
     model = GPT(vocab, d, heads, layers, ctx).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
     data = torch.randint(0, vocab, (2, batch, ctx + 1), generator=g)  # two batches, alternating
     losses = []
-    for s in range(steps):
+    for s in tqdm(range(steps), desc=f"train on {device}", unit="step", disable=not progress):
         x, y = data[s % 2, :, :-1].to(device), data[s % 2, :, 1:].to(device)
         loss = F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -79,7 +81,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="webgpu")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    losses = train_steps(a.device, a.steps)
+    losses = train_steps(a.device, a.steps, progress=True)
     print(f"{a.device}: {a.steps} Adam steps in {time.perf_counter() - t0:.1f} s; losses "
           + " ".join(f"{v:.4f}" for v in losses))
     return 0

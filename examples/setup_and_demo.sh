@@ -19,8 +19,9 @@ bash tools/install_vulkan.sh
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # torch is pinned exactly: the extension is compiled against the torch it runs with.
+# The examples' own dependencies (tqdm, matplotlib, scikit-learn, transformers) are in examples/requirements.txt.
 python -m pip install -q torch==2.13.0 wgpudawn==0.32.0.4 scikit-build-core pybind11 ninja cmake \
-  numpy pytest expecttest hypothesis scikit-learn transformers==5.23.0
+  numpy pytest expecttest hypothesis -r examples/requirements.txt
 # No build isolation: an isolated build would compile against a different torch fetched for the build.
 python -m pip install --no-build-isolation --no-deps .
 
