@@ -78,14 +78,14 @@ try:
     from . import _integration  # noqa: E402
 
     _integration.install()  # printing, fork safety, multiprocessing queues, torch.compile
+
+    from . import distributed  # noqa: E402
+
+    distributed.register()  # torch.distributed backend "webgpu" (collectives staged through gloo)
 except Exception as _e:
     if not _in_torch_autoload():
         raise
     _autoload_error = _e  # reported by _autoload(), which torch calls next
-
-from . import distributed  # noqa: E402
-
-distributed.register()  # torch.distributed backend "webgpu" (collectives staged through gloo)
 
 __all__ = ["info", "fallback", "distributed"]
 __version__ = "0.1.0"
