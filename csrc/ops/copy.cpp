@@ -3,6 +3,7 @@
 // device-side conversions use the elementwise engine's CPU-exact casts.
 #include <ATen/NativeFunctions.h>
 #include <ATen/TensorIterator.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -81,9 +82,19 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   const at::Tensor& src = self;
   TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
   if (is_webgpu(src) && is_webgpu(dst)) {
-    TORCH_CHECK(src.device() == dst.device() || gpu_of(src).index() == gpu_of(dst).index(),
-                "webgpu: copies between two webgpu devices are not supported yet");
     check_supported_dtype(dst.scalar_type(), "copy_");
+    if (gpu_of(src).index() != gpu_of(dst).index()) {
+      // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
+      check_supported_dtype(src.scalar_type(), "copy_");
+      at::Tensor host;
+      {
+        c10::DeviceGuard g(src.device());
+        host = download(src);
+      }
+      c10::DeviceGuard g(dst.device());
+      upload(dst, host);
+      return dst;
+    }
     device_copy(dst, src);
   } else if (is_webgpu(dst)) {
     TORCH_CHECK(src.device().is_cpu(), "webgpu: copy_: cannot copy from ", src.device(), " to webgpu");

@@ -2,6 +2,7 @@
 #include "runtime/allocator.h"
 
 #include <atomic>
+#include <unordered_map>
 
 #include <c10/util/Exception.h>
 
@@ -27,6 +28,22 @@ BufferPool::~BufferPool() {
   for (Block* b : live_) delete b;
 }
 
+namespace {
+std::mutex& g_owner_mu = *new std::mutex;
+std::unordered_map<WGPUBuffer, int>& g_owner = *new std::unordered_map<WGPUBuffer, int>;
+std::atomic<bool> g_several{false};
+}  // namespace
+
+int buffer_device(WGPUBuffer b) {
+  std::lock_guard<std::mutex> lock(g_owner_mu);
+  auto it = g_owner.find(b);
+  return it == g_owner.end() ? -1 : it->second;
+}
+bool several_devices() { return g_several.load(std::memory_order_relaxed); }
+void note_device_created(int index) {
+  if (index > 0) g_several.store(true);
+}
+
 Buffer BufferPool::create_buffer(uint64_t size, std::string* err, bool* oom) {
   const Procs& P = procs();
   WGPUBufferDescriptor d{};
@@ -41,6 +58,10 @@ Buffer BufferPool::create_buffer(uint64_t size, std::string* err, bool* oom) {
   *oom = o.first != WGPUErrorType_NoError || v.first != WGPUErrorType_NoError;
   *err = o.first != WGPUErrorType_NoError ? o.second : v.second;
   if (*oom) return Buffer();
+  {
+    std::lock_guard<std::mutex> lock(g_owner_mu);
+    g_owner[buf.get()] = dev_.index();
+  }
   return buf;
 }
 
@@ -106,6 +127,10 @@ void BufferPool::free(Block* b) {
 void BufferPool::release_cached_locked() {
   for (auto& [s, b] : cached_) {
     stats_.reserved -= b->size;
+    {
+      std::lock_guard<std::mutex> lock(g_owner_mu);
+      g_owner.erase(b->buffer.get());
+    }
     procs().wgpuBufferDestroy(b->buffer.get());
     delete b;
   }

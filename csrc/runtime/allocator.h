@@ -24,6 +24,13 @@ struct PoolStats {
   uint64_t num_allocs = 0, num_frees = 0, cache_hits = 0, num_ooms = 0;
 };
 
+// Which device a storage buffer belongs to, for refusing operands of another device at dispatch
+// (ops that read two webgpu devices' tensors would otherwise bind a foreign buffer). Kept for every
+// pool buffer; looked up only once a second device exists (several_devices()).
+int buffer_device(WGPUBuffer b);  // -1: not a storage buffer of the pool
+bool several_devices();
+void note_device_created(int index);
+
 class BufferPool {
  public:
   explicit BufferPool(GpuDevice& dev) : dev_(dev) {}

@@ -30,6 +30,7 @@ std::vector<std::string> proc_names() {
 #define WEBGPU_PROC_NAME(name) out.push_back(#name);
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_NAME)
 #undef WEBGPU_PROC_NAME
+  out.push_back(kEnumerateAdapters);
   return out;
 }
 
@@ -73,6 +74,8 @@ const Procs& procs() {
     missing += std::string(missing.empty() ? "" : ", ") + #name;
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_LOAD)
 #undef WEBGPU_PROC_LOAD
+  if (auto it = addr.find(kEnumerateAdapters); it != addr.end() && it->second)
+    g_procs.enumerate_adapters = reinterpret_cast<decltype(g_procs.enumerate_adapters)>(it->second);
   TORCH_CHECK(missing.empty(), "webgpu: the Dawn runtime (", g_source, ") lacks functions this build was compiled for (",
               missing.substr(0, 400), "); torch_webgpu was built against a different Dawn. Reinstall with `",
               kInstall, "` and rebuild torch_webgpu.");

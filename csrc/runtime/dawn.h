@@ -15,7 +15,14 @@ struct Procs {
 #define WEBGPU_PROC_FIELD(name) decltype(&::name) name = nullptr;
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_FIELD)
 #undef WEBGPU_PROC_FIELD
+  // Dawn's native adapter enumeration. wgpudawn's compiled module has it but its cdef files do not
+  // declare it, so the signature is written here (as the module's ffi reports it); optional:
+  // without it, the one adapter that wgpuInstanceRequestAdapter returns is the only device.
+  size_t (*enumerate_adapters)(WGPUInstance, const WGPURequestAdapterOptions*, WGPUAdapter*, size_t) = nullptr;
 };
+
+// The name under which Python hands over Procs::enumerate_adapters.
+constexpr const char* kEnumerateAdapters = "wgpu_dawn_enumerate_adapters";
 
 // Every function name the proc table holds (Python looks their addresses up in wgpudawn).
 std::vector<std::string> proc_names();

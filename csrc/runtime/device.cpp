@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <unistd.h>
 
 #include <c10/util/Exception.h>
@@ -23,7 +24,7 @@ namespace {
 std::mutex& g_mu = *new std::mutex;
 Instance& g_instance = *new Instance;
 bool g_adapter_probed = false;
-Adapter& g_adapter = *new Adapter;  // index 0; this Dawn has no adapter enumeration yet
+std::vector<Adapter>& g_adapters = *new std::vector<Adapter>;  // device index -> adapter
 std::string& g_adapter_error = *new std::string;
 std::array<GpuDevice*, kMaxDevices> g_devices{};
 pid_t g_pid = 0;  // the process that created the devices (a forked child must not touch them)
@@ -71,28 +72,90 @@ WGPUInstance instance_locked() {
   return g_instance.get();
 }
 
-void probe_adapter_locked() {
-  if (g_adapter_probed) return;
-  g_adapter_probed = true;
-  WGPUInstance inst = instance_locked();
-  WGPURequestAdapterOptions opts{};
-  opts.powerPreference = WGPUPowerPreference_HighPerformance;
-  // Adapter toggles decide which features the adapter lists: subgroup matrices only with
-  // allow_unsafe_apis, shader-f16 on NVIDIA's Vulkan driver only with vulkan_enable_f16_on_nvidia
-  // (asking for them on the device is too late).
-  std::vector<const char*> adapter_toggles;
-  for (const char* t : {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"})
-    if (toggle_known(t)) adapter_toggles.push_back(t);
+// The adapter toggles every adapter is requested or enumerated with. Adapter toggles decide which
+// features the adapter lists: subgroup matrices only with allow_unsafe_apis, shader-f16 on NVIDIA's
+// Vulkan driver only with vulkan_enable_f16_on_nvidia (asking for them on the device is too late).
+struct AdapterOptions {
+  std::vector<const char*> names;
   WGPUDawnTogglesDescriptor toggles{};
-  toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
-  toggles.enabledToggleCount = adapter_toggles.size();
-  toggles.enabledToggles = adapter_toggles.data();
-  opts.nextInChain = &toggles.chain;
-  if (const char* b = std::getenv("TORCH_WEBGPU_BACKEND"); b && *b) {
-    std::string s(b);
-    opts.backendType = s == "vulkan" ? WGPUBackendType_Vulkan : s == "metal" ? WGPUBackendType_Metal
-                     : s == "d3d12" ? WGPUBackendType_D3D12 : WGPUBackendType_Undefined;
+  WGPURequestAdapterOptions opts{};
+  AdapterOptions() {
+    for (const char* t : {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"})
+      if (toggle_known(t)) names.push_back(t);
+    toggles.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnTogglesDescriptor);
+    toggles.enabledToggleCount = names.size();
+    toggles.enabledToggles = names.data();
+    opts.nextInChain = &toggles.chain;
+    opts.powerPreference = WGPUPowerPreference_HighPerformance;
+    if (const char* b = std::getenv("TORCH_WEBGPU_BACKEND"); b && *b) opts.backendType = backend_of(b);
   }
+  AdapterOptions(const AdapterOptions&) = delete;
+  static WGPUBackendType backend_of(const std::string& s) {
+    return s == "vulkan" ? WGPUBackendType_Vulkan : s == "metal" ? WGPUBackendType_Metal
+         : s == "d3d12" ? WGPUBackendType_D3D12 : WGPUBackendType_Undefined;
+  }
+};
+
+// Rank of an adapter in device order: discrete GPUs first, then integrated, unknown, CPU.
+int adapter_rank(WGPUAdapterType t) {
+  switch (t) {
+    case WGPUAdapterType_DiscreteGPU: return 0;
+    case WGPUAdapterType_IntegratedGPU: return 1;
+    case WGPUAdapterType_CPU: return 3;
+    default: return 2;
+  }
+}
+
+// Every adapter through Dawn's native enumeration, one per physical device (its best backend:
+// Vulkan/Metal/D3D12 before D3D11 and OpenGL), in device order; CPU adapters are left out when a
+// GPU is present. Empty when this Dawn cannot enumerate.
+std::vector<Adapter> enumerate_adapters_locked(WGPUInstance inst) {
+  const Procs& P = procs();
+  if (!P.enumerate_adapters) return {};
+  AdapterOptions o;
+  const size_t n = P.enumerate_adapters(inst, &o.opts, nullptr, 0);
+  std::vector<WGPUAdapter> raw(n);
+  const size_t got = n ? std::min(n, P.enumerate_adapters(inst, &o.opts, raw.data(), n)) : 0;
+  struct Entry { Adapter a; int rank; int backend; uint32_t vendor, device; size_t order; };
+  std::vector<Entry> all;
+  for (size_t i = 0; i < got; ++i) {
+    Adapter a(raw[i]);  // takes the reference the enumeration returned
+    WGPUAdapterInfo ai{};
+    P.wgpuAdapterGetInfo(a.get(), &ai);
+    const WGPUBackendType bt = ai.backendType;
+    const WGPUAdapterType at = ai.adapterType;
+    const uint32_t vendor = ai.vendorID, device = ai.deviceID;
+    P.wgpuAdapterInfoFreeMembers(ai);
+    int backend;
+    switch (bt) {
+      case WGPUBackendType_Vulkan: case WGPUBackendType_Metal: case WGPUBackendType_D3D12: backend = 0; break;
+      case WGPUBackendType_D3D11: backend = 1; break;
+      case WGPUBackendType_OpenGL: case WGPUBackendType_OpenGLES: backend = 2; break;
+      default: continue;  // Null and anything unknown
+    }
+    if (o.opts.backendType != WGPUBackendType_Undefined && bt != o.opts.backendType) continue;
+    all.push_back({std::move(a), adapter_rank(at), backend, vendor, device, i});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Entry& x, const Entry& y) {
+    return std::tie(x.rank, x.backend, x.order) < std::tie(y.rank, y.backend, y.order);
+  });
+  const bool has_gpu = std::any_of(all.begin(), all.end(), [](const Entry& e) { return e.rank < 3; });
+  std::vector<Adapter> out;
+  std::vector<std::pair<uint32_t, uint32_t>> seen;
+  for (Entry& e : all) {
+    if (has_gpu && e.rank == 3) continue;
+    // The same physical device through a second backend (vendor and device ids 0 tell nothing).
+    const auto id = std::make_pair(e.vendor, e.device);
+    if ((e.vendor || e.device) && std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    out.push_back(std::move(e.a));
+  }
+  return out;
+}
+
+// The one adapter of wgpuInstanceRequestAdapter (Dawn's choice for high performance).
+Adapter request_adapter_locked(WGPUInstance inst) {
+  AdapterOptions o;
   struct Result { WGPURequestAdapterStatus status{}; WGPUAdapter adapter = nullptr; std::string msg; } r;
   WGPURequestAdapterCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
@@ -103,7 +166,7 @@ void probe_adapter_locked() {
     r->msg = str(msg);
   };
   cb.userdata1 = &r;
-  WGPUFuture f = procs().wgpuInstanceRequestAdapter(inst, &opts, cb);
+  WGPUFuture f = procs().wgpuInstanceRequestAdapter(inst, &o.opts, cb);
   WGPUFutureWaitInfo info{f, 0};
   WGPUWaitStatus st = procs().wgpuInstanceWaitAny(inst, 1, &info, UINT64_MAX);
   if (st != WGPUWaitStatus_Success || r.status != WGPURequestAdapterStatus_Success || !r.adapter) {
@@ -114,9 +177,59 @@ void probe_adapter_locked() {
       g_adapter_error += " The Vulkan driver is too old for this Dawn: Mesa >= 25 is needed for lavapipe "
                          "(Debian 13's mesa-vulkan-drivers, or on Debian 12 the one of the bookworm-backports "
                          "suite: `apt-get install -t bookworm-backports mesa-vulkan-drivers`).";
+    return Adapter();
+  }
+  return Adapter(r.adapter);
+}
+
+// Device index -> adapter, decided once: every enumerated adapter (or the requested one), then
+// TORCH_WEBGPU_VISIBLE_DEVICES="i,j,..." picks and orders them like CUDA_VISIBLE_DEVICES (an index
+// may repeat: "0,0" gives two devices on one adapter, e.g. to test multi-device code on one GPU).
+void probe_adapter_locked() {
+  if (g_adapter_probed) return;
+  g_adapter_probed = true;
+  WGPUInstance inst = instance_locked();
+  auto adapters = [inst] {
+    std::vector<Adapter> found = enumerate_adapters_locked(inst);
+    if (found.empty()) {
+      Adapter a = request_adapter_locked(inst);
+      if (a) found.push_back(std::move(a));
+    }
+    return found;
+  };
+  std::vector<Adapter> found = adapters();
+  if (found.empty()) {
+    if (g_adapter_error.empty()) g_adapter_error = kNoAdapterAdvice;
     return;
   }
-  g_adapter = Adapter(r.adapter);
+  if (const char* v = std::getenv("TORCH_WEBGPU_VISIBLE_DEVICES")) {
+    // An adapter object makes one device ("consumed" after): a repeated index takes the same
+    // adapter from a further enumeration.
+    std::vector<Adapter> picked;
+    std::vector<std::vector<Adapter>> rounds{found};
+    std::vector<size_t> uses(found.size(), 0);
+    std::string list = v;
+    for (size_t p = 0; p < list.size();) {
+      size_t q = list.find(',', p);
+      if (q == std::string::npos) q = list.size();
+      const std::string item = list.substr(p, q - p);
+      p = q + 1;
+      char* end = nullptr;
+      const long i = std::strtol(item.c_str(), &end, 10);
+      // Like CUDA_VISIBLE_DEVICES, the list ends at the first entry that names no adapter.
+      if (item.empty() || *end || i < 0 || size_t(i) >= found.size() || picked.size() == kMaxDevices) break;
+      const size_t round = uses[i]++;
+      while (rounds.size() <= round) rounds.push_back(adapters());
+      if (size_t(i) >= rounds[round].size()) break;
+      picked.push_back(rounds[round][i]);
+    }
+    if (picked.empty())
+      g_adapter_error = "webgpu: TORCH_WEBGPU_VISIBLE_DEVICES='" + list + "' names none of the " +
+                        std::to_string(found.size()) + " adapter(s) found (indices from 0)";
+    found = std::move(picked);
+  }
+  if (found.size() > size_t(kMaxDevices)) found.resize(kMaxDevices);
+  g_adapters = std::move(found);
 }
 
 }  // namespace
@@ -142,7 +255,7 @@ int device_count() {
   try {
     std::lock_guard<std::mutex> lock(g_mu);
     probe_adapter_locked();
-    return g_adapter ? 1 : 0;
+    return int(g_adapters.size());
   } catch (const c10::Error&) {
     return 0;
   }
@@ -155,9 +268,11 @@ GpuDevice& get_device(int index) {
   TORCH_CHECK(index >= 0 && index < kMaxDevices, "webgpu: invalid device index ", index);
   if (g_devices[index]) return *g_devices[index];
   probe_adapter_locked();
-  TORCH_CHECK(g_adapter, g_adapter_error);
-  TORCH_CHECK(index == 0, "webgpu: device index ", index, " out of range (1 webgpu device available)");
-  g_devices[index] = new GpuDevice(index, g_adapter);
+  TORCH_CHECK(!g_adapters.empty(), g_adapter_error);
+  TORCH_CHECK(size_t(index) < g_adapters.size(), "webgpu: device index ", index, " out of range (",
+              g_adapters.size(), " webgpu device(s) available)");
+  g_devices[index] = new GpuDevice(index, g_adapters[index]);
+  note_device_created(index);
   return *g_devices[index];
 }
 

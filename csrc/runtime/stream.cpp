@@ -1,6 +1,8 @@
 // Command batching, the parameter arena, bind-group cache, uploads and readbacks.
 #include "runtime/stream.h"
 
+#include "runtime/allocator.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -181,6 +183,18 @@ WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n
   return raw;
 }
 
+// An operand of another device would be a foreign buffer in this device's bind group (a Dawn
+// validation error at submit, after the op returned): refuse it at the call, as CUDA refuses
+// operands on two devices.
+void Stream::check_same_device(const Binding* b, uint32_t n, const std::string& what) const {
+  for (uint32_t i = 0; i < n; ++i) {
+    const int d = buffer_device(b[i].buffer);
+    TORCH_CHECK(d < 0 || d == dev_.index(), "Expected all tensors to be on the same device, but found at least two "
+                "devices, webgpu:", dev_.index(), " and webgpu:", d, " (webgpu kernel '",
+                what.substr(0, what.find(':', 3)), "')");
+  }
+}
+
 void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params,
                       uint32_t nwords, uint64_t workgroups, bool check_indices) {
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
@@ -196,6 +210,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
                      "' would bind an operand of ", b[i].size, " bytes, more than this adapter's maxStorageBufferBindingSize (",
                      max_bind, " bytes); this op does not split such tensors yet. Work on smaller pieces (e.g. "
                      "torch.split / chunks along the first dimension), or move this step to the CPU.");
+  if (several_devices()) check_same_device(b, n, p.key);
   Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   const Procs& P = procs();
@@ -254,6 +269,10 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
 
 void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, uint64_t size) {
   if (size == 0) return;
+  if (several_devices()) {
+    const Binding b[2] = {{src, so, size}, {dst, doff, size}};
+    check_same_device(b, 2, "copy");
+  }
   Gate gate;
   std::lock_guard<std::recursive_mutex> lock(mu_);
   end_pass();

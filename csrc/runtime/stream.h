@@ -54,6 +54,8 @@ class Stream {
   // rebuild the linear workgroup id from num_workgroups. params: up to kParamWords words.
   // check_indices: the kernel reports bad user indices (see "Device-side index errors" below); the
   // Stream appends an error slot of its own as binding n+1 (p has n+1 storage bindings).
+  // Raises when a binding is a buffer of another device (checked once several devices exist).
+  void check_same_device(const Binding* bindings, uint32_t n, const std::string& what) const;
   void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params,
                 uint32_t nwords, uint64_t workgroups, bool check_indices = false);
   // Records a buffer-to-buffer copy (offsets and size multiples of 4).
