@@ -486,9 +486,11 @@ fn sp_nextafter_bf16(x: f32, y: f32) -> f32 {
 }
 
 // gcd/lcm as CPU's calc_gcd: Euclid on the absolute values; lcm = |a / g * b| (wrapping).
-fn sp_gcd(a0: i32, b0: i32) -> i32 {
-  var a = abs(a0);
-  var b = abs(b0);
+fn sp_gcd(a0: i32, b0: i32) -> i32 { return sp_gcd_w(a0, b0, 0u); }
+// The same where CPU's abs wraps to the storage dtype (int8: abs(-128) is -128): s = 32 - bits.
+fn sp_gcd_w(a0: i32, b0: i32, s: u32) -> i32 {
+  var a = (abs(a0) << s) >> s;
+  var b = (abs(b0) << s) >> s;
   loop {
     if (a == 0) { break; }
     let c = a;
@@ -497,8 +499,9 @@ fn sp_gcd(a0: i32, b0: i32) -> i32 {
   }
   return b;
 }
-fn sp_lcm(a: i32, b: i32) -> i32 {
-  let g = sp_gcd(a, b);
+fn sp_lcm(a: i32, b: i32) -> i32 { return sp_lcm_w(a, b, 0u); }
+fn sp_lcm_w(a: i32, b: i32, s: u32) -> i32 {
+  let g = sp_gcd_w(a, b, s);
   if (g == 0) { return 0; }
   return abs(a / g * b);
 }

@@ -53,6 +53,20 @@ void k0_no_half(at::TensorIteratorBase& it) {
   run_row(R, it);
 }
 
+// int8 and int16 gcd/lcm wrap CPU's abs to the dtype, as CPU's calc_gcd<int8_t> does (gcd(-128, 6) is -2).
+void gcd_kernel(at::TensorIteratorBase& it) {
+  const at::ScalarType dt = driving_dtype(it, Drive::Common);
+  if (dt == at::kChar) return run_expr("gcd8", it, CT::I32, "sp_gcd_w(x1, x2, 24u)", {}, dt);
+  if (dt == at::kShort) return run_expr("gcd16", it, CT::I32, "sp_gcd_w(x1, x2, 16u)", {}, dt);
+  run_row(kGcd, it);
+}
+void lcm_kernel(at::TensorIteratorBase& it) {
+  const at::ScalarType dt = driving_dtype(it, Drive::Common);
+  if (dt == at::kChar) return run_expr("lcm8", it, CT::I32, "sp_lcm_w(x1, x2, 24u)", {}, dt);
+  if (dt == at::kShort) return run_expr("lcm16", it, CT::I32, "sp_lcm_w(x1, x2, 16u)", {}, dt);
+  run_row(kLcm, it);
+}
+
 void polygamma_kernel(at::TensorIteratorBase& it, const int64_t n) {
   if (n == 0) return run_row(kDigamma, it);
   if (n == 1) return run_row(kTrigamma, it);
@@ -120,8 +134,8 @@ WEBGPU_STUB(xlog1py_stub, &k0<kXlog1py>)
 WEBGPU_STUB(logaddexp_stub, &k0<kLogaddexp>)
 WEBGPU_STUB(logaddexp2_stub, &k0<kLogaddexp2>)
 WEBGPU_STUB(heaviside_stub, &k0<kHeaviside>)
-WEBGPU_STUB(gcd_stub, &k0<kGcd>)
-WEBGPU_STUB(lcm_stub, &k0<kLcm>)
+WEBGPU_STUB(gcd_stub, &gcd_kernel)
+WEBGPU_STUB(lcm_stub, &lcm_kernel)
 WEBGPU_STUB(nextafter_stub, &nextafter_kernel)
 
 namespace webgpu::ops {
