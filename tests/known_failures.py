@@ -7,6 +7,22 @@ suite until its row is removed, so the list only shrinks. A new row needs a reas
 """
 
 KNOWN_FAILURES = {
+    # Special functions (csrc/ops/special.cpp), full-mode samples:
+    **{('polygamma.polygamma_n_%d' % n, 'float32', v): (
+        "full-mode samples hold negative non-integers near poles, where polygamma's terms cancel "
+        "(-32 + 32.66 for n = 4 at -2.5): webgpu sums them in float32, CPU (digamma/trigamma in float "
+        "with pi/tan in double, zeta in double): up to 2e-3 relative")
+       for n in (1, 2, 3, 4) for v in ('op', 'noncontig', 'inplace', 'out')},
+    ('polygamma.polygamma_n_3', 'float32', 'grad'):
+        'the backward is polygamma(4, x): the same cancellation at negative non-integers',
+    **{('special.zeta', 'float32', v): (
+        'zeta(501, -1001.2) and zeta(501, -13437.7): CPU sums in double, where (-0.2)^-501 is -inf but '
+        "(0.8)^-501 is still finite, so it returns -inf; in float32 both terms overflow, inf - inf = NaN")
+       for v in ('op', 'noncontig', 'out')},
+    ('sinc', 'float32', 'grad'):
+        "85 of the 1029x917 sample's gradients differ by up to 6.9e-4 where CPU's is 0; not yet analysed",
+    ('sinc', 'bfloat16', 'grad'):
+        'as sinc float32 grad',
     ('logcumsumexp', 'float32', 'grad'):
         'the (5, 5, 5) sample holds values near 1e4; the backward exponentiates the difference of two '
         '~1e4 logcumsumexp results, so a 1-ulp (1e-3) float32 difference in the forward (CPU accumulates '

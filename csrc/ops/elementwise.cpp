@@ -464,9 +464,11 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     // Helper libraries only where the op's expression uses them: smaller modules compile faster.
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
     src += rt::wgsl_source("common");
-    if (uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
-    if (uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
+    const bool special = uses_any(expr, {"sp_"});  // special.wgsl builds on int64 and pointwise
+    if (special || uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
+    if (special || uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
       src += rt::wgsl_source("pointwise");
+    if (special) src += rt::wgsl_source("special");
     src += rt::wgsl_source("elementwise");
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
