@@ -467,6 +467,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     if (uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
     if (uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
       src += rt::wgsl_source("pointwise");
+    if (uses_any(expr, {"bessel", "airy", "chebyshev", "hermite", "laguerre", "legendre"}))
+      src += rt::wgsl_source("bessel");  // torch.special's Bessel family (ops/special_bessel.cpp)
     src += rt::wgsl_source("elementwise");
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
