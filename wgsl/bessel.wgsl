@@ -2,6 +2,10 @@
 // in float32 the way PyTorch's CPU kernels compute them: Cephes' rational and Chebyshev-series
 // approximations with the same coefficients, branches and order of operations, so results agree to
 // float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_ldexp).
+// CPU's kernels are built with floating-point contraction: `a * b + c` and `a * b - c * d` are fused
+// multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial and Clenshaw steps here use
+// fma() the same way; the recurrences, whose cancellations magnify a rounding difference (Hermite
+// H_7(-2.65): 2e-5 relative), use bs_fma, fused on every adapter, and so reproduce CPU's bits.
 
 // Cephes' coefficients (float32-rounded, as CPU's `static const float` tables hold them).
 const BS_AI_AN = array<f32, 8>(3.46538101525629032477e-01, 1.20075952739645805542e+01,
@@ -156,6 +160,22 @@ fn bs_exp(x: f32) -> f32 {
   return f_ldexp(p, n);
 }
 
+// log x for x >= 0, subnormal x included: GPUs may flush subnormal operands to zero, so their
+// significand is read from the bits (x = m 2^-149).
+fn bs_log(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if (b > 0u && b < 0x00800000u) { return f_log(f32(b)) - 103.27892990343185; }
+  return f_log(x);
+}
+
+// log(0.5 * x) with the product rounded to float32 as CPU's K1, K0e and K1e compute it (K0 forms it in
+// double): below 2^-125, x = b 2^-149 for its bits b, and half of it rounds to even, to 0 at b = 1.
+fn bs_log_half(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if (b > 0u && b < 0x01000000u) { return bs_log(bitcast<f32>((b >> 1u) + (b & (b >> 1u) & 1u))); }
+  return f_log(0.5 * x);
+}
+
 // ---- Bessel functions of the first and second kind, orders 0 and 1 -----------------------------
 
 fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
@@ -163,20 +183,20 @@ fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
     if (x < 0.00001) { return 1.0 - x * x / 4.0; }
     let z = x * x;
     var rp = 0.0;
-    for (var i = 0u; i < 4u; i = i + 1u) { rp = rp * z + BS_J0_RP[i]; }
+    for (var i = 0u; i < 4u; i = i + 1u) { rp = fma(rp, z, BS_J0_RP[i]); }
     var rq = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { rq = rq * z + BS_J0_RQ[i]; }
+    for (var i = 0u; i < 8u; i = i + 1u) { rq = fma(rq, z, BS_J0_RQ[i]); }
     return (z - 5.78318596294678452118) * (z - 30.4712623436620863991) * rp / rq;
   }
   let w = 25.0 / (x * x);
   var pp = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pp = pp * w + BS_J0_PP[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J0_PP[i]); }
   var pq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pq = pq * w + BS_J0_PQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J0_PQ[i]); }
   var qp = 0.0;
-  for (var i = 0u; i < 8u; i = i + 1u) { qp = qp * w + BS_J0_QP[i]; }
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J0_QP[i]); }
   var qq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { qq = qq * w + BS_J0_QQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J0_QQ[i]); }
   let xn = x - BS_PIO4;
   return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
 }
@@ -190,20 +210,20 @@ fn bs_j1_pos(x: f32) -> f32 {  // x >= 0 (or -0), finite
   if (x <= 5.0) {
     let z = x * x;
     var rp = 0.0;
-    for (var i = 0u; i < 4u; i = i + 1u) { rp = rp * z + BS_J1_RP[i]; }
+    for (var i = 0u; i < 4u; i = i + 1u) { rp = fma(rp, z, BS_J1_RP[i]); }
     var rq = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { rq = rq * z + BS_J1_RQ[i]; }
+    for (var i = 0u; i < 8u; i = i + 1u) { rq = fma(rq, z, BS_J1_RQ[i]); }
     return rp / rq * x * (z - 14.6819706421238932572) * (z - 49.2184563216946036703);
   }
   let w = 5.0 / x * (5.0 / x);
   var pp = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pp = pp * w + BS_J1_PP[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J1_PP[i]); }
   var pq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pq = pq * w + BS_J1_PQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J1_PQ[i]); }
   var qp = 0.0;
-  for (var i = 0u; i < 8u; i = i + 1u) { qp = qp * w + BS_J1_QP[i]; }
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J1_QP[i]); }
   var qq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { qq = qq * w + BS_J1_QQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J1_QQ[i]); }
   let xn = x - BS_3PIO4;
   return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
 }
@@ -221,20 +241,20 @@ fn f_bessel_y0(x: f32) -> f32 {
     if (x < 0.0) { return f_nan(); }
     let z = x * x;
     var yp = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { yp = yp * z + BS_Y0_YP[i]; }
+    for (var i = 0u; i < 8u; i = i + 1u) { yp = fma(yp, z, BS_Y0_YP[i]); }
     var yq = 0.0;
-    for (var i = 0u; i < 7u; i = i + 1u) { yq = yq * z + BS_Y0_YQ[i]; }
-    return yp / yq + (BS_TWOOPI * f_log(x) * bs_j0_pos(x));
+    for (var i = 0u; i < 7u; i = i + 1u) { yq = fma(yq, z, BS_Y0_YQ[i]); }
+    return yp / yq + (BS_TWOOPI * bs_log(x) * bs_j0_pos(x));
   }
   let w = 25.0 / (x * x);
   var pp = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pp = pp * w + BS_J0_PP[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J0_PP[i]); }
   var pq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pq = pq * w + BS_J0_PQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J0_PQ[i]); }
   var qp = 0.0;
-  for (var i = 0u; i < 8u; i = i + 1u) { qp = qp * w + BS_J0_QP[i]; }
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J0_QP[i]); }
   var qq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { qq = qq * w + BS_J0_QQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J0_QQ[i]); }
   let xn = x - BS_PIO4;
   return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
 }
@@ -246,20 +266,20 @@ fn f_bessel_y1(x: f32) -> f32 {
     if (x < 0.0) { return f_nan(); }
     let z = x * x;
     var yp = 0.0;
-    for (var i = 0u; i < 6u; i = i + 1u) { yp = yp * z + BS_Y1_YP[i]; }
+    for (var i = 0u; i < 6u; i = i + 1u) { yp = fma(yp, z, BS_Y1_YP[i]); }
     var yq = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { yq = yq * z + BS_Y1_YQ[i]; }
-    return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * f_log(x) - 1.0 / x));
+    for (var i = 0u; i < 8u; i = i + 1u) { yq = fma(yq, z, BS_Y1_YQ[i]); }
+    return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * bs_log(x) - 1.0 / x));
   }
   let w = 5.0 / x * (5.0 / x);
   var pp = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pp = pp * w + BS_J1_PP[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J1_PP[i]); }
   var pq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { pq = pq * w + BS_J1_PQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J1_PQ[i]); }
   var qp = 0.0;
-  for (var i = 0u; i < 8u; i = i + 1u) { qp = qp * w + BS_J1_QP[i]; }
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J1_QP[i]); }
   var qq = 0.0;
-  for (var i = 0u; i < 7u; i = i + 1u) { qq = qq * w + BS_J1_QQ[i]; }
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J1_QQ[i]); }
   let xn = x - BS_3PIO4;
   return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
 }
@@ -284,11 +304,11 @@ fn bs_i0_series(ax: f32) -> f32 {  // exp(-|x|) I0(|x|) (times sqrt(|x|) past 8)
   var q = 0.0;
   if (ax <= 8.0) {
     var a = BS_I0_A[0];
-    for (var i = 1u; i < 30u; i = i + 1u) { p = q; q = a; a = (ax / 2.0 - 2.0) * q - p + BS_I0_A[i]; }
+    for (var i = 1u; i < 30u; i = i + 1u) { p = q; q = a; a = fma((ax / 2.0 - 2.0), q, -p) + BS_I0_A[i]; }
     return 0.5 * (a - p);
   }
   var b = BS_I0_B[0];
-  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = (32.0 / ax - 2.0) * q - p + BS_I0_B[i]; }
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((32.0 / ax - 2.0), q, -p) + BS_I0_B[i]; }
   return 0.5 * (b - p);
 }
 
@@ -304,11 +324,11 @@ fn bs_i1_series(ax: f32) -> f32 {
   var q = 0.0;
   if (ax <= 8.0) {
     var a = BS_I1_A[0];
-    for (var i = 1u; i < 29u; i = i + 1u) { p = q; q = a; a = (ax / 2.0 - 2.0) * q - p + BS_I1_A[i]; }
+    for (var i = 1u; i < 29u; i = i + 1u) { p = q; q = a; a = fma((ax / 2.0 - 2.0), q, -p) + BS_I1_A[i]; }
     return 0.5 * (a - p);
   }
   var b = BS_I1_B[0];
-  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = (32.0 / ax - 2.0) * q - p + BS_I1_B[i]; }
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((32.0 / ax - 2.0), q, -p) + BS_I1_B[i]; }
   return 0.5 * (b - p);
 }
 
@@ -327,11 +347,11 @@ fn bs_k0_series(x: f32) -> f32 {
   var q = 0.0;
   if (x <= 2.0) {
     var a = BS_K0_A[0];
-    for (var i = 1u; i < 10u; i = i + 1u) { p = q; q = a; a = (x * x - 2.0) * q - p + BS_K0_A[i]; }
+    for (var i = 1u; i < 10u; i = i + 1u) { p = q; q = a; a = fma((x * x - 2.0), q, -p) + BS_K0_A[i]; }
     return 0.5 * (a - p);
   }
   var b = BS_K0_B[0];
-  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = (8.0 / x - 2.0) * q - p + BS_K0_B[i]; }
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((8.0 / x - 2.0), q, -p) + BS_K0_B[i]; }
   return 0.5 * (b - p);
 }
 
@@ -340,11 +360,11 @@ fn bs_k1_series(x: f32) -> f32 {
   var q = 0.0;
   if (x <= 2.0) {
     var a = BS_K1_A[0];
-    for (var i = 1u; i < 11u; i = i + 1u) { p = q; q = a; a = (x * x - 2.0) * q - p + BS_K1_A[i]; }
+    for (var i = 1u; i < 11u; i = i + 1u) { p = q; q = a; a = fma((x * x - 2.0), q, -p) + BS_K1_A[i]; }
     return 0.5 * (a - p);
   }
   var b = BS_K1_B[0];
-  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = (8.0 / x - 2.0) * q - p + BS_K1_B[i]; }
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((8.0 / x - 2.0), q, -p) + BS_K1_B[i]; }
   return 0.5 * (b - p);
 }
 
@@ -354,7 +374,8 @@ fn bs_k0(x: f32, scaled: bool) -> f32 {
   if (x == 0.0) { return f_inf(); }
   if (is_inf(x)) { return 0.0; }
   if (x <= 2.0) {
-    let r = bs_k0_series(x) - f_log(0.5 * x) * f_modified_bessel_i0(x);
+    let lh = select(bs_log(x) - 0.6931471805599453, bs_log_half(x), scaled);
+    let r = bs_k0_series(x) - lh * f_modified_bessel_i0(x);
     return select(r, r * bs_exp(x), scaled);
   }
   if (scaled) { return bs_k0_series(x) / sqrt(x); }
@@ -366,7 +387,7 @@ fn bs_k1(x: f32, scaled: bool) -> f32 {
   if (x == 0.0) { return f_inf(); }
   if (is_inf(x)) { return 0.0; }
   if (x <= 2.0) {
-    let r = f_log(0.5 * x) * f_modified_bessel_i1(x) + bs_k1_series(x) / x;
+    let r = bs_log_half(x) * f_modified_bessel_i1(x) + bs_k1_series(x) / x;
     return select(r, r * bs_exp(x), scaled);
   }
   if (scaled) { return bs_k1_series(x) / sqrt(x); }
@@ -390,22 +411,22 @@ fn f_airy_ai(x: f32) -> f32 {
     let z = 1.0 / zi;
     let zz = z * z;
     var afn = 0.0;
-    for (var i = 0u; i < 9u; i = i + 1u) { afn = afn * zz + BS_AI_AFN[i]; }
+    for (var i = 0u; i < 9u; i = i + 1u) { afn = fma(afn, zz, BS_AI_AFN[i]); }
     var afd = 0.0;
-    for (var i = 0u; i < 9u; i = i + 1u) { afd = afd * zz + BS_AI_AFD[i]; }
+    for (var i = 0u; i < 9u; i = i + 1u) { afd = fma(afd, zz, BS_AI_AFD[i]); }
     var agn = 0.0;
-    for (var i = 0u; i < 11u; i = i + 1u) { agn = agn * zz + BS_AI_AGN[i]; }
+    for (var i = 0u; i < 11u; i = i + 1u) { agn = fma(agn, zz, BS_AI_AGN[i]); }
     var agd = 0.0;
-    for (var i = 0u; i < 10u; i = i + 1u) { agd = agd * zz + BS_AI_AGD[i]; }
+    for (var i = 0u; i < 10u; i = i + 1u) { agd = fma(agd, zz, BS_AI_AGD[i]); }
     let t = zi + 0.25 * 3.14159265358979323846;
     return 5.64189583547756286948e-01 / sqrt(sqrt(-x)) * (f_sin(t) * (1.0 + zz * afn / afd) - f_cos(t) * (z * agn / agd));
   }
   if (x >= 2.09) {
     let zeta = 2.0 * x * sqrt(x) / 3.0;
     var an = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { an = an * (1.0 / zeta) + BS_AI_AN[i]; }
+    for (var i = 0u; i < 8u; i = i + 1u) { an = fma(an, (1.0 / zeta), BS_AI_AN[i]); }
     var ad = 0.0;
-    for (var i = 0u; i < 8u; i = i + 1u) { ad = ad * (1.0 / zeta) + BS_AI_AD[i]; }
+    for (var i = 0u; i < 8u; i = i + 1u) { ad = fma(ad, (1.0 / zeta), BS_AI_AD[i]); }
     return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * bs_exp(zeta));
   }
   var f = 1.0;
@@ -434,6 +455,35 @@ fn f_airy_ai(x: f32) -> f32 {
 }
 
 // ---- orthogonal polynomials P_n(x) -------------------------------------------------------------
+
+// a * b + c rounded once, as CPU's fused multiply-add, on adapters whose fma() is a multiply and an
+// add (Vulkan allows that; lavapipe does it): the product's rounding error from Dekker's splitting,
+// the sum's from Knuth's two-sum. Operands past 2^100 are scaled by 2^-64 first so the splitting
+// cannot overflow.
+fn bs_fma_exact(a: f32, b: f32, c: f32) -> f32 {
+  let p = a * b;
+  let ca = 4097.0 * a;
+  let ah = ca - (ca - a);
+  let al = a - ah;
+  let cb = 4097.0 * b;
+  let bh = cb - (cb - b);
+  let bl = b - bh;
+  let e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  let s = p + c;
+  let v = s - p;
+  let t = (p - (s - v)) + (c - v);
+  return s + (t + e);
+}
+fn bs_fma(a: f32, b: f32, c: f32) -> f32 {
+  if (!is_finite(a) || !is_finite(b) || !is_finite(c)) { return a * b + c; }
+  let big = 1.2676506002282294e30;  // 2^100
+  if (max(abs(a), abs(b)) > big || abs(c) > big) {
+    let k = 5.421010862427522e-20;  // 2^-64
+    if (abs(a) >= abs(b)) { return bs_fma_exact(a * k, b, c * k) * 18446744073709551616.0; }
+    return bs_fma_exact(a, b * k, c * k) * 18446744073709551616.0;
+  }
+  return bs_fma_exact(a, b, c);
+}
 // n arrives as float32 and is truncated to int64 as CPU's static_cast does on x86 (NaN, +-inf and
 // |n| >= 2^63 give INT64_MIN, so 0); integers that CPU forms in int64 (n + 1, 2n + 1, the recurrence
 // index k) are formed exactly and rounded to float32 once. The recurrences run n steps as on CPU and
@@ -462,7 +512,7 @@ fn bs_cheb_rec(y: f32, q1: f32, n: vec2<u32>) -> f32 {
   var k = vec2<u32>(2u, 0u);
   loop {
     if (bs_lt(n, k) || is_nan(q)) { break; }
-    r = y * q - p;
+    r = bs_fma(y, q, -p);
     p = q;
     q = r;
     k = bs_np1(k);
@@ -604,7 +654,7 @@ fn f_hermite_polynomial_h(x: f32, nf: f32) -> f32 {
   var q = x + x;
   var r = 0.0;
   for (var k = 2u; k < n.x + n.x; k = k + 2u) {
-    r = (x + x) * q - f32(k) * p;
+    r = bs_fma(x + x, q, -(f32(k) * p));
     p = q;
     q = r;
   }
@@ -621,7 +671,7 @@ fn f_hermite_polynomial_he(x: f32, nf: f32) -> f32 {
   var q = x;
   var r = x;
   for (var k = 1u; k < n.x; k = k + 1u) {
-    r = x * q - f32(k) * p;
+    r = bs_fma(x, q, -(f32(k) * p));
     p = q;
     q = r;
   }
@@ -640,7 +690,7 @@ fn f_laguerre_polynomial_l(x: f32, nf: f32) -> f32 {
   var k = vec2<u32>(1u, 0u);
   loop {
     if (!bs_lt(k, n) || is_nan(q)) { break; }
-    r = ((bs_f(bs_add(k, k)) + (1.0 - x)) * q - bs_f(k) * p) / bs_f(bs_np1(k));
+    r = bs_fma(bs_f(bs_add(k, k)) + (1.0 - x), q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
     p = q;
     q = r;
     k = bs_np1(k);
@@ -660,7 +710,7 @@ fn f_legendre_polynomial_p(x: f32, nf: f32) -> f32 {
   var k = vec2<u32>(1u, 0u);
   loop {
     if (!bs_lt(k, n) || is_nan(q)) { break; }
-    r = (bs_f(bs_2np1(k)) * x * q - bs_f(k) * p) / bs_f(bs_np1(k));
+    r = bs_fma(bs_f(bs_2np1(k)) * x, q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
     p = q;
     q = r;
     k = bs_np1(k);
