@@ -96,8 +96,8 @@ def test_unary_noncontiguous_and_out(name):
     xw = base.to(DEV).t()[::2, 1:]
     assert not xw.is_contiguous()
     _close(f(xw), f(x), atol, rtol, name + " non-contiguous")
-    # out=: a fresh tensor of another shape is resized; a strided view is written in place.
-    out = torch.full((3,), 7.0, device=DEV)
+    # out=: an empty tensor is resized; a strided view is written in place.
+    out = torch.empty(0, device=DEV)
     r = f(xw, out=out)
     assert r is out and out.shape == x.shape
     _close(out, f(x), atol, rtol, name + " out=")
@@ -146,16 +146,32 @@ _NS = [-3.0, -1.0, -0.5, 0.0, 0.7, 1.0, 1.9, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 
        129.0, math.nan, math.inf, -math.inf, 1e19, -1e19]
 
 
-def _poly_compare(name, got, want, what, tol=1e-5):
-    # Recurrences of degree up to 128 reach 1e38 and overflow; compare where CPU is finite with the
-    # harness's float32 tolerance, and require the same non-finite values elsewhere.
+# CPU's kernels are built with floating-point contraction: the recurrences' steps a * b - c * d are
+# fused multiply-adds. webgpu asks for the same fma(), which an adapter may compute as a multiply and
+# an add (Vulkan allows it; lavapipe does), and the recurrences' cancellations magnify that one
+# rounding: Hermite H_7(-2.65) differs by 2e-5 relative, H_12(0.95) by 1.6e-5. Against the exact
+# values both are off by that much.
+POLY_TOL = 5e-5
+
+
+def _poly_compare(name, got, want, what, tol=POLY_TOL):
+    # Recurrences of degree up to 128 reach 1e38 and overflow; compare where CPU is finite, and
+    # require the same non-finite values elsewhere.
     got = got.cpu()
-    fin = want.isfinite()
+    # Within 1.2x of the largest float, a fused and an unfused last step round to it or overflow:
+    # the same sign, and the same value where both are finite.
+    edge = want.isfinite() & (want.abs() > 2.8e38) & got.isinf()
+    assert torch.equal(torch.sign(got[edge]), torch.sign(want[edge])), what
+    fin = want.isfinite() & ~edge
     torch.testing.assert_close(got[fin], want[fin], atol=tol, rtol=tol, equal_nan=True,
                                msg=lambda m: f"{what}: {m}")
-    assert torch.equal(got[~fin].isnan(), want[~fin].isnan()), what
-    both_inf = want[~fin].isinf()
-    assert torch.equal(got[~fin][both_inf], want[~fin][both_inf]), what
+    # A recurrence that overflows gives +-inf, then NaN a step later (inf - inf); a fused and an
+    # unfused step may overflow a step apart, so CPU's inf may be webgpu's NaN. Non-finite stays
+    # non-finite, and infinities that both give agree.
+    nf = ~want.isfinite()
+    assert not got[nf].isfinite().any(), what
+    both_inf = nf & want.isinf() & got.isinf()
+    assert torch.equal(got[both_inf], want[both_inf]), what
 
 
 # CPU leaves the result unset (reads an uninitialised variable) for a NaN x with n >= 2 in these
@@ -176,14 +192,20 @@ def test_polynomial_grid(name):
     n = torch.tensor(_NS)
     X, N = x[:, None], n[None, :]  # broadcast (len(x), len(n))
     got, want = f(X.to(DEV), N.to(DEV)).cpu(), f(X, N)
-    small = (N.abs() <= 9) | N.isnan()  # OpInfo's samples: n in [-9, 9]
-    small = small.expand_as(want)
+    y = 2 * X - 1 if name.startswith("shifted") else X
+    # Within 1e-6 of y = +-1, acos(y) is within 1e-3 of 0 or pi, and the closed forms (n >= 5) divide
+    # by sin(acos y) or sin(acos(y) / 2): one ulp of acos is then 1e-4 relative, CPU's and webgpu's
+    # alike (U_9(-0.99999994): CPU -10.0027, webgpu -9.9986, exact -9.99998).
+    edge = (((y.abs() - 1).abs() < 1e-6) & (N >= 5)).expand_as(want)
+    _poly_compare(name, got[edge], want[edge], name + " (|y| near 1)", tol=1e-3)
+    small = ((N.abs() <= 9) | N.isnan()).expand_as(want) & ~edge  # OpInfo's samples: n in [-9, 9]
     _poly_compare(name, got[small], want[small], name)
     # n = 10 ... 129 on |x| < 1 take the closed forms cos(n acos x), sin((n+1) acos x) / sin(acos x):
     # one float32 ulp of acos x (CPU's libm and webgpu's differ by about that) moves n acos x by n
     # ulps, and near x = +-1 the division by sin(acos x) magnifies it: 1e-4 at n = 128, x = -0.925,
     # for CPU's own result against the exact value as much as for webgpu's against CPU's.
-    _poly_compare(name, got[~small], want[~small], name + " (n > 9)", tol=2e-4)
+    big = ~small & ~edge
+    _poly_compare(name, got[big], want[big], name + " (n > 9)", tol=2e-4)
 
 
 @pytest.mark.parametrize("name", POLY)
@@ -227,7 +249,7 @@ def test_polynomial_noncontiguous_and_out(name):
     xw, nw = x.to(DEV).t()[1::2], n.to(DEV)[:5, :4].t()
     assert not xw.is_contiguous() and not nw.is_contiguous()
     _poly_compare(name, f(xw, nw), f(xs, ns), name + " non-contiguous")
-    out = torch.full((2,), 7.0, device=DEV)
+    out = torch.empty(0, device=DEV)
     assert f(xw, nw, out=out) is out
     _poly_compare(name, out, f(xs, ns), name + " out=")
     big = torch.full((8, 10), 7.0, device=DEV)

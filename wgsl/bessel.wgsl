@@ -3,9 +3,10 @@
 // approximations with the same coefficients, branches and order of operations, so results agree to
 // float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_ldexp).
 // CPU's kernels are built with floating-point contraction: `a * b + c` and `a * b - c * d` are fused
-// multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial and Clenshaw steps here use
-// fma() the same way; the recurrences, whose cancellations magnify a rounding difference (Hermite
-// H_7(-2.65): 2e-5 relative), use bs_fma, fused on every adapter, and so reproduce CPU's bits.
+// multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial, Clenshaw and recurrence steps
+// here use fma() the same way, which reproduces CPU's bits where the adapter fuses it (GPUs with FMA
+// units). Vulkan lets fma() be a multiply and an add (lavapipe's is), and the recurrences'
+// cancellations magnify that rounding difference: Hermite H_7(-2.65) then differs by 2e-5 relative.
 
 // Cephes' coefficients (float32-rounded, as CPU's `static const float` tables hold them).
 const BS_AI_AN = array<f32, 8>(3.46538101525629032477e-01, 1.20075952739645805542e+01,
@@ -456,34 +457,6 @@ fn f_airy_ai(x: f32) -> f32 {
 
 // ---- orthogonal polynomials P_n(x) -------------------------------------------------------------
 
-// a * b + c rounded once, as CPU's fused multiply-add, on adapters whose fma() is a multiply and an
-// add (Vulkan allows that; lavapipe does it): the product's rounding error from Dekker's splitting,
-// the sum's from Knuth's two-sum. Operands past 2^100 are scaled by 2^-64 first so the splitting
-// cannot overflow.
-fn bs_fma_exact(a: f32, b: f32, c: f32) -> f32 {
-  let p = a * b;
-  let ca = 4097.0 * a;
-  let ah = ca - (ca - a);
-  let al = a - ah;
-  let cb = 4097.0 * b;
-  let bh = cb - (cb - b);
-  let bl = b - bh;
-  let e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-  let s = p + c;
-  let v = s - p;
-  let t = (p - (s - v)) + (c - v);
-  return s + (t + e);
-}
-fn bs_fma(a: f32, b: f32, c: f32) -> f32 {
-  if (!is_finite(a) || !is_finite(b) || !is_finite(c)) { return a * b + c; }
-  let big = 1.2676506002282294e30;  // 2^100
-  if (max(abs(a), abs(b)) > big || abs(c) > big) {
-    let k = 5.421010862427522e-20;  // 2^-64
-    if (abs(a) >= abs(b)) { return bs_fma_exact(a * k, b, c * k) * 18446744073709551616.0; }
-    return bs_fma_exact(a, b * k, c * k) * 18446744073709551616.0;
-  }
-  return bs_fma_exact(a, b, c);
-}
 // n arrives as float32 and is truncated to int64 as CPU's static_cast does on x86 (NaN, +-inf and
 // |n| >= 2^63 give INT64_MIN, so 0); integers that CPU forms in int64 (n + 1, 2n + 1, the recurrence
 // index k) are formed exactly and rounded to float32 once. The recurrences run n steps as on CPU and
@@ -512,7 +485,7 @@ fn bs_cheb_rec(y: f32, q1: f32, n: vec2<u32>) -> f32 {
   var k = vec2<u32>(2u, 0u);
   loop {
     if (bs_lt(n, k) || is_nan(q)) { break; }
-    r = bs_fma(y, q, -p);
+    r = fma(y, q, -p);
     p = q;
     q = r;
     k = bs_np1(k);
@@ -654,7 +627,7 @@ fn f_hermite_polynomial_h(x: f32, nf: f32) -> f32 {
   var q = x + x;
   var r = 0.0;
   for (var k = 2u; k < n.x + n.x; k = k + 2u) {
-    r = bs_fma(x + x, q, -(f32(k) * p));
+    r = fma(x + x, q, -(f32(k) * p));
     p = q;
     q = r;
   }
@@ -671,7 +644,7 @@ fn f_hermite_polynomial_he(x: f32, nf: f32) -> f32 {
   var q = x;
   var r = x;
   for (var k = 1u; k < n.x; k = k + 1u) {
-    r = bs_fma(x, q, -(f32(k) * p));
+    r = fma(x, q, -(f32(k) * p));
     p = q;
     q = r;
   }
@@ -690,7 +663,7 @@ fn f_laguerre_polynomial_l(x: f32, nf: f32) -> f32 {
   var k = vec2<u32>(1u, 0u);
   loop {
     if (!bs_lt(k, n) || is_nan(q)) { break; }
-    r = bs_fma(bs_f(bs_add(k, k)) + (1.0 - x), q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
+    r = fma(bs_f(bs_add(k, k)) + (1.0 - x), q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
     p = q;
     q = r;
     k = bs_np1(k);
@@ -710,7 +683,7 @@ fn f_legendre_polynomial_p(x: f32, nf: f32) -> f32 {
   var k = vec2<u32>(1u, 0u);
   loop {
     if (!bs_lt(k, n) || is_nan(q)) { break; }
-    r = bs_fma(bs_f(bs_2np1(k)) * x, q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
+    r = fma(bs_f(bs_2np1(k)) * x, q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
     p = q;
     q = r;
     k = bs_np1(k);
