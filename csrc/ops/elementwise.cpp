@@ -469,6 +469,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     if (special || uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
       src += rt::wgsl_source("pointwise");
     if (special) src += rt::wgsl_source("special");
+    if (uses_any(expr, {"bessel", "airy", "chebyshev", "hermite", "laguerre", "legendre"}))
+      src += rt::wgsl_source("bessel");  // torch.special's Bessel family (ops/special_bessel.cpp)
     src += rt::wgsl_source("elementwise");
     std::ostringstream bs, acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {

@@ -1,0 +1,692 @@
+// torch.special's Bessel, Airy and orthogonal-polynomial functions (ops/special_bessel.cpp), computed
+// in float32 the way PyTorch's CPU kernels compute them: Cephes' rational and Chebyshev-series
+// approximations with the same coefficients, branches and order of operations, so results agree to
+// float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_ldexp).
+// CPU's kernels are built with floating-point contraction: `a * b + c` and `a * b - c * d` are fused
+// multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial, Clenshaw and recurrence steps
+// here use fma() the same way, which reproduces CPU's bits where the adapter fuses it (GPUs with FMA
+// units). Vulkan lets fma() be a multiply and an add (lavapipe's is), and the recurrences'
+// cancellations magnify that rounding difference: Hermite H_7(-2.65) then differs by 2e-5 relative.
+
+// Cephes' coefficients (float32-rounded, as CPU's `static const float` tables hold them).
+const BS_AI_AN = array<f32, 8>(3.46538101525629032477e-01, 1.20075952739645805542e+01,
+  7.62796053615234516538e+01, 1.68089224934630576269e+02, 1.59756391350164413639e+02,
+  7.05360906840444183113e+01, 1.40264691163389668864e+01, 9.99999999999999995305e-01);
+const BS_AI_AD = array<f32, 8>(5.67594532638770212846e-01, 1.47562562584847203173e+01,
+  8.45138970141474626562e+01, 1.77318088145400459522e+02, 1.64234692871529701831e+02,
+  7.14778400825575695274e+01, 1.40959135607834029598e+01, 1.00000000000000000470e+00);
+const BS_AI_AFN = array<f32, 9>(-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+  -6.93158036036933542233e-01, -2.79779981545119124951e-01, -4.91900132609500318020e-02,
+  -4.06265923594885404393e-03, -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+  -1.67787698489114633780e-08);
+const BS_AI_AFD = array<f32, 9>(1.33560420706553243746e+01, 3.26825032795224613948e+01,
+  2.67367040941499554804e+01, 9.18707402907259625840e+00, 1.47529146771666414581e+00,
+  1.15687173795188044134e-01, 4.40291641615211203805e-03, 7.54720348287414296618e-05,
+  4.51850092970580378464e-07);
+const BS_AI_AGN = array<f32, 11>(1.97339932091685679179e-02, 3.91103029615688277255e-01,
+  1.06579897599595591108e+00, 9.39169229816650230044e-01, 3.51465656105547619242e-01,
+  6.33888919628925490927e-02, 5.85804113048388458567e-03, 2.82851600836737019778e-04,
+  6.98793669997260967291e-06, 8.11789239554389293311e-08, 3.41551784765923618484e-10);
+const BS_AI_AGD = array<f32, 10>(9.30892908077441974853e+00, 1.98352928718312140417e+01,
+  1.55646628932864612953e+01, 5.47686069422975497931e+00, 9.54293611618961883998e-01,
+  8.64580826352392193095e-02, 4.12656523824222607191e-03, 1.01259085116509135510e-04,
+  1.17166733214413521882e-06, 4.91834570062930015649e-09);
+const BS_J0_PP = array<f32, 7>(7.96936729297347051624e-04, 8.28352392107440799803e-02,
+  1.23953371646414299388e+00, 5.44725003058768775090e+00, 8.74716500199817011941e+00,
+  5.30324038235394892183e+00, 9.99999999999999997821e-01);
+const BS_J0_PQ = array<f32, 7>(9.24408810558863637013e-04, 8.56288474354474431428e-02,
+  1.25352743901058953537e+00, 5.47097740330417105182e+00, 8.76190883237069594232e+00,
+  5.30605288235394617618e+00, 1.00000000000000000218e+00);
+const BS_J0_QP = array<f32, 8>(-1.13663838898469149931e-02, -1.28252718670509318512e+00,
+  -1.95539544257735972385e+01, -9.32060152123768231369e+01, -1.77681167980488050595e+02,
+  -1.47077505154951170175e+02, -5.14105326766599330220e+01, -6.05014350600728481186e+00);
+const BS_J0_QQ = array<f32, 7>(6.43178256118178023184e+01, 8.56430025976980587198e+02,
+  3.88240183605401609683e+03, 7.24046774195652478189e+03, 5.93072701187316984827e+03,
+  2.06209331660327847417e+03, 2.42005740240291393179e+02);
+const BS_J0_RP = array<f32, 4>(-4.79443220978201773821e+09, 1.95617491946556577543e+12,
+  -2.49248344360967716204e+14, 9.70862251047306323952e+15);
+const BS_J0_RQ = array<f32, 8>(4.99563147152651017219e+02, 1.73785401676374683123e+05,
+  4.84409658339962045305e+07, 1.11855537045356834862e+10, 2.11277520115489217587e+12,
+  3.10518229857422583814e+14, 3.18121955943204943306e+16, 1.71086294081043136091e+18);
+const BS_J1_PP = array<f32, 7>(7.62125616208173112003e-04, 7.31397056940917570436e-02,
+  1.12719608129684925192e+00, 5.11207951146807644818e+00, 8.42404590141772420927e+00,
+  5.21451598682361504063e+00, 1.00000000000000000254e+00);
+const BS_J1_PQ = array<f32, 7>(5.71323128072548699714e-04, 6.88455908754495404082e-02,
+  1.10514232634061696926e+00, 5.07386386128601488557e+00, 8.39985554327604159757e+00,
+  5.20982848682361821619e+00, 9.99999999999999997461e-01);
+const BS_J1_QP = array<f32, 8>(5.10862594750176621635e-02, 4.98213872951233449420e+00,
+  7.58238284132545283818e+01, 3.66779609360150777800e+02, 7.10856304998926107277e+02,
+  5.97489612400613639965e+02, 2.11688757100572135698e+02, 2.52070205858023719784e+01);
+const BS_J1_QQ = array<f32, 7>(7.42373277035675149943e+01, 1.05644886038262816351e+03,
+  4.98641058337653607651e+03, 9.56231892404756170795e+03, 7.99704160447350683650e+03,
+  2.82619278517639096600e+03, 3.36093607810698293419e+02);
+const BS_J1_RP = array<f32, 4>(-8.99971225705559398224e+08, 4.52228297998194034323e+11,
+  -7.27494245221818276015e+13, 3.68295732863852883286e+15);
+const BS_J1_RQ = array<f32, 8>(6.20836478118054335476e+02, 2.56987256757748830383e+05,
+  8.35146791431949253037e+07, 2.21511595479792499675e+10, 4.74914122079991414898e+12,
+  7.84369607876235854894e+14, 8.95222336184627338078e+16, 5.32278620332680085395e+18);
+const BS_Y0_YP = array<f32, 8>(1.55924367855235737965e+04, -1.46639295903971606143e+07,
+  5.43526477051876500413e+09, -9.82136065717911466409e+11, 8.75906394395366999549e+13,
+  -3.46628303384729719441e+15, 4.42733268572569800351e+16, -1.84950800436986690637e+16);
+const BS_Y0_YQ = array<f32, 7>(1.04128353664259848412e+03, 6.26107330137134956842e+05,
+  2.68919633393814121987e+08, 8.64002487103935000337e+10, 2.02979612750105546709e+13,
+  3.17157752842975028269e+15, 2.50596256172653059228e+17);
+const BS_Y1_YP = array<f32, 6>(1.26320474790178026440e+09, -6.47355876379160291031e+11,
+  1.14509511541823727583e+14, -8.12770255501325109621e+15, 2.02439475713594898196e+17,
+  -7.78877196265950026825e+17);
+const BS_Y1_YQ = array<f32, 8>(5.94301592346128195359e+02, 2.35564092943068577943e+05,
+  7.34811944459721705660e+07, 1.87601316108706159478e+10, 3.88231277496238566008e+12,
+  6.20557727146953693363e+14, 6.87141087355300489866e+16, 3.97270608116560655612e+18);
+const BS_I0_A = array<f32, 30>(-4.41534164647933937950e-18, 3.33079451882223809783e-17,
+  -2.43127984654795469359e-16, 1.71539128555513303061e-15, -1.16853328779934516808e-14,
+  7.67618549860493561688e-14, -4.85644678311192946090e-13, 2.95505266312963983461e-12,
+  -1.72682629144155570723e-11, 9.67580903537323691224e-11, -5.18979560163526290666e-10,
+  2.65982372468238665035e-09, -1.30002500998624804212e-08, 6.04699502254191894932e-08,
+  -2.67079385394061173391e-07, 1.11738753912010371815e-06, -4.41673835845875056359e-06,
+  1.64484480707288970893e-05, -5.75419501008210370398e-05, 1.88502885095841655729e-04,
+  -5.76375574538582365885e-04, 1.63947561694133579842e-03, -4.32430999505057594430e-03,
+  1.05464603945949983183e-02, -2.37374148058994688156e-02, 4.93052842396707084878e-02,
+  -9.49010970480476444210e-02, 1.71620901522208775349e-01, -3.04682672343198398683e-01,
+  6.76795274409476084995e-01);
+const BS_I0_B = array<f32, 25>(-7.23318048787475395456e-18, -4.83050448594418207126e-18,
+  4.46562142029675999901e-17, 3.46122286769746109310e-17, -2.82762398051658348494e-16,
+  -3.42548561967721913462e-16, 1.77256013305652638360e-15, 3.81168066935262242075e-15,
+  -9.55484669882830764870e-15, -4.15056934728722208663e-14, 1.54008621752140982691e-14,
+  3.85277838274214270114e-13, 7.18012445138366623367e-13, -1.79417853150680611778e-12,
+  -1.32158118404477131188e-11, -3.14991652796324136454e-11, 1.18891471078464383424e-11,
+  4.94060238822496958910e-10, 3.39623202570838634515e-09, 2.26666899049817806459e-08,
+  2.04891858946906374183e-07, 2.89137052083475648297e-06, 6.88975834691682398426e-05,
+  3.36911647825569408990e-03, 8.04490411014108831608e-01);
+const BS_I1_A = array<f32, 29>(2.77791411276104639959e-18, -2.11142121435816608115e-17,
+  1.55363195773620046921e-16, -1.10559694773538630805e-15, 7.60068429473540693410e-15,
+  -5.04218550472791168711e-14, 3.22379336594557470981e-13, -1.98397439776494371520e-12,
+  1.17361862988909016308e-11, -6.66348972350202774223e-11, 3.62559028155211703701e-10,
+  -1.88724975172282928790e-09, 9.38153738649577178388e-09, -4.44505912879632808065e-08,
+  2.00329475355213526229e-07, -8.56872026469545474066e-07, 3.47025130813767847674e-06,
+  -1.32731636560394358279e-05, 4.78156510755005422638e-05, -1.61760815825896745588e-04,
+  5.12285956168575772895e-04, -1.51357245063125314899e-03, 4.15642294431288815669e-03,
+  -1.05640848946261981558e-02, 2.47264490306265168283e-02, -5.29459812080949914269e-02,
+  1.02643658689847095384e-01, -1.76416518357834055153e-01, 2.52587186443633654823e-01);
+const BS_I1_B = array<f32, 25>(7.51729631084210481353e-18, 4.41434832307170791151e-18,
+  -4.65030536848935832153e-17, -3.20952592199342395980e-17, 2.96262899764595013876e-16,
+  3.30820231092092828324e-16, -1.88035477551078244854e-15, -3.81440307243700780478e-15,
+  1.04202769841288027642e-14, 4.27244001671195135429e-14, -2.10154184277266431302e-14,
+  -4.08355111109219731823e-13, -7.19855177624590851209e-13, 2.03562854414708950722e-12,
+  1.41258074366137813316e-11, 3.25260358301548823856e-11, -1.89749581235054123450e-11,
+  -5.58974346219658380687e-10, -3.83538038596423702205e-09, -2.63146884688951950684e-08,
+  -2.51223623787020892529e-07, -3.88256480887769039346e-06, -1.10588938762623716291e-04,
+  -9.76109749136146840777e-03, 7.78576235018280120474e-01);
+const BS_K0_A = array<f32, 10>(1.37446543561352307156e-16, 4.25981614279661018399e-14,
+  1.03496952576338420167e-11, 1.90451637722020886025e-09, 2.53479107902614945675e-07,
+  2.28621210311945178607e-05, 1.26461541144692592338e-03, 3.59799365153615016266e-02,
+  3.44289899924628486886e-01, -5.35327393233902768720e-01);
+const BS_K0_B = array<f32, 25>(5.30043377268626276149e-18, -1.64758043015242134646e-17,
+  5.21039150503902756861e-17, -1.67823109680541210385e-16, 5.51205597852431940784e-16,
+  -1.84859337734377901440e-15, 6.34007647740507060557e-15, -2.22751332699166985548e-14,
+  8.03289077536357521100e-14, -2.98009692317273043925e-13, 1.14034058820847496303e-12,
+  -4.51459788337394416547e-12, 1.85594911495471785253e-11, -7.95748924447710747776e-11,
+  3.57739728140030116597e-10, -1.69753450938905987466e-09, 8.57403401741422608519e-09,
+  -4.66048989768794782956e-08, 2.76681363944501510342e-07, -1.83175552271911948767e-06,
+  1.39498137188764993662e-05, -1.28495495816278026384e-04, 1.56988388573005337491e-03,
+  -3.14481013119645005427e-02, 2.44030308206595545468e+00);
+const BS_K1_A = array<f32, 11>(-7.02386347938628759343e-18, -2.42744985051936593393e-15,
+  -6.66690169419932900609e-13, -1.41148839263352776110e-10, -2.21338763073472585583e-08,
+  -2.43340614156596823496e-06, -1.73028895751305206302e-04, -6.97572385963986435018e-03,
+  -1.22611180822657148235e-01, -3.53155960776544875667e-01, 1.52530022733894777053e+00);
+const BS_K1_B = array<f32, 25>(-5.75674448366501715755e-18, 1.79405087314755922667e-17,
+  -5.68946255844285935196e-17, 1.83809354436663880070e-16, -6.05704724837331885336e-16,
+  2.03870316562433424052e-15, -7.01983709041831346144e-15, 2.47715442448130437068e-14,
+  -8.97670518232499435011e-14, 3.34841966607842919884e-13, -1.28917396095102890680e-12,
+  5.13963967348173025100e-12, -2.12996783842756842877e-11, 9.21831518760500529508e-11,
+  -4.19035475934189648750e-10, 2.01504975519703286596e-09, -1.03457624656780970260e-08,
+  5.74108412545004946722e-08, -3.50196060308781257119e-07, 2.40648494783721712015e-06,
+  -1.93619797416608296024e-05, 1.95215518471351631108e-04, -2.85781685962277938680e-03,
+  1.03923736576817238437e-01, 2.72062619048444266945e+00);
+
+const BS_PIO4 = 0.785398163397448309615660845819875721;
+const BS_3PIO4 = 2.356194490192344928846982537459627163;
+const BS_SQ2OPI = 0.797884560802865355879892119868763737;  // sqrt(2 / pi)
+const BS_TWOOPI = 0.636619772367581343075535053490057448;  // 2 / pi
+
+// e^x to about an ulp on any adapter (Cephes' expf: x = n ln2 + r, a degree-6 polynomial in r); the
+// Vulkan builtin's error bound grows with |x|, and I0/I1 multiply it into results near 1e38.
+fn bs_exp(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (x > 89.0) { return f_inf(); }
+  if (x < -104.0) { return 0.0; }
+  let n = floor(x * 1.4426950408889634 + 0.5);
+  let r = (x - n * 0.693359375) - n * -2.12194440e-4;
+  let p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r +
+            1.6666665459e-1) * r + 5.0000001201e-1) * r * r + r + 1.0;
+  return f_ldexp(p, n);
+}
+
+// log x for x >= 0, subnormal x included: GPUs may flush subnormal operands to zero, so their
+// significand is read from the bits (x = m 2^-149).
+fn bs_log(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if (b > 0u && b < 0x00800000u) { return f_log(f32(b)) - 103.27892990343185; }
+  return f_log(x);
+}
+
+// log(0.5 * x) with the product rounded to float32 as CPU's K1, K0e and K1e compute it (K0 forms it in
+// double): below 2^-125, x = b 2^-149 for its bits b, and half of it rounds to even, to 0 at b = 1.
+fn bs_log_half(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  if (b > 0u && b < 0x01000000u) { return bs_log(bitcast<f32>((b >> 1u) + (b & (b >> 1u) & 1u))); }
+  return f_log(0.5 * x);
+}
+
+// ---- Bessel functions of the first and second kind, orders 0 and 1 -----------------------------
+
+fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
+  if (x <= 5.0) {
+    if (x < 0.00001) { return 1.0 - x * x / 4.0; }
+    let z = x * x;
+    var rp = 0.0;
+    for (var i = 0u; i < 4u; i = i + 1u) { rp = fma(rp, z, BS_J0_RP[i]); }
+    var rq = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { rq = fma(rq, z, BS_J0_RQ[i]); }
+    return (z - 5.78318596294678452118) * (z - 30.4712623436620863991) * rp / rq;
+  }
+  let w = 25.0 / (x * x);
+  var pp = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J0_PP[i]); }
+  var pq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J0_PQ[i]); }
+  var qp = 0.0;
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J0_QP[i]); }
+  var qq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J0_QQ[i]); }
+  let xn = x - BS_PIO4;
+  return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+}
+
+fn f_bessel_j0(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  return bs_j0_pos(abs(x));
+}
+
+fn bs_j1_pos(x: f32) -> f32 {  // x >= 0 (or -0), finite
+  if (x <= 5.0) {
+    let z = x * x;
+    var rp = 0.0;
+    for (var i = 0u; i < 4u; i = i + 1u) { rp = fma(rp, z, BS_J1_RP[i]); }
+    var rq = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { rq = fma(rq, z, BS_J1_RQ[i]); }
+    return rp / rq * x * (z - 14.6819706421238932572) * (z - 49.2184563216946036703);
+  }
+  let w = 5.0 / x * (5.0 / x);
+  var pp = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J1_PP[i]); }
+  var pq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J1_PQ[i]); }
+  var qp = 0.0;
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J1_QP[i]); }
+  var qq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J1_QQ[i]); }
+  let xn = x - BS_3PIO4;
+  return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+}
+
+fn f_bessel_j1(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  if (x < 0.0) { return -bs_j1_pos(-x); }
+  return bs_j1_pos(x);
+}
+
+fn f_bessel_y0(x: f32) -> f32 {
+  if (is_nan(x) || is_inf(x)) { return f_nan(); }
+  if (x <= 5.0) {
+    if (x == 0.0) { return -f_inf(); }
+    if (x < 0.0) { return f_nan(); }
+    let z = x * x;
+    var yp = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { yp = fma(yp, z, BS_Y0_YP[i]); }
+    var yq = 0.0;
+    for (var i = 0u; i < 7u; i = i + 1u) { yq = fma(yq, z, BS_Y0_YQ[i]); }
+    return yp / yq + (BS_TWOOPI * bs_log(x) * bs_j0_pos(x));
+  }
+  let w = 25.0 / (x * x);
+  var pp = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J0_PP[i]); }
+  var pq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J0_PQ[i]); }
+  var qp = 0.0;
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J0_QP[i]); }
+  var qq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J0_QQ[i]); }
+  let xn = x - BS_PIO4;
+  return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+}
+
+fn f_bessel_y1(x: f32) -> f32 {
+  if (is_nan(x) || is_inf(x)) { return f_nan(); }
+  if (x <= 5.0) {
+    if (x == 0.0) { return -f_inf(); }
+    if (x < 0.0) { return f_nan(); }
+    let z = x * x;
+    var yp = 0.0;
+    for (var i = 0u; i < 6u; i = i + 1u) { yp = fma(yp, z, BS_Y1_YP[i]); }
+    var yq = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { yq = fma(yq, z, BS_Y1_YQ[i]); }
+    return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * bs_log(x) - 1.0 / x));
+  }
+  let w = 5.0 / x * (5.0 / x);
+  var pp = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pp = fma(pp, w, BS_J1_PP[i]); }
+  var pq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { pq = fma(pq, w, BS_J1_PQ[i]); }
+  var qp = 0.0;
+  for (var i = 0u; i < 8u; i = i + 1u) { qp = fma(qp, w, BS_J1_QP[i]); }
+  var qq = 0.0;
+  for (var i = 0u; i < 7u; i = i + 1u) { qq = fma(qq, w, BS_J1_QQ[i]); }
+  let xn = x - BS_3PIO4;
+  return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+}
+
+// sin(x) / x, by its Taylor series below 1/2.
+fn f_spherical_bessel_j0(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (is_inf(x)) { return 0.0; }
+  if (abs(x) < 0.5) {
+    let z = x * x;
+    return 1.0 + z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0 +
+           z * (-1.0 / 39916800.0 + z * (1.0 / 6227020800.0))))));
+  }
+  return f_sin(x) / x;
+}
+
+// ---- modified Bessel functions: Chebyshev series summed by Clenshaw's recurrence, as Cephes'
+// chbevl (the result is (b0 - b2) / 2) ---------------------------------------------------------
+
+fn bs_i0_series(ax: f32) -> f32 {  // exp(-|x|) I0(|x|) (times sqrt(|x|) past 8)
+  var p = 0.0;
+  var q = 0.0;
+  if (ax <= 8.0) {
+    var a = BS_I0_A[0];
+    for (var i = 1u; i < 30u; i = i + 1u) { p = q; q = a; a = fma((ax / 2.0 - 2.0), q, -p) + BS_I0_A[i]; }
+    return 0.5 * (a - p);
+  }
+  var b = BS_I0_B[0];
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((32.0 / ax - 2.0), q, -p) + BS_I0_B[i]; }
+  return 0.5 * (b - p);
+}
+
+fn f_modified_bessel_i0(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  let ax = abs(x);
+  if (ax <= 8.0) { return bs_exp(ax) * bs_i0_series(ax); }
+  return bs_exp(ax) * bs_i0_series(ax) / sqrt(ax);
+}
+
+fn bs_i1_series(ax: f32) -> f32 {
+  var p = 0.0;
+  var q = 0.0;
+  if (ax <= 8.0) {
+    var a = BS_I1_A[0];
+    for (var i = 1u; i < 29u; i = i + 1u) { p = q; q = a; a = fma((ax / 2.0 - 2.0), q, -p) + BS_I1_A[i]; }
+    return 0.5 * (a - p);
+  }
+  var b = BS_I1_B[0];
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((32.0 / ax - 2.0), q, -p) + BS_I1_B[i]; }
+  return 0.5 * (b - p);
+}
+
+fn f_modified_bessel_i1(x: f32) -> f32 {
+  if (!is_finite(x)) { return f_nan(); }
+  let ax = abs(x);
+  var r: f32;
+  if (ax <= 8.0) { r = bs_i1_series(ax) * ax * bs_exp(ax); }
+  else { r = bs_exp(ax) * bs_i1_series(ax) / sqrt(ax); }
+  return select(r, -r, x < 0.0);
+}
+
+// K0 and K1 below 2: the series in x^2 - 2 (exp(x) K(x) past 2, in 8/x - 2).
+fn bs_k0_series(x: f32) -> f32 {
+  var p = 0.0;
+  var q = 0.0;
+  if (x <= 2.0) {
+    var a = BS_K0_A[0];
+    for (var i = 1u; i < 10u; i = i + 1u) { p = q; q = a; a = fma((x * x - 2.0), q, -p) + BS_K0_A[i]; }
+    return 0.5 * (a - p);
+  }
+  var b = BS_K0_B[0];
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((8.0 / x - 2.0), q, -p) + BS_K0_B[i]; }
+  return 0.5 * (b - p);
+}
+
+fn bs_k1_series(x: f32) -> f32 {
+  var p = 0.0;
+  var q = 0.0;
+  if (x <= 2.0) {
+    var a = BS_K1_A[0];
+    for (var i = 1u; i < 11u; i = i + 1u) { p = q; q = a; a = fma((x * x - 2.0), q, -p) + BS_K1_A[i]; }
+    return 0.5 * (a - p);
+  }
+  var b = BS_K1_B[0];
+  for (var i = 1u; i < 25u; i = i + 1u) { p = q; q = b; b = fma((8.0 / x - 2.0), q, -p) + BS_K1_B[i]; }
+  return 0.5 * (b - p);
+}
+
+// K0 (scaled: exp(x) K0(x)); NaN below 0, +inf at 0, 0 at +inf.
+fn bs_k0(x: f32, scaled: bool) -> f32 {
+  if (is_nan(x) || x < 0.0) { return f_nan(); }
+  if (x == 0.0) { return f_inf(); }
+  if (is_inf(x)) { return 0.0; }
+  if (x <= 2.0) {
+    let lh = select(bs_log(x) - 0.6931471805599453, bs_log_half(x), scaled);
+    let r = bs_k0_series(x) - lh * f_modified_bessel_i0(x);
+    return select(r, r * bs_exp(x), scaled);
+  }
+  if (scaled) { return bs_k0_series(x) / sqrt(x); }
+  return bs_exp(-x) * bs_k0_series(x) / sqrt(x);
+}
+
+fn bs_k1(x: f32, scaled: bool) -> f32 {
+  if (is_nan(x) || x < 0.0) { return f_nan(); }
+  if (x == 0.0) { return f_inf(); }
+  if (is_inf(x)) { return 0.0; }
+  if (x <= 2.0) {
+    let r = bs_log_half(x) * f_modified_bessel_i1(x) + bs_k1_series(x) / x;
+    return select(r, r * bs_exp(x), scaled);
+  }
+  if (scaled) { return bs_k1_series(x) / sqrt(x); }
+  return bs_exp(-x) * bs_k1_series(x) / sqrt(x);
+}
+
+fn f_modified_bessel_k0(x: f32) -> f32 { return bs_k0(x, false); }
+fn f_modified_bessel_k1(x: f32) -> f32 { return bs_k1(x, false); }
+fn f_scaled_modified_bessel_k0(x: f32) -> f32 { return bs_k0(x, true); }
+fn f_scaled_modified_bessel_k1(x: f32) -> f32 { return bs_k1(x, true); }
+
+// ---- Airy Ai ------------------------------------------------------------------------------------
+
+// Asymptotic expansions past |x| = 2.09 (oscillating below, decaying above), the Maclaurin series
+// in between; 0 past 103.892, NaN at +-inf.
+fn f_airy_ai(x: f32) -> f32 {
+  if (is_nan(x) || is_inf(x)) { return f_nan(); }
+  if (x > 103.892) { return 0.0; }
+  if (x < -2.09) {
+    let zi = -2.0 * x * sqrt(-x) / 3.0;
+    let z = 1.0 / zi;
+    let zz = z * z;
+    var afn = 0.0;
+    for (var i = 0u; i < 9u; i = i + 1u) { afn = fma(afn, zz, BS_AI_AFN[i]); }
+    var afd = 0.0;
+    for (var i = 0u; i < 9u; i = i + 1u) { afd = fma(afd, zz, BS_AI_AFD[i]); }
+    var agn = 0.0;
+    for (var i = 0u; i < 11u; i = i + 1u) { agn = fma(agn, zz, BS_AI_AGN[i]); }
+    var agd = 0.0;
+    for (var i = 0u; i < 10u; i = i + 1u) { agd = fma(agd, zz, BS_AI_AGD[i]); }
+    let t = zi + 0.25 * 3.14159265358979323846;
+    return 5.64189583547756286948e-01 / sqrt(sqrt(-x)) * (f_sin(t) * (1.0 + zz * afn / afd) - f_cos(t) * (z * agn / agd));
+  }
+  if (x >= 2.09) {
+    let zeta = 2.0 * x * sqrt(x) / 3.0;
+    var an = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { an = fma(an, (1.0 / zeta), BS_AI_AN[i]); }
+    var ad = 0.0;
+    for (var i = 0u; i < 8u; i = i + 1u) { ad = fma(ad, (1.0 / zeta), BS_AI_AD[i]); }
+    return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * bs_exp(zeta));
+  }
+  var f = 1.0;
+  var g = x;
+  var k = 1.0;
+  var m = 1.0;
+  var n = x;
+  var t = 1.0;
+  let z = x * x * x;
+  // |x| < 2.09 converges in about 15 rounds; the bound only guards the loop.
+  for (var it = 0; it < 200 && t > 1.1920928955078125e-07; it = it + 1) {
+    m = m * z;
+    k = k + 1.0;
+    m = m / k;
+    n = n * z;
+    k = k + 1.0;
+    n = n / k;
+    m = m / k;
+    f = f + m;
+    k = k + 1.0;
+    n = n / k;
+    g = g + n;
+    t = abs(m / f);
+  }
+  return 0.355028053887817239260 * f - 0.258819403792806798405 * g;
+}
+
+// ---- orthogonal polynomials P_n(x) -------------------------------------------------------------
+
+// n arrives as float32 and is truncated to int64 as CPU's static_cast does on x86 (NaN, +-inf and
+// |n| >= 2^63 give INT64_MIN, so 0); integers that CPU forms in int64 (n + 1, 2n + 1, the recurrence
+// index k) are formed exactly and rounded to float32 once. The recurrences run n steps as on CPU and
+// CUDA, stopping early once a value is NaN.
+
+fn bs_neg(n: vec2<u32>) -> bool { return (n.y >> 31u) == 1u; }
+fn bs_even(n: vec2<u32>) -> bool { return (n.x & 1u) == 0u; }
+fn bs_is(n: vec2<u32>, v: u32) -> bool { return n.y == 0u && n.x == v; }
+fn bs_gt(n: vec2<u32>, v: u32) -> bool { return n.y != 0u || n.x > v; }  // n >= 0
+fn bs_lt(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }
+fn bs_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {  // wraps as int64 does on CPU
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn bs_f(a: vec2<u32>) -> f32 { return i64_to_f32(a); }
+fn bs_np1(n: vec2<u32>) -> vec2<u32> { return bs_add(n, vec2<u32>(1u, 0u)); }
+fn bs_2np1(n: vec2<u32>) -> vec2<u32> { return bs_add(bs_add(n, n), vec2<u32>(1u, 0u)); }
+fn bs_pm(v: vec2<u32>, neg: bool) -> f32 { return bs_f(select(v, i64_neg(v), neg)); }  // (float)(+-v)
+
+// The three-term recurrence r = y q - p shared by the Chebyshev families, from (p, q) = (1, q1) at
+// k = 2 up to k = n (n >= 2).
+fn bs_cheb_rec(y: f32, q1: f32, n: vec2<u32>) -> f32 {
+  var p = 1.0;
+  var q = q1;
+  var r = q1;  // CPU leaves r unset when q1 is NaN (garbage); NaN here
+  var k = vec2<u32>(2u, 0u);
+  loop {
+    if (bs_lt(n, k) || is_nan(q)) { break; }
+    r = fma(y, q, -p);
+    p = q;
+    q = r;
+    k = bs_np1(k);
+  }
+  return r;
+}
+
+fn f_chebyshev_t(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 1.0) { return select(-1.0, 1.0, x > 0.0 || bs_even(n)); }
+  if (bs_gt(n, 6u) && abs(x) < 1.0) { return f_cos(bs_f(n) * f_acos(x)); }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x; }
+  return bs_cheb_rec(x + x, x, n);
+}
+
+fn f_chebyshev_u(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 1.0) { return bs_pm(bs_np1(n), !(x > 0.0 || bs_even(n))); }
+  if (bs_gt(n, 8u) && abs(x) < 1.0) {
+    let a = f_acos(x);
+    let n1 = bs_f(bs_np1(n));
+    if (f_sin(a) != 0.0) { return f_sin(n1 * a) / f_sin(a); }
+    return n1 * f_cos(n1 * a) / x;
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x + x; }
+  return bs_cheb_rec(x + x, x + x, n);
+}
+
+fn f_chebyshev_v(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 1.0) {
+    if (x > 0.0) { return 1.0; }
+    return bs_pm(bs_2np1(n), !bs_even(n));
+  }
+  if (bs_gt(n, 8u) && abs(x) < 1.0) {
+    let a = f_acos(x);
+    if (f_sin(a / 2.0) != 1.0) { return f_cos((bs_f(n) + 0.5) * a) / f_cos(a / 2.0); }
+    return bs_pm(bs_2np1(n), !bs_even(n));
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x + x - 1.0; }
+  return bs_cheb_rec(x + x, x + x - 1.0, n);
+}
+
+fn f_chebyshev_w(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 1.0) {
+    if (x > 0.0) { return bs_f(bs_2np1(n)); }
+    return select(-1.0, 1.0, bs_even(n));
+  }
+  if (bs_gt(n, 8u) && abs(x) < 1.0) {
+    let a = f_acos(x);
+    if (f_cos(a / 2.0) != 1.0) { return f_sin((bs_f(n) + 0.5) * a) / f_sin(a / 2.0); }
+    if (x > 0.0) { return bs_f(bs_2np1(n)); }
+    return select(-1.0, 1.0, bs_even(n));
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x + x + 1.0; }
+  return bs_cheb_rec(x + x, x + x + 1.0, n);
+}
+
+// The shifted families: the same in y = 2x - 1, with their own special points (x = 0, 1) and
+// closed-form thresholds.
+fn f_shifted_chebyshev_t(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (x == 1.0) { return 1.0; }
+  if (x == 0.0) { return select(-1.0, 1.0, bs_even(n)); }
+  let y = x + x - 1.0;
+  if (bs_gt(n, 6u) && abs(y) < 1.0) { return f_cos(bs_f(n) * f_acos(y)); }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return y; }
+  return bs_cheb_rec(y + y, y, n);
+}
+
+fn f_shifted_chebyshev_u(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (x == 1.0) { return bs_f(bs_np1(n)); }
+  if (x == 0.0) { return bs_pm(bs_np1(n), !bs_even(n)); }
+  let y = x + x - 1.0;
+  if (bs_gt(n, 6u) && abs(y) < 1.0) {
+    let a = f_acos(y);
+    let n1 = bs_f(bs_np1(n));
+    if (f_sin(a) != 0.0) { return f_sin(n1 * a) / f_sin(a); }
+    return n1 * f_cos(n1 * a) / y;
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return y + y; }
+  return bs_cheb_rec(y + y, y + y, n);
+}
+
+fn f_shifted_chebyshev_v(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (x == 1.0) { return 1.0; }
+  if (x == 0.0) { return bs_pm(bs_2np1(n), !bs_even(n)); }
+  let y = x + x - 1.0;
+  if (bs_gt(n, 6u) && abs(y) < 1.0) {
+    let a = f_acos(y);
+    if (f_sin(a / 2.0) != 1.0) { return f_cos((bs_f(n) + 0.5) * a) / f_cos(a / 2.0); }
+    return bs_pm(bs_2np1(n), !bs_even(n));
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return y + y - 1.0; }
+  return bs_cheb_rec(y + y, y + y - 1.0, n);
+}
+
+fn f_shifted_chebyshev_w(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (x == 1.0) { return bs_f(bs_2np1(n)); }
+  if (x == 0.0) { return select(-1.0, 1.0, bs_even(n)); }
+  let y = x + x - 1.0;
+  if (bs_gt(n, 4u) && abs(y) < 1.0) {
+    let a = f_acos(y);
+    if (f_cos(a / 2.0) != 1.0) { return f_sin((bs_f(n) + 0.5) * a) / f_sin(a / 2.0); }
+    return select(-1.0, 1.0, bs_even(n));
+  }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return y + y + 1.0; }
+  return bs_cheb_rec(y + y, y + y + 1.0, n);
+}
+
+// Hermite: NaN past n = 128, CPU's float32 limit.
+fn f_hermite_polynomial_h(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x + x; }
+  if (bs_gt(n, 128u)) { return f_nan(); }
+  var p = 1.0;
+  var q = x + x;
+  var r = 0.0;
+  for (var k = 2u; k < n.x + n.x; k = k + 2u) {
+    r = fma(x + x, q, -(f32(k) * p));
+    p = q;
+    q = r;
+  }
+  return r;
+}
+
+fn f_hermite_polynomial_he(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x; }
+  if (bs_gt(n, 128u)) { return f_nan(); }
+  var p = 1.0;
+  var q = x;
+  var r = x;
+  for (var k = 1u; k < n.x; k = k + 1u) {
+    r = fma(x, q, -(f32(k) * p));
+    p = q;
+    q = r;
+  }
+  return r;
+}
+
+fn f_laguerre_polynomial_l(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 0.0) { return 1.0; }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return 1.0 - x; }
+  var p = 1.0;
+  var q = 1.0 - x;
+  var r = q;  // CPU leaves r unset when x is NaN (garbage); NaN here
+  var k = vec2<u32>(1u, 0u);
+  loop {
+    if (!bs_lt(k, n) || is_nan(q)) { break; }
+    r = fma(bs_f(bs_add(k, k)) + (1.0 - x), q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
+    p = q;
+    q = r;
+    k = bs_np1(k);
+  }
+  return r;
+}
+
+fn f_legendre_polynomial_p(x: f32, nf: f32) -> f32 {
+  let n = f32_to_i64(nf);
+  if (bs_neg(n)) { return 0.0; }
+  if (abs(x) == 1.0) { return select(-1.0, 1.0, x > 0.0 || bs_even(n)); }
+  if (bs_is(n, 0u)) { return 1.0; }
+  if (bs_is(n, 1u)) { return x; }
+  var p = 1.0;
+  var q = x;
+  var r = x;  // CPU leaves r unset when x is NaN (garbage); NaN here
+  var k = vec2<u32>(1u, 0u);
+  loop {
+    if (!bs_lt(k, n) || is_nan(q)) { break; }
+    r = fma(bs_f(bs_2np1(k)) * x, q, -(bs_f(k) * p)) / bs_f(bs_np1(k));
+    p = q;
+    q = r;
+    k = bs_np1(k);
+  }
+  return r;
+}
