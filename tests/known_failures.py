@@ -7,6 +7,11 @@ suite until its row is removed, so the list only shrinks. A new row needs a reas
 """
 
 KNOWN_FAILURES = {
+    ('grid_sampler_3d', 'float16', 'grad'):
+        "the grid gradient in float16: CPU (like CUDA) computes coordinates and sums them over channels in "
+        "float16, and webgpu rounds its coordinates the same way but sums in float32; on the large sample both "
+        "are 9-60 away from a float64 reference (the float16 coordinates jump), and they differ from each "
+        "other by up to 0.375 in 14 of 480480 elements; the input gradients agree within 0.002",
     ('logcumsumexp', 'float32', 'grad'):
         'the (5, 5, 5) sample holds values near 1e4; the backward exponentiates the difference of two '
         '~1e4 logcumsumexp results, so a 1-ulp (1e-3) float32 difference in the forward (CPU accumulates '

@@ -1,8 +1,9 @@
 // grid_sampler_2d / grid_sampler_3d and their backward (ops/grid_sample.cpp). One invocation per
 // output point (n, od, oh, ow): it derives the taps along each spatial dim once and loops over the
-// channels, as CPU's kernels do. Coordinates follow ATen's GridSampler.h formulas in f32.
+// channels, as CPU's kernels do. Coordinates follow ATen's GridSampler.h formulas in f32 (see rh()).
 // The host prepends MODE (0 bilinear, 1 nearest, 2 bicubic), PAD (0 zeros, 1 border, 2 reflection),
-// ALIGN (align_corners), DIMS (2 or 3) and, for the backward, MASK0 (grad_input wanted) with gi_add.
+// ALIGN (align_corners), DIMS (2 or 3), HALF (the input's dtype: 0 float32, 1 float16, 2 bfloat16)
+// and, for the backward, MASK0 (grad_input wanted) with gi_add.
 // Operands: contiguous input [N, C, D, H, W] (2-d: D = 1), grid [N, OD, OH, OW, DIMS] (x, y[, z]).
 // Parameters: 0 count (N * OD * OH * OW), 1 C, 2-4 input D,H,W, 5-7 output D,H,W, 8.. operand offsets.
 
@@ -15,14 +16,22 @@ fn unit_taps() -> Taps {
 }
 
 // CPU's 2-d kernel (vectorised) and its 3-d kernel (GridSampler.h) spell the coordinate maps
-// differently; each is followed to its rounding.
+// differently; each is followed to its rounding. For float16 and bfloat16 both (and CUDA's) compute
+// coordinates in the half type, rounding after every operation: rh() does that rounding (HALF: 0 none,
+// 1 float16, 2 bfloat16), so the same grid point picks the same taps.
+fn rh(x: f32) -> f32 {
+  if (HALF == 1u) { return f16_to_f32(f32_to_f16(x)); }
+  if (HALF == 2u) { return bitcast<f32>(f32_to_bf16(x) << 16u); }
+  return x;
+}
+
 fn unnormalize(c: f32, n: i32) -> f32 {
   if (DIMS == 2u) {
-    if (ALIGN) { return (c + 1.0) * (f32(n - 1) / 2.0); }
-    return (c + 1.0) * (f32(n) / 2.0) - 0.5;
+    if (ALIGN) { return rh(rh(c + 1.0) * (rh(f32(n - 1)) / 2.0)); }
+    return rh(rh(rh(c + 1.0) * (rh(f32(n)) / 2.0)) - 0.5);
   }
-  if (ALIGN) { return ((c + 1.0) / 2.0) * f32(n - 1); }
-  return ((c + 1.0) * f32(n) - 1.0) / 2.0;
+  if (ALIGN) { return rh(rh(rh(c + 1.0) / 2.0) * rh(f32(n - 1))); }
+  return rh(rh(rh(rh(c + 1.0) * rh(f32(n))) - 1.0) / 2.0);
 }
 fn unnormalize_mult(n: i32) -> f32 {
   if (ALIGN) { return f32(n - 1) / 2.0; }
@@ -32,7 +41,7 @@ fn unnormalize_mult(n: i32) -> f32 {
 // (clipped, d clipped / d in); NaN clips to 0. Borders count as outside for the gradient.
 fn clip(x: f32, n: i32) -> vec2<f32> {
   if (!(x > 0.0)) { return vec2<f32>(0.0, 0.0); }
-  let m = f32(n - 1);
+  let m = rh(f32(n - 1));
   if (x >= m) { return vec2<f32>(m, 0.0); }
   return vec2<f32>(x, 1.0);
 }
@@ -42,19 +51,19 @@ fn reflect_c(x0: f32, n: i32) -> vec2<f32> {
   if (DIMS == 2u) {
     // The 2-d kernel: fold |x - low| into [0, twice_span), then mirror the upper half.
     var low = -0.5;
-    var ts = 2.0 * f32(n);
+    var ts = rh(2.0 * f32(n));
     if (ALIGN) {
       if (n <= 1) { return vec2<f32>(0.0, 0.0); }
       low = 0.0;
-      ts = 2.0 * f32(n - 1);
+      ts = rh(2.0 * f32(n - 1));
     }
-    let d = x0 - low;
+    let d = rh(x0 - low);
     let a = abs(d);
-    let extra = a - trunc(a / ts) * ts;
-    let other = ts - extra;
+    let extra = rh(a - rh(trunc(rh(a / ts)) * ts));
+    let other = rh(ts - extra);
     let flip = extra > other;
     let g = select(1.0, -1.0, flip != (d < 0.0));
-    return vec2<f32>(select(extra, other, flip) + low, g);
+    return vec2<f32>(rh(select(extra, other, flip) + low), g);
   }
   // GridSampler.h's reflect_coordinates (with std::fmod, exact).
   var twice_low = -1;
@@ -62,17 +71,17 @@ fn reflect_c(x0: f32, n: i32) -> vec2<f32> {
   if (ALIGN) { twice_low = 0; twice_high = 2 * (n - 1); }
   if (twice_low == twice_high) { return vec2<f32>(0.0, 0.0); }
   let mn = f32(twice_low) / 2.0;
-  let span = f32(twice_high - twice_low) / 2.0;
-  var x = x0 - mn;
+  let span = rh(f32(twice_high - twice_low) / 2.0);
+  var x = rh(x0 - mn);
   var g = 1.0;
   if (x < 0.0) { g = -1.0; x = -x; }
-  let flips = floor(x / span);
-  var q = flips;
+  let flips = floor(rh(x / span));
+  var q = floor(x / span);
   var extra = fma(-q, span, x);
   if (extra < 0.0) { q = q - 1.0; extra = fma(-q, span, x); }
   if (extra >= span) { q = q + 1.0; extra = fma(-q, span, x); }
-  if (i32(flips) % 2 == 0) { return vec2<f32>(extra + mn, g); }
-  return vec2<f32>(span - extra + mn, -g);
+  if (i32(flips) % 2 == 0) { return vec2<f32>(rh(extra + mn), g); }
+  return vec2<f32>(rh(rh(span - extra) + mn), -g);
 }
 
 // ATen's compute_coordinates (with its gradient factor).
@@ -92,8 +101,9 @@ fn tap(x: f32, n: i32) -> i32 {
   return i32(x);
 }
 
-fn cubic1(x: f32) -> f32 { let A = -0.75; return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0; }
-fn cubic2(x: f32) -> f32 { let A = -0.75; return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A; }
+// The cubic convolution weights (A = -0.75), rounded per operation for the half types as CPU does.
+fn cubic1(x: f32) -> f32 { return rh(rh(rh(rh(rh(1.25 * x) - 2.25) * x) * x) + 1.0); }
+fn cubic2(x: f32) -> f32 { return rh(rh(rh(rh(rh(rh(-0.75 * x) + 3.75) * x) - 6.0) * x) + 3.0); }
 
 fn taps(c: f32, n: i32) -> Taps {
   var r: Taps;
@@ -102,7 +112,7 @@ fn taps(c: f32, n: i32) -> Taps {
     r.mult = unnormalize_mult(n);
     let x0 = floor(x);
     let t = x - x0;
-    r.w = vec4<f32>(cubic2(t + 1.0), cubic1(t), cubic1(1.0 - t), cubic2(2.0 - t));
+    r.w = vec4<f32>(cubic2(rh(t + 1.0)), cubic1(t), cubic1(rh(1.0 - t)), cubic2(rh(2.0 - t)));
     // d weight / d t (the negated get_cubic_coefficients_grad).
     let A = -0.75;
     var y = -1.0 - t;
@@ -180,15 +190,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var e = 0; e < tx.n; e = e + 1) {
           if (tz.i[a] < 0 || ty.i[b] < 0 || tx.i[e] < 0) { continue; }
           let v = ld0(base + u32((tz.i[a] * I.y + ty.i[b]) * I.z + tx.i[e]));
+          // Products and sums as CPU orders them (rounded per operation for the half types).
           if (MODE == 2u) {
-            acc_x = acc_x + tx.w[e] * v;
+            acc_x = rh(acc_x + rh(tx.w[e] * v));
           } else {
-            acc = acc + tx.w[e] * ty.w[b] * tz.w[a] * v;
+            acc = rh(acc + rh(v * rh(rh(tx.w[e] * ty.w[b]) * tz.w[a])));
           }
         }
-        acc_y = acc_y + ty.w[b] * acc_x;
+        acc_y = rh(acc_y + rh(ty.w[b] * acc_x));
       }
-      if (MODE == 2u) { acc = acc + tz.w[a] * acc_y; }
+      if (MODE == 2u) { acc = rh(acc + rh(tz.w[a] * acc_y)); }
     }
     st2(prm(10u) + (n * C + c) * OV + o, acc);
   }

@@ -50,8 +50,9 @@ void check(const at::Tensor& input, const at::Tensor& grid, int64_t mode, int64_
                               c10::toString(input.scalar_type()), "'");
 }
 
-std::string consts(int64_t mode, int64_t pad, bool align, int dims) {
-  return "const MODE: u32 = " + std::to_string(mode) + "u;\nconst PAD: u32 = " + std::to_string(pad) +
+std::string consts(int64_t mode, int64_t pad, bool align, int dims, at::ScalarType dt) {
+  const int half = dt == at::kHalf ? 1 : dt == at::kBFloat16 ? 2 : 0;
+  return "const HALF: u32 = " + std::to_string(half) + "u;\nconst MODE: u32 = " + std::to_string(mode) + "u;\nconst PAD: u32 = " + std::to_string(pad) +
          "u;\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\nconst DIMS: u32 = " + std::to_string(dims) +
          "u;\n";
 }
@@ -90,7 +91,7 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   k.param_index(grid.storage_offset(), "offset");
   k.param_index(out.storage_offset(), "offset");
   k.launch((uint64_t(g.points()) + kWG - 1) / kWG,
-           [&] { return consts(mode, pad, align, dims) + wgsl_section("grid_sample", "fwd"); });
+           [&] { return consts(mode, pad, align, dims, input.scalar_type()) + wgsl_section("grid_sample", "fwd"); });
   return out;
 }
 
@@ -131,7 +132,8 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
   k.param_index(mask[0] ? acc.storage_offset() : 0, "offset");
   const bool m0 = mask[0];
   k.launch((uint64_t(g.points()) + kWG - 1) / kWG, [&] {
-    std::string pre = consts(mode, pad, align, dims) + "const MASK0: bool = " + (m0 ? "true" : "false") + ";\n";
+    std::string pre = consts(mode, pad, align, dims, input.scalar_type()) + "const MASK0: bool = " +
+                      (m0 ? "true" : "false") + ";\n";
     if (m0)
       pre +=
           "fn gi_add(e: u32, v: f32) {\n  loop {\n    let old = wd4(e);\n"
