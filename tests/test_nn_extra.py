@@ -244,6 +244,21 @@ def test_embedding_bag_int32_noncontiguous_module():
     assert torch.equal(r.cpu(), torch.zeros(3, 5))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_embedding_max_norm_renorms_rows_in_place(dtype):
+    w = (torch.randn(7, 5) * 3).to(dtype)
+    idx, offs = torch.tensor([1, 4, 1, 6, 0]), torch.tensor([0, 2])
+    for p in (2.0, 1.0):
+        wc, ww = w.clone(), w.to(DEV)
+        yc = F.embedding_bag(idx, wc, offs, max_norm=1.5, norm_type=p)
+        yw = F.embedding_bag(idx.to(DEV), ww, offs.to(DEV), max_norm=1.5, norm_type=p)
+        torch.testing.assert_close(ww.cpu(), wc, **TOL[dtype])  # the rows named are renormed, the rest kept
+        torch.testing.assert_close(yw.cpu(), yc, **TOL[dtype])
+        assert not torch.equal(wc, w)
+        ew = F.embedding(idx.to(DEV), w.to(DEV).clone(), max_norm=0.5)
+        torch.testing.assert_close(ew.cpu(), F.embedding(idx, w.clone(), max_norm=0.5), **TOL[dtype])
+
+
 def test_embedding_bag_bad_indices_and_offsets_raise():
     w = torch.randn(10, 3)
     for idx, offs in ([[1, 10], [0, 1]], [[1, -1], [0, 1]], [[1, 2], [1, 1]], [[1, 2], [0, 3]],

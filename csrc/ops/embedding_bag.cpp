@@ -3,7 +3,7 @@
 // native index_select / index_add_ / scatter_add_ in f32). Indices and offsets are checked on the
 // device (RuntimeError, CPU's type), never clamped. The auxiliary outputs are filled for every mode
 // (offset2bag per index, bag_size counting non-padding indices, max_indices the max's source rows),
-// so the backward never needs the CPU.
+// so the backward never needs the CPU. embedding_renorm_ (max_norm) composes native ops.
 #include <ATen/ATen.h>
 #include <ATen/TensorUtils.h>
 #include <torch/library.h>
@@ -177,6 +177,23 @@ at::Tensor psw_backward(const at::Tensor& grad, const at::Tensor& weight, const 
   return r.to(grad.scalar_type());
 }
 
+// F.embedding / F.embedding_bag with max_norm: each row that indices name is scaled in place to
+// max_norm / (norm + 1e-7) when its p-norm exceeds max_norm. Duplicate indices gather the same row and
+// write back the same values, so no deduplication is needed. The norm is rounded to the row's dtype
+// (CPU's row.norm()), the scale computed in f32.
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm, double norm_type) {
+  at::TensorArg self_arg(self, "self", 1), indices_arg(indices, "indices", 2);
+  at::checkDim("embedding_renorm_", self_arg, 2);
+  at::checkScalarTypes("embedding_renorm_", indices_arg, {at::kLong, at::kInt});
+  const at::Tensor idx = indices.reshape(-1).to(at::kLong);
+  if (idx.numel() == 0 || self.size(1) == 0) return self;
+  at::Tensor rows = self.index_select(0, idx);
+  at::Tensor norm = at::linalg_vector_norm(rows, norm_type, {1}, /*keepdim=*/true).to(at::kFloat);
+  at::Tensor scale = at::where(norm > max_norm, max_norm / (norm + 1e-7), at::ones_like(norm));
+  self.index_copy_(0, idx, (rows.to(at::kFloat) * scale).to(self.scalar_type()));
+  return self;
+}
+
 }  // namespace
 }  // namespace webgpu::ops
 
@@ -187,4 +204,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_embedding_bag_backward", TORCH_FN(embedding_bag_backward));
   m.impl("_embedding_bag_dense_backward", TORCH_FN(dense_backward));
   m.impl("_embedding_bag_per_sample_weights_backward", TORCH_FN(psw_backward));
+  m.impl("embedding_renorm_", TORCH_FN(embedding_renorm_));
 }
