@@ -25,9 +25,29 @@ fn rh(x: f32) -> f32 {
   return x;
 }
 
+// a * b + c rounded once (Dekker's exact product, then an exact sum of the three parts).
+fn split(a: f32) -> vec2<f32> {
+  let t = 4097.0 * a;
+  let hi = t - (t - a);
+  return vec2<f32>(hi, a - hi);
+}
+fn fused_mul_add(a: f32, b: f32, c: f32) -> f32 {
+  let p = a * b;
+  let sa = split(a);
+  let sb = split(b);
+  let err = ((sa.x * sb.x - p) + sa.x * sb.y + sa.y * sb.x) + sa.y * sb.y;
+  let s = p + c;
+  let bb = s - p;
+  let e1 = (p - (s - bb)) + (c - bb);
+  return s + (e1 + err);
+}
+
 fn unnormalize(c: f32, n: i32) -> f32 {
   if (DIMS == 2u) {
     if (ALIGN) { return rh(rh(c + 1.0) * (rh(f32(n - 1)) / 2.0)); }
+    // CPU's vectorised (in + 1) * scale - 0.5, which its compiler contracts into a fused multiply-add;
+    // WGSL's fma may be unfused (lavapipe's is), so it is formed exactly here.
+    if (HALF == 0u) { return fused_mul_add(c + 1.0, f32(n) / 2.0, -0.5); }
     return rh(rh(rh(c + 1.0) * (rh(f32(n)) / 2.0)) - 0.5);
   }
   if (ALIGN) { return rh(rh(rh(c + 1.0) / 2.0) * rh(f32(n - 1))); }
@@ -59,7 +79,8 @@ fn reflect_c(x0: f32, n: i32) -> vec2<f32> {
     }
     let d = rh(x0 - low);
     let a = abs(d);
-    let extra = rh(a - rh(trunc(rh(a / ts)) * ts));
+    var extra = rh(a - rh(trunc(rh(a / ts)) * ts));
+    if (HALF == 0u) { extra = fused_mul_add(-trunc(a / ts), ts, a); }  // contracted on CPU too
     let other = rh(ts - extra);
     let flip = extra > other;
     let g = select(1.0, -1.0, flip != (d < 0.0));
