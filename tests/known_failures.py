@@ -23,6 +23,16 @@ KNOWN_FAILURES = {
         "85 of the 1029x917 sample's gradients differ by up to 6.9e-4 where CPU's is 0; not yet analysed",
     ('sinc', 'bfloat16', 'grad'):
         'as sinc float32 grad',
+    ('nn.functional.embedding_bag', '*', 'grad'):
+        "scale_grad_by_freq samples: CPU's dense embedding_bag backward divides each index's gradient by the "
+        "count of another index (counts[indices[i]] with i the unique-group number, in sorted order); webgpu "
+        "divides by the index's own count, as CUDA and CPU's sparse path do (tests/test_nn_extra.py checks "
+        "that against a hand-computed reference)",
+    ('grid_sampler_3d', 'float16', 'grad'):
+        "the grid gradient in float16: CPU (like CUDA) computes coordinates and sums them over channels in "
+        "float16, and webgpu rounds its coordinates the same way but sums in float32; on the large sample both "
+        "are 9-60 away from a float64 reference (the float16 coordinates jump), and they differ from each "
+        "other by up to 0.375 in 14 of 480480 elements; the input gradients agree within 0.002",
     ('logcumsumexp', 'float32', 'grad'):
         'the (5, 5, 5) sample holds values near 1e4; the backward exponentiates the difference of two '
         '~1e4 logcumsumexp results, so a 1-ulp (1e-3) float32 difference in the forward (CPU accumulates '
@@ -85,6 +95,14 @@ KNOWN_FAILURES = {
         "CPU's NaN handling differs between its vectorised and scalar kernels (see above)",
     ('nn.functional.hardtanh', '*', 'grad'):
         "CPU's NaN handling differs between its vectorised and scalar kernels (see above)",
+    ('nn.functional.interpolate.bicubic', 'bfloat16', 'noncontig'):
+        'CPU interpolates bfloat16 one dimension at a time through bfloat16 intermediates (and bfloat16 '
+        'weights); webgpu computes in float32 and rounds once: up to 0.027 apart on the 345x456 -> 270x270 '
+        'sample, as bilinear',
+    ('nn.functional.interpolate.bicubic', 'bfloat16', 'op'):
+        'CPU interpolates bfloat16 one dimension at a time through bfloat16 intermediates (and bfloat16 '
+        'weights); webgpu computes in float32 and rounds once: up to 0.027 apart on the 345x456 -> 270x270 '
+        'sample, as bilinear',
     ('nn.functional.interpolate.bilinear', 'bfloat16', 'noncontig'):
         'CPU interpolates bfloat16 one dimension at a time through bfloat16 intermediates; webgpu '
         'computes in float32 and rounds once. Against a float64 reference webgpu is the closer one '

@@ -72,6 +72,9 @@ TOLERANCES = {
     ("_batch_norm_with_update", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
     ("nn.functional.batch_norm", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
     ("nn.functional.instance_norm", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
+    ("nn.functional.interpolate.bicubic", torch.float32): (
+        (5e-4, 1e-4), "345x456 -> 270x270: CPU forms the source coordinate scale * (o + 0.5) - 0.5 as a fused "
+        "multiply-add and lavapipe's WGSL fma is unfused; the outputs differ by up to 3.6e-4 (as bilinear's)"),
     ("nn.functional.interpolate.bilinear", torch.float32): (
         (5e-4, 1e-4), "345x456 -> 270x270: float32 source coordinates round differently from CPU's; both are "
         "3.0e-4 from a float64 reference"),

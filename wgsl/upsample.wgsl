@@ -167,3 +167,122 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   st1(prm(11u) + t, acc);
 }
+
+//== cubic_fwd
+// Bicubic (2-d: D = 1). Operands: 0 input (f32), 1 output (f32). CPU's weights: source
+// scale * (o + 0.5) - 0.5 (no clamp) or scale * o (align_corners), i0 = min(floor, n - 1),
+// t = clamp(src - i0, 0, 1), taps i0 - 1 .. i0 + 2 clamped into the input; the width is
+// interpolated first, then the height, as CPU nests them.
+struct Cub { i0: i32, w: vec4<f32>, };
+fn cub_w(t: f32) -> vec4<f32> {
+  let A = -0.75;
+  let x0 = t + 1.0;
+  let x3 = 2.0 - t;
+  let x2 = 1.0 - t;
+  return vec4<f32>(((A * x0 - 5.0 * A) * x0 + 8.0 * A) * x0 - 4.0 * A,
+                   ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0,
+                   ((A + 2.0) * x2 - (A + 3.0)) * x2 * x2 + 1.0,
+                   ((A * x3 - 5.0 * A) * x3 + 8.0 * A) * x3 - 4.0 * A);
+}
+fn cub_src(o: i32, d: u32, n: i32) -> Cub {
+  let s = scl(d);
+  var r: f32;
+  if (ALIGN) { r = s * f32(o); } else { r = fma(s, f32(o) + 0.5, -0.5); }
+  let i0 = min(i32(floor(r)), n - 1);
+  let t = min(max(r - f32(i0), 0.0), 1.0);
+  return Cub(i0, cub_w(t));
+}
+fn cub_tap(c: Cub, k: i32, n: i32) -> i32 { return clamp(c.i0 - 1 + k, 0, n - 1); }
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let OV = vol(O);
+  let plane = t / OV;
+  let o = split3(t % OV, O);
+  let cy = cub_src(o.y, 1u, I.y);
+  let cx = cub_src(o.z, 2u, I.z);
+  let base = prm(10u) + plane * vol(I);
+  var acc = 0.0;
+  for (var j = 0; j < 4; j = j + 1) {
+    let row = base + u32(cub_tap(cy, j, I.y) * I.z);
+    var r = 0.0;
+    for (var i = 0; i < 4; i = i + 1) { r = r + cx.w[i] * ld0(row + u32(cub_tap(cx, i, I.z))); }
+    acc = acc + cy.w[j] * r;
+  }
+  st1(prm(11u) + t, acc);
+}
+
+//== cubic_bwd
+// Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element, gathering
+// from the outputs whose (clamped) taps reach it.
+struct Cub { i0: i32, w: vec4<f32>, };
+fn cub_w(t: f32) -> vec4<f32> {
+  let A = -0.75;
+  let x0 = t + 1.0;
+  let x3 = 2.0 - t;
+  let x2 = 1.0 - t;
+  return vec4<f32>(((A * x0 - 5.0 * A) * x0 + 8.0 * A) * x0 - 4.0 * A,
+                   ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0,
+                   ((A + 2.0) * x2 - (A + 3.0)) * x2 * x2 + 1.0,
+                   ((A * x3 - 5.0 * A) * x3 + 8.0 * A) * x3 - 4.0 * A);
+}
+fn cub_src(o: i32, d: u32, n: i32) -> Cub {
+  let s = scl(d);
+  var r: f32;
+  if (ALIGN) { r = s * f32(o); } else { r = fma(s, f32(o) + 0.5, -0.5); }
+  let i0 = min(i32(floor(r)), n - 1);
+  let t = min(max(r - f32(i0), 0.0), 1.0);
+  return Cub(i0, cub_w(t));
+}
+// The weight with which output o (along dim d) reads input i.
+fn cub_wt(o: i32, d: u32, n: i32, i: i32) -> f32 {
+  let c = cub_src(o, d, n);
+  var w = 0.0;
+  for (var k = 0; k < 4; k = k + 1) {
+    if (clamp(c.i0 - 1 + k, 0, n - 1) == i) { w = w + c.w[k]; }
+  }
+  return w;
+}
+// Outputs along dim d that may read input i: sources within (i - 2, i + 2], widened; the clamped
+// border inputs take every output beyond them.
+fn cub_cand(i: i32, d: u32, n_in: i32, n_out: i32) -> vec2<i32> {
+  let s = scl(d);
+  if (!(s > 0.0)) { return vec2<i32>(0, n_out); }
+  var lo: f32; var hi: f32;
+  if (ALIGN) { lo = f32(i - 2) / s; hi = f32(i + 2) / s; }
+  else { lo = (f32(i - 2) + 0.5) / s - 0.5; hi = (f32(i + 2) + 0.5) / s - 0.5; }
+  var a = max(i32(floor(lo)) - 2, 0);
+  var b = min(i32(ceil(hi)) + 3, n_out);
+  if (i <= 1) { a = 0; }
+  if (i >= n_in - 2) { b = n_out; }
+  return vec2<i32>(a, max(b, a));
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let O = osz(); let I = isz(); let IV = vol(I);
+  let plane = t / IV;
+  let p = split3(t % IV, I);
+  let rb = cub_cand(p.y, 1u, I.y, O.y);
+  let rc = cub_cand(p.z, 2u, I.z, O.z);
+  let base = prm(10u) + plane * vol(O);
+  var acc = 0.0;
+  for (var b = rb.x; b < rb.y; b = b + 1) {
+    let wb = cub_wt(b, 1u, I.y, p.y);
+    if (wb == 0.0) { continue; }
+    var r = 0.0;
+    for (var c = rc.x; c < rc.y; c = c + 1) {
+      let wc = cub_wt(c, 2u, I.z, p.z);
+      if (wc == 0.0) { continue; }
+      r = r + wc * ld0(base + u32(b * O.z + c));
+    }
+    acc = acc + wb * r;
+  }
+  st1(prm(11u) + t, acc);
+}

@@ -1,7 +1,8 @@
 // Interpolation with gradients: upsample_nearest{1,2,3}d, _upsample_nearest_exact{1,2,3}d,
-// upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d (kernels: wgsl/upsample.wgsl). The
-// .vec overloads (F.interpolate) are ATen composites over these. Checks and output sizes come from the
-// op's meta function; source indices and weights follow ATen's float arithmetic.
+// upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d (kernels:
+// wgsl/upsample.wgsl). The .vec overloads (F.interpolate) are ATen composites over these. Checks and
+// output sizes come from the op's meta function; source indices and weights follow ATen's float
+// arithmetic.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -20,7 +21,7 @@ at::Tensor meta_of(const at::Tensor& t);                                      //
 namespace {
 
 using Scales = std::vector<std::optional<double>>;
-enum class Mode { Nearest, Exact, Linear };
+enum class Mode { Nearest, Exact, Linear, Cubic };
 
 constexpr uint32_t kWG = 256;
 
@@ -44,12 +45,14 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
     const int j = 3 - dims + i;
     I[j] = in_sizes[r - dims + i];
     O[j] = out_sizes[r - dims + i];
-    S[j] = mode == Mode::Linear ? linear_scale(I[j], O[j], align, scales[i]) : nearest_scale(I[j], O[j], scales[i]);
+    S[j] = mode == Mode::Linear || mode == Mode::Cubic ? linear_scale(I[j], O[j], align, scales[i]) : nearest_scale(I[j], O[j], scales[i]);
   }
   const uint64_t n = uint64_t(dst.numel());
   if (n == 0) return;
-  const CT ct = !backward && mode != Mode::Linear ? CT::RAW : CT::F32;
-  const std::string sec = std::string(mode == Mode::Linear ? "linear" : "nearest") + (backward ? "_bwd" : "_fwd");
+  const bool interp = mode == Mode::Linear || mode == Mode::Cubic;
+  const CT ct = !backward && !interp ? CT::RAW : CT::F32;
+  const std::string sec = std::string(mode == Mode::Linear ? "linear" : mode == Mode::Cubic ? "cubic" : "nearest") +
+                          (backward ? "_bwd" : "_fwd");
   const bool exact = mode == Mode::Exact;
   Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
   k.in(src, ct);
@@ -68,7 +71,7 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
 
 void check_dtype(const at::Tensor& t, Mode mode, bool backward, const char* op) {
   const auto s = t.scalar_type();
-  const bool ok = at::isFloatingType(s) || (s == at::kByte && mode != Mode::Linear && !backward);
+  const bool ok = at::isFloatingType(s) || (s == at::kByte && (mode == Mode::Nearest || mode == Mode::Exact) && !backward);
   TORCH_CHECK_NOT_IMPLEMENTED(ok, "webgpu: \"", op, "\" not implemented for '", c10::toString(s), "'");
 }
 
@@ -161,6 +164,15 @@ at::Tensor trilinear3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArray
   return backward(Mode::Linear, ac, g, is, {d, h, w}, "upsample_trilinear3d_backward");
 }
 
+// ---- bicubic ----
+at::Tensor bicubic2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
+  return forward(Mode::Cubic, ac, self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), {h, w}, "upsample_bicubic2d");
+}
+at::Tensor bicubic2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
+  at::upsample_bicubic2d_backward(meta_of(g), os, is, ac, h, w);
+  return backward(Mode::Cubic, ac, g, is, {h, w}, "upsample_bicubic2d_backward");
+}
+
 }  // namespace
 }  // namespace webgpu::ops
 
@@ -184,4 +196,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_linear1d_backward", TORCH_FN(linear1d_bwd));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(bilinear2d_bwd));
   m.impl("upsample_trilinear3d_backward", TORCH_FN(trilinear3d_bwd));
+  m.impl("upsample_bicubic2d", TORCH_FN(bicubic2d));
+  m.impl("upsample_bicubic2d_backward", TORCH_FN(bicubic2d_bwd));
 }

@@ -1,0 +1,122 @@
+// im2col (F.unfold) and col2im (F.fold), each the other's gradient (kernels: wgsl/fold.wgsl).
+// Checks are CPU's (im2col_shape_check.h), in CPU's order; any kernel, dilation, padding and stride.
+// im2col moves raw values (float types and bool, as CPU); col2im sums in f32 and rounds once.
+#include <ATen/ATen.h>
+#include <ATen/native/im2col_shape_check.h>
+#include <torch/library.h>
+
+#include <string>
+
+#include "ops/common.h"
+#include "ops/kernel.h"
+
+namespace webgpu::ops {
+
+std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
+
+namespace {
+
+constexpr uint32_t kWG = 256;
+
+void check_pairs(at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  TORCH_CHECK(kernel.size() == 2, "It is expected kernel_size equals to 2, but got size ", kernel.size());
+  TORCH_CHECK(dilation.size() == 2, "It is expected dilation equals to 2, but got size ", dilation.size());
+  TORCH_CHECK(padding.size() == 2, "It is expected padding equals to 2, but got size ", padding.size());
+  TORCH_CHECK(stride.size() == 2, "It is expected stride equals to 2, but got size ", stride.size());
+}
+
+// One launch over `count` outputs; `r` = N * C images of H x W, blocks OH x OW.
+void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct, int64_t C, int64_t H, int64_t W,
+            at::IntArrayRef k_, at::IntArrayRef d, at::IntArrayRef p, at::IntArrayRef s, int64_t OH, int64_t OW) {
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  Kernel k(std::string("fold:") + sec);
+  k.in(src, ct);
+  k.out(dst, ct);
+  k.param_index(n, "element count");
+  k.param_index(C, "channels");
+  k.param_index(H, "height");
+  k.param_index(W, "width");
+  for (auto a : {k_, d, p, s})
+    for (int64_t v : a) k.param_index(v, "kernel, dilation, padding or stride");
+  k.param_index(OH, "block rows");
+  k.param_index(OW, "block columns");
+  k.param_index(src.storage_offset(), "offset");
+  k.param_index(dst.storage_offset(), "offset");
+  const std::string V = wgsl_value_type(ct, src.scalar_type());
+  k.launch((uint64_t(n) + kWG - 1) / kWG, [&] { return "alias V = " + V + ";\n" + wgsl_section("fold", sec); });
+}
+
+int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) { return (size + 2 * p - (d * (k - 1) + 1)) / s + 1; }
+
+at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation,
+                       at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor& out) {
+  check_pairs(kernel, dilation, padding, stride);
+  at::native::im2col_shape_check(self, at::Tensor(), kernel[0], kernel[1], dilation[0], dilation[1], padding[0],
+                                 padding[1], stride[0], stride[1]);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool,
+                              "\"im2col\" not implemented for '", c10::toString(self.scalar_type()), "'");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "im2col: expected out of dtype ", self.scalar_type(),
+              " but got ", out.scalar_type());
+  at::Tensor in = self.contiguous();
+  const bool batched = in.dim() == 4;
+  if (!batched) in = in.unsqueeze(0);
+  const int64_t N = in.size(0), C = in.size(1), H = in.size(2), W = in.size(3);
+  const int64_t OH = blocks(H, kernel[0], dilation[0], padding[0], stride[0]);
+  const int64_t OW = blocks(W, kernel[1], dilation[1], padding[1], stride[1]);
+  const int64_t planes = C * kernel[0] * kernel[1];
+  if (batched) out.resize_({N, planes, OH * OW});
+  else out.resize_({planes, OH * OW});
+  at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  launch("im2col", in, dst, CT::RAW, C, H, W, kernel, dilation, padding, stride, OH, OW);
+  if (!dst.is_same(out)) out.copy_(dst);
+  return out;
+}
+
+at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding,
+                  at::IntArrayRef stride) {
+  at::Tensor out = at::empty({0}, self.options());
+  return im2col_out(self, kernel, dilation, padding, stride, out);
+}
+
+at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel,
+                       at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor& out) {
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
+  check_pairs(kernel, dilation, padding, stride);
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel[0], kernel[1],
+                                 dilation[0], dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"col2im\" not implemented for '",
+                              c10::toString(self.scalar_type()), "'");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "col2im: expected out of dtype ", self.scalar_type(),
+              " but got ", out.scalar_type());
+  at::Tensor in = self.contiguous();
+  const bool batched = in.dim() == 3;
+  if (!batched) in = in.unsqueeze(0);
+  const int64_t N = in.size(0), H = output_size[0], W = output_size[1];
+  const int64_t C = in.size(1) / (kernel[0] * kernel[1]);
+  const int64_t OH = blocks(H, kernel[0], dilation[0], padding[0], stride[0]);
+  const int64_t OW = blocks(W, kernel[1], dilation[1], padding[1], stride[1]);
+  if (batched) out.resize_({N, C, H, W});
+  else out.resize_({C, H, W});
+  at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  launch("col2im", in, dst, CT::F32, C, H, W, kernel, dilation, padding, stride, OH, OW);
+  if (!dst.is_same(out)) out.copy_(dst);
+  return out;
+}
+
+at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel,
+                  at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  at::Tensor out = at::empty({0}, self.options());
+  return col2im_out(self, output_size, kernel, dilation, padding, stride, out);
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace webgpu::ops;
+  m.impl("im2col", TORCH_FN(im2col));
+  m.impl("im2col.out", TORCH_FN(im2col_out));
+  m.impl("col2im", TORCH_FN(col2im));
+  m.impl("col2im.out", TORCH_FN(col2im_out));
+}

@@ -1,0 +1,75 @@
+// embedding_bag's forward (ops/embedding_bag.cpp): one invocation per (bag, feature), walking the
+// bag's indices in order (CPU's order) and reducing sum / mean / max in f32. Indices outside
+// [0, num_weights) and offsets that are not a non-decreasing sequence from 0 within the input are
+// reported through the error words (RuntimeError, as CPU raises) and skipped.
+// The host prepends MODE (0 sum, 1 mean, 2 max), HAS_PSW and psw(i) (per_sample_weights).
+// Operands: 0 weight (f32), 1 indices (i64), 2 offsets (i64), 3 output [B, D] (f32),
+// 4 offset2bag [n] (i64, zeroed), 5 bag_size [B] (i64), 6 max_indices ([B, D] for max, else [B]).
+// Parameters: 0 B * D, 1 D, 2 num offsets, 3 n (indices), 4 num_weights, 5 padding_idx (or -1),
+// 6 weight stride 0, 7 weight stride 1, 8-14 offsets of operands 0-6, 15 error op code,
+// 16 psw offset.
+
+fn i64v(v: vec2<u32>) -> i32 {
+  // An offset already known to lie in [0, n] (n < 2^31), or a clamped stand-in.
+  if ((v.y >> 31u) == 1u) { return -1; }
+  if (v.y != 0u || v.x > 0x7fffffffu) { return 0x7fffffff; }
+  return i32(v.x);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nwg, lid, 256u);
+  if (t >= prm(0u)) { return; }
+  let D = prm(1u);
+  let b = t / D;
+  let d = t % D;
+  let noff = prm(2u);
+  let n = i32(prm(3u));
+  let nw = prm(4u);
+  let pad = bitcast<i32>(prm(5u));
+  let first = d == 0u;
+  let ov = ld2(prm(10u) + b);
+  var start = i64v(ov);
+  if (first && ((b == 0u && (ov.x != 0u || ov.y != 0u)) || start < 0 || start > n)) {
+    report_index_error(prm(15u), 0u, ov, u32(n));
+  }
+  var end = n;
+  if (b + 1u < noff) {
+    let ev = ld2(prm(10u) + b + 1u);
+    end = i64v(ev);
+    if (first && (end < start || end > n)) { report_index_error(prm(15u), 0u, ev, u32(n)); }
+  }
+  start = clamp(start, 0, n);
+  end = clamp(end, start, n);
+  var acc = 0.0;
+  var count = 0u;
+  var arg = 0u;
+  for (var i = start; i < end; i = i + 1) {
+    let iv = ld1(prm(9u) + u32(i));
+    if (first) { st4(prm(12u) + u32(i), vec2<u32>(b, 0u)); }
+    if (iv.y != 0u || iv.x >= nw) {
+      if (first) { report_index_error(prm(15u), 0u, iv, nw); }
+      continue;
+    }
+    let idx = iv.x;
+    if (bitcast<i32>(idx) == pad) { continue; }
+    let v = ld0(prm(8u) + idx * prm(6u) + d * prm(7u));
+    if (MODE == 2u) {
+      if (count == 0u || v > acc) { acc = v; arg = idx; }
+    } else if (HAS_PSW) {
+      acc = acc + v * psw(prm(16u) + u32(i));
+    } else {
+      acc = acc + v;
+    }
+    count = count + 1u;
+  }
+  if (MODE == 1u && count > 0u) { acc = acc / f32(count); }
+  st3(prm(11u) + t, acc);
+  if (MODE == 2u) { st6(prm(14u) + t, vec2<u32>(arg, 0u)); }
+  if (first) {
+    st5(prm(13u) + b, vec2<u32>(count, 0u));
+    if (MODE == 1u) { st6(prm(14u) + b, vec2<u32>(count, 0u)); }
+    if (MODE == 0u) { st6(prm(14u) + b, vec2<u32>(0u, 0u)); }
+  }
+}
