@@ -200,16 +200,36 @@ def test_harness_catches_planted_wrong_kernels():
 
 # ---- the CPU fallback --------------------------------------------------------------------------------
 
-# Ops that no kernel issue plans: the fallback tests use the first that has no webgpu kernel.
-_FALLBACK_CANDIDATES = ("igamma", "igammac")  # each has torch.X, Tensor.X_ and out=
+# Every elementwise aten op now has a webgpu kernel, so the fallback tests use an operator of their
+# own with CPU kernels only: a functional form, an in-place form and an out= form, as an aten op has.
+# The fallback is the dispatcher's boxed fallback for PrivateUse1, so it serves this operator exactly
+# as it serves an aten one (test_fallback_serves_an_aten_op checks one of those too).
+_NS = "webgpu_fallback_test"
+_LIB = torch.library.Library(_NS, "DEF")
+_LIB.define("igam(Tensor self, Tensor other) -> Tensor")
+_LIB.define("igam_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+_LIB.define("igam.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+_LIB.impl("igam", lambda a, b: torch.igamma(a, b), "CPU")
+_LIB.impl("igam_", lambda a, b: a.copy_(torch.igamma(a, b)), "CPU")
+_LIB.impl("igam.out", lambda a, b, out: out.resize_(torch.broadcast_shapes(a.shape, b.shape)).copy_(torch.igamma(a, b)),
+          "CPU")
+
+
+class _Op:
+    """torch.X / Tensor.X_ / out= spelled over the test operator."""
+    name = f"{_NS}::igam"
+
+    def __call__(self, a, b, out=None):
+        ops = getattr(torch.ops, _NS)
+        return ops.igam(a, b) if out is None else ops.igam.out(a, b, out=out)
+
+    @staticmethod
+    def inplace(x, b):
+        return getattr(torch.ops, _NS).igam_(x, b)
 
 
 def _fallback_op():
-    for name in _FALLBACK_CANDIDATES:
-        overloads = [f"aten::{name}", f"aten::{name}.out"]
-        if not any(torch._C._dispatch_has_kernel_for_dispatch_key(o, "PrivateUse1") for o in overloads):
-            return name
-    pytest.fail(f"every candidate in {_FALLBACK_CANDIDATES} got a webgpu kernel: add one that has none")
+    return _Op()
 
 
 def _inputs():
@@ -233,27 +253,40 @@ def fallback_on():
     reset_fallback_counts()
 
 
+_ATEN_FALLBACK = "aten::linalg_cholesky_ex"  # linear algebra still has ops without webgpu kernels
+
+
+def _spd():
+    a = torch.randn(4, 4, generator=torch.Generator().manual_seed(0))
+    return a @ a.t() + 4 * torch.eye(4)
+
+
 def test_fallback_gives_cpu_result_with_one_warning(fallback_on):
-    name = _fallback_op()
-    fn = getattr(torch, name)
-    a, b, wa, wb = _inputs()
-    r, msgs = _caught(lambda: fn(wa, wb))
+    # An aten op with no webgpu kernel: CPU's result, on webgpu, with one warning per operator.
+    if torch._C._dispatch_has_kernel_for_dispatch_key(_ATEN_FALLBACK, "PrivateUse1"):
+        pytest.fail(f"{_ATEN_FALLBACK} has a webgpu kernel now: pick another aten op without one")
+    a = _spd()
+    r, msgs = _caught(lambda: torch.linalg.cholesky(a.to("webgpu")))
     assert r.device.type == "webgpu"
-    torch.testing.assert_close(r.cpu(), fn(a, b))
-    assert len(msgs) == 1 and f"aten::{name}" in msgs[0], msgs
-    _, msgs = _caught(lambda: fn(wa, wb))
+    torch.testing.assert_close(r.cpu(), torch.linalg.cholesky(a))
+    assert len(msgs) == 1 and _ATEN_FALLBACK in msgs[0], msgs
+    _, msgs = _caught(lambda: torch.linalg.cholesky(a.to("webgpu")))
     assert msgs == []  # once per operator
     counts = fallback_counts()
-    assert sum(v for k, v in counts.items() if k.startswith(f"aten::{name}")) == 2, counts
+    assert sum(v for k, v in counts.items() if k.startswith(_ATEN_FALLBACK)) == 2, counts
+    # The test operator (in-place and out= forms below) is served the same way.
+    fn = _fallback_op()
+    _, _, wa, wb = _inputs()
+    torch.testing.assert_close(fn(wa, wb).cpu(), fn(wa.cpu(), wb.cpu()))
+    assert any(k.startswith(fn.name) for k in fallback_counts()), fallback_counts()
 
 
 def test_fallback_keeps_inplace_and_out_semantics(fallback_on):
-    name = _fallback_op()
-    fn = getattr(torch, name)
+    fn = _fallback_op()
     a, b, wa, wb = _inputs()
     expected = fn(a, b)
     x = wa.clone()
-    assert getattr(x, name + "_")(wb) is x
+    assert fn.inplace(x, wb) is x
     torch.testing.assert_close(x.cpu(), expected)
     # into a noncontiguous view: the write lands in the base's storage
     base = torch.zeros(5, 4, device="webgpu")
@@ -269,12 +302,12 @@ def test_fallback_keeps_inplace_and_out_semantics(fallback_on):
 
 
 def test_fallback_off_raises_naming_the_op():
-    name = _fallback_op()
+    fn = _fallback_op()
     _, _, wa, wb = _inputs()
     reset_fallback_counts()
     with fallback_enabled(False):
-        with pytest.raises(NotImplementedError, match=rf"aten::{name}\b.*TORCH_WEBGPU_FALLBACK=0"):
-            getattr(torch, name)(wa, wb)
+        with pytest.raises(NotImplementedError, match=rf"{fn.name}\b.*TORCH_WEBGPU_FALLBACK=0"):
+            fn(wa, wb)
     assert fallback_counts() == {}
 
 
@@ -301,12 +334,12 @@ def test_fallback_follows_env_variable():
     code = textwrap.dedent("""
         import warnings, torch, torch_webgpu
         warnings.simplefilter("always")
-        x = torch.rand(3).to("webgpu") + torch.ones(3).to("webgpu")
+        x = (torch.eye(3) * 2).to("webgpu") + torch.zeros(3, 3).to("webgpu")
         try:
-            print(torch.NAME(x, x).device)
+            print(torch.linalg.cholesky(x).device)
         except NotImplementedError as e:
-            print("raised", "aten::NAME" in str(e))
-    """).replace("NAME", _fallback_op())
+            print("raised", "NAME" in str(e))
+    """).replace("NAME", _ATEN_FALLBACK)
     outs = {}
     for value in ("0", "1", None):
         env = {k: v for k, v in os.environ.items() if k != "TORCH_WEBGPU_FALLBACK"}
