@@ -1,12 +1,5 @@
-// Shared by every kernel: the parameter slot, the folded-grid linear id, and dtype conversions that
+// Shared by every kernel (the kernel layer adds it first): the folded-grid linear id, and dtype conversions that
 // round exactly as PyTorch's CPU casts do (storage is 32-bit words; sub-word types are unpacked here).
-
-struct Params { p: array<vec4<u32>, 16>, };
-// Group 1 holds only this slot, bound per parameter arena, so that the storage bindings of group 0
-// are cached independently of which arena a batch uses.
-@group(1) @binding(0) var<uniform> P: Params;
-
-fn prm(i: u32) -> u32 { return P.p[i >> 2u][i & 3u]; }
 
 fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, wg: u32) -> u32 {
   return ((wid.z * nwg.y + wid.y) * nwg.x + wid.x) * wg + lid;

@@ -30,7 +30,7 @@
 #include <sstream>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 
 namespace webgpu::ops {
 namespace {

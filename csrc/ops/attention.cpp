@@ -16,13 +16,13 @@
 #include <limits>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/pointwise.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 
 namespace {
 
@@ -129,7 +129,7 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   common_params(kr, s, scale_of(scale, s.E), is_causal, mask, blocks, q, k, v);
   kr.param_index(out.storage_offset(), "offset");
   kr.param_index(lse.storage_offset(), "offset");
-  kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "fwd"); });
+  kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
   const auto lo = q.options().dtype(at::kLong);
   return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
           at::empty({}, lo), at::Tensor()};
@@ -175,7 +175,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     kr.param(want_bias ? 1u : 0u);
     kr.param_index(dq.storage_offset(), "offset");
     kr.param_index(want_bias ? ds.storage_offset() : 0, "offset");
-    kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dq"); });
+    kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
     if (want_bias) dbias = at::sum_to(ds, attn_bias.sizes()).to(attn_bias.scalar_type());
     if (!gmask[0]) dq = at::Tensor();
   }
@@ -190,7 +190,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     bind_params(kr, blocks);
     kr.param_index(dk.storage_offset(), "offset");
     kr.param_index(dv.storage_offset(), "offset");
-    kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + wgsl_section("attention", "bwd_dkv"); });
+    kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();
   }

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {

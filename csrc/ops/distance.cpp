@@ -10,15 +10,14 @@
 #include <vector>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 uint32_t p_kind(double p) {
   if (p == 0.0) return 0;
@@ -43,7 +42,7 @@ void launch(const char* sec, double p, int64_t count, int64_t P, int64_t R, int6
   for (const at::Tensor& t : ins) k.param_index(t.storage_offset(), "offset");
   k.param_index(out.storage_offset(), "offset");
   k.launch((uint64_t(count) + kWG - 1) / kWG,
-           [&] { return "const PK: u32 = " + std::to_string(pk) + "u;\n" + wgsl_section("distance", sec); });
+           [&] { return "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
 }
 
 struct Batch {

@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "ops/common.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 // The vec4 path's shape: vec4 quads per invocation (strided by the thread count, so neighbours stay
 // coalesced) and workgroup size. TORCH_WEBGPU_EW_VEC="quads,wg" overrides them for tuning.
@@ -63,6 +63,7 @@ struct Operand {
 
 struct BindingPlan {
   rt::Block* block;
+  const at::TensorBase* t;
   uint64_t lo, hi;
   bool written = false, atomic = false;
   uint64_t start = 0, size = 0;
@@ -127,159 +128,6 @@ std::string narrow_to(at::ScalarType t, CT ct) {
 }
 
 }  // namespace
-
-c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
-  switch (as) {
-    case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
-    case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
-    case at::kBFloat16: return c10::Scalar(double(float(c10::BFloat16(static_cast<float>(v.toDouble())))));
-    case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
-    default: break;
-  }
-  if (!at::isIntegralType(as, false)) return v;
-  const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
-  switch (as) {
-    case at::kLong: return c10::Scalar(i);
-    case at::kInt: return c10::Scalar(int64_t(static_cast<int32_t>(i)));
-    case at::kShort: return c10::Scalar(int64_t(static_cast<int16_t>(i)));
-    case at::kChar: return c10::Scalar(int64_t(static_cast<int8_t>(i)));
-    case at::kByte: return c10::Scalar(int64_t(static_cast<uint8_t>(i)));
-    default: return v;
-  }
-}
-
-const char* dtype_tag(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return "f32";
-    case at::kHalf: return "f16";
-    case at::kBFloat16: return "bf16";
-    case at::kInt: return "i32";
-    case at::kShort: return "i16";
-    case at::kChar: return "i8";
-    case at::kByte: return "u8";
-    case at::kBool: return "b8";
-    case at::kLong: return "i64";
-    default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
-  }
-}
-
-bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
-
-// Raw bits of element e of an operand with this itemsize, read through accessor `rd`.
-std::string raw_load(int64_t itemsize, const std::string& rd) {
-  switch (itemsize) {
-    case 1: return "((" + rd + "(e >> 2u) >> ((e & 3u) * 8u)) & 0xffu)";
-    case 2: return "((" + rd + "(e >> 1u) >> ((e & 1u) * 16u)) & 0xffffu)";
-    case 4: return rd + "(e)";
-    default: return "vec2<u32>(" + rd + "(2u * e), " + rd + "(2u * e + 1u))";
-  }
-}
-
-// Raw bits r of dtype t -> compute type ct.
-std::string convert_in(at::ScalarType t, CT ct) {
-  const std::string r = "r";
-  std::string sext = t == at::kShort ? "(bitcast<i32>(r << 16u) >> 16u)"
-                   : t == at::kChar  ? "(bitcast<i32>(r << 24u) >> 24u)"
-                   : t == at::kInt   ? "bitcast<i32>(r)"
-                   : t == at::kBool  ? "select(0i, 1i, r != 0u)"
-                   : "i32(r)";  // u8
-  std::string as_f32 = t == at::kFloat ? "bitcast<f32>(r)"
-                     : t == at::kHalf ? "f16_to_f32(r)"
-                     : t == at::kBFloat16 ? "bitcast<f32>(r << 16u)"
-                     : t == at::kLong ? "i64_to_f32(r)"
-                     : t == at::kInt ? "i32_to_f32(bitcast<i32>(r))"
-                     : "f32(" + sext + ")";
-  switch (ct) {
-    case CT::RAW: return r;
-    case CT::F32: return as_f32;
-    case CT::I32:
-      if (is_float(t)) return "f32_to_i32(" + as_f32 + ")";
-      if (t == at::kLong) return "bitcast<i32>(r.x)";
-      return sext;
-    case CT::I64:
-      if (is_float(t)) return "f32_to_i64(" + as_f32 + ")";
-      if (t == at::kLong) return "r";
-      return "i64_from_i32(" + sext + ")";
-  }
-  return r;
-}
-
-// Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
-std::string convert_out(at::ScalarType t, CT ct) {
-  if (ct == CT::RAW) return "v";
-  const bool bool_out = t == at::kBool;
-  if (ct == CT::F32) {
-    // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
-    if (bool_out) return "select(0u, 1u, (bitcast<u32>(v) & 0x7fffffffu) != 0u)";
-    switch (t) {
-      case at::kFloat: return "bitcast<u32>(v)";
-      case at::kHalf: return "f32_to_f16(v)";
-      case at::kBFloat16: return "f32_to_bf16(v)";
-      case at::kLong: return "f32_to_i64(v)";
-      case at::kByte: return "(f32_to_i64(v).x & 0xffu)";  // c10 casts float->uint8 through int64
-      case at::kInt: return "bitcast<u32>(f32_to_i32(v))";
-      case at::kShort: return "(bitcast<u32>(f32_to_i32(v)) & 0xffffu)";
-      case at::kChar: return "(bitcast<u32>(f32_to_i32(v)) & 0xffu)";
-      default: break;
-    }
-  }
-  if (ct == CT::I32) {
-    if (bool_out) return "select(0u, 1u, v != 0i)";
-    switch (t) {
-      case at::kFloat: return "bitcast<u32>(i32_to_f32(v))";
-      case at::kHalf: return "f32_to_f16(i32_to_f32(v))";
-      case at::kBFloat16: return "f32_to_bf16(i32_to_f32(v))";
-      case at::kLong: return "i64_from_i32(v)";
-      case at::kInt: return "bitcast<u32>(v)";
-      case at::kShort: return "(bitcast<u32>(v) & 0xffffu)";
-      default: return "(bitcast<u32>(v) & 0xffu)";
-    }
-  }
-  // I64
-  if (bool_out) return "select(0u, 1u, (v.x | v.y) != 0u)";
-  switch (t) {
-    case at::kFloat: return "bitcast<u32>(i64_to_f32(v))";
-    case at::kHalf: return "f32_to_f16(i64_to_f32(v))";
-    case at::kBFloat16: return "f32_to_bf16(i64_to_f32(v))";
-    case at::kLong: return "v";
-    case at::kInt: return "v.x";
-    case at::kShort: return "(v.x & 0xffffu)";
-    default: return "(v.x & 0xffu)";
-  }
-}
-
-const char* wgsl_type(CT ct) {
-  switch (ct) {
-    case CT::F32: return "f32";
-    case CT::I32: return "i32";
-    case CT::I64: return "vec2<u32>";
-    default: return "u32";
-  }
-}
-
-ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
-  ScalarBits b;
-  switch (ct) {
-    case CT::F32: {
-      float f = s.to<float>();
-      std::memcpy(&b.lo, &f, 4);
-      break;
-    }
-    case CT::I32: {
-      int32_t i = s.isIntegral(true) ? int32_t(s.to<int64_t>()) : s.to<int32_t>();
-      std::memcpy(&b.lo, &i, 4);
-      break;
-    }
-    default: {
-      int64_t i = s.to<int64_t>();
-      uint64_t u;
-      std::memcpy(&u, &i, 8);
-      b.lo = uint32_t(u);
-      b.hi = uint32_t(u >> 32);
-    }
-  }
-  return b;
-}
 
 void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
                      const std::vector<ScalarBits>& scalars, at::ScalarType scalar_dtype) {
@@ -350,7 +198,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     for (size_t j = 0; j < binds.size(); ++j)
       if (binds[j].block == o.block) b = int(j);
     if (b < 0) {
-      binds.push_back({o.block, o.lo, o.hi});
+      binds.push_back({o.block, &iter.tensor_base(i), o.lo, o.hi});
       b = int(binds.size()) - 1;
     }
     binds[b].lo = std::min(binds[b].lo, o.lo);
@@ -361,21 +209,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     }
     o.binding = b;
   }
-  const auto& lim = dev->limits();
-  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffffcull) & ~3ull;
-  const uint64_t align = std::max<uint32_t>(lim.minStorageBufferOffsetAlignment, 4);
-  std::vector<rt::Binding> bindings;
+  std::vector<kernel::Storage> storage;
   for (auto& b : binds) {
-    if (b.block->size <= max_bind) {
-      b.start = 0;
-      b.size = b.block->size;
-    } else {
-      b.start = b.lo / align * align;
-      b.size = std::min<uint64_t>(((b.hi - b.start) + 3) & ~3ull, b.block->size - b.start);
-      TORCH_CHECK(b.size <= max_bind, "webgpu: ", name, ": an operand spans ", b.hi - b.start,
-                  " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
-    }
-    bindings.push_back({b.block->buffer.get(), b.start, b.size});
+    const kernel::Window w = kernel::window(*b.t, b.lo, b.hi, name);
+    b.start = w.start;
+    b.size = w.size;
+    storage.push_back({b.t, "", "", b.written, b.start, b.size});
   }
 
   // Parameters.
@@ -446,9 +285,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   key.reserve(96 + expr.size());
   key.append("ew:").append(name).append(":").append(std::to_string(int(ct))).append(":").append(expr);
   key.append(":R").append(std::to_string(R)).append(":m").append(std::to_string(int(mode))).append(":");
-  uint32_t ro_mask = 0;
   for (size_t j = 0; j < binds.size(); ++j) {
-    if (!binds[j].written) ro_mask |= 1u << j;
+
     key.push_back(binds[j].written ? (binds[j].atomic ? 'a' : 'w') : 'r');
   }
   for (int i = 0; i < nops; ++i) {
@@ -463,7 +301,6 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   auto make = [&]() {
     // Helper libraries only where the op's expression uses them: smaller modules compile faster.
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
-    src += rt::wgsl_source("common");
     const bool special = uses_any(expr, {"sp_"});  // special.wgsl builds on int64 and pointwise
     if (special || uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
     if (special || uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
@@ -625,9 +462,9 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     replace(src, "{{WG}}", std::to_string(wg));
     return src;
   };
-  const rt::Pipeline& pipe = dev->pipelines().get(key, uint32_t(binds.size()), ro_mask, make);
-  dev->stream().dispatch(pipe, bindings.data(), uint32_t(bindings.size()), p.data(), uint32_t(p.size()),
-                         (threads + wg - 1) / wg);
+  kernel::Params prm;
+  prm.positional(std::move(p));
+  kernel::launch(key, storage, prm, (threads + wg - 1) / wg, make);
 }
 
 }  // namespace webgpu::ops

@@ -13,14 +13,13 @@
 #include <tuple>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 enum Mode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
 
 using Out4 = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;

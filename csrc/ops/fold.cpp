@@ -8,15 +8,14 @@
 #include <string>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 void check_pairs(at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
   TORCH_CHECK(kernel.size() == 2, "It is expected kernel_size equals to 2, but got size ", kernel.size());
@@ -44,7 +43,7 @@ void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct
   k.param_index(src.storage_offset(), "offset");
   k.param_index(dst.storage_offset(), "offset");
   const std::string V = wgsl_value_type(ct, src.scalar_type());
-  k.launch((uint64_t(n) + kWG - 1) / kWG, [&] { return "alias V = " + V + ";\n" + wgsl_section("fold", sec); });
+  k.launch((uint64_t(n) + kWG - 1) / kWG, [&] { return "alias V = " + V + ";\n" + kernel::section("fold", sec); });
 }
 
 int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) { return (size + 2 * p - (d * (k - 1) + 1)) / s + 1; }

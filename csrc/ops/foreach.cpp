@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {

@@ -13,15 +13,14 @@
 #include <tuple>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 struct Geo {
   int dims;
@@ -91,7 +90,7 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   k.param_index(grid.storage_offset(), "offset");
   k.param_index(out.storage_offset(), "offset");
   k.launch((uint64_t(g.points()) + kWG - 1) / kWG,
-           [&] { return consts(mode, pad, align, dims, input.scalar_type()) + wgsl_section("grid_sample", "fwd"); });
+           [&] { return consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
   return out;
 }
 
@@ -140,7 +139,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
           "    if (cas4(e, old, bitcast<u32>(bitcast<f32>(old) + v))) { break; }\n  }\n}\n";
     else
       pre += "fn gi_add(e: u32, v: f32) {}\n";
-    return pre + wgsl_section("grid_sample", "bwd");
+    return pre + kernel::section("grid_sample", "bwd");
   });
   if (mask[0] && !acc.is_same(grad_input)) grad_input.copy_(acc);
   return {grad_input, grad_grid};

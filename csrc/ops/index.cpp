@@ -36,7 +36,7 @@
 
 #include "ops/common.h"
 #include "ops/index.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "runtime/pipeline.h"
@@ -45,7 +45,6 @@ namespace webgpu::ops {
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 CT reduce_ct(at::ScalarType t) {
   if (is_float(t)) return CT::F32;

@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 
 namespace webgpu::ops {
 namespace {
 
-constexpr uint32_t kWG = 256, kPer = 4, kBlock = kWG * kPer;
+constexpr uint32_t kPer = 4, kBlock = kWG * kPer;
 
 std::string nz_test(at::ScalarType t) {
   switch (t) {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 #include "runtime/wgsl_features.h"
 

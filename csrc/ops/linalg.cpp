@@ -17,7 +17,7 @@
 //
 // Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
 // M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
-// the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_MATMUL_DUMP=1 prints
+// the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_DUMP_WGSL=1 prints
 // each float kernel as it is compiled.
 #include <ATen/ops/_addmm_activation_native.h>
 #include <ATen/ops/addmm_native.h>
@@ -40,9 +40,10 @@
 
 #include "ops/common.h"
 #include "ops/linalg.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
@@ -134,7 +135,7 @@ TileSet tile_set() {
 // Float kernels' bindings (own launcher: f32 operands bind as array<vec4<f32>> for vec4 loads)
 
 struct FBind {
-  rt::Block* block;
+  const at::TensorBase* t;
   bool write;
 };
 
@@ -174,7 +175,7 @@ std::string float_bindings(const View& x, const View& w, const View& o, const Vi
   binds.clear();
   ro_mask = 0;
   auto add = [&](const View& v, const char* name, bool write) {
-    binds.push_back({block_of(v.t), write});
+    binds.push_back({&v.t, write});
     const int idx = int(binds.size());
     if (!write) ro_mask |= 1u << (idx - 1);
     s << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "
@@ -199,21 +200,11 @@ std::string float_bindings(const View& x, const View& w, const View& o, const Vi
 
 void float_dispatch(const Tensor& any, const std::string& key, const std::vector<FBind>& binds, uint32_t ro_mask,
                     const std::vector<uint32_t>& prm, uint64_t groups, const std::function<std::string()>& make) {
-  rt::GpuDevice& dev = gpu_of(any);
-  const rt::Pipeline& p = dev.pipelines().get(key, uint32_t(binds.size()), ro_mask, [&] {
-    std::string src = make();
-    // TORCH_WEBGPU_MATMUL_DUMP=1: print each new kernel (for tuning).
-    if (const char* d = std::getenv("TORCH_WEBGPU_MATMUL_DUMP"); d && *d)
-      std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), src.c_str());
-    // Directives (enable, diagnostic) must precede every declaration: common's go after them.
-    size_t head = 0;
-    while (src.compare(head, 7, "enable ") == 0 || src.compare(head, 11, "diagnostic(") == 0)
-      head = src.find('\n', head) + 1;
-    return src.substr(0, head) + rt::wgsl_source("common") + src.substr(head);
-  });
-  std::vector<rt::Binding> b;
-  for (const FBind& x : binds) b.push_back({x.block->buffer.get(), 0, x.block->size});
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
+  std::vector<kernel::Storage> storage;
+  for (const FBind& x : binds) storage.push_back({x.t, "", "", x.write});
+  kernel::Params params;
+  params.positional(prm);
+  kernel::launch(key, storage, params, groups, make);
 }
 
 bool vec_ok(const View& v, bool along_cols) {
@@ -720,7 +711,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   uint32_t ro = 0;
   std::ostringstream bs;
   auto add = [&](const View& v, const char* name, bool write, const char* type) {
-    binds.push_back({block_of(v.t), write});
+    binds.push_back({&v.t, write});
     const int idx = int(binds.size());
     if (!write) ro |= 1u << (idx - 1);
     bs << "@group(0) @binding(" << idx << ") var<storage, " << (write ? "read_write" : "read") << "> " << name << ": "

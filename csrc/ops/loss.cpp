@@ -19,7 +19,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 

@@ -13,7 +13,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "runtime/pipeline.h"
 

@@ -18,7 +18,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/shape_ops.h"
 #include "ops/structured.h"
 

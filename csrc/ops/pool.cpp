@@ -7,30 +7,20 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 
 // A section of a WGSL source: the text between "//== name" and the next "//==" (or the end), after
 // the file's preamble (everything before the first marker). Shared with upsample.cpp.
-std::string wgsl_section(const std::string& file, const std::string& name) {
-  const std::string& src = rt::wgsl_source(file);
-  const size_t first = src.find("//== ");
-  const size_t at = src.find("//== " + name + "\n");
-  TORCH_CHECK(first != std::string::npos && at != std::string::npos, "webgpu: internal: no section ", name,
-              " in ", file, ".wgsl");
-  const size_t end = src.find("//== ", at + 5);
-  return src.substr(0, first) + src.substr(at, end == std::string::npos ? std::string::npos : end - at);
-}
-
 at::Tensor meta_of(const at::Tensor& t) {
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
 }
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 struct PoolGeo {
   int dims = 2;
@@ -117,7 +107,7 @@ void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& 
   k.out(out, ct);
   k.out(idx, CT::I64);
   pool_params(k, g, n, {&in, &out, &idx});
-  k.launch(groups_for(n), [&] { return value_prelude(ct) + wgsl_section("pool", sec); });
+  k.launch(groups_for(n), [&] { return value_prelude(ct) + kernel::section("pool", sec); });
 }
 
 at::Tensor max_backward(const at::Tensor& grad_, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
@@ -134,7 +124,7 @@ at::Tensor max_backward(const at::Tensor& grad_, const at::Tensor& self, const a
   pool_params(k, g, n, {&grad, &idx, &gi});
   k.launch(groups_for(n), [&] {
     return std::string("const ADAPTIVE: bool = ") + (adaptive ? "true" : "false") + ";\n" +
-           wgsl_section("pool", "max_bwd");
+           kernel::section("pool", "max_bwd");
   });
   return gi;
 }
@@ -238,7 +228,7 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
   k.in(in, ct);
   k.out(out, ct);
   pool_params(k, g, n, {&in, &out}, count_include_pad, divisor.value_or(0));
-  k.launch(groups_for(n), [&] { return value_prelude(ct) + wgsl_section("pool", "avg_fwd"); });
+  k.launch(groups_for(n), [&] { return value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
   return out;
 }
 
@@ -262,7 +252,7 @@ at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Ten
   k.in(grad, CT::F32);
   k.out(gi, CT::F32);
   pool_params(k, g, n, {&grad, &gi}, count_include_pad, divisor.value_or(0));
-  k.launch(groups_for(n), [&] { return wgsl_section("pool", "avg_bwd"); });
+  k.launch(groups_for(n), [&] { return kernel::section("pool", "avg_bwd"); });
   return gi;
 }
 
@@ -310,7 +300,7 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
   k.in(in, CT::F32);
   k.out(out, CT::F32);
   pool_params(k, g, n, {&in, &out});
-  k.launch(groups_for(n), [&] { return wgsl_section("pool", "adaptive_avg_fwd"); });
+  k.launch(groups_for(n), [&] { return kernel::section("pool", "adaptive_avg_fwd"); });
   return out;
 }
 
@@ -329,7 +319,7 @@ at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at:
   k.in(grad, CT::F32);
   k.out(gi, CT::F32);
   pool_params(k, g, n, {&grad, &gi});
-  k.launch(groups_for(n), [&] { return wgsl_section("pool", "adaptive_avg_bwd"); });
+  k.launch(groups_for(n), [&] { return kernel::section("pool", "adaptive_avg_bwd"); });
   return gi;
 }
 

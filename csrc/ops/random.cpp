@@ -20,7 +20,7 @@
 
 #include "core/core.h"
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "runtime/pipeline.h"
 

@@ -10,7 +10,8 @@
 #include <cstring>
 
 #include "ops/common.h"
-#include "runtime/pipeline.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
@@ -27,7 +28,6 @@ enum Kind : uint32_t {
   LOGSPACE_INT = 7,
 };
 
-constexpr uint32_t kWG = 256;
 
 // Whether the CPU rounds `start + step * i` once (a fused multiply-add). GCC and Clang contract
 // that expression wherever the target ISA has an fma: ATen's kernels in native/cpu (arange,
@@ -121,41 +121,23 @@ void launch(const at::Tensor& r, Kind kind, at::ScalarType round_as, const Args&
   if (n == 0) return;
   TORCH_CHECK(n <= int64_t(UINT32_MAX), "webgpu: sequences of more than 2^32-1 elements are not supported yet");
   TORCH_INTERNAL_ASSERT(r.is_contiguous() && r.scalar_type() == (int64_kind(kind) ? at::kLong : at::kFloat));
-  auto& dev = gpu_of(r);
-  rt::Block* block = block_of(r);
   const uint64_t itemsize = r.element_size();
   const uint64_t off = byte_offset_of(r);
-  const auto& lim = dev.limits();
-  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffffcull) & ~3ull;
-  const uint64_t align = std::max<uint32_t>(lim.minStorageBufferOffsetAlignment, 4);
-  uint64_t start = 0, size = block->size;
-  if (size > max_bind) {
-    start = off / align * align;
-    size = std::min<uint64_t>((off - start + uint64_t(n) * itemsize + 3) & ~3ull, block->size - start);
-    TORCH_CHECK(size <= max_bind, "webgpu: a sequence of ", n * itemsize,
-                " bytes exceeds this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
-  }
+  const kernel::Window w = kernel::window(r, off, off + uint64_t(n) * itemsize, "arange");
+  const uint64_t start = w.start;
   // arange and range have no second half: halfway is the count.
   const uint32_t halfway = args.steps_m1 ? args.halfway : uint32_t(n);
   std::vector<uint32_t> p = {uint32_t(n), uint32_t((off - start) / itemsize), halfway, args.steps_m1, 0u,
                              args.fused ? 1u : 0u};
   p.insert(p.end(), args.words.begin(), args.words.end());
-  TORCH_INTERNAL_ASSERT(p.size() <= rt::kParamWords);
 
   const char* rnd = round_expr(round_as);
   const std::string key = "range:" + std::to_string(kind) + ":" + rnd;
-  const rt::Pipeline& pipe = dev.pipelines().get(key, 1, 0, [&]() {
-    std::string src = rt::wgsl_source("common") + rt::wgsl_source("range");
-    auto sub = [&](const std::string& from, const std::string& to) {
-      for (size_t q = src.find(from); q != std::string::npos; q = src.find(from, q + to.size()))
-        src.replace(q, from.size(), to);
-    };
-    sub("{{KIND}}", std::to_string(kind));
-    sub("{{ROUND}}", rnd);
-    return src;
+  kernel::Params params;
+  params.positional(std::move(p));
+  kernel::launch(key, {{&r, "", "", true, w.start, w.size}}, params, grid(n), [&]() {
+    return kernel::fill(kernel::library("range"), {{"KIND", std::to_string(kind)}, {"ROUND", rnd}});
   });
-  rt::Binding b{block->buffer.get(), start, size};
-  dev.stream().dispatch(pipe, &b, 1, p.data(), uint32_t(p.size()), (uint64_t(n) + kWG - 1) / kWG);
 }
 
 // Fills the 1-D `result` (any dtype, any stride) with the kernel's values, converting on the

@@ -44,12 +44,12 @@
 #include "ops/elementwise.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "kernel/kernel.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 namespace {
 
-constexpr uint32_t kWG = 256;
 constexpr int kMaxRank = 4;
 
 // Accumulators: floats; int64 (all integer inputs); booleans (any/all); (value bits, index) for
@@ -364,24 +364,12 @@ bool use_subgroups(rt::GpuDevice& dev) {
   return dev.has_subgroups() && !off;
 }
 
-// The part of t's block a kernel binds: all of it when the block fits the adapter's binding limit,
-// else a window over t's elements (16-byte aligned, so vector indices stay aligned). Returns the
-// window (start, size) in bytes.
-std::pair<uint64_t, uint64_t> window(rt::GpuDevice& dev, const at::Tensor& t, const char* name) {
-  rt::Block* b = block_of(t, name);
-  const uint64_t max_bind = std::min<uint64_t>(dev.limits().maxStorageBufferBindingSize, 0xfffffff0ull) & ~15ull;
-  if (b->size <= max_bind) return {0, b->size};
-  const uint64_t isz = t.element_size();
-  int64_t last = 0;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) > 0) last += (t.size(d) - 1) * t.stride(d);
-  const uint64_t lo = uint64_t(t.storage_offset()) * isz, hi = lo + uint64_t(last + 1) * isz;
-  const uint64_t align = std::max<uint64_t>(dev.limits().minStorageBufferOffsetAlignment, 16);
-  const uint64_t start = lo / align * align;
-  const uint64_t size = std::min<uint64_t>((hi - start + 15) & ~15ull, b->size - start);
-  TORCH_CHECK(size <= max_bind, "webgpu: ", name, ": an operand spans ", hi - start,
-              " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
-  return {start, size};
+// The part of t's block a kernel binds (kernel::window; 16-byte units, so vector indices stay
+// aligned), as (start, size) in bytes.
+std::pair<uint64_t, uint64_t> window(const at::Tensor& t, const char* name) {
+  const auto span = kernel::byte_span(t);
+  const kernel::Window w = kernel::window(t, span.first, span.second, name, 16);
+  return {w.start, w.size};
 }
 
 void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
@@ -398,7 +386,6 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
                     (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
   auto make = [&]() {
     std::string src = sg ? "enable subgroups;\n" : "";
-    src += rt::wgsl_source("common");
     if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += rt::wgsl_source("int64");
     if (acc == Acc::LS) src += rt::wgsl_source("pointwise");
     std::string body = rt::wgsl_source("reduce");
@@ -521,12 +508,10 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     rep(body, "{{RR}}", std::to_string(RR));
     return src + body;
   };
-  const uint32_t nstorage = two ? 3 : 2;
-  const rt::Pipeline& p = dev.pipelines().get(key, nstorage, 1u, make);
   // Bound windows: element offsets become relative to each window's start.
-  const auto wi = window(dev, *L.in, "reduction input");
-  const auto w0 = window(dev, *L.out0, "reduction output");
-  const auto w1 = two ? window(dev, *L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
+  const auto wi = window(*L.in, "reduction input");
+  const auto w0 = window(*L.out0, "reduction output");
+  const auto w1 = two ? window(*L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
   const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
   TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
   const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
@@ -551,14 +536,16 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
     prm.push_back(uint32_t(d.size));
     prm.push_back(uint32_t(d.in_stride));
   }
-  std::vector<rt::Binding> b;
-  b.push_back({block_of(*L.in)->buffer.get(), wi.first, wi.second});
-  b.push_back({block_of(*L.out0)->buffer.get(), w0.first, w0.second});
-  if (two) b.push_back({block_of(*L.out1)->buffer.get(), w1.first, w1.second});
+  std::vector<kernel::Storage> b;
+  b.push_back({L.in, "", "", false, wi.first, wi.second});
+  b.push_back({L.out0, "", "", true, w0.first, w0.second});
+  if (two) b.push_back({L.out1, "", "", true, w1.first, w1.second});
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
   const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), prm.data(), uint32_t(prm.size()), groups);
+  kernel::Params params;
+  params.positional(std::move(prm));
+  kernel::launch(key, b, params, groups, make);
 }
 
 // Collapses adjacent dims that are contiguous with each other in the input and the outputs.

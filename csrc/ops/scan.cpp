@@ -11,7 +11,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "runtime/pipeline.h"

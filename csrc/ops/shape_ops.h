@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 
 namespace webgpu::ops::shape {
 

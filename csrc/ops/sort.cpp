@@ -20,7 +20,7 @@
 #include <numeric>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "runtime/pipeline.h"

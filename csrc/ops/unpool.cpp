@@ -7,15 +7,14 @@
 #include <string>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 
 namespace {
 
-constexpr uint32_t kWG = 256;
 
 // out: the result, already of its final size and memory format. self/indices: [..., spatial].
 void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out, int dims, const char* op) {
@@ -44,7 +43,7 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
     k.param_index(winners.storage_offset(), "offset");
     k.param(0);
     k.param(code);
-    k.launch((uint64_t(self.numel()) + kWG - 1) / kWG, [&] { return wgsl_section("unpool", "claim"); });
+    k.launch((uint64_t(self.numel()) + kWG - 1) / kWG, [&] { return kernel::section("unpool", "claim"); });
   }
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
   Kernel k("unpool:fill");
@@ -59,7 +58,7 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
   k.param_index(dst.storage_offset(), "offset");
   const std::string V = wgsl_value_type(CT::RAW, self.scalar_type());
   k.launch((uint64_t(dst.numel()) + kWG - 1) / kWG,
-           [&] { return "alias V = " + V + ";\n" + wgsl_section("unpool", "fill"); });
+           [&] { return "alias V = " + V + ";\n" + kernel::section("unpool", "fill"); });
   if (!dst.is_same(out)) out.copy_(dst);
 }
 

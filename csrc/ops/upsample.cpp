@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "ops/common.h"
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 
-std::string wgsl_section(const std::string& file, const std::string& name);  // pool.cpp
 at::Tensor meta_of(const at::Tensor& t);                                      // pool.cpp
 
 namespace {
@@ -23,7 +23,6 @@ namespace {
 using Scales = std::vector<std::optional<double>>;
 enum class Mode { Nearest, Exact, Linear, Cubic };
 
-constexpr uint32_t kWG = 256;
 
 float nearest_scale(int64_t in, int64_t out, const std::optional<double>& s) {
   return s.has_value() && *s > 0. ? static_cast<float>(1.0 / *s) : static_cast<float>(in) / out;
@@ -65,7 +64,7 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
   k.param_index(dst.storage_offset(), "offset");
   k.launch((n + kWG - 1) / kWG, [&] {
     return std::string("const EXACT: bool = ") + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
-           (align ? "true" : "false") + ";\n" + wgsl_section("upsample", sec);
+           (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
   });
 }
 

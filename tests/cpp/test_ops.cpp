@@ -58,7 +58,7 @@ TEST(ops_float64_is_refused) {
 
 // ops/kernel.h: typed accessors over every dtype, sub-word outputs written by neighbouring
 // invocations (atomics), an operand aliasing the output's block, and parameters.
-#include "ops/kernel.h"
+#include "kernel/kernel.h"
 
 TEST(kernel_launch_typed_accessors) {
   using webgpu::ops::CT;
@@ -72,16 +72,44 @@ TEST(kernel_launch_typed_accessors) {
     webgpu::ops::Kernel k(std::string("test:reverse_scale"));
     k.in(xd, ct);
     k.out(out, ct);
-    k.param(37);
-    k.param(uint32_t(out.storage_offset()));
+    k.param("n", 37);
+    k.param("out_off", uint32_t(out.storage_offset()));
     k.launch(1, [&] {
       const std::string two = ct == CT::F32 ? "2.0" : ct == CT::I32 ? "2i" : "";
       const std::string v = ct == CT::I64 ? "i64_add(ld0(36u - i), ld0(36u - i))" : "ld0(36u - i) * " + two;
       return "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
-             "  if (i >= prm(0u)) { return; }\n  st1(prm(1u) + 2u * i, " + v + ");\n}\n";
+             "  if (i >= P.n) { return; }\n  st1(P.out_off + 2u * i, " + v + ");\n}\n";
     });
     at::Tensor want = at::zeros({80}, at::TensorOptions().dtype(dt));
     want.slice(0, 3, 77, 2).copy_(x.flip(0) * 2);
     EXPECT(bit_equal(base.cpu(), want));
   }
+}
+
+// kernel/params.h: parameters by name of every type, including an array and an int64 that needs
+// alignment padding; a misspelled name and a name the WGSL never reads raise at pipeline build.
+TEST(kernel_named_parameters) {
+  using webgpu::ops::CT;
+  at::Tensor x = at::arange(10, at::kFloat);
+  at::Tensor y = at::empty({10}, at::TensorOptions().device(kDev));
+  auto run = [&](const std::string& key, const std::string& read_scale, bool extra) {
+    webgpu::ops::Kernel k(key);
+    k.in(x.to(kDev), CT::F32);
+    k.out(y, CT::F32);
+    k.param("n", 10);
+    k.param_i64("big", int64_t(3) << 33);
+    k.param_f32("scale", 2.5f);
+    k.param_array("shift", std::vector<uint32_t>{0, 1, 2, 3, 4, 7});
+    k.param_i32("neg", -4);
+    if (extra) k.param("extra", 1);
+    k.launch(1, [&] {
+      return "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
+             "  if (i >= P.n || P.big.y != 6u || P.big.x != 0u) { return; }\n"
+             "  st1(i, ld0(i) * " + read_scale + " + f32(P_shift(5u)) + f32(P.neg));\n}\n";
+    });
+  };
+  run("test:named", "P.scale", false);
+  EXPECT(at::allclose(y.cpu(), x * 2.5 + 3));
+  EXPECT_THROWS(run("test:named_misspelled", "P.scael", false), "unknown kernel parameter 'scael'");
+  EXPECT_THROWS(run("test:named_extra", "P.scale", true), "unused kernel parameter 'extra'");
 }

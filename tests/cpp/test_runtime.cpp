@@ -13,6 +13,14 @@
 
 using namespace webgpu::rt;
 
+namespace {
+// The parameter slot as the runtime binds it (group 1, binding 0), read by word index: these tests
+// drive the runtime below the kernel layer, which names parameters (kernel/params.h).
+const char* kParamSlot =
+    "struct Params { p: array<vec4<u32>, 16>, };\n@group(1) @binding(0) var<uniform> P: Params;\n"
+    "fn prm(i: u32) -> u32 { return P.p[i >> 2u][i & 3u]; }\n";
+}  // namespace
+
 TEST(allocator_reuses_and_counts_exactly) {
   auto& pool = get_device(0).pool();
   const auto s0 = pool.stats();
@@ -48,7 +56,7 @@ TEST(allocator_oom_is_out_of_memory_error) {
 // A kernel that writes dst[i] = src[i] * 2 + 1 (u32), through the same binding shape as every kernel.
 static const Pipeline& doubler(GpuDevice& dev) {
   return dev.pipelines().get("test:doubler", 2, 0b01, [] {
-    return wgsl_source("common") +
+    return wgsl_source("common") + kParamSlot +
            "@group(0) @binding(1) var<storage, read> src: array<u32>;\n"
            "@group(0) @binding(2) var<storage, read_write> dst: array<u32>;\n"
            "@compute @workgroup_size(64) fn main(@builtin(workgroup_id) wid: vec3<u32>,\n"
@@ -127,7 +135,7 @@ TEST(pipeline_cache_compiles_once_and_reports_wgsl_errors) {
   EXPECT(c1.compiles - c0.compiles <= 1);
   EXPECT(c1.hits - c0.hits >= 1);
   EXPECT_THROWS(dev.pipelines().get("test:broken", 1, 0, [] {
-    return wgsl_source("common") + "@group(0) @binding(1) var<storage, read_write> d: array<u32>;\n"
+    return wgsl_source("common") + kParamSlot + "@group(0) @binding(1) var<storage, read_write> d: array<u32>;\n"
                                    "@compute @workgroup_size(1) fn main() { d[0] = undefined_thing; }\n";
   }), "undefined_thing");
   // The device is still usable after a compile error.

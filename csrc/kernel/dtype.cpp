@@ -1,0 +1,166 @@
+// The dtype rules of kernel/dtype.h as WGSL snippets.
+#include "kernel/dtype.h"
+
+#include <cstring>
+
+namespace webgpu::kernel {
+
+std::string wgsl_value_type(CT ct, at::ScalarType dtype) {
+  if (ct == CT::RAW) return c10::elementSize(dtype) == 8 ? "vec2<u32>" : "u32";
+  return wgsl_type(ct);
+}
+
+c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
+  switch (as) {
+    case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
+    case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
+    case at::kBFloat16: return c10::Scalar(double(float(c10::BFloat16(static_cast<float>(v.toDouble())))));
+    case at::kBool: return c10::Scalar(v.isFloatingPoint() ? v.toDouble() != 0 : v.toLong() != 0);
+    default: break;
+  }
+  if (!at::isIntegralType(as, false)) return v;
+  const int64_t i = v.isFloatingPoint() ? c10::convert<int64_t>(v.toDouble()) : v.toLong();
+  switch (as) {
+    case at::kLong: return c10::Scalar(i);
+    case at::kInt: return c10::Scalar(int64_t(static_cast<int32_t>(i)));
+    case at::kShort: return c10::Scalar(int64_t(static_cast<int16_t>(i)));
+    case at::kChar: return c10::Scalar(int64_t(static_cast<int8_t>(i)));
+    case at::kByte: return c10::Scalar(int64_t(static_cast<uint8_t>(i)));
+    default: return v;
+  }
+}
+
+const char* dtype_tag(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "f32";
+    case at::kHalf: return "f16";
+    case at::kBFloat16: return "bf16";
+    case at::kInt: return "i32";
+    case at::kShort: return "i16";
+    case at::kChar: return "i8";
+    case at::kByte: return "u8";
+    case at::kBool: return "b8";
+    case at::kLong: return "i64";
+    default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
+  }
+}
+
+bool is_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+// Raw bits of element e of an operand with this itemsize, read through accessor `rd`.
+std::string raw_load(int64_t itemsize, const std::string& rd) {
+  switch (itemsize) {
+    case 1: return "((" + rd + "(e >> 2u) >> ((e & 3u) * 8u)) & 0xffu)";
+    case 2: return "((" + rd + "(e >> 1u) >> ((e & 1u) * 16u)) & 0xffffu)";
+    case 4: return rd + "(e)";
+    default: return "vec2<u32>(" + rd + "(2u * e), " + rd + "(2u * e + 1u))";
+  }
+}
+
+// Raw bits r of dtype t -> compute type ct.
+std::string convert_in(at::ScalarType t, CT ct) {
+  const std::string r = "r";
+  std::string sext = t == at::kShort ? "(bitcast<i32>(r << 16u) >> 16u)"
+                   : t == at::kChar  ? "(bitcast<i32>(r << 24u) >> 24u)"
+                   : t == at::kInt   ? "bitcast<i32>(r)"
+                   : t == at::kBool  ? "select(0i, 1i, r != 0u)"
+                   : "i32(r)";  // u8
+  std::string as_f32 = t == at::kFloat ? "bitcast<f32>(r)"
+                     : t == at::kHalf ? "f16_to_f32(r)"
+                     : t == at::kBFloat16 ? "bitcast<f32>(r << 16u)"
+                     : t == at::kLong ? "i64_to_f32(r)"
+                     : t == at::kInt ? "i32_to_f32(bitcast<i32>(r))"
+                     : "f32(" + sext + ")";
+  switch (ct) {
+    case CT::RAW: return r;
+    case CT::F32: return as_f32;
+    case CT::I32:
+      if (is_float(t)) return "f32_to_i32(" + as_f32 + ")";
+      if (t == at::kLong) return "bitcast<i32>(r.x)";
+      return sext;
+    case CT::I64:
+      if (is_float(t)) return "f32_to_i64(" + as_f32 + ")";
+      if (t == at::kLong) return "r";
+      return "i64_from_i32(" + sext + ")";
+  }
+  return r;
+}
+
+// Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
+std::string convert_out(at::ScalarType t, CT ct) {
+  if (ct == CT::RAW) return "v";
+  const bool bool_out = t == at::kBool;
+  if (ct == CT::F32) {
+    // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
+    if (bool_out) return "select(0u, 1u, (bitcast<u32>(v) & 0x7fffffffu) != 0u)";
+    switch (t) {
+      case at::kFloat: return "bitcast<u32>(v)";
+      case at::kHalf: return "f32_to_f16(v)";
+      case at::kBFloat16: return "f32_to_bf16(v)";
+      case at::kLong: return "f32_to_i64(v)";
+      case at::kByte: return "(f32_to_i64(v).x & 0xffu)";  // c10 casts float->uint8 through int64
+      case at::kInt: return "bitcast<u32>(f32_to_i32(v))";
+      case at::kShort: return "(bitcast<u32>(f32_to_i32(v)) & 0xffffu)";
+      case at::kChar: return "(bitcast<u32>(f32_to_i32(v)) & 0xffu)";
+      default: break;
+    }
+  }
+  if (ct == CT::I32) {
+    if (bool_out) return "select(0u, 1u, v != 0i)";
+    switch (t) {
+      case at::kFloat: return "bitcast<u32>(i32_to_f32(v))";
+      case at::kHalf: return "f32_to_f16(i32_to_f32(v))";
+      case at::kBFloat16: return "f32_to_bf16(i32_to_f32(v))";
+      case at::kLong: return "i64_from_i32(v)";
+      case at::kInt: return "bitcast<u32>(v)";
+      case at::kShort: return "(bitcast<u32>(v) & 0xffffu)";
+      default: return "(bitcast<u32>(v) & 0xffu)";
+    }
+  }
+  // I64
+  if (bool_out) return "select(0u, 1u, (v.x | v.y) != 0u)";
+  switch (t) {
+    case at::kFloat: return "bitcast<u32>(i64_to_f32(v))";
+    case at::kHalf: return "f32_to_f16(i64_to_f32(v))";
+    case at::kBFloat16: return "f32_to_bf16(i64_to_f32(v))";
+    case at::kLong: return "v";
+    case at::kInt: return "v.x";
+    case at::kShort: return "(v.x & 0xffffu)";
+    default: return "(v.x & 0xffu)";
+  }
+}
+
+const char* wgsl_type(CT ct) {
+  switch (ct) {
+    case CT::F32: return "f32";
+    case CT::I32: return "i32";
+    case CT::I64: return "vec2<u32>";
+    default: return "u32";
+  }
+}
+
+ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
+  ScalarBits b;
+  switch (ct) {
+    case CT::F32: {
+      float f = s.to<float>();
+      std::memcpy(&b.lo, &f, 4);
+      break;
+    }
+    case CT::I32: {
+      int32_t i = s.isIntegral(true) ? int32_t(s.to<int64_t>()) : s.to<int32_t>();
+      std::memcpy(&b.lo, &i, 4);
+      break;
+    }
+    default: {
+      int64_t i = s.to<int64_t>();
+      uint64_t u;
+      std::memcpy(&u, &i, 8);
+      b.lo = uint32_t(u);
+      b.hi = uint32_t(u >> 32);
+    }
+  }
+  return b;
+}
+
+}  // namespace webgpu::kernel

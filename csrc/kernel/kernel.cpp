@@ -1,0 +1,266 @@
+// The launch side of kernel/kernel.h: WGSL assembly, the Kernel binding plan (operands sharing a
+// block share a binding; windows for blocks past the binding limit), typed accessors, pipeline
+// lookup and one dispatch.
+#include "kernel/kernel.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "ops/common.h"
+#include "runtime/pipeline.h"
+
+namespace webgpu::kernel {
+
+using ops::block_of;
+using ops::gpu_of;
+
+std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t) {
+  const uint64_t isz = t.element_size();
+  uint64_t lo = uint64_t(t.storage_offset()) * isz, hi = lo + isz;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return {lo, lo};
+    const int64_t st = t.stride(d);
+    if (st >= 0) hi += uint64_t(t.size(d) - 1) * uint64_t(st) * isz;
+    else lo -= std::min<uint64_t>(lo, uint64_t(t.size(d) - 1) * uint64_t(-st) * isz);
+  }
+  return {lo, hi};
+}
+
+Window window(const at::TensorBase& t, uint64_t lo, uint64_t hi, const std::string& op, uint64_t unit) {
+  rt::Block* b = block_of(t, op.c_str());
+  const auto& lim = gpu_of(t).limits();
+  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffff0ull) / unit * unit;
+  if (b->size <= max_bind) return {0, b->size};
+  const uint64_t align = std::max<uint64_t>(lim.minStorageBufferOffsetAlignment, unit);
+  Window w;
+  w.start = lo / align * align;
+  w.size = std::min<uint64_t>((std::max(hi, lo) - w.start + unit - 1) / unit * unit, b->size - w.start);
+  TORCH_CHECK(w.size <= max_bind, "webgpu: ", op, ": an operand spans ", hi - w.start,
+              " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
+  return w;
+}
+
+namespace {
+
+// Directives ("enable f16;", "diagnostic(...);") must precede every declaration.
+size_t directive_end(const std::string& src) {
+  size_t head = 0;
+  while (head < src.size() && (src.compare(head, 7, "enable ") == 0 || src.compare(head, 11, "diagnostic(") == 0 ||
+                               src.compare(head, 9, "requires ") == 0)) {
+    const size_t nl = src.find('\n', head);
+    head = nl == std::string::npos ? src.size() : nl + 1;
+  }
+  return head;
+}
+
+}  // namespace
+
+void launch(const std::string& key_in, const std::vector<Storage>& storage, const Params& params, uint64_t groups,
+            const std::function<std::string()>& body, const Source& source, bool error_flag) {
+  TORCH_CHECK(!storage.empty(), "webgpu: internal: kernel ", key_in, " has no storage binding");
+  if (groups == 0) return;
+  const at::TensorBase& any = *storage[0].tensor;
+  rt::GpuDevice& dev = gpu_of(any);
+  std::string key = key_in;
+  if (!params.empty()) {
+    char h[20];
+    std::snprintf(h, sizeof(h), "|P%llx", static_cast<unsigned long long>(params.layout_hash()));
+    key += h;
+  }
+  uint32_t ro_mask = 0;
+  std::vector<rt::Binding> b;
+  b.reserve(storage.size());
+  for (size_t j = 0; j < storage.size(); ++j) {
+    const Storage& s = storage[j];
+    rt::Block* blk = block_of(*s.tensor, key_in.c_str());
+    TORCH_CHECK(blk != nullptr, "webgpu: ", key_in, ": an operand has no storage");
+    if (!s.write) ro_mask |= 1u << j;
+    b.push_back({blk->buffer.get(), s.start, s.size ? s.size : blk->size - s.start});
+  }
+  auto make = [&]() {
+    std::string user = body();
+    const size_t head = directive_end(user);
+    std::ostringstream s;
+    s << source.directives << user.substr(0, head) << rt::wgsl_source("common");
+    for (const std::string& lib : source.libraries) s << rt::wgsl_source(lib);
+    s << params.wgsl();
+    for (size_t j = 0; j < storage.size(); ++j)
+      if (!storage[j].name.empty())
+        s << "@group(0) @binding(" << j + 1 << ") var<storage, " << (storage[j].write ? "read_write" : "read")
+          << "> " << storage[j].name << ": array<" << storage[j].elem << ">;\n";
+    if (error_flag) {
+      s << "@group(0) @binding(" << storage.size() + 1 << ") var<storage, read_write> werr: array<atomic<u32>, "
+        << rt::Stream::kErrorWords << ">;\n"
+        << "fn report_index_error(op: u32, dim: u32, idx: vec2<u32>, size: u32) {\n"
+        << "  if (atomicExchange(&werr[0], 1u) == 0u) {\n"
+        << "    atomicStore(&werr[1], op); atomicStore(&werr[2], dim); atomicStore(&werr[3], idx.x);\n"
+        << "    atomicStore(&werr[4], idx.y); atomicStore(&werr[5], size); atomicStore(&werr[6], 0u);\n  }\n}\n";
+    }
+    const std::string rest = user.substr(head);
+    params.check_used(rest, key_in);
+    s << rest;
+    // TORCH_WEBGPU_DUMP_WGSL=1: print each new kernel (for tuning and debugging).
+    if (const char* d = std::getenv("TORCH_WEBGPU_DUMP_WGSL"); d && *d)
+      std::fprintf(stderr, "---- %s ----\n%s\n", key.c_str(), s.str().c_str());
+    return s.str();
+  };
+  const uint32_t nb = uint32_t(storage.size()) + (error_flag ? 1 : 0);
+  const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, make);
+  // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
+  // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words().data(), uint32_t(params.words().size()),
+                        groups, error_flag);
+}
+
+void Kernel::param_f32(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  legacy_.push_back(b);
+}
+
+void Kernel::param_index(int64_t v, const char* what) {
+  TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", what, " (", v,
+              ") does not fit the 32-bit indexing of webgpu kernels");
+  legacy_.push_back(uint32_t(v));
+}
+
+void Kernel::param_index(std::string name, int64_t v) {
+  TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", name, " (", v,
+              ") does not fit the 32-bit indexing of webgpu kernels");
+  params_.u32(std::move(name), uint32_t(v));
+}
+
+void Kernel::param_array(std::string name, const std::vector<int64_t>& v) {
+  std::vector<uint32_t> w(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    TORCH_CHECK(v[i] >= INT32_MIN && v[i] <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", name, " (", v[i],
+                ") does not fit the 32-bit indexing of webgpu kernels");
+    w[i] = uint32_t(v[i]);
+  }
+  params_.array(std::move(name), w.data(), w.size());
+}
+
+uint32_t Kernel::error_flag(const std::string& op, bool index_error) {
+  error_flag_ = true;
+  return rt::Stream::error_op_code(op, index_error);
+}
+
+// The op's name: the key up to its first specialisation separator.
+std::string Kernel::op_name() const { return key_.substr(0, key_.find_first_of(":|")); }
+
+int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
+  if (t.device().type() != c10::DeviceType::PrivateUse1) ops::raise_wrong_device(t, op_name().c_str());
+  if (!args_.empty())
+    TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
+                args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
+  ops::check_supported_dtype(t.scalar_type(), key_.c_str());
+  args_.push_back({t, ct, write});
+  return int(args_.size()) - 1;
+}
+
+void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& body) {
+  TORCH_CHECK(!args_.empty(), "webgpu: internal: kernel ", key_, " has no tensor operand");
+  if (workgroups == 0) return;
+  if (!legacy_.empty()) params_.positional(std::move(legacy_));
+  // Binding plan: one binding per distinct block, over the bytes its operands can reach.
+  struct Bind {
+    rt::Block* block;
+    const at::TensorBase* t;
+    uint64_t lo, hi;
+    bool write = false, atomic = false;
+    Window w;
+  };
+  std::vector<Bind> binds;
+  std::string key = key_;
+  bool needs_i64 = false;
+  for (Arg& a : args_) {
+    rt::Block* b = block_of(a.t);
+    TORCH_CHECK(b != nullptr, "webgpu: ", key_, ": an operand has no storage");
+    auto span = byte_span(a.t);
+    int k = -1;
+    for (size_t j = 0; j < binds.size(); ++j)
+      if (binds[j].block == b) k = int(j);
+    if (k < 0) {
+      binds.push_back({b, &a.t, span.first, span.second});
+      k = int(binds.size()) - 1;
+    }
+    binds[k].lo = std::min(binds[k].lo, span.first);
+    binds[k].hi = std::max(binds[k].hi, span.second);
+    a.binding = k;
+    binds[k].write |= a.write;
+    binds[k].atomic |= a.write && (a.t.element_size() < 4 || a.atomic);
+    needs_i64 |= a.t.scalar_type() == at::kLong || a.ct == CT::I64;
+    key += "|" + std::string(dtype_tag(a.t.scalar_type())) + ":" + std::to_string(int(a.ct)) + ":" +
+           std::to_string(k) + (a.write ? "w" : "r");
+  }
+  bool windowed = false;
+  std::vector<Storage> storage;
+  for (size_t j = 0; j < binds.size(); ++j) {
+    Bind& x = binds[j];
+    x.w = window(*x.t, x.lo, x.hi, op_name());
+    windowed |= x.w.start != 0 || x.w.size != x.block->size;
+    key += x.atomic ? "A" : "-";
+    storage.push_back({x.t, "b" + std::to_string(j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start,
+                       x.w.size});
+  }
+  // Windows shift word indices: accessors subtract each binding's first word (a parameter; baked
+  // into the source, and so the key, for positional kernels).
+  const bool baked = windowed && params_.positional_words();
+  if (windowed) {
+    key += "|W";
+    std::vector<uint32_t> base(binds.size());
+    for (size_t j = 0; j < binds.size(); ++j) base[j] = uint32_t(binds[j].w.start / 4);
+    if (baked)
+      for (uint32_t v : base) key += ":" + std::to_string(v);
+    else
+      params_.array("win_base", base.data(), base.size());
+  }
+  if (error_flag_) key += "|E";
+  Source src = source_;
+  if (needs_i64) src.libraries.insert(src.libraries.begin(), "int64");
+  auto make = [&]() {
+    std::ostringstream s;
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const Arg& a = args_[i];
+      const std::string B = "b" + std::to_string(a.binding + 1), I = std::to_string(i);
+      const bool atomic = binds[a.binding].atomic;
+      const std::string W = !windowed ? std::string("w")
+                             : baked  ? "(w - " + std::to_string(binds[a.binding].w.start / 4) + "u)"
+                                      : "(w - P_win_base(" + std::to_string(a.binding) + "u))";
+      const at::ScalarType dt = a.t.scalar_type();
+      const int64_t isz = a.t.element_size();
+      const std::string T = wgsl_value_type(a.ct, dt);
+      s << "fn wd" << I << "(w: u32) -> u32 { return " << (atomic ? "atomicLoad(&" + B + "[" + W + "])" : B + "[" + W + "]")
+        << "; }\n";
+      s << "fn ld" << I << "(e: u32) -> " << T << " { let r = " << raw_load(isz, "wd" + I) << "; "
+        << (a.ct == CT::RAW ? "return r; }\n" : "let v = " + convert_in(dt, a.ct) + "; return v; }\n");
+      if (!a.write) continue;
+      if (atomic)
+        s << "fn cas" << I << "(w: u32, o: u32, n: u32) -> bool { return atomicCompareExchangeWeak(&" << B << "["
+          << W << "], o, n).exchanged; }\n"
+          << "fn aadd" << I << "(w: u32, v: u32) -> u32 { return atomicAdd(&" << B << "[" << W << "], v); }\n";
+      s << "fn wr" << I << "(w: u32, v: u32) { "
+        << (atomic ? "atomicStore(&" + B + "[" + W + "], v);" : B + "[" + W + "] = v;") << " }\n";
+      const std::string bits = a.ct == CT::RAW ? "v" : convert_out(dt, a.ct);
+      s << "fn st" << I << "(e: u32, v: " << T << ") { let r = " << bits << "; ";
+      if (isz == 8) {
+        s << "wr" << I << "(2u * e, r.x); wr" << I << "(2u * e + 1u, r.y); }\n";
+      } else if (isz == 4) {
+        s << "wr" << I << "(e, r); }\n";
+      } else {
+        const std::string per = isz == 1 ? "4u" : "2u", width = isz == 1 ? "8u" : "16u",
+                          mask = isz == 1 ? "0xffu" : "0xffffu";
+        s << "let w = e / " << per << "; let sh = (e % " << per << ") * " << width << "; "
+          << "atomicAnd(&" << B << "[" << W << "], ~(" << mask << " << sh)); atomicOr(&" << B << "[" << W << "], (r & "
+          << mask << ") << sh); }\n";
+      }
+    }
+    std::string user = body();
+    // Directives of the body stay first (kernel::launch hoists them above everything).
+    const size_t head = directive_end(user);
+    return user.substr(0, head) + s.str() + user.substr(head);
+  };
+  kernel::launch(key, storage, params_, workgroups, make, src, error_flag_);
+}
+
+}  // namespace webgpu::kernel
