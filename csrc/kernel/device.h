@@ -1,0 +1,45 @@
+// What op code may know of the device behind a tensor, without the runtime's headers (docs/design.md,
+// "Layers": ops/ sees kernel/, never runtime/): features and limits that choose kernels, storage
+// identity for aliasing tests, and byte moves ordered on the device's Stream.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+namespace webgpu::kernel {
+
+// One subgroup-matrix configuration of the adapter (operand and result component, M x N x K).
+struct MatrixConfig {
+  std::string component, result;
+  uint32_t M, N, K, min_subgroup, max_subgroup;
+};
+
+struct DeviceInfo {
+  bool f16 = false, subgroups = false, subgroup_matrix = false, packed_dot4 = false;
+  uint32_t subgroup_min = 0, subgroup_max = 0;
+  uint32_t max_invocations = 0;       // maxComputeInvocationsPerWorkgroup
+  uint32_t max_workgroup_size_x = 0;  // maxComputeWorkgroupSizeX
+  uint32_t max_workgroup_storage = 0; // maxComputeWorkgroupStorageSize, bytes
+  uint32_t max_storage_buffers = 0;   // maxStorageBuffersPerShaderStage
+  uint32_t min_storage_offset_alignment = 0;
+  uint64_t max_binding = 0;           // maxStorageBufferBindingSize, bytes
+  std::vector<MatrixConfig> matrix_configs;
+};
+// The device holding t (a webgpu tensor); the same object for every tensor of that device.
+const DeviceInfo& device_info(const at::TensorBase& t);
+
+// Identity and size of the storage block behind t: equal ids mean the tensors may alias.
+const void* block_id(const at::TensorBase& t);
+uint64_t block_bytes(const at::TensorBase& t);
+
+// Byte moves on t's device, ordered with every dispatch recorded before them (offsets are bytes in
+// the storage blocks; copies and writes need multiples of 4).
+void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
+                uint64_t n);
+void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n);
+// Blocks until the device has produced the bytes.
+void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n);
+
+}  // namespace webgpu::kernel
