@@ -1,9 +1,7 @@
-// The elementwise engine's kernel. The C++ side (ops/elementwise.cpp) fills the {{...}} slots:
-// storage bindings, per-operand loads/stores for their dtypes, the op expression, and the rank.
-// Parameters: [0] count, [1] aux, [2] numel, [3..3+R) shape (fastest dim first), then per operand its
-// element offset and R strides, then scalars.
-
-{{BINDINGS}}
+// The elementwise engine's kernel. The C++ side (engines/elementwise.cpp) fills the ACCESSORS, BODY and WG slots:
+// per-operand loads/stores for their dtypes, the op expression, the workgroup size.
+// Parameters (named, set by the engine): count (invocations), aux (Word mode's first word), numel,
+// shape, the operands' offs and strides, scalars s<k> and CPU-scalar operands c<i>.
 
 {{ACCESSORS}}
 
@@ -11,6 +9,6 @@
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let idx = linear_id(wid, nwg, lid, {{WG}}u);
-  if (idx >= prm(0u)) { return; }
+  if (idx >= P.count) { return; }
 {{BODY}}
 }

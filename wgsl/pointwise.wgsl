@@ -2,9 +2,11 @@
 // WGSL leaves them indeterminate (NaN, infinities, domains of log/pow/atan2), and functions WGSL
 // lacks (erf, erfinv, expm1, log1p), accurate to a few ulp of float32.
 
-// NaN and infinity must be runtime values: WGSL rejects them in constant expressions.
-fn f_nan() -> f32 { return bitcast<f32>(0x7fc00000u | (prm(0u) & 0u)); }
-fn f_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }
+// NaN and infinity must be runtime values: WGSL rejects them in constant expressions (a private
+// variable is not one).
+var<private> f_zero_bits: u32 = 0u;
+fn f_nan() -> f32 { return bitcast<f32>(0x7fc00000u | f_zero_bits); }
+fn f_inf() -> f32 { return bitcast<f32>(0x7f800000u | f_zero_bits); }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }

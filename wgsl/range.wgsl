@@ -4,15 +4,15 @@
 // multiply-add, as its AVX2/AVX-512 kernels are compiled to), a small soft float with exact
 // products and one rounding to nearest even reproduces it.
 //
-// Parameters: [0] count, [1] output element offset, [2] halfway, [3] steps - 1, [4] zero (read at
-// run time so the compiler cannot fold or fuse through it), [5] 1 when the CPU fuses
-// start + step * i into one rounding, then per kind:
-//   ARANGE_I64     [6,7] start, [8,9] step (int64)
-//   LINSPACE_HALF  [6] start, [7] end, [8] step (f32 holding the f16/bf16 values)
-//   soft kinds     [6..8] start, [9..11] end, [12..14] step (packed doubles, see sd_prm), and for
-//                  LOGSPACE: [15] base class, [16] |base| if an integer in [2, 2^32) else 0,
-//                  [17..20] log2|base| to 64 bits (significand lo, hi, exponent, sign),
-//                  [21] 1 for integer outputs narrower than int64
+// Parameters: n (count), out_off (output element offset), halfway, steps_m1 (steps - 1), zero (read
+// at run time so the compiler cannot fold or fuse through it), fused (1 when the CPU fuses
+// start + step * i into one rounding), and per kind (arrays of 4 words; the other kinds' stay zero):
+//   ARANGE_I64     start, step: int64 (lo, hi)
+//   LINSPACE_HALF  start, end, step: word 0, f32 holding the f16/bf16 values
+//   soft kinds     start, end, step: packed doubles (see sd_of), and for LOGSPACE: base_class,
+//                  base_int (|base| if an integer in [2, 2^32) else 0), log2_base (log2|base| to 64
+//                  bits: significand lo, hi, exponent, sign), narrow (1 for integer outputs
+//                  narrower than int64)
 // The first `halfway` elements are start + step * i, the rest end - step * (steps - 1 - i), the
 // symmetric form CPU linspace uses (arange and range pass halfway = count).
 
@@ -38,12 +38,12 @@ const MAG_NAN: u32 = 4u;
 // Rounds an f32 to the output's precision (identity, f16 or bf16), as CPU's Half arithmetic does.
 fn rnd(x: f32) -> f32 { return {{ROUND}}; }
 
-// A value the compiler cannot see through: x unchanged (prm(4) is 0).
-fn opaque(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | prm(4u)); }
+// A value the compiler cannot see through: x unchanged (P.zero is 0).
+fn opaque(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | P.zero); }
 
 // Infinity and NaN, built at run time: WGSL rejects them as constant expressions.
-fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u | prm(4u)); }
-fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | prm(4u)); }
+fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u | P.zero); }
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | P.zero); }
 
 // ---- 64-bit unsigned helpers over (lo, hi) ----
 
@@ -174,9 +174,8 @@ struct SD {
 }
 
 // A double packed by the host in three words: significand lo, significand hi | sign << 31, exponent.
-fn sd_prm(w: u32) -> SD {
-  let hi = prm(w + 1u);
-  return SD((hi >> 31u) == 1u, vec2<u32>(prm(w), hi & 0x7fffffffu), bitcast<i32>(prm(w + 2u)));
+fn sd_of(w: vec4<u32>) -> SD {
+  return SD((w.y >> 31u) == 1u, vec2<u32>(w.x, w.y & 0x7fffffffu), bitcast<i32>(w.z));
 }
 
 // v * 2^e rounded to `bits` significant bits (53: double, 24: float), to nearest even.
@@ -304,18 +303,18 @@ fn float_index(i: u32) -> vec2<u32> {
 // Element i of the sequence, rounded to `bits` bits (53: the CPU computes in double, 24: in
 // float; then the index is converted to float first, as `float * int64_t` does).
 fn seq_value(i: u32, bits: u32) -> SD {
-  let first = i < prm(2u);
-  var base = sd_prm(6u);
-  if (!first) { base = sd_prm(9u); }
-  let step = sd_prm(12u);
-  var x = select(prm(3u) - i, i, first);
+  let first = i < P.halfway;
+  var base = sd_of(P.start[0]);
+  if (!first) { base = sd_of(P.end[0]); }
+  let step = sd_of(P.step[0]);
+  var x = select(P.steps_m1 - i, i, first);
   var xe = 0;
   if (bits == 24u) {
     let f = float_index(x);
     x = f.x;
     xe = i32(f.y);
   }
-  if (prm(5u) != 0u) { return sd_fma(base, step, x, xe, !first, bits); }
+  if (P.fused != 0u) { return sd_fma(base, step, x, xe, !first, bits); }
   let p = sd_fma(SD_ZERO, step, x, xe, false, bits);
   return sd_fma(base, p, 1u, 0, !first, bits);
 }
@@ -364,9 +363,9 @@ fn exp2_frac(f: vec2<u32>) -> vec2<u32> {
 // |base|^t for a finite |base| other than 0 and 1: 2^(t * log2|base|), with the product exact and
 // log2|base| to 64 bits (from the host's long double), then rounded to a double as CPU's pow is.
 fn pow_general(t: SD) -> SD {
-  let lm = vec2<u32>(prm(17u), prm(18u));
-  let le = bitcast<i32>(prm(19u));
-  let neg = t.neg != (prm(20u) != 0u);
+  let lm = P.log2_base[0].xy;
+  let le = bitcast<i32>(P.log2_base[0].z);
+  let neg = t.neg != (P.log2_base[0].w != 0u);
   let prod = u64_mul_full(t.m, lm);
   let msb = u128_msb(prod);
   if (msb < 0) { return SD(false, vec2<u32>(0x80000000u, 0u), -31); }  // 2^0
@@ -402,8 +401,8 @@ struct PowResult {
 }
 
 fn logspace_pow(t: SD) -> PowResult {
-  let cls = prm(15u) & 0xffu;
-  let base_neg = (prm(15u) & 0x100u) != 0u;
+  let cls = P.base_class & 0xffu;
+  let base_neg = (P.base_class & 0x100u) != 0u;
   let integral = sd_is_integral(t);
   // parity of an integral t
   var odd = false;
@@ -422,7 +421,7 @@ fn logspace_pow(t: SD) -> PowResult {
   if (cls == MAG_INF) { r.f = select(inf, 0.0, t.neg); return r; }
   r.special = false;
   // An integer base to a natural power: exact, then rounded to a double like CPU's pow result.
-  let ib = prm(16u);
+  let ib = P.base_int;
   if (ib != 0u && integral && !t.neg && t.e <= 0) {
     let k = sd_trunc_mag(t);
     if (k.y == 0u && k.x < 64u) {
@@ -465,11 +464,11 @@ fn store_i64(e: u32, v: vec2<u32>) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let i = linear_id(wid, nwg, lid, 256u);
-  if (i >= prm(0u)) { return; }
-  let e = prm(1u) + i;
+  if (i >= P.n) { return; }
+  let e = P.out_off + i;
   if (KIND == ARANGE_I64) {
-    let start = vec2<u32>(prm(6u), prm(7u));
-    let step = vec2<u32>(prm(8u), prm(9u));
+    let start = P.start[0].xy;
+    let step = P.step[0].xy;
     store_i64(e, u64_add(start, u64_mul_lo(step, vec2<u32>(i, 0u))));
   } else if (KIND == ARANGE_ACC_F32 || KIND == LINSPACE_F32) {
     out[e] = bitcast<u32>(sd_to_f32(seq_value(i, 24u)));
@@ -477,14 +476,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     out[e] = bitcast<u32>(sd_to_f32(seq_value(i, 53u)));
   } else if (KIND == LINSPACE_HALF) {
     // c10::Half arithmetic: each operation in f32, rounded back to the half type.
-    let start = bitcast<f32>(prm(6u));
-    let end = bitcast<f32>(prm(7u));
-    let step = bitcast<f32>(prm(8u));
+    let start = bitcast<f32>(P.start[0].x);
+    let end = bitcast<f32>(P.end[0].x);
+    let step = bitcast<f32>(P.step[0].x);
     var v: f32;
-    if (i < prm(2u)) {
+    if (i < P.halfway) {
       v = rnd(start + opaque(rnd(step * rnd(u32_to_f32(i)))));
     } else {
-      v = rnd(end - opaque(rnd(step * rnd(u32_to_f32(prm(3u) - i)))));
+      v = rnd(end - opaque(rnd(step * rnd(u32_to_f32(P.steps_m1 - i)))));
     }
     out[e] = bitcast<u32>(v);
   } else if (KIND == LINSPACE_INT) {
@@ -496,7 +495,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     out[e] = bitcast<u32>(select(f, -f, p.neg));
   } else if (KIND == LOGSPACE_INT) {
     let p = logspace_pow(seq_value(i, 53u));
-    let narrow = prm(21u) != 0u;
+    let narrow = P.narrow != 0u;
     // The specials 0, 1, inf and NaN as soft doubles (inf and NaN as a value too large to convert).
     // Written without branching on them: lavapipe's compiler took minutes over the branchy form.
     var m = p.mag;

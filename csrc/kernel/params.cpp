@@ -118,20 +118,22 @@ void Params::check_used(const std::string& source, const std::string& kernel) co
     TORCH_CHECK(known, "webgpu: kernel ", kernel, ": unknown kernel parameter '", name,
                 "' (the WGSL reads P.", name, ", the launch does not set it)");
   }
-  for (const Field& f : fields_) {
-    const bool array = f.type == Type::U32S || f.type == Type::I32S || f.type == Type::F32S;
-    const std::string use = (array ? "P_" : "P.") + f.name;
-    bool found = false;
-    // Array accessors are declared by wgsl() itself: a use is a call elsewhere.
-    for (size_t p = source.find(use); p != std::string::npos && !found; p = source.find(use, p + 1)) {
+  auto reads = [&](const std::string& use, bool accessor) {
+    for (size_t p = source.find(use); p != std::string::npos; p = source.find(use, p + 1)) {
       const size_t e = p + use.size();
       const bool starts = p == 0 || !ident(source[p - 1]);
       const bool ends = e >= source.size() || !ident(source[e]);
-      const bool decl = array && p >= 3 && source.compare(p - 3, 3, "fn ") == 0;
-      found = starts && ends && !decl;
+      const bool decl = accessor && p >= 3 && source.compare(p - 3, 3, "fn ") == 0;
+      if (starts && ends && !decl) return true;
     }
+    return false;
+  };
+  for (const Field& f : fields_) {
+    // Arrays are read through their accessor P_<name>(i) or as P.<name>[i] (vec4 words).
+    const bool array = f.type == Type::U32S || f.type == Type::I32S || f.type == Type::F32S;
+    const bool found = reads("P." + f.name, false) || (array && reads("P_" + f.name, true));
     TORCH_CHECK(found, "webgpu: kernel ", kernel, ": unused kernel parameter '", f.name,
-                "' (the launch sets it, the WGSL never reads ", use, ")");
+                "' (the launch sets it, the WGSL never reads P.", f.name, array ? " or P_" + f.name : "", ")");
   }
 }
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "ops/common.h"
-#include "ops/elementwise.h"
+#include "engines/elementwise.h"
 
 namespace webgpu::ops {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <initializer_list>
 
-#include "ops/elementwise.h"
+#include "engines/elementwise.h"
 
 namespace webgpu::ops {
 

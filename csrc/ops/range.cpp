@@ -54,11 +54,13 @@ bool cpu_baseline_fuses() {
 
 bool int64_kind(Kind k) { return k == ARANGE_I64 || k == LINSPACE_INT || k == LOGSPACE_INT; }
 
-// The kernel's arguments after the fixed header (see wgsl/range.wgsl).
+// The kernel's arguments (see wgsl/range.wgsl); each kind reads its own, the rest stay zero.
 struct Args {
   uint32_t halfway = 0, steps_m1 = 0;
   bool fused = false;
-  std::vector<uint32_t> words;
+  uint32_t start[4] = {}, end[4] = {}, step[4] = {};  // int64, f32 or packed double by kind
+  uint32_t base_class = 0, base_int = 0, narrow = 0;  // logspace
+  uint32_t log2_base[4] = {};
 };
 
 uint32_t f32_bits(float f) {
@@ -68,7 +70,7 @@ uint32_t f32_bits(float f) {
 }
 
 // A finite double as (significand lo, significand hi | sign << 31, exponent): v = m * 2^e, m < 2^53.
-void push_double(std::vector<uint32_t>& p, double v) {
+void put_double(uint32_t* p, double v) {
   TORCH_INTERNAL_ASSERT(std::isfinite(v));
   uint64_t m = 0;
   int32_t e = 0;
@@ -78,14 +80,14 @@ void push_double(std::vector<uint32_t>& p, double v) {
     m = uint64_t(std::ldexp(fr, 53));
     e = ex - 53;
   }
-  p.push_back(uint32_t(m));
-  p.push_back(uint32_t(m >> 32) | (std::signbit(v) ? 0x80000000u : 0u));
-  p.push_back(uint32_t(e));
+  p[0] = uint32_t(m);
+  p[1] = uint32_t(m >> 32) | (std::signbit(v) ? 0x80000000u : 0u);
+  p[2] = uint32_t(e);
 }
 
 // log2(v) to 64 bits where long double has them: (significand lo, hi, exponent, sign),
 // log2(v) = +-m * 2^e with the top bit of m set.
-void push_log2(std::vector<uint32_t>& p, double v) {
+void put_log2(uint32_t* p, double v) {
   const long double l = std::log2(static_cast<long double>(v));
   uint64_t m = 0;
   int32_t e = 0;
@@ -95,17 +97,17 @@ void push_log2(std::vector<uint32_t>& p, double v) {
     m = uint64_t(std::ldexp(fr, 64));
     e = ex - 64;
   }
-  p.push_back(uint32_t(m));
-  p.push_back(uint32_t(m >> 32));
-  p.push_back(uint32_t(e));
-  p.push_back(l < 0 ? 1u : 0u);
+  p[0] = uint32_t(m);
+  p[1] = uint32_t(m >> 32);
+  p[2] = uint32_t(e);
+  p[3] = l < 0 ? 1u : 0u;
 }
 
-void push_i64(std::vector<uint32_t>& p, int64_t v) {
+void put_i64(uint32_t* p, int64_t v) {
   uint64_t u;
   std::memcpy(&u, &v, 8);
-  p.push_back(uint32_t(u));
-  p.push_back(uint32_t(u >> 32));
+  p[0] = uint32_t(u);
+  p[1] = uint32_t(u >> 32);
 }
 
 // The WGSL that rounds an f32 to dtype t's precision, as CPU arithmetic in t does.
@@ -127,15 +129,24 @@ void launch(const at::Tensor& r, Kind kind, at::ScalarType round_as, const Args&
   const uint64_t start = w.start;
   // arange and range have no second half: halfway is the count.
   const uint32_t halfway = args.steps_m1 ? args.halfway : uint32_t(n);
-  std::vector<uint32_t> p = {uint32_t(n), uint32_t((off - start) / itemsize), halfway, args.steps_m1, 0u,
-                             args.fused ? 1u : 0u};
-  p.insert(p.end(), args.words.begin(), args.words.end());
+  kernel::Params p;
+  p.u32("n", uint32_t(n));
+  p.u32("out_off", uint32_t((off - start) / itemsize));
+  p.u32("halfway", halfway);
+  p.u32("steps_m1", args.steps_m1);
+  p.u32("zero", 0u);
+  p.u32("fused", args.fused ? 1u : 0u);
+  p.u32("base_class", args.base_class);
+  p.u32("base_int", args.base_int);
+  p.u32("narrow", args.narrow);
+  p.array("start", args.start, 4);
+  p.array("end", args.end, 4);
+  p.array("step", args.step, 4);
+  p.array("log2_base", args.log2_base, 4);
 
   const char* rnd = round_expr(round_as);
   const std::string key = "range:" + std::to_string(kind) + ":" + rnd;
-  kernel::Params params;
-  params.positional(std::move(p));
-  kernel::launch(key, {{&r, "", "", true, w.start, w.size}}, params, grid(n), [&]() {
+  kernel::launch(key, {{&r, "", "", true, w.start, w.size}}, p, grid(n), [&]() {
     return kernel::fill(kernel::library("range"), {{"KIND", std::to_string(kind)}, {"ROUND", rnd}});
   });
 }
@@ -165,15 +176,15 @@ void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Sc
   a.fused = fused;
   const auto t = result.scalar_type();
   if (at::isIntegralType(t, false)) {
-    push_i64(a.words, start.to<int64_t>());
-    push_i64(a.words, step.to<int64_t>());
+    put_i64(a.start, start.to<int64_t>());
+    put_i64(a.step, step.to<int64_t>());
     generate(result, ARANGE_I64, a);
     return;
   }
   const bool half = t == at::kHalf || t == at::kBFloat16;
-  push_double(a.words, half ? double(start.to<float>()) : start.to<double>());
-  push_double(a.words, 0.0);
-  push_double(a.words, half ? double(step.to<float>()) : step.to<double>());
+  put_double(a.start, half ? double(start.to<float>()) : start.to<double>());
+  put_double(a.end, 0.0);
+  put_double(a.step, half ? double(step.to<float>()) : step.to<double>());
   generate(result, half ? ARANGE_ACC_F32 : ARANGE_ACC_F64, a);
 }
 
@@ -240,14 +251,16 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
     const scalar_t e = end.to<scalar_t>();
     const step_t step = (static_cast<step_t>(e) - static_cast<step_t>(s)) / (steps - 1);
     if constexpr (std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>) {
-      a.words = {f32_bits(float(s)), f32_bits(float(e)), f32_bits(float(step))};
+      a.start[0] = f32_bits(float(s));
+      a.end[0] = f32_bits(float(e));
+      a.step[0] = f32_bits(float(step));
       generate(result, LINSPACE_HALF, a);
     } else {
       TORCH_CHECK(std::isfinite(double(s)) && std::isfinite(double(e)) && std::isfinite(double(step)),
                   "webgpu: linspace: start and end must be finite");
-      push_double(a.words, double(s));
-      push_double(a.words, double(e));
-      push_double(a.words, double(step));
+      put_double(a.start, double(s));
+      put_double(a.end, double(e));
+      put_double(a.step, double(step));
       generate(result, std::is_integral<scalar_t>::value ? LINSPACE_INT : LINSPACE_F32, a);
     }
   });
@@ -281,13 +294,13 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
     const double step = static_cast<double>(e - s) / (steps - 1);
     TORCH_CHECK(std::isfinite(double(s)) && std::isfinite(double(e)) && std::isfinite(step),
                 "webgpu: logspace: start and end must be finite");
-    push_double(a.words, double(s));
-    push_double(a.words, double(e));
-    push_double(a.words, step);
-    a.words.push_back(cls);
-    a.words.push_back(ibase);
-    push_log2(a.words, (cls & 0xff) == 2 ? mag : 1.0);
-    a.words.push_back(result.scalar_type() != at::kLong);  // integers narrower than int64
+    put_double(a.start, double(s));
+    put_double(a.end, double(e));
+    put_double(a.step, step);
+    a.base_class = cls;
+    a.base_int = ibase;
+    put_log2(a.log2_base, (cls & 0xff) == 2 ? mag : 1.0);
+    a.narrow = result.scalar_type() != at::kLong;  // integers narrower than int64
     generate(result, std::is_integral<scalar_t>::value ? LOGSPACE_INT : LOGSPACE_F32, a);
   });
   return result;

@@ -39,89 +39,189 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "ops/common.h"
-#include "ops/elementwise.h"
+#include "engines/elementwise.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
 
 constexpr int kMaxRank = 4;
 
-// Accumulators: floats; int64 (all integer inputs); booleans (any/all); (value bits, index) for
-// arg-reductions of floats and (lo, hi, index) of integers; Welford (mean, m2, count); logsumexp
-// (running max, sum of exp(x - max)).
+// Accumulator types: the WGSL type, words in a partial, and how a value packs into vec4<u32>
+// words (for the partials of split rows).
 enum class Acc { F32, I64, U32, AF, AI, W, LS };
-enum class Red { Sum, NanSum, Prod, Max, Min, Any, All, Mean, ArgMax, ArgMin, Var, Norm, LogSumExp, CountNz };
-enum class NormP { Zero, One, Two, Inf, NegInf, Gen };
+struct AccType {
+  const char* type;
+  int words;
+  const char* pack;
+  const char* unpack;
+};
+const AccType& acc_type(Acc a) {
+  static const AccType t[] = {
+      {"f32", 1, "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<f32>(w.x)"},               // F32
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // I64
+      {"u32", 1, "vec4<u32>(v, 0u, 0u, 0u)", "w.x"},                                            // U32: bools
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // AF: (f32 bits, index)
+      {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},                                            // AI: (int64, index)
+      {"vec3<f32>", 3, "vec4<u32>(bitcast<vec3<u32>>(v), 0u)", "bitcast<vec3<f32>>(w.xyz)"},  // W: Welford
+      {"vec2<f32>", 2, "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)", "bitcast<vec2<f32>>(w.xy)"},  // LS: (max, sum)
+  };
+  return t[int(a)];
+}
+int acc_words(Acc a) { return acc_type(a).words; }
+
+// What an element enters as: its value in f32 (`f`), in int64 (`l`, vec2<u32>), or whether it is
+// nonzero (`nz`, 1u or 0u; NaN is nonzero, -0.0 is zero). `idx` is its index along the row.
+enum class In { F, L, NZ };
+
+// How a reduction treats one kind of input: the accumulator, its identity, one element, the
+// combine of `a` and `b`, and the row's outputs from the final accumulator `v` (output 1 when the
+// op has two: var_mean's mean; max.dim/min.dim write `value` first and out0, the index, second).
+struct Way {
+  Acc acc;
+  In in;
+  const char* identity;
+  const char* element;
+  const char* combine;
+  const char* out0;
+  const char* out1 = nullptr;
+  const char* value = nullptr;
+};
+
+// Reductions: one row each. A new reduction is a row here plus its registration below.
+enum class Red {
+  Sum, NanSum, Prod, Mean, Max, Min, Any, All, ArgMax, ArgMin, Var, Std,
+  Norm0, Norm1, Norm2, NormInf, NormNegInf, NormP, LogSumExp, CountNz
+};
+struct Reduction {
+  Red red;
+  Way floats;          // float16, bfloat16, float32 inputs
+  Way ints;            // integer and bool inputs
+  Red partials;        // the reduction that folds a split row's partials
+  double empty = 0.0;  // the value of a row of length zero (NormP: +inf for p < 0, see reduce_iter)
+};
+
+#define WEBGPU_NAN_MAX "select(select(max(a, b), b, nan(b)), a, nan(a))"
+#define WEBGPU_NAN_MIN "select(select(min(a, b), b, nan(b)), a, nan(a))"
+// NaN wins (the first one), then the larger (smaller) value, ties to the smaller index.
+#define WEBGPU_ARG_F(GT)                                                                                       \
+  "let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n"                  \
+  "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n"          \
+  "  if (y " GT " x) { return b; } if (x " GT " y) { return a; }\n  return select(a, b, b.y < a.y);"
+#define WEBGPU_ARG_I(XY, YX)                                                                                   \
+  "let x = a.xy; let y = b.xy;\n  if (i64_lt(" XY ")) { return b; } if (i64_lt(" YX ")) { return a; }\n" \
+  "  return select(a, b, b.z < a.z);"
+
+const Reduction& reduction(Red r) {
+  static const char* kNegInf = "inf_bits(0xff800000u)";
+  static const char* kPosInf = "inf_bits(0x7f800000u)";
+  static const Way kSumI{Acc::I64, In::L, "vec2<u32>(0u, 0u)", "l", "i64_add(a, b)", "v"};
+  // Welford/Chan: (mean, m2, count).
+  static const char* kWelford =
+      "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
+      "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
+      "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
+  static const Way kVar{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
+                        "v.y * fa()", "v.x"};
+  static const Way kStd{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
+                        "sqrt(v.y * fa())", "v.x"};
+  // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
+  static const Way kLse{Acc::LS, In::F, "vec2<f32>(inf_bits(0xff800000u), 0.0)", "vec2<f32>(f, 1.0)",
+                        "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
+                        "  let m = max(a.x, b.x);\n"
+                        "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
+                        "  if (bitcast<u32>(m) == 0x7f800000u) { return vec2<f32>(m, 1.0); }\n"
+                        "  let sa = select(0.0, a.y * f_exp(a.x - m), a.y != 0.0);\n"
+                        "  let sb = select(0.0, b.y * f_exp(b.x - m), b.y != 0.0);\n"
+                        "  return vec2<f32>(m, sa + sb);",
+                        "v.x + f_log(v.y)"};
+  auto norm = [](const char* ident, const char* elem, const char* comb, const char* out) {
+    return Way{Acc::F32, In::F, ident, elem, comb, out};
+  };
+  static const std::vector<Reduction> table = {
+      {Red::Sum, {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, Red::Sum},
+      {Red::NanSum, {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI,
+       Red::Sum},
+      {Red::Prod, {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
+       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"}, Red::Prod, 1.0},
+      {Red::Mean, {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"}, kSumI, Red::Mean,
+       std::numeric_limits<double>::quiet_NaN()},
+      {Red::Max, {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"}, Red::Max},
+      {Red::Min, {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"}, Red::Min},
+      {Red::Any, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"}, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
+       Red::Any},
+      {Red::All, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"}, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
+       Red::All, 1.0},
+      {Red::ArgMax,
+       {Acc::AF, In::F, "vec2<u32>(0xff800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F(">"),
+        "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
+       {Acc::AI, In::L, "vec3<u32>(0u, 0x80000000u, 0xffffffffu)", "vec3<u32>(l, idx)", WEBGPU_ARG_I("x, y", "y, x"),
+        "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
+       Red::ArgMax},
+      {Red::ArgMin,
+       {Acc::AF, In::F, "vec2<u32>(0x7f800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F("<"),
+        "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
+       {Acc::AI, In::L, "vec3<u32>(0xffffffffu, 0x7fffffffu, 0xffffffffu)", "vec3<u32>(l, idx)",
+        WEBGPU_ARG_I("y, x", "x, y"), "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
+       Red::ArgMin},
+      {Red::Var, kVar, kVar, Red::Var},
+      {Red::Std, kStd, kStd, Red::Std},
+      {Red::Norm0, norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {},
+       Red::Norm0},
+      {Red::Norm1, norm("0.0", "abs(f)", "a + b", "v"), {}, Red::Norm1},
+      {Red::Norm2, norm("0.0", "f * f", "a + b", "sqrt(v)"), {}, Red::Norm2},
+      {Red::NormInf, norm(kNegInf, "abs(f)", WEBGPU_NAN_MAX, "v"), {}, Red::NormInf},
+      {Red::NormNegInf, norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"), {}, Red::NormNegInf,
+       std::numeric_limits<double>::infinity()},
+      // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
+      {Red::NormP,
+       norm("0.0",
+            "select(select(pow(abs(f), fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), abs(f) == 0.0), "
+            "abs(f), nan(abs(f)))",
+            "a + b", "select(pow(v, fb()), v, nan(v))"),
+       {}, Red::NormP},
+      {Red::LogSumExp, kLse, kLse, Red::LogSumExp},
+      {Red::CountNz, {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
+       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"}, Red::CountNz},
+  };
+  for (const Reduction& x : table)
+    if (x.red == r) return x;
+  TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row ", int(r));
+}
 
 struct Op {
   Red red;
-  NormP p = NormP::Two;
-  bool take_sqrt = false;  // Var: std
-  bool values = false;     // ArgMax/ArgMin: also write the values (max.dim), indices second
+  bool values = false;  // max.dim/min.dim: also write the values, indices second
   int nouts = 1;
-  float fa = 0, fb = 0;    // f32 parameters (mean: N; var: 1 / max(0, N - correction); norm: p, 1/p)
+  float fa = 0, fb = 0;  // f32 parameters (mean: N; var: 1 / max(0, N - correction); norm: p, 1/p)
 };
 
 struct Dim {
   int64_t size, in_stride, out0_stride, out1_stride;
 };
 
-Acc acc_for(at::ScalarType in, Red r) {
-  if (r == Red::Any || r == Red::All) return Acc::U32;
-  if (r == Red::Var) return Acc::W;
-  if (r == Red::LogSumExp) return Acc::LS;
-  if (r == Red::CountNz) return Acc::I64;
-  const bool f = at::isFloatingType(in);
-  if (r == Red::ArgMax || r == Red::ArgMin) return f ? Acc::AF : Acc::AI;
-  return f ? Acc::F32 : Acc::I64;
+// The way a reduction takes this input dtype (norms of integer inputs read them as floats).
+const Way& way_for(Red r, at::ScalarType in) {
+  const Reduction& x = reduction(r);
+  return at::isFloatingType(in) || !x.ints.identity ? x.floats : x.ints;
 }
+Acc acc_for(at::ScalarType in, Red r) { return way_for(r, in).acc; }
 
-int acc_words(Acc a) {
-  switch (a) {
-    case Acc::F32: case Acc::U32: return 1;
-    case Acc::I64: case Acc::AF: case Acc::LS: return 2;
-    default: return 3;
-  }
-}
-
-const char* acc_type(Acc a) {
-  switch (a) {
-    case Acc::F32: return "f32";
-    case Acc::I64: case Acc::AF: return "vec2<u32>";
-    case Acc::U32: return "u32";
-    case Acc::AI: return "vec3<u32>";
-    case Acc::LS: return "vec2<f32>";
-    default: return "vec3<f32>";
-  }
-}
-
-// Storage dtype a finish() writes for output k.
+// Storage dtype of output k.
 at::ScalarType out_storage(const Op& op, Acc a, int k) {
-  if (op.red == Red::ArgMax || op.red == Red::ArgMin) {
-    if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
-    return at::kLong;
-  }
+  if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
+  if (a == Acc::AF || a == Acc::AI) return at::kLong;
   if (a == Acc::W || a == Acc::LS) return at::kFloat;
   return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
-}
-
-std::string f32_combine(const Op& op) {
-  const char* mx = "select(select(max(a, b), b, nan(b)), a, nan(a))";
-  const char* mn = "select(select(min(a, b), b, nan(b)), a, nan(a))";
-  switch (op.red) {
-    case Red::NanSum: return "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))";
-    case Red::Prod: return "a * b";
-    case Red::Max: return mx;
-    case Red::Min: return mn;
-    case Red::Norm: return op.p == NormP::Inf ? mx : op.p == NormP::NegInf ? mn : "a + b";
-    default: return "a + b";
-  }
 }
 
 // 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
@@ -132,108 +232,30 @@ std::string nonzero_u32(at::ScalarType t) {
        : "select(0u, 1u, r != 0u)";
 }
 
+// Stores expression `v` as dtype t into element e of binding `slot`.
+std::string store(at::ScalarType t, const std::string& slot, const std::string& e, const std::string& v) {
+  if (t == at::kLong)
+    return "{ let q = " + v + "; " + slot + "[2u * " + e + "] = q.x; " + slot + "[2u * " + e + " + 1u] = q.y; }";
+  if (t == at::kFloat) return slot + "[" + e + "] = bitcast<u32>(" + v + ");";
+  return slot + "[" + e + "] = " + v + ";";
+}
+
 std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
-  const std::string A = acc_type(acc);
+  const Way& w = way_for(op.red, in_dt);
+  TORCH_INTERNAL_ASSERT(w.acc == acc);
+  const AccType& A = acc_type(acc);
   const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
-  std::string s = "alias ACC = " + A + ";\nconst NW: u32 = " + std::to_string(acc_words(acc)) + "u;\n";
-  std::string ident, comb, conv, pack, unpack;
-  const bool is_max = op.red == Red::Max || op.red == Red::ArgMax;
-  switch (acc) {
-    case Acc::F32: {
-      ident = op.red == Red::Prod ? "1.0"
-            : op.red == Red::Max || (op.red == Red::Norm && op.p == NormP::Inf) ? "inf_bits(0xff800000u)"
-            : op.red == Red::Min || (op.red == Red::Norm && op.p == NormP::NegInf) ? "inf_bits(0x7f800000u)"
-            : "0.0";
-      comb = "return " + f32_combine(op) + ";";
-      std::string f = "let f = " + convert_in(in_dt, CT::F32) + ";";
-      if (op.red == Red::Norm) {
-        switch (op.p) {
-          case NormP::Zero: f += " return select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u);"; break;
-          case NormP::Two: f += " return f * f;"; break;
-          case NormP::Gen:
-            f += " let x = abs(f); if (nan(x)) { return x; } return select(pow(x, fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), x == 0.0);";
-            break;
-          default: f += " return abs(f);"; break;
-        }
-      } else {
-        f += " return f;";
-      }
-      conv = f;
-      pack = "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)";
-      unpack = "bitcast<f32>(w.x)";
-      break;
-    }
-    case Acc::I64:
-      ident = op.red == Red::Prod ? "vec2<u32>(1u, 0u)"
-            : op.red == Red::Max ? "vec2<u32>(0u, 0x80000000u)"
-            : op.red == Red::Min ? "vec2<u32>(0xffffffffu, 0x7fffffffu)" : "vec2<u32>(0u, 0u)";
-      comb = op.red == Red::Prod ? "return i64_mul(a, b);"
-           : op.red == Red::Max ? "return i64_max(a, b);"
-           : op.red == Red::Min ? "return i64_min(a, b);" : "return i64_add(a, b);";
-      conv = "return " + convert_in(in_dt, CT::I64) + ";";
-      if (op.red == Red::CountNz) conv = "return vec2<u32>(" + nonzero_u32(in_dt) + ", 0u);";
-      pack = "vec4<u32>(v, 0u, 0u)";
-      unpack = "w.xy";
-      break;
-    case Acc::U32: {
-      ident = op.red == Red::All ? "1u" : "0u";
-      comb = op.red == Red::All ? "return min(a, b);" : "return max(a, b);";
-      conv = "return " + nonzero_u32(in_dt) + ";";
-      pack = "vec4<u32>(v, 0u, 0u, 0u)";
-      unpack = "w.x";
-      break;
-    }
-    case Acc::AF: {
-      // NaN wins (the first one), then the larger (smaller) value, ties to the smaller index.
-      ident = std::string("vec2<u32>(") + (is_max ? "0xff800000u" : "0x7f800000u") + ", 0xffffffffu)";
-      comb = std::string("let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n") +
-             "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n" +
-             "  if (y " + (is_max ? ">" : "<") + " x) { return b; } if (x " + (is_max ? ">" : "<") +
-             " y) { return a; }\n  return select(a, b, b.y < a.y);";
-      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec2<u32>(bitcast<u32>(f), idx);";
-      pack = "vec4<u32>(v, 0u, 0u)";
-      unpack = "w.xy";
-      break;
-    }
-    case Acc::AI:
-      ident = std::string("vec3<u32>(") + (is_max ? "0u, 0x80000000u" : "0xffffffffu, 0x7fffffffu") + ", 0xffffffffu)";
-      comb = std::string("let x = a.xy; let y = b.xy;\n") + "  if (i64_lt(" + (is_max ? "x, y" : "y, x") +
-             ")) { return b; } if (i64_lt(" + (is_max ? "y, x" : "x, y") + ")) { return a; }\n" +
-             "  return select(a, b, b.z < a.z);";
-      conv = "let v = " + convert_in(in_dt, CT::I64) + "; return vec3<u32>(v, idx);";
-      pack = "vec4<u32>(v, 0u)";
-      unpack = "w.xyz";
-      break;
-    case Acc::W:
-      // Welford/Chan: (mean, m2, count).
-      ident = "vec3<f32>(0.0, 0.0, 0.0)";
-      comb = "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
-             "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
-             "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
-      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec3<f32>(f, 0.0, 1.0);";
-      pack = "vec4<u32>(bitcast<vec3<u32>>(v), 0u)";
-      unpack = "bitcast<vec3<f32>>(w.xyz)";
-      break;
-    case Acc::LS:
-      // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
-      ident = "vec2<f32>(inf_bits(0xff800000u), 0.0)";
-      comb = "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
-             "  let m = max(a.x, b.x);\n"
-             "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
-             "  if (bitcast<u32>(m) == 0x7f800000u) { return vec2<f32>(m, 1.0); }\n"
-             "  let sa = select(0.0, a.y * f_exp(a.x - m), a.y != 0.0);\n"
-             "  let sb = select(0.0, b.y * f_exp(b.x - m), b.y != 0.0);\n"
-             "  return vec2<f32>(m, sa + sb);";
-      conv = "let f = " + convert_in(in_dt, CT::F32) + "; return vec2<f32>(f, 1.0);";
-      pack = "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)";
-      unpack = "bitcast<vec2<f32>>(w.xy)";
-      break;
-  }
-  s += "fn identity() -> ACC { return " + ident + "; }\n";
+  const std::string in = w.in == In::F   ? "let f = " + convert_in(in_dt, CT::F32) + ";"
+                         : w.in == In::L ? "let l = " + convert_in(in_dt, CT::I64) + ";"
+                                         : "let nz = " + nonzero_u32(in_dt) + ";";
+  const std::string comb = std::strncmp(w.combine, "let ", 4) == 0 || std::strncmp(w.combine, "if ", 3) == 0
+                               ? w.combine : "return " + std::string(w.combine) + ";";
+  std::string s = "alias ACC = " + std::string(A.type) + ";\nconst NW: u32 = " + std::to_string(A.words) + "u;\n";
+  s += "fn identity() -> ACC { return " + std::string(w.identity) + "; }\n";
   s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
-  s += "fn conv(r: " + RAWT + ", idx: u32) -> ACC { " + conv + " }\n";
-  s += "fn pack(v: ACC) -> vec4<u32> { return " + pack + "; }\n";
-  s += "fn unpack(w: vec4<u32>) -> ACC { return " + unpack + "; }\n";
+  s += "fn conv(r: " + RAWT + ", idx: u32) -> ACC { " + in + " return " + w.element + "; }\n";
+  s += "fn pack(v: ACC) -> vec4<u32> { return " + std::string(A.pack) + "; }\n";
+  s += "fn unpack(w: vec4<u32>) -> ACC { return " + std::string(A.unpack) + "; }\n";
   if (packed_in) {
     s += "fn load(e: u32, idx: u32) -> ACC { var w = vec4<u32>(0u); for (var k = 0u; k < NW; k = k + 1u) "
          "{ w[k] = word(e * NW + k); } return unpack(w); }\n";
@@ -241,45 +263,18 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
     s += "fn load(e: u32, idx: u32) -> ACC { let r = " + raw_load(c10::elementSize(in_dt), "word") +
          "; return conv(r, idx); }\n";
   }
-  // finish(o, v): o = (input base, output 0 element, output 1 element).
+  // finish(o, v): o = (input base, output 0 element, output 1 element). Partial passes store packed
+  // accumulators instead.
   std::string fin;
-  auto st_f32 = [](const std::string& slot, const std::string& e, const std::string& v) {
-    return slot + "[" + e + "] = bitcast<u32>(" + v + ");";
-  };
-  auto st_i64 = [](const std::string& slot, const std::string& e, const std::string& v) {
-    return "{ let q = " + v + "; " + slot + "[2u * " + e + "] = q.x; " + slot + "[2u * " + e + " + 1u] = q.y; }";
-  };
-  switch (acc) {
-    case Acc::F32: {
-      std::string v = "v";
-      if (op.red == Red::Mean) v = "v / fa()";
-      if (op.red == Red::Norm && op.p == NormP::Two) v = "sqrt(v)";
-      // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
-      if (op.red == Red::Norm && op.p == NormP::Gen) v = "select(pow(v, fb()), v, nan(v))";
-      fin = st_f32("dst0", "o.y", v);
-      break;
+  if (final_pass) {
+    if (op.values) {
+      fin = store(out_storage(op, acc, 0), "dst0", "o.y", w.value) + " " +
+            store(out_storage(op, acc, 1), "dst1", "o.z", w.out0);
+    } else {
+      fin = store(out_storage(op, acc, 0), "dst0", "o.y", w.out0);
+      if (op.nouts == 2 && w.out1) fin += " " + store(out_storage(op, acc, 1), "dst1", "o.z", w.out1);
     }
-    case Acc::I64: fin = st_i64("dst0", "o.y", "v"); break;
-    case Acc::U32: fin = "dst0[o.y] = v;"; break;
-    case Acc::AF:
-    case Acc::AI: {
-      const std::string idx = acc == Acc::AF ? "v.y" : "v.z";
-      if (op.values) {
-        fin = acc == Acc::AF ? "dst0[o.y] = v.x;" : st_i64("dst0", "o.y", "v.xy");
-        fin += " " + st_i64("dst1", "o.z", "vec2<u32>(" + idx + ", 0u)");
-      } else {
-        fin = st_i64("dst0", "o.y", "vec2<u32>(" + idx + ", 0u)");
-      }
-      break;
-    }
-    case Acc::W: {
-      fin = std::string("let var_ = v.y * fa(); ") + st_f32("dst0", "o.y", op.take_sqrt ? "sqrt(var_)" : "var_");
-      if (op.nouts == 2) fin += " " + st_f32("dst1", "o.z", "v.x");
-      break;
-    }
-    case Acc::LS: fin = st_f32("dst0", "o.y", "v.x + f_log(v.y)"); break;
   }
-  if (!final_pass) fin = "";  // partial passes store packed accumulators instead
   s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
   return s;
 }
@@ -356,12 +351,12 @@ uint32_t vec_unroll(Acc acc, int64_t isz) {
   return isz == 4 && acc == Acc::F32 ? u : std::min<uint32_t>(u, 2);
 }
 
-bool use_subgroups(rt::GpuDevice& dev) {
+bool use_subgroups(const kernel::DeviceInfo& dev) {
   static const bool off = [] {
     const char* e = std::getenv("TORCH_WEBGPU_REDUCE_NO_SUBGROUPS");
     return e && *e && std::string(e) != "0";
   }();
-  return dev.has_subgroups() && !off;
+  return dev.subgroups && !off;
 }
 
 // The part of t's block a kernel binds (kernel::window; 16-byte units, so vector indices stay
@@ -372,61 +367,56 @@ std::pair<uint64_t, uint64_t> window(const at::Tensor& t, const char* name) {
   return {w.start, w.size};
 }
 
-void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
+void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch& L) {
   const int RO = int(L.outd.size()), RR = int(L.redd.size());
   TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
   const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
   const bool two = L.final_pass && L.out1 != nullptr;
   const int64_t isz = c10::elementSize(L.in_dtype);
-  std::string key = "reduce:" + std::to_string(int(op.red)) + ":" + std::to_string(int(op.p)) +
-                    (op.take_sqrt ? "s" : "") + (op.values ? "v" : "") + std::to_string(op.nouts) + ":" +
+  std::string key = "reduce:" + std::to_string(int(op.red)) + ":" + (op.values ? "v" : "") +
+                    std::to_string(op.nouts) + ":" +
                     std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
                     ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
                     (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "") +
                     (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
   auto make = [&]() {
     std::string src = sg ? "enable subgroups;\n" : "";
-    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += rt::wgsl_source("int64");
-    if (acc == Acc::LS) src += rt::wgsl_source("pointwise");
-    std::string body = rt::wgsl_source("reduce");
-    std::string binds = "@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;\n"
-                        "@group(0) @binding(2) var<storage, read_write> dst0: array<u32>;\n";
-    if (two) binds += "@group(0) @binding(3) var<storage, read_write> dst1: array<u32>;\n";
-    std::string fns = functions(op, acc, L.in_dtype, L.packed_in, L.final_pass);
+    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += kernel::library("int64");
+    if (acc == Acc::LS) src += kernel::library("pointwise");
     // The store at the end of a (row, part): the row's outputs, or its partial.
     const std::string store = L.final_pass ? "finish(oo, res);" : "store_partial(slot, res);";
     std::string code;
     if (L.mode == Mode::Thread) {
       code =
           "  let t = linear_id(wid, nwg, lid, WG);\n"
-          "  let parts = prm(2u);\n"
-          "  if (t >= prm(0u) * parts) { return; }\n"
-          "  let row = t % prm(0u);\n"  // neighbouring invocations: neighbouring outputs
-          "  let part = t / prm(0u);\n"
+          "  let parts = P.parts;\n"
+          "  if (t >= P.n_out * parts) { return; }\n"
+          "  let row = t % P.n_out;\n"  // neighbouring invocations: neighbouring outputs
+          "  let part = t / P.n_out;\n"
           "  let slot = row * parts + part;\n"
           "  let oo = out_offsets(row);\n"
-          "  let lo = part * prm(3u);\n"
-          "  let hi = min(lo + prm(3u), prm(1u));\n"
+          "  let lo = part * P.part_len;\n"
+          "  let hi = min(lo + P.part_len, P.row_len);\n"
           "  var res = identity();\n"
           "  for (var r = lo; r < hi; r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
           "  " + store + "\n";
     } else {
       code = std::string(sg ? "" : "  let sg = 1u;\n") +
              "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
-             "  let parts = prm(2u);\n"
+             "  let parts = P.parts;\n"
              "  let slot = g * (WG / G) + lid / G;\n"
              "  let lane = lid % G;\n"
              "  let row = slot / parts;\n"
              "  let part = slot % parts;\n"
-             "  let ok = row < prm(0u);\n"
+             "  let ok = row < P.n_out;\n"
              "  var oo = vec3<u32>(0u);\n";
       if (L.mode == Mode::Group) {
         code +=
             "  var acc = identity();\n"
             "  if (ok) {\n"
             "    oo = out_offsets(row);\n"
-            "    let lo = part * prm(3u);\n"
-            "    let hi = min(lo + prm(3u), prm(1u));\n"
+            "    let lo = part * P.part_len;\n"
+            "    let hi = min(lo + P.part_len, P.row_len);\n"
             "    for (var r = lo + lane; r < hi; r = r + G) { acc = combine(acc, load(oo.x + red_offset(r), r)); }\n"
             "  }\n";
       } else {
@@ -458,13 +448,13 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
             "  if (ok) {\n"
             "    oo = out_offsets(row);\n"
             "    let base = oo.x;\n"
-            "    let end = base + prm(1u);\n"
+            "    let end = base + P.row_len;\n"
             "    var v0 = (base + " + EPV + " - 1u) / " + EPV + ";\n"
             "    let v1 = end / " + EPV + ";\n"
             "    var hs = end; var ts = end;\n"
             "    if (v1 > v0) { hs = v0 * " + EPV + "; ts = v1 * " + EPV + "; } else { v0 = v1; }\n"
-            "    let lo = v0 + part * prm(3u);\n"
-            "    let hi = min(lo + prm(3u), v1);\n"
+            "    let lo = v0 + part * P.part_len;\n"
+            "    let hi = min(lo + P.part_len, v1);\n"
             "    var v = lo + lid;\n";
         // U loads issued before any is folded, then single loads for the rest.
         const uint32_t U = vec_unroll(acc, isz);
@@ -494,19 +484,15 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
           "  let res = group_reduce(acc, lid, sg);\n"
           "  if (ok && lane == 0u) { " + store + " }\n";
     }
-    auto rep = [](std::string& s, const std::string& a, const std::string& b) {
-      for (size_t p = s.find(a); p != std::string::npos; p = s.find(a, p + b.size())) s.replace(p, a.size(), b);
-    };
-    rep(body, "{{BINDINGS}}", binds);
-    rep(body, "{{FUNCTIONS}}", fns);
-    rep(body, "{{GROUP_REDUCE}}", sg ? kGroupReduceSubgroup : kGroupReduceShared);
-    rep(body, "{{SG_PARAM}}", sg ? ", @builtin(subgroup_size) sg: u32" : "");
-    rep(body, "{{BODY}}", code);
-    rep(body, "{{WG}}", std::to_string(kWG));
-    rep(body, "{{G}}", std::to_string(L.G));
-    rep(body, "{{RO}}", std::to_string(RO));
-    rep(body, "{{RR}}", std::to_string(RR));
-    return src + body;
+    return src + kernel::fill(kernel::library("reduce"),
+                              {{"FUNCTIONS", functions(op, acc, L.in_dtype, L.packed_in, L.final_pass)},
+                               {"GROUP_REDUCE", sg ? kGroupReduceSubgroup : kGroupReduceShared},
+                               {"SG_PARAM", sg ? ", @builtin(subgroup_size) sg: u32" : ""},
+                               {"BODY", code},
+                               {"WG", std::to_string(kWG)},
+                               {"G", std::to_string(L.G)},
+                               {"RO", std::to_string(RO)},
+                               {"RR", std::to_string(RR)}});
   };
   // Bound windows: element offsets become relative to each window's start.
   const auto wi = window(*L.in, "reduction input");
@@ -515,37 +501,31 @@ void dispatch(rt::GpuDevice& dev, const Op& op, Acc acc, const Launch& L) {
   const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
   TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
   const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
-  std::vector<uint32_t> prm(10, 0);
-  prm[0] = uint32_t(L.n_out);
-  prm[1] = uint32_t(L.red_len);
-  prm[2] = uint32_t(L.parts);
-  prm[3] = uint32_t(L.part_len);
-  prm[4] = uint32_t(L.in_off - wi.first / in_unit);
-  prm[5] = uint32_t(L.final_pass ? L.out0_off - w0.first / out0_unit : 0);
-  prm[6] = uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0);
-  std::memcpy(&prm[7], &op.fa, 4);
-  std::memcpy(&prm[8], &op.fb, 4);
-  prm[9] = uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4);
-  for (const Dim& d : L.outd) {
-    prm.push_back(uint32_t(d.size));
-    prm.push_back(uint32_t(d.in_stride));
-    prm.push_back(uint32_t(d.out0_stride));
-    prm.push_back(uint32_t(d.out1_stride));
-  }
-  for (const Dim& d : L.redd) {
-    prm.push_back(uint32_t(d.size));
-    prm.push_back(uint32_t(d.in_stride));
-  }
+  kernel::Params prm;
+  prm.u32("n_out", uint32_t(L.n_out));
+  prm.u32("row_len", uint32_t(L.red_len));
+  prm.u32("parts", uint32_t(L.parts));
+  prm.u32("part_len", uint32_t(L.part_len));
+  prm.u32("in_off", uint32_t(L.in_off - wi.first / in_unit));
+  prm.u32("out0_off", uint32_t(L.final_pass ? L.out0_off - w0.first / out0_unit : 0));
+  prm.u32("out1_off", uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0));
+  prm.f32("fa", op.fa);
+  prm.f32("fb", op.fb);
+  prm.u32("part_off", uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4));
+  std::vector<uint32_t> od, rd;
+  for (const Dim& d : L.outd)
+    od.insert(od.end(), {uint32_t(d.size), uint32_t(d.in_stride), uint32_t(d.out0_stride), uint32_t(d.out1_stride)});
+  for (const Dim& d : L.redd) rd.insert(rd.end(), {uint32_t(d.size), uint32_t(d.in_stride), 0u, 0u});
+  prm.array("out_dims", od.data(), od.size());
+  prm.array("red_dims", rd.data(), rd.size());
   std::vector<kernel::Storage> b;
-  b.push_back({L.in, "", "", false, wi.first, wi.second});
-  b.push_back({L.out0, "", "", true, w0.first, w0.second});
-  if (two) b.push_back({L.out1, "", "", true, w1.first, w1.second});
+  b.push_back({L.in, "src", "vec4<u32>", false, wi.first, wi.second});
+  b.push_back({L.out0, "dst0", "u32", true, w0.first, w0.second});
+  if (two) b.push_back({L.out1, "dst1", "u32", true, w1.first, w1.second});
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
   const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
-  kernel::Params params;
-  params.positional(std::move(prm));
-  kernel::launch(key, b, params, groups, make);
+  kernel::launch(key, b, prm, groups, make);
 }
 
 // Collapses adjacent dims that are contiguous with each other in the input and the outputs.
@@ -578,7 +558,7 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
          const std::vector<at::Tensor>& outs, const char* name) {
   at::Tensor in = in_;
   for (const auto& o : outs)
-    if (block_of(o) == block_of(in)) in = in_.clone();  // an output overlapping the input: read a copy
+    if (kernel::block_id(o) == kernel::block_id(in)) in = in_.clone();  // an output overlapping the input: read a copy
   const Acc acc = acc_for(in.scalar_type(), op.red);
   od = coalesce(od);
   rd = coalesce(rd);
@@ -590,13 +570,13 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
   TORCH_CHECK(in.storage().nbytes() / in.element_size() < int64_t(UINT32_MAX) - 64 &&
                   n_out * red_len <= int64_t(UINT32_MAX),
               "webgpu: ", name, ": tensors past 2^32 elements are not supported by webgpu reductions");
-  rt::GpuDevice& dev = gpu_of(in);
+  const kernel::DeviceInfo& dev = kernel::device_info(in);
 
   // Outputs are written directly when they hold the storage dtype, else into contiguous scratch.
   std::vector<at::Tensor> targets;
   for (size_t k = 0; k < outs.size(); ++k) {
     const at::ScalarType st = out_storage(op, acc, int(k));
-    const bool direct = outs[k].scalar_type() == st && !(k == 1 && block_of(outs[1]) == block_of(outs[0]));
+    const bool direct = outs[k].scalar_type() == st && !(k == 1 && kernel::block_id(outs[1]) == kernel::block_id(outs[0]));
     targets.push_back(direct ? outs[k] : at::empty({n_out}, outs[k].options().dtype(st)));
     if (!direct) {
       int64_t s = 1;
@@ -663,7 +643,7 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
         s *= d.size;
       }
       Op op2 = op;
-      if (op2.red == Red::NanSum) op2.red = Red::Sum;
+      op2.red = reduction(op.red).partials;
       Launch F{&partial, uint64_t(partial.storage_offset() / W), in.scalar_type(), true, &targets[0], t1, o0, o1,
                od_final, {{parts, 1, 0, 0}}, n_out, parts, 1, parts, Mode::Group, pow2_at_least(parts), true};
       F.G = std::max<uint32_t>(F.G, 4);
@@ -702,10 +682,8 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   if (iter.numel() == 0) {
     // Rows of length zero: the identity.
     const at::Tensor& out = iter.output(0);
-    if (op.red == Red::Mean) out.fill_(std::numeric_limits<float>::quiet_NaN());
-    else if (op.red == Red::Prod || op.red == Red::All) out.fill_(1);
-    else if (op.red == Red::Norm && op.fa < 0) out.fill_(std::numeric_limits<float>::infinity());
-    else out.fill_(0);
+    const double empty = reduction(op.red).empty;
+    out.fill_(op.red == Red::NormP && op.fa < 0 ? std::numeric_limits<double>::infinity() : empty);
     return;
   }
   // Outputs viewed through the iterator's dims (dim 0 fastest): writing through these views with
@@ -742,8 +720,7 @@ void std_var_kernel(at::TensorIterator& iter, double correction, bool take_sqrt)
   int64_t n = 1;
   for (int d = 0; d < iter.ndim(); ++d)
     if (iter.is_dim_reduced(d)) n *= iter.shape()[d];
-  Op op{Red::Var};
-  op.take_sqrt = take_sqrt;
+  Op op{take_sqrt ? Red::Std : Red::Var};
   op.nouts = iter.noutputs();
   const double div = std::max(0.0, double(n) - correction);
   op.fa = float(1.0 / div);  // inf for a non-positive divisor: m2 * inf is inf, or NaN for m2 == 0, as CPU
@@ -753,9 +730,8 @@ WEBGPU_STUB(std_var_stub, &std_var_kernel)
 
 void norm_kernel(at::TensorIterator& iter, const c10::Scalar& ord) {
   const double p = ord.toDouble();
-  Op op{Red::Norm};
-  op.p = p == 0 ? NormP::Zero : p == 1 ? NormP::One : p == 2 ? NormP::Two
-       : std::isinf(p) ? (p > 0 ? NormP::Inf : NormP::NegInf) : NormP::Gen;
+  Op op{p == 0 ? Red::Norm0 : p == 1 ? Red::Norm1 : p == 2 ? Red::Norm2
+         : std::isinf(p) ? (p > 0 ? Red::NormInf : Red::NormNegInf) : Red::NormP};
   op.fa = float(p);
   op.fb = float(1.0 / p);
   reduce_iter(iter, op, "linalg_vector_norm");

@@ -1,16 +1,18 @@
-// The elementwise engine: plans bindings for a TensorIterator's operands, specialises the WGSL
+// The elementwise engine (docs/design.md, "Engines"): plans bindings for a TensorIterator's operands, specialises the WGSL
 // template (wgsl/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
-#include "ops/elementwise.h"
+#include "engines/elementwise.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <sstream>
 
 #include "ops/common.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
@@ -22,11 +24,10 @@ struct VecShape {
   uint32_t quads = 4, wg = kWG;
 };
 // H100, 2^26 f32 add out=: 1 quad x 256: 0.787x CUDA; 4 x 256: 0.87-0.91x; 2 x 1024: 0.905x.
-const VecShape& vec_shape(const rt::GpuDevice& dev) {
+const VecShape& vec_shape(const kernel::DeviceInfo& dev) {
   static const VecShape v = [&] {
     VecShape r;
-    const auto& lim = dev.limits();
-    if (lim.maxComputeInvocationsPerWorkgroup >= 1024 && lim.maxComputeWorkgroupSizeX >= 1024) {
+    if (dev.max_invocations >= 1024 && dev.max_workgroup_size_x >= 1024) {
       r.quads = 2;
       r.wg = 1024;
     }
@@ -41,7 +42,6 @@ const VecShape& vec_shape(const rt::GpuDevice& dev) {
   }();
   return v;
 }
-constexpr uint32_t kHeader = 3;  // count, aux, numel
 
 // Vec4: every operand a contiguous 4-byte run starting on a 16-byte boundary; four elements per
 // invocation through vec4 loads and stores (the bandwidth path). Half8: the same for operands of
@@ -50,7 +50,7 @@ constexpr uint32_t kHeader = 3;  // count, aux, numel
 enum class Mode { Elem, Word, Atomic, Vec4, Half8 };
 
 struct Operand {
-  rt::Block* block = nullptr;
+  const void* block = nullptr;
   at::ScalarType dtype;
   int64_t itemsize = 4;
   uint64_t byte_off = 0;
@@ -62,7 +62,7 @@ struct Operand {
 };
 
 struct BindingPlan {
-  rt::Block* block;
+  const void* block;
   const at::TensorBase* t;
   uint64_t lo, hi;
   bool written = false, atomic = false;
@@ -75,19 +75,27 @@ std::string ct_type(CT ct, int64_t raw_itemsize) {
   return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct);
 }
 
-// A scalar parameter at word w, in the compute type (RAW: the raw bits of raw_itemsize bytes).
-std::string scalar_expr(CT ct, uint32_t w, int64_t raw_itemsize) {
-  const std::string a = "prm(" + std::to_string(w) + "u)";
-  if (ct == CT::RAW && raw_itemsize < 8) return a;
-  switch (ct) {
-    case CT::F32: return "bitcast<f32>(" + a + ")";
-    case CT::I32: return "bitcast<i32>(" + a + ")";
-    default: return "vec2<u32>(" + a + ", prm(" + std::to_string(w + 1) + "u))";
+// A scalar operand as a named parameter of the compute type (RAW: the raw bits of raw_itemsize
+// bytes); WGSL reads P.<name> already typed.
+void scalar_param(kernel::Params& p, const std::string& name, CT ct, const ScalarBits& v, int64_t raw_itemsize) {
+  if (ct == CT::F32) {
+    float f;
+    std::memcpy(&f, &v.lo, 4);
+    p.f32(name, f);
+  } else if (ct == CT::I32) {
+    p.i32(name, int32_t(v.lo));
+  } else if (ct == CT::RAW && raw_itemsize < 8) {
+    p.u32(name, v.lo);
+  } else {
+    p.i64(name, int64_t(uint64_t(v.lo) | (uint64_t(v.hi) << 32)));
   }
 }
 
-void replace(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+// Words the parameters take: header (count, aux, numel) padded to 4, then the shape, the operands'
+// offsets and their strides, each an array padded to 4 words, then the scalars (two words each).
+int64_t param_words(int R, int nops, size_t nscalars) {
+  auto pad4 = [](int64_t n) { return (n + 3) / 4 * 4; };
+  return 4 + pad4(R) + pad4(nops) + pad4(int64_t(nops) * R) + 2 * int64_t(nscalars + nops);
 }
 
 bool uses_any(const std::string& expr, std::initializer_list<const char*> names) {
@@ -137,15 +145,14 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   TORCH_CHECK(numel <= int64_t(UINT32_MAX), "webgpu: ", name, ": tensors of more than 2^32-1 elements are not supported yet");
   const int R = std::max<int>(iter.ndim(), 1);
   const int nops = iter.ntensors();
-  const int64_t scalar_words = int64_t(scalars.size()) * 2 + nops * 2;
-  TORCH_CHECK(kHeader + R + nops * (R + 1) + scalar_words <= rt::kParamWords,
+  TORCH_CHECK(param_words(R, nops, scalars.size()) <= kernel::kMaxParamWords,
               "webgpu: ", name, ": ", iter.ndim(), " non-mergeable dimensions over ", nops,
               " tensors exceed the kernel parameter slot; make an input contiguous first");
 
   std::vector<int64_t> shape(R, 1);
   for (int d = 0; d < iter.ndim(); ++d) shape[d] = iter.shape()[d];
 
-  rt::GpuDevice* dev = nullptr;
+  const kernel::DeviceInfo* dev = nullptr;
   std::vector<Operand> ops(nops);
   for (int i = 0; i < nops; ++i) {
     Operand& o = ops[i];
@@ -158,8 +165,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       continue;
     }
     check_supported_dtype(o.dtype, name.c_str());
-    if (!dev) dev = &gpu_of(t);
-    o.block = block_of(t, name.c_str());
+    if (!dev) dev = &kernel::device_info(t);
+    o.block = kernel::block_id(t);
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());
     o.strides.assign(R, 0);
     uint64_t extent = 0;
@@ -209,44 +216,29 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     }
     o.binding = b;
   }
-  std::vector<kernel::Storage> storage;
   for (auto& b : binds) {
     const kernel::Window w = kernel::window(*b.t, b.lo, b.hi, name);
     b.start = w.start;
     b.size = w.size;
-    storage.push_back({b.t, "", "", b.written, b.start, b.size});
   }
 
-  // Parameters.
-  std::vector<uint32_t> p(kHeader + R, 0);
-  for (int d = 0; d < R; ++d) p[kHeader + d] = uint32_t(shape[d]);
-  std::vector<uint32_t> op_base(nops);
+  // Parameters: each operand's element offset (relative to its binding's window) and strides.
+  std::vector<uint32_t> offs(nops, 0), strides(size_t(nops) * R, 0);
   for (int i = 0; i < nops; ++i) {
     const Operand& o = ops[i];
-    op_base[i] = uint32_t(p.size());
-    if (o.cpu_scalar) {
-      p.push_back(o.value.lo);
-      p.push_back(o.value.hi);
-      continue;
-    }
+    if (o.cpu_scalar) continue;
     const uint64_t rel = (o.byte_off - binds[o.binding].start) / o.itemsize;
     TORCH_CHECK(rel <= UINT32_MAX, "webgpu: ", name, ": offset out of range");
-    p.push_back(uint32_t(rel));
-    for (int d = 0; d < R; ++d) p.push_back(uint32_t(o.strides[d]));
-  }
-  const uint32_t scalar_base = uint32_t(p.size());
-  for (const auto& s : scalars) {
-    p.push_back(s.lo);
-    p.push_back(s.hi);
+    offs[i] = uint32_t(rel);
+    for (int d = 0; d < R; ++d) strides[size_t(i) * R + d] = uint32_t(o.strides[d]);
   }
   uint64_t threads = uint64_t(numel);
-  p[2] = uint32_t(numel);
   if (mode == Mode::Elem && R == 1 && numel >= 4) {
     bool vec = true;
     for (int i = 0; i < nops && vec; ++i) {
       const Operand& o = ops[i];
       if (o.cpu_scalar) continue;
-      vec = o.itemsize == 4 && (o.strides[0] == 1 || shape[0] == 1) && p[op_base[i]] % 4 == 0 &&
+      vec = o.itemsize == 4 && (o.strides[0] == 1 || shape[0] == 1) && offs[i] % 4 == 0 &&
             binds[o.binding].start == 0 && binds[o.binding].size % 16 == 0;
     }
     if (vec) {
@@ -260,7 +252,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     for (int i = 0; i < nops && half; ++i) {
       const Operand& o = ops[i];
       if (o.cpu_scalar) continue;
-      half = o.itemsize == 2 && o.strides[0] == 1 && p[op_base[i]] % 8 == 0 && binds[o.binding].start == 0 &&
+      half = o.itemsize == 2 && o.strides[0] == 1 && offs[i] % 8 == 0 && binds[o.binding].start == 0 &&
              binds[o.binding].size % 16 == 0 && !binds[o.binding].atomic;
     }
     if (half) {
@@ -271,15 +263,34 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   }
   const bool vec_mode = mode == Mode::Vec4 || mode == Mode::Half8;
   const int64_t epw = 4 / std::min<int64_t>(out.itemsize, 4);
+  uint32_t aux = 0;
   if (mode == Mode::Word) {
-    const uint64_t first = (p[op_base[0]]) / epw, last = (p[op_base[0]] + numel - 1) / epw;
-    p[1] = uint32_t(first);
+    const uint64_t first = offs[0] / epw, last = (offs[0] + numel - 1) / epw;
+    aux = uint32_t(first);
     threads = last - first + 1;
   }
-  p[0] = uint32_t(threads);
   const uint32_t wg = vec_mode ? vec_shape(*dev).wg : kWG;
+  std::vector<kernel::Storage> storage;
+  for (auto& b : binds)
+    storage.push_back({b.t, "buf" + std::to_string(storage.size()),
+                       b.atomic ? "atomic<u32>" : vec_mode ? "vec4<u32>" : "u32", b.written, b.start, b.size});
+  // Only what the mode's kernel reads (an unread parameter is an error, kernel/params.h).
+  bool any_input = false;
+  for (int i = 1; i < nops; ++i) any_input |= !ops[i].cpu_scalar;
+  const bool indexed = mode == Mode::Elem || mode == Mode::Atomic || (mode == Mode::Word && any_input);
+  const int64_t raw_size = ct == CT::RAW ? out.itemsize : 4;
+  kernel::Params prm;
+  prm.u32("count", uint32_t(threads));
+  if (mode == Mode::Word) prm.u32("aux", aux);
+  if (mode != Mode::Elem && mode != Mode::Atomic) prm.u32("numel", uint32_t(numel));
+  if (indexed && R > 1) prm.array("shape", std::vector<uint32_t>(shape.begin(), shape.end()).data(), size_t(R));
+  prm.array("offs", offs.data(), offs.size());
+  if (indexed) prm.array("strides", strides.data(), strides.size());
+  for (int i = 1; i < nops; ++i)
+    if (ops[i].cpu_scalar) scalar_param(prm, "c" + std::to_string(i), ct, ops[i].value, raw_size);
+  for (size_t k = 0; k < scalars.size(); ++k) scalar_param(prm, "s" + std::to_string(k), ct, scalars[k], raw_size);
 
-  const bool native_f16 = dev->has_f16();
+  const bool native_f16 = dev->f16;
   // Specialisation key and source.
   std::string key;
   key.reserve(96 + expr.size());
@@ -302,30 +313,25 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     // Helper libraries only where the op's expression uses them: smaller modules compile faster.
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
     const bool special = uses_any(expr, {"sp_"});  // special.wgsl builds on int64 and pointwise
-    if (special || uses_any(expr, {"i64_", "u64_", "b2l("})) src += rt::wgsl_source("int64");
+    if (special || uses_any(expr, {"i64_", "u64_", "b2l("})) src += kernel::library("int64");
     if (special || uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
-      src += rt::wgsl_source("pointwise");
-    if (special) src += rt::wgsl_source("special");
+      src += kernel::library("pointwise");
+    if (special) src += kernel::library("special");
     if (uses_any(expr, {"bessel", "airy", "chebyshev", "hermite", "laguerre", "legendre"}))
-      src += rt::wgsl_source("bessel");  // torch.special's Bessel family (ops/special_bessel.cpp)
-    src += rt::wgsl_source("elementwise");
-    std::ostringstream bs, acc, body;
+      src += kernel::library("bessel");  // torch.special's Bessel family (ops/special_bessel.cpp)
+    src += kernel::library("elementwise");
+    std::ostringstream acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {
-      const bool w = binds[j].written;
-      const std::string elem = binds[j].atomic ? "atomic<u32>" : vec_mode ? "vec4<u32>" : "u32";
       const std::string bj = "buf" + std::to_string(j);
-      bs << "@group(0) @binding(" << j + 1 << ") var<storage, " << (w ? "read_write" : "read") << "> " << bj
-         << ": array<" << elem << ">;\n";
       acc << "fn rd" << j << "(w: u32) -> u32 { return "
           << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])" : vec_mode ? bj + "[w >> 2u][w & 3u]" : bj + "[w]")
           << "; }\n";
     }
-    const int64_t raw_size = ct == CT::RAW ? out.itemsize : 4;
     const std::string T = ct_type(ct, raw_size);
     for (int i = 1; i < nops; ++i) {
       const Operand& o = ops[i];
       acc << "fn ld" << i << "(e: u32) -> " << T << " { ";
-      if (o.cpu_scalar) acc << "return " << scalar_expr(ct, op_base[i], raw_size) << "; }\n";
+      if (o.cpu_scalar) acc << "return P.c" << i << "; }\n";
       else
         acc << "let r = " << raw_load(o.itemsize, "rd" + std::to_string(o.binding)) << "; return "
             << convert_in(o.dtype, ct) << "; }\n";
@@ -359,7 +365,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       for (int i = 1; i < nops; ++i)
         if (ops[i].cpu_scalar) acc << "  let x" << i << " = ld" << i << "(0u);\n";
       for (size_t k = 0; k < scalars.size(); ++k)
-        acc << "  let s" << k << " = " << scalar_expr(ct, scalar_base + 2 * k, raw_size) << ";\n";
+        acc << "  let s" << k << " = P.s" << k << ";\n";
       acc << "  return " << expr << ";\n}\n";
       acc << "fn word0(a: " << T << ", b: " << T << ") -> u32 { ";
       if (native_f16 && out.dtype == at::kHalf && ct == CT::F32 && narrow.empty())
@@ -383,39 +389,39 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     auto offsets = [&](const std::string& li, bool with_out) {
       std::ostringstream s;
       for (int i = with_out ? 0 : 1; i < nops; ++i)
-        if (!ops[i].cpu_scalar) s << "  var o" << i << " = prm(" << op_base[i] << "u);\n";
+        if (!ops[i].cpu_scalar) s << "  var o" << i << " = P_offs(" << i << "u);\n";
       s << "  var rem = " << li << ";\n";
       for (int d = 0; d < R; ++d) {
-        const std::string sd = "prm(" + std::to_string(kHeader + d) + "u)";
+        const std::string sd = "P_shape(" + std::to_string(d) + "u)";
         if (d == R - 1) s << "  let c" << d << " = rem;\n";
         else s << "  let c" << d << " = rem % " << sd << "; rem = rem / " << sd << ";\n";
         for (int i = with_out ? 0 : 1; i < nops; ++i)
-          if (!ops[i].cpu_scalar) s << "  o" << i << " = o" << i << " + c" << d << " * prm(" << op_base[i] + 1 + d << "u);\n";
+          if (!ops[i].cpu_scalar) s << "  o" << i << " = o" << i << " + c" << d << " * P_strides(" << i * R + d << "u);\n";
       }
       for (int i = 1; i < nops; ++i)
         s << "  let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? "0u" : "o" + std::to_string(i)) << ");\n";
       for (size_t k = 0; k < scalars.size(); ++k)
-        s << "  let s" << k << " = " << scalar_expr(ct, scalar_base + 2 * k, raw_size) << ";\n";
+        s << "  let s" << k << " = P.s" << k << ";\n";
       return s.str();
     };
     if (mode == Mode::Vec4) {
       // Full quads through vec4 words; the ragged tail element by element.
       std::string scal;
       for (size_t k = 0; k < scalars.size(); ++k)
-        scal += "  let s" + std::to_string(k) + " = " + scalar_expr(ct, scalar_base + 2 * k, raw_size) + ";\n";
-      body << scal << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * prm(0u);\n"
-           << "  let base = q * 4u;\n  if (base >= prm(2u)) { break; }\n  if (base + 4u <= prm(2u)) {\n";
+        scal += "  let s" + std::to_string(k) + " = P.s" + std::to_string(k) + ";\n";
+      body << scal << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * P.count;\n"
+           << "  let base = q * 4u;\n  if (base >= P.numel) { break; }\n  if (base + 4u <= P.numel) {\n";
       for (int i = 1; i < nops; ++i)
         if (!ops[i].cpu_scalar)
-          body << "    let v" << i << " = buf" << ops[i].binding << "[(prm(" << op_base[i] << "u) >> 2u) + q];\n";
+          body << "    let v" << i << " = buf" << ops[i].binding << "[(P_offs(" << i << "u) >> 2u) + q];\n";
       body << "    var r: vec4<u32>;\n    for (var k = 0u; k < 4u; k = k + 1u) {\n";
       for (int i = 1; i < nops; ++i)
         body << "      let x" << i << " = " << (ops[i].cpu_scalar ? "ld" + std::to_string(i) + "(0u)" : "cv" + std::to_string(i) + "(v" + std::to_string(i) + "[k])") << ";\n";
-      body << "      r[k] = bits0(" << expr << ");\n    }\n    buf" << ob << "[(prm(" << op_base[0] << "u) >> 2u) + q] = r;\n"
-           << "  } else {\n    for (var k = 0u; base + k < prm(2u); k = k + 1u) {\n      let e = base + k;\n";
+      body << "      r[k] = bits0(" << expr << ");\n    }\n    buf" << ob << "[(P_offs(0u) >> 2u) + q] = r;\n"
+           << "  } else {\n    for (var k = 0u; base + k < P.numel; k = k + 1u) {\n      let e = base + k;\n";
       for (int i = 1; i < nops; ++i)
-        body << "      let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? std::string("0u") : "prm(" + std::to_string(op_base[i]) + "u) + e") << ");\n";
-      body << "      st0(prm(" << op_base[0] << "u) + e, " << expr << ");\n    }\n  }\n  }\n";
+        body << "      let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? std::string("0u") : "P_offs(" + std::to_string(i) + "u) + e") << ");\n";
+      body << "      st0(P_offs(0u) + e, " << expr << ");\n    }\n  }\n  }\n";
     } else if (mode == Mode::Half8) {
       // Eight elements per vec4 word; in the last, ragged one the lanes past the end keep their
       // bits (this invocation owns the whole word, so nothing races).
@@ -429,26 +435,25 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
         }
         return c + ")";
       };
-      body << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * prm(0u);\n"
-           << "  let base = q * 8u;\n  if (base >= prm(2u)) { break; }\n";
+      body << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * P.count;\n"
+           << "  let base = q * 8u;\n  if (base >= P.numel) { break; }\n";
       for (int i = 1; i < nops; ++i)
         if (!ops[i].cpu_scalar)
-          body << "  let v" << i << " = buf" << ops[i].binding << "[(prm(" << op_base[i] << "u) >> 3u) + q];\n";
-      body << "  let oq = (prm(" << op_base[0] << "u) >> 3u) + q;\n  var r: vec4<u32>;\n"
+          body << "  let v" << i << " = buf" << ops[i].binding << "[(P_offs(" << i << "u) >> 3u) + q];\n";
+      body << "  let oq = (P_offs(0u) >> 3u) + q;\n  var r: vec4<u32>;\n"
            << "  for (var k = 0u; k < 4u; k = k + 1u) {\n";
       for (int i = 1; i < nops; ++i)
         if (!ops[i].cpu_scalar) body << "    let a" << i << " = lanes" << i << "(v" << i << "[k]);\n";
       body << "    r[k] = word0(" << call("0") << ", " << call("1") << ");\n  }\n"
-           << "  if (base + 8u <= prm(2u)) { buf" << ob << "[oq] = r; } else {\n"
+           << "  if (base + 8u <= P.numel) { buf" << ob << "[oq] = r; } else {\n"
            << "    var old = buf" << ob << "[oq];\n"
            << "    for (var k = 0u; k < 4u; k = k + 1u) {\n      let e = base + 2u * k;\n"
-           << "      if (e + 1u < prm(2u)) { old[k] = r[k]; } else if (e < prm(2u)) { old[k] = (old[k] & 0xffff0000u) | (r[k] & 0xffffu); }\n"
+           << "      if (e + 1u < P.numel) { old[k] = r[k]; } else if (e < P.numel) { old[k] = (old[k] & 0xffff0000u) | (r[k] & 0xffffu); }\n"
            << "    }\n    buf" << ob << "[oq] = old;\n  }\n  }\n";
     } else if (mode == Mode::Word) {
       const std::string bits = out.itemsize == 1 ? "8u" : "16u", wmask = out.itemsize == 1 ? "0xffu" : "0xffffu";
-      body << "  let w = prm(1u) + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = prm(" << op_base[0]
-           << "u);\n  for (var j = 0u; j < " << epw << "u; j = j + 1u) {\n    let e = w * " << epw
-           << "u + j;\n    if (e < base || e - base >= prm(2u)) { continue; }\n    let i = e - base;\n"
+      body << "  let w = P.aux + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = P_offs(0u);\n  for (var j = 0u; j < " << epw << "u; j = j + 1u) {\n    let e = w * " << epw
+           << "u + j;\n    if (e < base || e - base >= P.numel) { continue; }\n    let i = e - base;\n"
            << offsets("i", false) << "    word = word | (bits0(" << expr << ") << (j * " << bits << "));\n"
            << "    mask = mask | (" << wmask << " << (j * " << bits << "));\n  }\n"
            << "  if (mask == 0xffffffffu) { buf" << ob << "[w] = word; } else { buf" << ob << "[w] = (buf" << ob
@@ -456,15 +461,9 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     } else {
       body << offsets("idx", true) << "  st0(o0, " << expr << ");\n";
     }
-    replace(src, "{{BINDINGS}}", bs.str());
-    replace(src, "{{ACCESSORS}}", acc.str());
-    replace(src, "{{BODY}}", body.str());
-    replace(src, "{{WG}}", std::to_string(wg));
-    return src;
+    return kernel::fill(src, {{"ACCESSORS", acc.str()}, {"BODY", body.str()}, {"WG", std::to_string(wg)}});
   };
-  kernel::Params prm;
-  prm.positional(std::move(p));
-  kernel::launch(key, storage, prm, (threads + wg - 1) / wg, make);
+  kernel::launch(key, storage, prm, grid(threads, wg), make);
 }
 
 }  // namespace webgpu::ops
