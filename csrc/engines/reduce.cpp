@@ -1,0 +1,661 @@
+// The reduction engine (docs/design.md, "Engines"): one template (wgsl/reduce.wgsl) serves every
+// reduction; a reduction is a row of reduction() below (accumulator, identity, element, combine,
+// outputs). The planner picks one invocation per output (short rows), G lanes per row (medium rows,
+// strided), or a vectorised workgroup per row slice (contiguous rows: 16-byte loads, four
+// accumulators per lane), and splits long rows over several workgroups whose partials a second
+// dispatch folds in a fixed order. Workgroup folds use subgroup shuffles when the device has
+// subgroups (TORCH_WEBGPU_REDUCE_NO_SUBGROUPS=1 forces the shared-memory fold), else shared memory.
+#include "engines/reduce.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "engines/elementwise.h"
+#include "kernel/device.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/common.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr int kMaxRank = 4;
+
+// Accumulator types: the WGSL type, words in a partial, and how a value packs into vec4<u32>
+// words (for the partials of split rows).
+enum class Acc { F32, I64, U32, AF, AI, W, LS };
+struct AccType {
+  const char* type;
+  int words;
+  const char* pack;
+  const char* unpack;
+};
+const AccType& acc_type(Acc a) {
+  static const AccType t[] = {
+      {"f32", 1, "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<f32>(w.x)"},               // F32
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // I64
+      {"u32", 1, "vec4<u32>(v, 0u, 0u, 0u)", "w.x"},                                            // U32: bools
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // AF: (f32 bits, index)
+      {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},                                            // AI: (int64, index)
+      {"vec3<f32>", 3, "vec4<u32>(bitcast<vec3<u32>>(v), 0u)", "bitcast<vec3<f32>>(w.xyz)"},  // W: Welford
+      {"vec2<f32>", 2, "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)", "bitcast<vec2<f32>>(w.xy)"},  // LS: (max, sum)
+  };
+  return t[int(a)];
+}
+int acc_words(Acc a) { return acc_type(a).words; }
+
+// What an element enters as: its value in f32 (`f`), in int64 (`l`, vec2<u32>), or whether it is
+// nonzero (`nz`, 1u or 0u; NaN is nonzero, -0.0 is zero). `idx` is its index along the row.
+enum class In { F, L, NZ };
+
+// How a reduction treats one kind of input: the accumulator, its identity, one element, the
+// combine of `a` and `b`, and the row's outputs from the final accumulator `v` (output 1 when the
+// op has two: var_mean's mean; max.dim/min.dim write `value` first and out0, the index, second).
+struct Way {
+  Acc acc;
+  In in;
+  const char* identity;
+  const char* element;
+  const char* combine;
+  const char* out0;
+  const char* out1 = nullptr;
+  const char* value = nullptr;
+};
+
+struct Reduction {
+  Red red;
+  Way floats;          // float16, bfloat16, float32 inputs
+  Way ints;            // integer and bool inputs
+  Red partials;        // the reduction that folds a split row's partials
+  double empty = 0.0;  // the value of a row of length zero (NormP: +inf for p < 0, see reduce_iter)
+};
+
+#define WEBGPU_NAN_MAX "select(select(max(a, b), b, nan(b)), a, nan(a))"
+#define WEBGPU_NAN_MIN "select(select(min(a, b), b, nan(b)), a, nan(a))"
+// NaN wins (the first one), then the larger (smaller) value, ties to the smaller index.
+#define WEBGPU_ARG_F(GT)                                                                                       \
+  "let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n"                  \
+  "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n"          \
+  "  if (y " GT " x) { return b; } if (x " GT " y) { return a; }\n  return select(a, b, b.y < a.y);"
+#define WEBGPU_ARG_I(XY, YX)                                                                                   \
+  "let x = a.xy; let y = b.xy;\n  if (i64_lt(" XY ")) { return b; } if (i64_lt(" YX ")) { return a; }\n" \
+  "  return select(a, b, b.z < a.z);"
+
+const Reduction& reduction(Red r) {
+  static const char* kNegInf = "inf_bits(0xff800000u)";
+  static const char* kPosInf = "inf_bits(0x7f800000u)";
+  static const Way kSumI{Acc::I64, In::L, "vec2<u32>(0u, 0u)", "l", "i64_add(a, b)", "v"};
+  // Welford/Chan: (mean, m2, count).
+  static const char* kWelford =
+      "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
+      "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
+      "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
+  static const Way kVar{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
+                        "v.y * fa()", "v.x"};
+  static const Way kStd{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
+                        "sqrt(v.y * fa())", "v.x"};
+  // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
+  static const Way kLse{Acc::LS, In::F, "vec2<f32>(inf_bits(0xff800000u), 0.0)", "vec2<f32>(f, 1.0)",
+                        "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
+                        "  let m = max(a.x, b.x);\n"
+                        "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
+                        "  if (bitcast<u32>(m) == 0x7f800000u) { return vec2<f32>(m, 1.0); }\n"
+                        "  let sa = select(0.0, a.y * f_exp(a.x - m), a.y != 0.0);\n"
+                        "  let sb = select(0.0, b.y * f_exp(b.x - m), b.y != 0.0);\n"
+                        "  return vec2<f32>(m, sa + sb);",
+                        "v.x + f_log(v.y)"};
+  auto norm = [](const char* ident, const char* elem, const char* comb, const char* out) {
+    return Way{Acc::F32, In::F, ident, elem, comb, out};
+  };
+  static const std::vector<Reduction> table = {
+      {Red::Sum, {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, Red::Sum},
+      {Red::NanSum, {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI,
+       Red::Sum},
+      {Red::Prod, {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
+       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"}, Red::Prod, 1.0},
+      {Red::Mean, {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"}, kSumI, Red::Mean,
+       std::numeric_limits<double>::quiet_NaN()},
+      {Red::Max, {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"}, Red::Max},
+      {Red::Min, {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"}, Red::Min},
+      {Red::Any, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"}, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
+       Red::Any},
+      {Red::All, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"}, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
+       Red::All, 1.0},
+      {Red::ArgMax,
+       {Acc::AF, In::F, "vec2<u32>(0xff800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F(">"),
+        "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
+       {Acc::AI, In::L, "vec3<u32>(0u, 0x80000000u, 0xffffffffu)", "vec3<u32>(l, idx)", WEBGPU_ARG_I("x, y", "y, x"),
+        "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
+       Red::ArgMax},
+      {Red::ArgMin,
+       {Acc::AF, In::F, "vec2<u32>(0x7f800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F("<"),
+        "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
+       {Acc::AI, In::L, "vec3<u32>(0xffffffffu, 0x7fffffffu, 0xffffffffu)", "vec3<u32>(l, idx)",
+        WEBGPU_ARG_I("y, x", "x, y"), "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
+       Red::ArgMin},
+      {Red::Var, kVar, kVar, Red::Var},
+      {Red::Std, kStd, kStd, Red::Std},
+      {Red::Norm0, norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {},
+       Red::Norm0},
+      {Red::Norm1, norm("0.0", "abs(f)", "a + b", "v"), {}, Red::Norm1},
+      {Red::Norm2, norm("0.0", "f * f", "a + b", "sqrt(v)"), {}, Red::Norm2},
+      {Red::NormInf, norm(kNegInf, "abs(f)", WEBGPU_NAN_MAX, "v"), {}, Red::NormInf},
+      {Red::NormNegInf, norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"), {}, Red::NormNegInf,
+       std::numeric_limits<double>::infinity()},
+      // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
+      {Red::NormP,
+       norm("0.0",
+            "select(select(pow(abs(f), fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), abs(f) == 0.0), "
+            "abs(f), nan(abs(f)))",
+            "a + b", "select(pow(v, fb()), v, nan(v))"),
+       {}, Red::NormP},
+      {Red::LogSumExp, kLse, kLse, Red::LogSumExp},
+      {Red::CountNz, {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
+       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"}, Red::CountNz},
+  };
+  for (const Reduction& x : table)
+    if (x.red == r) return x;
+  TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row ", int(r));
+}
+
+
+
+// The way a reduction takes this input dtype (norms of integer inputs read them as floats).
+const Way& way_for(Red r, at::ScalarType in) {
+  const Reduction& x = reduction(r);
+  return at::isFloatingType(in) || !x.ints.identity ? x.floats : x.ints;
+}
+Acc acc_for(at::ScalarType in, Red r) { return way_for(r, in).acc; }
+
+// Storage dtype of output k.
+at::ScalarType out_storage(const Op& op, Acc a, int k) {
+  if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
+  if (a == Acc::AF || a == Acc::AI) return at::kLong;
+  if (a == Acc::W || a == Acc::LS) return at::kFloat;
+  return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
+}
+
+// 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
+std::string nonzero_u32(at::ScalarType t) {
+  return t == at::kLong ? "select(0u, 1u, (r.x | r.y) != 0u)"
+       : t == at::kFloat ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
+       : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
+       : "select(0u, 1u, r != 0u)";
+}
+
+// Stores expression `v` as dtype t into element e of binding `slot`.
+std::string store(at::ScalarType t, const std::string& slot, const std::string& e, const std::string& v) {
+  if (t == at::kLong)
+    return "{ let q = " + v + "; " + slot + "[2u * " + e + "] = q.x; " + slot + "[2u * " + e + " + 1u] = q.y; }";
+  if (t == at::kFloat) return slot + "[" + e + "] = bitcast<u32>(" + v + ");";
+  return slot + "[" + e + "] = " + v + ";";
+}
+
+std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
+  const Way& w = way_for(op.red, in_dt);
+  TORCH_INTERNAL_ASSERT(w.acc == acc);
+  const AccType& A = acc_type(acc);
+  const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
+  const std::string in = w.in == In::F   ? "let f = " + convert_in(in_dt, CT::F32) + ";"
+                         : w.in == In::L ? "let l = " + convert_in(in_dt, CT::I64) + ";"
+                                         : "let nz = " + nonzero_u32(in_dt) + ";";
+  const std::string comb = std::strncmp(w.combine, "let ", 4) == 0 || std::strncmp(w.combine, "if ", 3) == 0
+                               ? w.combine : "return " + std::string(w.combine) + ";";
+  std::string s = "alias ACC = " + std::string(A.type) + ";\nconst NW: u32 = " + std::to_string(A.words) + "u;\n";
+  s += "fn identity() -> ACC { return " + std::string(w.identity) + "; }\n";
+  s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
+  s += "fn conv(r: " + RAWT + ", idx: u32) -> ACC { " + in + " return " + w.element + "; }\n";
+  s += "fn pack(v: ACC) -> vec4<u32> { return " + std::string(A.pack) + "; }\n";
+  s += "fn unpack(w: vec4<u32>) -> ACC { return " + std::string(A.unpack) + "; }\n";
+  if (packed_in) {
+    s += "fn load(e: u32, idx: u32) -> ACC { var w = vec4<u32>(0u); for (var k = 0u; k < NW; k = k + 1u) "
+         "{ w[k] = word(e * NW + k); } return unpack(w); }\n";
+  } else {
+    s += "fn load(e: u32, idx: u32) -> ACC { let r = " + raw_load(c10::elementSize(in_dt), "word") +
+         "; return conv(r, idx); }\n";
+  }
+  // finish(o, v): o = (input base, output 0 element, output 1 element). Partial passes store packed
+  // accumulators instead.
+  std::string fin;
+  if (final_pass) {
+    if (op.values) {
+      fin = store(out_storage(op, acc, 0), "dst0", "o.y", w.value) + " " +
+            store(out_storage(op, acc, 1), "dst1", "o.z", w.out0);
+    } else {
+      fin = store(out_storage(op, acc, 0), "dst0", "o.y", w.out0);
+      if (op.nouts == 2 && w.out1) fin += " " + store(out_storage(op, acc, 1), "dst1", "o.z", w.out1);
+    }
+  }
+  s += "fn finish(o: vec3<u32>, v: ACC) { " + fin + " }\n";
+  return s;
+}
+
+const char* kGroupReduceShared =
+    "fn group_reduce(v: ACC, lid: u32, sg: u32) -> ACC {\n"
+    "  scratch[lid] = v;\n"
+    "  workgroupBarrier();\n"
+    "  for (var s = G / 2u; s > 0u; s = s >> 1u) {\n"
+    "    if ((lid % G) < s) { scratch[lid] = combine(scratch[lid], scratch[lid + s]); }\n"
+    "    workgroupBarrier();\n"
+    "  }\n"
+    "  return scratch[lid];\n"
+    "}\n";
+
+// Butterfly within each subgroup (lanes of a G-segment are consecutive invocations), then the
+// segment's leader folds its subgroups' results in order.
+const char* kGroupReduceSubgroup =
+    "fn group_reduce(v0: ACC, lid: u32, sg: u32) -> ACC {\n"
+    "  var v = v0;\n"
+    "  let m = min(G, sg);\n"
+    "  for (var o = m / 2u; o > 0u; o = o >> 1u) { v = combine(v, subgroupShuffleXor(v, o)); }\n"
+    "  if ((lid % m) == 0u) { scratch[lid / m] = v; }\n"
+    "  workgroupBarrier();\n"
+    "  var r = v;\n"
+    "  if ((lid % G) == 0u) {\n"
+    "    let b = lid / m;\n"
+    "    r = scratch[b];\n"
+    "    for (var i = 1u; i < G / m; i = i + 1u) { r = combine(r, scratch[b + i]); }\n"
+    "  }\n"
+    "  return r;\n"
+    "}\n";
+
+enum class Mode { Thread, Group, Vec };
+
+struct Launch {
+  const at::Tensor* in;      // input storage (or packed partials)
+  uint64_t in_off;           // elements (packed units for partials)
+  at::ScalarType in_dtype;
+  bool packed_in;
+  const at::Tensor* out0;    // final outputs, or the partials buffer (out1 unused)
+  const at::Tensor* out1;
+  uint64_t out0_off, out1_off;
+  std::vector<Dim> outd, redd;
+  int64_t n_out, red_len, parts, part_len;
+  Mode mode;
+  uint32_t G;
+  bool final_pass;
+};
+
+// The VEC shape: 16-byte loads in flight per lane per loop iteration, loads per lane per (row,
+// part), and the most workgroups one row is split over. TORCH_WEBGPU_REDUCE_VEC="unroll,loads,groups"
+// overrides them for tuning.
+struct VecTuning {
+  uint32_t unroll = 4, loads = 16, groups = 1024;
+};
+const VecTuning& vec_tuning() {
+  static const VecTuning v = [] {
+    VecTuning r;
+    if (const char* e = std::getenv("TORCH_WEBGPU_REDUCE_VEC")) {
+      unsigned u = 0, l = 0, g = 0;
+      if (std::sscanf(e, "%u,%u,%u", &u, &l, &g) == 3 && u >= 1 && u <= 8 && l >= 1 && g >= 1) r = {u, l, g};
+    }
+    return r;
+  }();
+  return v;
+}
+
+// The unroll of a VEC kernel: the tuned one for 32-bit floats, at most 2 otherwise. A sub-word or
+// int64 row already unpacks several elements per load, each with a costlier combine (up to 32 per
+// iteration at 2), and no gain from more was measured.
+uint32_t vec_unroll(Acc acc, int64_t isz) {
+  const uint32_t u = vec_tuning().unroll;
+  return isz == 4 && acc == Acc::F32 ? u : std::min<uint32_t>(u, 2);
+}
+
+bool use_subgroups(const kernel::DeviceInfo& dev) {
+  static const bool off = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_REDUCE_NO_SUBGROUPS");
+    return e && *e && std::string(e) != "0";
+  }();
+  return dev.subgroups && !off;
+}
+
+// The part of t's block a kernel binds (kernel::window; 16-byte units, so vector indices stay
+// aligned), as (start, size) in bytes.
+std::pair<uint64_t, uint64_t> window(const at::Tensor& t, const char* name) {
+  const auto span = kernel::byte_span(t);
+  const kernel::Window w = kernel::window(t, span.first, span.second, name, 16);
+  return {w.start, w.size};
+}
+
+void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch& L) {
+  const int RO = int(L.outd.size()), RR = int(L.redd.size());
+  TORCH_CHECK(RO <= kMaxRank && RR <= kMaxRank, "webgpu: reduction over a tensor with too many non-mergeable dims");
+  const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
+  const bool two = L.final_pass && L.out1 != nullptr;
+  const int64_t isz = c10::elementSize(L.in_dtype);
+  std::string key = "reduce:" + std::to_string(int(op.red)) + ":" + (op.values ? "v" : "") +
+                    std::to_string(op.nouts) + ":" +
+                    std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
+                    ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
+                    (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "") +
+                    (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
+  auto make = [&]() {
+    std::string src = sg ? "enable subgroups;\n" : "";
+    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += kernel::library("int64");
+    if (acc == Acc::LS) src += kernel::library("pointwise");
+    // The store at the end of a (row, part): the row's outputs, or its partial.
+    const std::string store = L.final_pass ? "finish(oo, res);" : "store_partial(slot, res);";
+    std::string code;
+    if (L.mode == Mode::Thread) {
+      code =
+          "  let t = linear_id(wid, nwg, lid, WG);\n"
+          "  let parts = P.parts;\n"
+          "  if (t >= P.n_out * parts) { return; }\n"
+          "  let row = t % P.n_out;\n"  // neighbouring invocations: neighbouring outputs
+          "  let part = t / P.n_out;\n"
+          "  let slot = row * parts + part;\n"
+          "  let oo = out_offsets(row);\n"
+          "  let lo = part * P.part_len;\n"
+          "  let hi = min(lo + P.part_len, P.row_len);\n"
+          "  var res = identity();\n"
+          "  for (var r = lo; r < hi; r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
+          "  " + store + "\n";
+    } else {
+      code = std::string(sg ? "" : "  let sg = 1u;\n") +
+             "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+             "  let parts = P.parts;\n"
+             "  let slot = g * (WG / G) + lid / G;\n"
+             "  let lane = lid % G;\n"
+             "  let row = slot / parts;\n"
+             "  let part = slot % parts;\n"
+             "  let ok = row < P.n_out;\n"
+             "  var oo = vec3<u32>(0u);\n";
+      if (L.mode == Mode::Group) {
+        code +=
+            "  var acc = identity();\n"
+            "  if (ok) {\n"
+            "    oo = out_offsets(row);\n"
+            "    let lo = part * P.part_len;\n"
+            "    let hi = min(lo + P.part_len, P.row_len);\n"
+            "    for (var r = lo + lane; r < hi; r = r + G) { acc = combine(acc, load(oo.x + red_offset(r), r)); }\n"
+            "  }\n";
+      } else {
+        // VEC: elements per 16-byte vector, per word.
+        const int64_t epv = 16 / isz;
+        const std::string EPV = std::to_string(epv) + "u";
+        auto fold = [&](const std::string& q, const std::string& e0) {
+          std::string c;
+          if (isz == 8) {
+            c += "    a0 = combine(a0, conv(" + q + ".xy, " + e0 + " - base));\n";
+            c += "    a1 = combine(a1, conv(" + q + ".zw, " + e0 + " + 1u - base));\n";
+            return c;
+          }
+          const int64_t epw = 4 / isz;
+          const char* comp[4] = {"x", "y", "z", "w"};
+          for (int k = 0; k < 4; ++k) {
+            for (int j = 0; j < epw; ++j) {
+              std::string raw = q + "." + comp[k];
+              if (isz == 2) raw = j == 0 ? "(" + raw + " & 0xffffu)" : "(" + raw + " >> 16u)";
+              if (isz == 1) raw = "((" + raw + " >> " + std::to_string(8 * j) + "u) & 0xffu)";
+              c += "    a" + std::to_string(k) + " = combine(a" + std::to_string(k) + ", conv(" + raw + ", " + e0 +
+                   " + " + std::to_string(k * epw + j) + "u - base));\n";
+            }
+          }
+          return c;
+        };
+        code +=
+            "  var a0 = identity(); var a1 = identity(); var a2 = identity(); var a3 = identity();\n"
+            "  if (ok) {\n"
+            "    oo = out_offsets(row);\n"
+            "    let base = oo.x;\n"
+            "    let end = base + P.row_len;\n"
+            "    var v0 = (base + " + EPV + " - 1u) / " + EPV + ";\n"
+            "    let v1 = end / " + EPV + ";\n"
+            "    var hs = end; var ts = end;\n"
+            "    if (v1 > v0) { hs = v0 * " + EPV + "; ts = v1 * " + EPV + "; } else { v0 = v1; }\n"
+            "    let lo = v0 + part * P.part_len;\n"
+            "    let hi = min(lo + P.part_len, v1);\n"
+            "    var v = lo + lid;\n";
+        // U loads issued before any is folded, then single loads for the rest.
+        const uint32_t U = vec_unroll(acc, isz);
+        if (U > 1) {
+          code += "    for (; v + " + std::to_string(U - 1) + "u * WG < hi; v = v + " + std::to_string(U) + "u * WG) {\n";
+          for (uint32_t k = 0; k < U; ++k)
+            code += "      let q" + std::to_string(k) + " = src[v + " + std::to_string(k) + "u * WG];\n";
+          for (uint32_t k = 0; k < U; ++k) {
+            const std::string e = "e" + std::to_string(k);
+            code += "      let " + e + " = (v + " + std::to_string(k) + "u * WG) * " + EPV + ";\n" +
+                    fold("q" + std::to_string(k), e);
+          }
+          code += "    }\n";
+        }
+        code +=
+            "    for (; v < hi; v = v + WG) {\n"
+            "      let q0 = src[v]; let e0 = v * " + EPV + ";\n" + fold("q0", "e0") +
+            "    }\n"
+            "    if (part == 0u) {\n"
+            "      let h = base + lid; if (h < hs) { a0 = combine(a0, load(h, h - base)); }\n"
+            "      let t = ts + lid; if (t < end) { a1 = combine(a1, load(t, t - base)); }\n"
+            "    }\n"
+            "  }\n"
+            "  let acc = combine(combine(a0, a1), combine(a2, a3));\n";
+      }
+      code +=
+          "  let res = group_reduce(acc, lid, sg);\n"
+          "  if (ok && lane == 0u) { " + store + " }\n";
+    }
+    return src + kernel::fill(kernel::library("reduce"),
+                              {{"FUNCTIONS", functions(op, acc, L.in_dtype, L.packed_in, L.final_pass)},
+                               {"GROUP_REDUCE", sg ? kGroupReduceSubgroup : kGroupReduceShared},
+                               {"SG_PARAM", sg ? ", @builtin(subgroup_size) sg: u32" : ""},
+                               {"BODY", code},
+                               {"WG", std::to_string(kWG)},
+                               {"G", std::to_string(L.G)},
+                               {"RO", std::to_string(RO)},
+                               {"RR", std::to_string(RR)}});
+  };
+  // Bound windows: element offsets become relative to each window's start.
+  const auto wi = window(*L.in, "reduction input");
+  const auto w0 = window(*L.out0, "reduction output");
+  const auto w1 = two ? window(*L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
+  const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
+  TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
+  const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
+  kernel::Params prm;
+  prm.u32("n_out", uint32_t(L.n_out));
+  prm.u32("row_len", uint32_t(L.red_len));
+  prm.u32("parts", uint32_t(L.parts));
+  prm.u32("part_len", uint32_t(L.part_len));
+  prm.u32("in_off", uint32_t(L.in_off - wi.first / in_unit));
+  prm.u32("out0_off", uint32_t(L.final_pass ? L.out0_off - w0.first / out0_unit : 0));
+  prm.u32("out1_off", uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0));
+  prm.f32("fa", op.fa);
+  prm.f32("fb", op.fb);
+  prm.u32("part_off", uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4));
+  std::vector<uint32_t> od, rd;
+  for (const Dim& d : L.outd)
+    od.insert(od.end(), {uint32_t(d.size), uint32_t(d.in_stride), uint32_t(d.out0_stride), uint32_t(d.out1_stride)});
+  for (const Dim& d : L.redd) rd.insert(rd.end(), {uint32_t(d.size), uint32_t(d.in_stride), 0u, 0u});
+  prm.array("out_dims", od.data(), od.size());
+  prm.array("red_dims", rd.data(), rd.size());
+  std::vector<kernel::Storage> b;
+  b.push_back({L.in, "src", "vec4<u32>", false, wi.first, wi.second});
+  b.push_back({L.out0, "dst0", "u32", true, w0.first, w0.second});
+  if (two) b.push_back({L.out1, "dst1", "u32", true, w1.first, w1.second});
+  const uint64_t slots = uint64_t(L.n_out) * L.parts;
+  const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
+                                                 : (slots + (kWG / L.G) - 1) / (kWG / L.G);
+  kernel::launch(key, b, prm, groups, make);
+}
+
+// Collapses adjacent dims that are contiguous with each other in the input and the outputs.
+std::vector<Dim> coalesce(const std::vector<Dim>& d) {
+  std::vector<Dim> out;
+  for (const Dim& x : d) {
+    if (x.size == 1) continue;
+    if (!out.empty()) {
+      Dim& p = out.back();
+      if (p.in_stride * p.size == x.in_stride && p.out0_stride * p.size == x.out0_stride &&
+          p.out1_stride * p.size == x.out1_stride) {
+        p.size *= x.size;
+        continue;
+      }
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+uint32_t pow2_at_least(int64_t v) {
+  uint32_t g = 1;
+  while (g < v && g < kWG) g <<= 1;
+  return g;
+}
+
+}  // namespace
+
+// Reduces `in` over the dims described by od/rd (element strides; od's out strides in elements of
+// outs[k]) into outs (1 or 2 tensors, of out_storage() dtypes, any strides).
+void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<Dim> rd,
+         const std::vector<at::Tensor>& outs, const char* name) {
+  at::Tensor in = in_;
+  for (const auto& o : outs)
+    if (kernel::block_id(o) == kernel::block_id(in)) in = in_.clone();  // an output overlapping the input: read a copy
+  const Acc acc = acc_for(in.scalar_type(), op.red);
+  od = coalesce(od);
+  rd = coalesce(rd);
+  if (rd.empty()) rd.push_back({1, 0, 0, 0});  // the kernel indexes the last reduced dim
+  int64_t n_out = 1, red_len = 1;
+  for (auto& d : od) n_out *= d.size;
+  for (auto& d : rd) red_len *= d.size;
+  if (n_out == 0) return;
+  TORCH_CHECK(in.storage().nbytes() / in.element_size() < int64_t(UINT32_MAX) - 64 &&
+                  n_out * red_len <= int64_t(UINT32_MAX),
+              "webgpu: ", name, ": tensors past 2^32 elements are not supported by webgpu reductions");
+  const kernel::DeviceInfo& dev = kernel::device_info(in);
+
+  // Outputs are written directly when they hold the storage dtype, else into contiguous scratch.
+  std::vector<at::Tensor> targets;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const at::ScalarType st = out_storage(op, acc, int(k));
+    const bool direct = outs[k].scalar_type() == st && !(k == 1 && kernel::block_id(outs[1]) == kernel::block_id(outs[0]));
+    targets.push_back(direct ? outs[k] : at::empty({n_out}, outs[k].options().dtype(st)));
+    if (!direct) {
+      int64_t s = 1;
+      for (auto& d : od) {
+        (k == 0 ? d.out0_stride : d.out1_stride) = s;
+        s *= d.size;
+      }
+    }
+  }
+  const int64_t isz = in.element_size();
+  const uint64_t in_off = in.storage_offset();
+  const uint64_t o0 = targets[0].storage_offset(), o1 = targets.size() > 1 ? targets[1].storage_offset() : 0;
+  const at::Tensor* t1 = targets.size() > 1 ? &targets[1] : nullptr;
+
+  const bool contig_rows = rd.size() == 1 && rd[0].in_stride == 1;
+  const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
+  Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1, o0, o1, od, rd, n_out, red_len, 1, red_len,
+           Mode::Thread, 1, true};
+  int64_t parts = 1;
+  if (thread_mode) {
+    // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
+    if (red_len > 64 && n_out < 65536)
+      parts = std::max<int64_t>(1, std::min<int64_t>((65536 + n_out - 1) / n_out, red_len / 32));
+    L.parts = parts;
+    L.part_len = (red_len + parts - 1) / parts;
+  } else {
+    const int64_t epv = 16 / isz;
+    const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
+    if (vec) {
+      // Enough 16-byte loads per lane and a bounded number of workgroups (vec_tuning()).
+      const VecTuning& vt = vec_tuning();
+      const int64_t nv = red_len / epv + 1, per_group = int64_t(kWG) * vt.loads;
+      parts = std::max<int64_t>(1, std::min<int64_t>((nv + per_group - 1) / per_group, int64_t(vt.groups) / n_out));
+      L.mode = Mode::Vec;
+      L.G = kWG;
+      L.part_len = (nv + parts - 1) / parts;
+    } else {
+      if (red_len > 4096 && n_out < 1024) parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
+      L.mode = Mode::Group;
+      // Lanes per row: about eight elements each, up to the workgroup.
+      L.G = parts > 1 ? kWG : std::max<uint32_t>(4, pow2_at_least((red_len + 7) / 8));
+      L.part_len = (red_len + parts - 1) / parts;
+    }
+    L.parts = parts;
+  }
+  {
+    if (parts == 1) {
+      dispatch(dev, op, acc, L);
+    } else {
+      const int W = acc_words(acc);
+      at::Tensor partial = at::empty({n_out * parts * W}, in.options().dtype(at::kInt));
+      Launch P = L;
+      P.final_pass = false;
+      P.out0 = &partial;
+      P.out1 = nullptr;
+      P.out0_off = partial.storage_offset();
+      dispatch(dev, op, acc, P);
+      // Fold the parts: the partials of output k are `parts` packed values at k * parts.
+      TORCH_CHECK(partial.storage_offset() % W == 0, "webgpu: internal: unaligned partials");
+      std::vector<Dim> od_final = od;
+      int64_t s = parts;
+      for (auto& d : od_final) {
+        d.in_stride = s;
+        s *= d.size;
+      }
+      Op op2 = op;
+      op2.red = reduction(op.red).partials;
+      Launch F{&partial, uint64_t(partial.storage_offset() / W), in.scalar_type(), true, &targets[0], t1, o0, o1,
+               od_final, {{parts, 1, 0, 0}}, n_out, parts, 1, parts, Mode::Group, pow2_at_least(parts), true};
+      F.G = std::max<uint32_t>(F.G, 4);
+      dispatch(dev, op2, acc, F);
+    }
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (targets[k].is_same(outs[k])) continue;
+    // targets hold the outputs in iteration order (dim 0 fastest): view the output the same way.
+    outs[k].copy_(targets[k].view(outs[k].sizes()));
+  }
+}
+
+// From a TensorIterator reduction: outputs are operands [0, noutputs), the input follows.
+void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name) {
+  Op op = op_in;
+  const int nout = iter.noutputs();
+  TORCH_CHECK(iter.ntensors() == nout + 1 && nout >= 1 && nout <= 2, "webgpu: ", name, ": unexpected reduction form");
+  const at::Tensor& in = iter.input(0);
+  check_supported_dtype(in.scalar_type(), name);
+  for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
+  std::vector<Dim> od, rd;
+  int64_t red_len = 1;
+  for (int d = 0; d < iter.ndim(); ++d) {
+    const int64_t s0 = iter.strides(0)[d] / iter.output(0).element_size();
+    const int64_t s1 = nout > 1 ? iter.strides(1)[d] / iter.output(1).element_size() : 0;
+    Dim x{iter.shape()[d], iter.strides(nout)[d] / in.element_size(), s0, s1};
+    if (iter.is_dim_reduced(d)) {
+      rd.push_back(x);
+      red_len *= x.size;
+    } else {
+      od.push_back(x);
+    }
+  }
+  if (op.red == Red::Mean) op.fa = float(red_len);
+  if (iter.numel() == 0) {
+    // Rows of length zero: the identity.
+    const at::Tensor& out = iter.output(0);
+    const double empty = reduction(op.red).empty;
+    out.fill_(op.red == Red::NormP && op.fa < 0 ? std::numeric_limits<double>::infinity() : empty);
+    return;
+  }
+  // Outputs viewed through the iterator's dims (dim 0 fastest): writing through these views with
+  // the iterator's strides is what the kernel does; a scratch target is copied into them.
+  std::vector<at::Tensor> outs;
+  for (int k = 0; k < nout; ++k) {
+    std::vector<int64_t> sizes, strides;
+    for (int d = iter.ndim() - 1; d >= 0; --d) {
+      if (iter.is_dim_reduced(d)) continue;
+      sizes.push_back(iter.shape()[d]);
+      strides.push_back(iter.strides(k)[d] / iter.output(k).element_size());
+    }
+    outs.push_back(iter.output(k).as_strided(sizes, strides, iter.output(k).storage_offset()));
+  }
+  run(op, in, od, rd, outs, name);
+}
+
+}  // namespace webgpu::ops
