@@ -180,18 +180,18 @@ void require_float(const at::TensorBase& t, const char* kernel) {
 void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
   require_float(self, "normal_kernel_cpu");
   Spec sp{"normal"};
-  sp.f32s = {{"mean", float(mean)}, {"std", float(std)}};
+  sp.f32s = {{"mean", float(mean)}, {"stddev", float(std)}};
   sp.pre = kNormalPre;
-  sp.lane = "P.mean + P.std * z[k]";
+  sp.lane = "P.mean + P.stddev * z[k]";
   fill(self, sp, gen);
 }
 
 void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Gen gen) {
   require_float(iter.tensor_base(0), "log_normal_cpu");
   Spec sp{"log_normal"};
-  sp.f32s = {{"mean", float(mean)}, {"std", float(std)}};
+  sp.f32s = {{"mean", float(mean)}, {"stddev", float(std)}};
   sp.pre = kNormalPre;
-  sp.lane = "exp(P.mean + P.std * z[k])";
+  sp.lane = "exp(P.mean + P.stddev * z[k])";
   fill(iter_tensor(iter), sp, gen);
 }
 
