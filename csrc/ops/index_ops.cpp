@@ -166,13 +166,19 @@ void index_kernel(at::TensorIteratorBase& iter, at::IntArrayRef sizes, at::IntAr
   run_index(p);
 }
 
-void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayRef strides, bool accumulate) {
+// index_put_ and put_: a scatter (summing when accumulating) over iter's shape, negative indices wrapping.
+IndexPlan put_plan(const char* op, at::TensorIterator& iter, bool accumulate) {
   IndexPlan p;
-  p.op = "index_put_";
+  p.op = op;
   p.mode = IndexMode::Scatter;
   p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
   p.allow_neg = true;
   p.shape = iter_shape(iter);
+  return p;
+}
+
+void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayRef strides, bool accumulate) {
+  IndexPlan p = put_plan("index_put_", iter, accumulate);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 1);
   p.single = (accumulate && is_half(iter.dtype(0)) && iter.numel() <= kSingleMax) || deterministic();
@@ -341,12 +347,7 @@ void take_kernel(at::TensorIterator& iter, const at::TensorBase& input) {
 void put_kernel(at::TensorIterator& iter, const at::TensorBase& self_base, const bool accumulate) {
   at::Tensor self(self_base);
   at::Tensor flat = self.is_contiguous() ? self : self.contiguous();
-  IndexPlan p;
-  p.op = "put_";
-  p.mode = IndexMode::Scatter;
-  p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
-  p.allow_neg = true;
-  p.shape = iter_shape(iter);
+  IndexPlan p = put_plan("put_", iter, accumulate);
   const int R = int(p.shape.size());
   p.dst = {flat, std::vector<int64_t>(R, 0)};
   p.src = iter_operand(iter, 0);

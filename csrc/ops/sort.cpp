@@ -267,6 +267,18 @@ void prep_out(const at::Tensor& values, const at::Tensor& indices, const at::Ten
   at::native::resize_output(indices, shape);
 }
 
+// Fresh values and int64 indices outputs for the functional forms of the (values, indices) ops.
+std::pair<at::Tensor, at::Tensor> empty_outputs(const at::Tensor& self) {
+  return {at::empty({0}, self.options()), at::empty({0}, self.options().dtype(at::kLong))};
+}
+// The functional form of an out= op: out_fn(values, indices) fills fresh outputs.
+template <class F>
+std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) {
+  auto [v, i] = empty_outputs(self);
+  out_fn(v, i);
+  return {v, i};
+}
+
 // ---- sort ----
 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
@@ -285,9 +297,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optio
 
 std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                                                bool descending) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  sort_out(self, stable, dim, descending, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { sort_out(self, stable, dim, descending, v, i); });
 }
 
 std::tuple<at::Tensor, at::Tensor> sort_plain(const at::Tensor& self, int64_t dim, bool descending) {
@@ -319,9 +329,7 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
 }
 
 std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  topk_out(self, k, dim, largest, sorted, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { topk_out(self, k, dim, largest, sorted, v, i); });
 }
 
 // One order statistic per row: mode 0 (position k - 1), 1 median, 2 nanmedian, 3 mode.
@@ -362,9 +370,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
 }
 
 std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  kthvalue_out(self, k, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { kthvalue_out(self, k, dim, keepdim, v, i); });
 }
 
 std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
@@ -374,9 +380,7 @@ std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int6
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  median_dim_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_out(self, dim, keepdim, v, i); });
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                                                         at::Tensor& values, at::Tensor& indices) {
@@ -385,14 +389,12 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, i
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  nanmedian_dim_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { nanmedian_dim_out(self, dim, keepdim, v, i); });
 }
 
 at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan) {
   if (self.numel() == 0) return at::full({}, NAN, self.options());
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  auto [v, i] = empty_outputs(self);
   select_rows(self.reshape({-1}), 0, false, ignore_nan ? 2 : 1, 0, v, i, ignore_nan ? "nanmedian" : "median");
   return v;
 }
@@ -415,9 +417,7 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  mode_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { mode_out(self, dim, keepdim, v, i); });
 }
 
 
