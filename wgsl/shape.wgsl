@@ -1,7 +1,7 @@
-// Shape-building kernels (engines/remap.cpp, ops/shape_ops.cpp, ops/pad.cpp). Each section below
-// (kernel::section) is one kernel body; ops fill its placeholders (kernel::fill) with per-dimension
-// code that they unroll for the kernel's rank (index arithmetic stays in registers, no runtime mode
-// switches).
+// Shape-building kernels (engines/remap.cpp, ops/shape_ops.cpp; ops/pad.cpp through the remap
+// engine). Each section below (kernel::section) is one kernel body; ops fill its placeholders
+// (kernel::fill) with per-dimension code that they unroll for the kernel's rank (index arithmetic
+// stays in registers, no runtime mode switches).
 // Every kernel is one invocation per output element, 256 per workgroup, over a folded grid.
 
 //== main_element
@@ -108,36 +108,6 @@ fn elem(i: u32) -> EV {
   }
   let v = ld0(ie);
   st1(i, vec2<u32>(select(0u, 1u, v.x == k && v.y == 0u), 0u));
-}
-
-//== pad_backward
-// Gradient of reflection / replication padding over the last D dims, gathered: each grad_input
-// element sums the grad_output elements its value was copied to (at most 3 per dim for reflect, a
-// run of the pad's width at an edge for replicate), in f32, in a fixed order.
-// Parameters: [0] elements, [1] grad_output offset, [2] grad_input offset (both contiguous), then
-// per padded dim (innermost first): input size, output size, left pad.
-@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wid, nwg, lid, 256u);
-  if (i >= prm(0u)) { return; }
-  var r = i;
-  var obase = 1u;  // elements of one output plane so far (innermost dims)
-  var cand: array<vec3<i32>, {{D}}>;  // reflect: up to 3 positions (-1: none); replicate: (first, count, -)
-  var ostr: array<u32, {{D}}>;
-  for (var d = 0u; d < {{D}}u; d = d + 1u) {
-    let n = prm(3u + 3u * d);
-    let on = prm(4u + 3u * d);
-    let pl = bitcast<i32>(prm(5u + 3u * d));
-    let c = i32(r % n);
-    r = r / n;
-    ostr[d] = obase;
-    obase = obase * on;
-{{PERDIM}}
-  }
-  let ob = prm(1u) + r * obase;  // r is now the batch index
-  var acc = 0.0;
-{{LOOPS}}
-  st1(prm(2u) + i, acc);
 }
 
 //== ri_scan
