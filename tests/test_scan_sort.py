@@ -399,6 +399,8 @@ def test_histc(dtype):
     x = make((3000 if dtype != torch.bfloat16 else 1000,), dtype, seed=7)
     for mn, mx in ((0, 0), (-2, 2), (-1.5, 3.25)):
         same(torch.histc(x, bins=17, min=mn, max=mx), torch.histc(x.to(W), bins=17, min=mn, max=mx))
+    # past 2048 bins: one global atomic per element (section hist) instead of per-workgroup histograms
+    same(torch.histc(x, bins=2500, min=-2, max=2), torch.histc(x.to(W), bins=2500, min=-2, max=2))
     xn = x.clone()
     xn[::5] = NAN
     same(torch.histc(xn, bins=10, min=-3, max=3), torch.histc(xn.to(W), bins=10, min=-3, max=3))

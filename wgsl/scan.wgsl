@@ -9,13 +9,13 @@
 // comb(a: S, b: S) -> S (associative, a before b), load_x(e) -> T, load_xi(e, p) -> u32 (the
 // element's index; p is its position in the row), load_c(e) -> S (carry), store_y(e, s: S),
 // and the constants REDUCE, CARRY.
-// Parameters: 0 n, 1 tiles per row, 2 x offset, 3 xi offset, 4 carry offset, 5 carry-index offset,
-// 6 y offset, 7 yi offset, 8 rows.
-// Two kernels, each in a section that starts with a `// ==== name ====` line (scan.cpp compiles one):
-// `tile` as above, and `rows` for short rows (n <= 16), one invocation per row, so a tensor of
-// many short rows does not leave most of a workgroup idle.
+// Parameters: n (row length), tiles (tiles per row, `tile` only), rows (`rows` only); the loaders
+// read the operands' storage offsets (x_off, xi_off, c_off, ci_off, y_off, yi_off).
+// Two kernels, one per section (scan.cpp compiles one): `tile` as above, and `rows` for short rows
+// (n <= 16), one invocation per row, so a tensor of many short rows does not leave most of a
+// workgroup idle.
 
-// ==== tile ====
+//== tile
 const WG: u32 = 256u;
 const IT: u32 = 4u;
 const EMPTY: u32 = 0xffffffffu;
@@ -26,8 +26,8 @@ var<workgroup> sh: array<S, 256>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g = linear_id(wid, nwg, 0u, 1u);
-  let n = prm(0u);
-  let nb = prm(1u);
+  let n = P.n;
+  let nb = P.tiles;
   let row = g / nb;
   let blk = g % nb;
   let base = row * n;
@@ -63,13 +63,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
-// ==== rows ====
+//== rows
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let row = linear_id(wid, nwg, lid, 256u);
-  if (row >= prm(8u)) { return; }
-  let n = prm(0u);
+  if (row >= P.rows) { return; }
+  let n = P.n;
   let base = row * n;
   var acc = ident();
   for (var p = 0u; p < n; p = p + 1u) {

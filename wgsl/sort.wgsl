@@ -1,6 +1,6 @@
-// Sorting and order statistics (csrc/ops/sort.cpp). The file holds several kernels, each in a
-// section that starts with a `// ==== name ====` line; sort.cpp prepends the definitions a section
-// uses (key type K and its order, operand accessors, constants) and compiles one section at a time.
+// Sorting and order statistics (csrc/ops/sort.cpp). The file holds several kernels, one per section
+// (kernel::section); sort.cpp prepends the definitions a section uses (key type K and its order, the
+// pair order lt, operand accessors, constants) and compiles one section at a time.
 //
 // Sorting: every row is padded to npad = 2^m elements and the rows are laid end to end in one flat
 // array of (key, index) pairs; keys map values to unsigned words whose order is the value order
@@ -10,23 +10,21 @@
 // `local` sorts/merges tiles of 1024 pairs in shared memory; `global` is one compare-exchange step
 // of the bitonic network at a distance j >= 1024 for rows longer than a tile.
 
-// ==== local ====
-// Parameters: 0 npad, 1 n, 2 rows, 3 first stage k, 4 last stage k.
+//== local
+// Parameters: npad (padded row length), n (row length), rows, k_first / k_last (first and last stage).
 const TILE: u32 = 1024u;
 var<workgroup> sk: array<K, 1024>;
 var<workgroup> si: array<u32, 1024>;
-
-fn lt(ka: K, ia: u32, kb: K, ib: u32) -> bool { return klt(ka, kb) || (keq(ka, kb) && ia < ib); }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g = linear_id(wid, nwg, 0u, 1u);
-  let npad = prm(0u);
-  let n = prm(1u);
-  let rows = prm(2u);
-  let kstart = prm(3u);
-  let kend = prm(4u);
+  let npad = P.npad;
+  let n = P.n;
+  let rows = P.rows;
+  let kstart = P.k_first;
+  let kend = P.k_last;
   for (var q = 0u; q < 4u; q = q + 1u) {
     let l = lid + q * 256u;
     let p = g * TILE + l;
@@ -78,18 +76,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
-// ==== global ====
-// Parameters: 0 npad, 3 stage k, 4 distance j, 5 number of pairs.
-fn lt(ka: K, ia: u32, kb: K, ib: u32) -> bool { return klt(ka, kb) || (keq(ka, kb) && ia < ib); }
+//== global
+// Parameters: npad, stage k, distance j, pairs (their number).
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(5u)) { return; }
-  let npad = prm(0u);
-  let k = prm(3u);
-  let j = prm(4u);
+  if (t >= P.pairs) { return; }
+  let npad = P.npad;
+  let k = P.k;
+  let j = P.j;
   let i = ((t & ~(j - 1u)) << 1u) | (t & (j - 1u));
   let l = i + j;
   let asc = ((i & (npad - 1u)) & k) == 0u;
@@ -105,22 +102,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
-// ==== gather ====
+//== gather
 // Writes cnt sorted elements of every row: values (the input's raw bits) and int64 indices.
 // MODE 0: positions p0 .. p0 + cnt; 1: torch.median (the first NaN if any, else (n - 1) / 2);
 // 2: nanmedian (the lower middle of the non-NaN elements). The NaN count comes from a binary search
 // for the first NaN key (ascending float keys: 0xffffffff).
-// Parameters: 0 npad, 1 n, 2 cnt, 3 p0, 4 total outputs.
+// Parameters: npad, n, cnt, p0, total (outputs).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(4u)) { return; }
-  let npad = prm(0u);
-  let n = prm(1u);
-  let cnt = prm(2u);
+  if (t >= P.total) { return; }
+  let npad = P.npad;
+  let n = P.n;
+  let cnt = P.cnt;
   let r = t / cnt;
-  var pos = prm(3u) + t % cnt;
+  var pos = P.p0 + t % cnt;
   if (MODE != 0u) {
     var lo = 0u;
     var hi = n;
@@ -139,10 +136,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   store_ind(t, s);
 }
 
-// ==== mode ====
+//== mode
 // One workgroup per row of the sorted pairs: the longest run of equal values (NaNs never equal),
 // the smallest value among equally long runs, and the index of its last element (CPU's choice).
-// Parameters: 0 npad, 1 n.
+// Parameters: npad, n.
 var<workgroup> ws: array<u32, 256>;
 var<workgroup> wc: array<u32, 256>;
 var<workgroup> wp: array<u32, 256>;
@@ -153,8 +150,8 @@ fn same(a: K, b: K) -> bool { return keq(a, b) && !is_nan_key(a); }
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let r = linear_id(wid, nwg, 0u, 1u);
-  let npad = prm(0u);
-  let n = prm(1u);
+  let npad = P.npad;
+  let n = P.n;
   let base = r * npad;
   var carry = 0u;
   var best_c = 0u;
@@ -211,16 +208,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
-// ==== uflag ====
+//== uflag
 // Unique: flag[p] = 1 where sorted (or, for unique_consecutive, original) position p starts a new
 // value; a value is a row of r elements (unique_consecutive along a dim), 1 otherwise.
-// Parameters: 1 n, 2 r.
+// Parameters: n, r.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= prm(1u)) { return; }
-  let r = prm(2u);
+  if (p >= P.n) { return; }
+  let r = P.r;
   var f = p == 0u;
   if (!f) {
     let a = src(p) * r;
@@ -235,49 +232,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   store_flag(p, select(0u, 1u, f));
 }
 
-// ==== uscatter ====
+//== uscatter
 // pos: inclusive scan of the flags (int64). Writes the unique values, their first sorted positions,
-// and the inverse indices. Parameters: 1 n, 2 r (elements per value).
+// and the inverse indices. Parameters: n, r (elements per value).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= prm(1u)) { return; }
+  if (p >= P.n) { return; }
   let j = load_pos(p) - 1u;
   let s = src(p);
   if (p == 0u || load_pos(p - 1u) != j + 1u) {
-    let r = prm(2u);
+    let r = P.r;
     for (var k = 0u; k < r; k = k + 1u) { store_val(j * r + k, load_val(s * r + k)); }
     store_start(j, p);
   }
   store_inv(s, j);
 }
 
-// ==== ucount ====
-// counts[j] = start[j + 1] - start[j] (the last one ends at n). Parameters: 1 n, 2 number of uniques.
+//== ucount
+// counts[j] = start[j + 1] - start[j] (the last one ends at n). Parameters: n, u (number of uniques).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let j = linear_id(wid, nwg, lid, 256u);
-  let u = prm(2u);
+  let u = P.u;
   if (j >= u) { return; }
-  var e = prm(1u);
+  var e = P.n;
   if (j + 1u < u) { e = load_start(j + 1u); }
   store_count(j, e - load_start(j));
 }
 
-// ==== search ====
+//== search
 // searchsorted/bucketize: one invocation per value, a binary search in its row of boundaries (through
 // the sorter when given), with CPU's predicates: left finds the first boundary b with b >= v, right
-// the first with b > v. Parameters: 0 total values, 1 values per boundary row (0: one row),
-// 2 boundary row length.
+// the first with b > v. Parameters: total (values), inner (values per boundary row; 0: one row),
+// bn (boundary row length).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let inner = prm(1u);
-  let bn = prm(2u);
+  if (t >= P.total) { return; }
+  let inner = P.inner;
+  let bn = P.bn;
   var row = 0u;
   if (inner != 0u) { row = t / inner; }
   let base = row * bn;
@@ -296,16 +293,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   store_out(t, lo);
 }
 
-// ==== hist ====
+//== hist
 // histc / bincount: one invocation per input element adds into its bin. The counts operand is the
 // kernel's first binding (b1) and bound atomically (sort.cpp allocates it with a 16-bit dtype so
 // kernel.h binds it as atomic<u32>); bin_of(t) returns the bin or 0xffffffff to skip.
-// Parameters: 0 numel.
+// Parameters: n (elements).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
+  if (t >= P.n) { return; }
   let b = bin_of(t);
   if (b == 0xffffffffu) { return; }
   if (WEIGHTED) {
@@ -320,39 +317,44 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
-// ==== ucol ====
+//== ucol_gather
 // unique along a dim, sorted: the rows are ordered by stable sorts of their columns, last column
-// first (LSD). col[p] = x[perm[p] * r + c] gathers column c in the current order and
-// next[p] = perm[order[p]] composes the column's sort into the order.
-// Parameters: 1 n, 2 r, 3 x offset, 4 c.
+// first (LSD). col[p] = x[perm[p] * r + c] gathers column c in the current order (ucol_perm then
+// composes the column's sort into the order). Parameters: n, r, col (c).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= prm(1u)) { return; }
-  if (GATHER) {
-    store_col(p, load_val(load_perm(p) * prm(2u) + prm(4u)));
-  } else {
-    store_perm(p, load_perm(load_order(p)));
-  }
+  if (p >= P.n) { return; }
+  store_col(p, load_val(load_perm(p) * P.r + P.col));
 }
 
-// ==== histl ====
+//== ucol_perm
+// next[p] = perm[order[p]]: composes a column's sort into the row order. Parameters: n.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let p = linear_id(wid, nwg, lid, 256u);
+  if (p >= P.n) { return; }
+  store_perm(p, load_perm(load_order(p)));
+}
+
+//== histl
 // The unweighted histogram for up to 2048 bins: each workgroup counts a run of elements into a
 // shared-memory histogram and adds its non-zero bins to the global one, so the global atomics are
-// per bin and workgroup, not per element. Parameters: 0 numel, 3 bins, 6 elements per workgroup.
+// per bin and workgroup, not per element. Parameters: n (elements), bins, per (elements per workgroup).
 var<workgroup> lh: array<atomic<u32>, 2048>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let nb = prm(3u);
+  let nb = P.bins;
   for (var b = lid; b < nb; b = b + 256u) { atomicStore(&lh[b], 0u); }
   workgroupBarrier();
   let g = linear_id(wid, nwg, 0u, 1u);
-  let per = prm(6u);
+  let per = P.per;
   let start = g * per;
-  let end = min(start + per, prm(0u));
+  let end = min(start + per, P.n);
   for (var t = start + lid; t < end; t = t + 256u) {
     let b = bin_of(t);
     if (b != 0xffffffffu) { atomicAdd(&lh[b], 1u); }

@@ -29,8 +29,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
+#include "ops/common.h"
 
 namespace webgpu::ops {
 namespace {
@@ -48,19 +48,19 @@ void unscale_range(const at::Tensor& t, at::Tensor& found_inf, const at::Tensor&
   k.out(t, CT::F32);
   k.out(found_inf, CT::F32);
   k.in(inv_scale, CT::F32);
-  k.param_index(t.numel(), "number of elements");
-  k.param_index(t.storage_offset(), "storage offset");
-  k.param_index(found_inf.storage_offset(), "storage offset");
-  k.param_index(inv_scale.storage_offset(), "storage offset");
-  k.launch((uint64_t(t.numel()) + 255) / 256, [] {
+  k.param_index("n", t.numel());
+  k.param_index("x_off", t.storage_offset());
+  k.param_index("found_off", found_inf.storage_offset());
+  k.param_index("inv_off", inv_scale.storage_offset());
+  k.launch(grid(t.numel()), [] {
     // ld0 widens exactly (f16/bf16 infinities and NaNs stay non-finite), so the test is on the f32
     // bits. Every invocation that finds one stores the same 1.0: a benign race, as on CUDA.
     return std::string(kMain) +
-           "  if (i >= prm(0u)) { return; }\n"
-           "  let x = ld0(prm(1u) + i);\n"
-           "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { st1(prm(2u), 1.0); }\n"
-           "  let s = ld2(prm(3u));\n"
-           "  if (s != 1.0) { st0(prm(1u) + i, x * s); }\n}\n";
+           "  if (i >= P.n) { return; }\n"
+           "  let x = ld0(P.x_off + i);\n"
+           "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { st1(P.found_off, 1.0); }\n"
+           "  let s = ld2(P.inv_off);\n"
+           "  if (s != 1.0) { st0(P.x_off + i, x * s); }\n}\n";
   });
 }
 
@@ -101,8 +101,9 @@ void amp_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, const at
 }
 
 // A double factor as the kernel takes it: class (0 zero, 1 finite, 2 infinite, 3 NaN), sign, and for a
-// finite one its 53-bit significand (hi: bits 32..52, lo: bits 0..31) and exponent, value m * 2^e.
-void param_factor(Kernel& k, double f) {
+// finite one its 53-bit significand (hi: bits 32..52, lo: bits 0..31) and exponent, value m * 2^e:
+// five words appended to `words`.
+void factor_words(std::vector<uint32_t>& words, double f) {
   uint32_t cls = 1, hi = 0, lo = 0;
   int32_t e = 0;
   if (std::isnan(f)) cls = 3;
@@ -116,11 +117,7 @@ void param_factor(Kernel& k, double f) {
     lo = uint32_t(mf);
     e = ex - 53;
   }
-  k.param(cls);
-  k.param(std::signbit(f) ? 1u : 0u);
-  k.param(hi);
-  k.param(lo);
-  k.param_i32(e);
+  words.insert(words.end(), {cls, std::signbit(f) ? 1u : 0u, hi, lo, uint32_t(e)});
 }
 
 // float32 bits * double factor -> the float32 bits of float(double(s) * f) (round to nearest even at
@@ -168,9 +165,9 @@ fn lead3(x: vec3<u32>) -> i32 {
   if (x.y != 0u) { return 32 + i32(firstLeadingBit(x.y)); }
   return i32(firstLeadingBit(x.x));
 }
-// f: class, sign, significand hi/lo, exponent at prm(p) .. prm(p + 4u).
+// f: class, sign, significand hi/lo, exponent at P_factors(p) .. P_factors(p + 4u).
 fn mul_f32_f64(sb: u32, p: u32) -> u32 {
-  let fcls = prm(p); let fsign = prm(p + 1u);
+  let fcls = P_factors(p); let fsign = P_factors(p + 1u);
   let sign = (sb & 0x80000000u) ^ (fsign << 31u);
   let ex = (sb >> 23u) & 0xffu; let frac = sb & 0x7fffffu;
   var scls = 1u;
@@ -187,7 +184,8 @@ fn mul_f32_f64(sb: u32, p: u32) -> u32 {
   } else { ms = frac | 0x800000u; }
   // The exact product of the significands (24 x 53 bits) in 16-bit limbs.
   var a = array<u32, 2>(ms & 0xffffu, ms >> 16u);
-  var m = array<u32, 4>(prm(p + 3u) & 0xffffu, prm(p + 3u) >> 16u, prm(p + 2u) & 0xffffu, prm(p + 2u) >> 16u);
+  var m = array<u32, 4>(P_factors(p + 3u) & 0xffffu, P_factors(p + 3u) >> 16u, P_factors(p + 2u) & 0xffffu,
+                        P_factors(p + 2u) >> 16u);
   var r = array<u32, 7>(0u, 0u, 0u, 0u, 0u, 0u, 0u);
   for (var x = 0u; x < 2u; x++) {
     for (var y = 0u; y < 4u; y++) {
@@ -197,11 +195,11 @@ fn mul_f32_f64(sb: u32, p: u32) -> u32 {
     }
   }
   for (var x = 0u; x < 6u; x++) { r[x + 1u] = r[x + 1u] + (r[x] >> 16u); r[x] = r[x] & 0xffffu; }
-  let P = vec3<u32>(r[0] | (r[1] << 16u), r[2] | (r[3] << 16u), r[4] | (r[5] << 16u));
+  let prod = vec3<u32>(r[0] | (r[1] << 16u), r[2] | (r[3] << 16u), r[4] | (r[5] << 16u));
   // Round to a double's 53 bits, then to float32's 24 (or to the subnormal quantum 2^-149).
-  let k1 = u32(lead3(P) - 52);
-  let D = rne3(P, k1);
-  let ed = i32(k1) + es + bitcast<i32>(prm(p + 4u));
+  let k1 = u32(lead3(prod) - 52);
+  let D = rne3(prod, k1);
+  let ed = i32(k1) + es + bitcast<i32>(P_factors(p + 4u));
   let ld = lead3(D);
   if (ld + ed > 127) { return sign | 0x7f800000u; }
   if (ld + ed >= -126) {
@@ -237,27 +235,29 @@ at::Tensor& amp_update_scale(at::Tensor& scale, at::Tensor& growth_tracker, cons
   k.out(scale, CT::RAW);
   k.out(growth_tracker, CT::RAW);
   k.in(found_inf, CT::RAW);
-  k.param_index(scale.storage_offset(), "storage offset");           // prm(0)
-  k.param_index(growth_tracker.storage_offset(), "storage offset");  // prm(1)
-  k.param_index(found_inf.storage_offset(), "storage offset");       // prm(2)
-  k.param_i32(int32_t(growth_interval));  // prm(3): CUDA's kernel takes it as an int
-  param_factor(k, growth_factor);          // prm(4..8)
-  param_factor(k, backoff_factor);         // prm(9..13)
+  k.param_index("scale_off", scale.storage_offset());
+  k.param_index("tracker_off", growth_tracker.storage_offset());
+  k.param_index("found_off", found_inf.storage_offset());
+  k.param_i32("interval", int32_t(growth_interval));  // CUDA's kernel takes it as an int
+  std::vector<uint32_t> factors;  // growth at 0, backoff at 5
+  factor_words(factors, growth_factor);
+  factor_words(factors, backoff_factor);
+  k.param_array("factors", factors);
   k.launch(1, [] {
     return std::string(kMulF32F64) + kMain +
            "  if (i != 0u) { return; }\n"
-           "  let scale = ld0(prm(0u));\n"
-           "  if ((ld2(prm(2u)) & 0x7fffffffu) != 0u) {\n"  // found_inf != 0.0, NaN included
-           "    st0(prm(0u), mul_f32_f64(scale, 9u));\n"
-           "    st1(prm(1u), 0u);\n"
+           "  let scale = ld0(P.scale_off);\n"
+           "  if ((ld2(P.found_off) & 0x7fffffffu) != 0u) {\n"  // found_inf != 0.0, NaN included
+           "    st0(P.scale_off, mul_f32_f64(scale, 5u));\n"
+           "    st1(P.tracker_off, 0u);\n"
            "  } else {\n"
-           "    let successful = bitcast<i32>(ld1(prm(1u))) + 1i;\n"
-           "    if (successful == bitcast<i32>(prm(3u))) {\n"
-           "      let ns = mul_f32_f64(scale, 4u);\n"
-           "      if ((ns & 0x7f800000u) != 0x7f800000u) { st0(prm(0u), ns); }\n"
-           "      st1(prm(1u), 0u);\n"
+           "    let successful = bitcast<i32>(ld1(P.tracker_off)) + 1i;\n"
+           "    if (successful == P.interval) {\n"
+           "      let ns = mul_f32_f64(scale, 0u);\n"
+           "      if ((ns & 0x7f800000u) != 0x7f800000u) { st0(P.scale_off, ns); }\n"
+           "      st1(P.tracker_off, 0u);\n"
            "    } else {\n"
-           "      st1(prm(1u), bitcast<u32>(successful));\n"
+           "      st1(P.tracker_off, bitcast<u32>(successful));\n"
            "    }\n"
            "  }\n}\n";
   });
@@ -311,9 +311,9 @@ at::Tensor amp_inv_scale(const at::Tensor& scale) {
   Kernel k("amp_inv_scale");
   k.in(scale, CT::RAW);
   k.out(out, CT::RAW);
-  k.param_index(scale.storage_offset(), "storage offset");
+  k.param_index("scale_off", scale.storage_offset());
   k.launch(1, [] {
-    return std::string(kRecipF32) + kMain + "  if (i != 0u) { return; }\n  st1(0u, recip_f32(ld0(prm(0u))));\n}\n";
+    return std::string(kRecipF32) + kMain + "  if (i != 0u) { return; }\n  st1(0u, recip_f32(ld0(P.scale_off)));\n}\n";
   });
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "kernel/device.h"
 #include "ops/common.h"
 #include "engines/elementwise.h"
 
@@ -15,6 +16,9 @@ namespace webgpu::ops {
 namespace {
 
 bool is_webgpu(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// The webgpu device a tensor is on (no index: device 0).
+int device_index(const at::Tensor& t) { return t.device().has_index() ? t.device().index() : 0; }
 
 // The compute type a device copy from s to d goes through: raw bits when the dtypes agree.
 CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
@@ -32,13 +36,12 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   const uint64_t n = uint64_t(dst.numel()) * dst.element_size();
   const bool same_layout = src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() &&
                            dst.is_contiguous();
-  if (same_layout && block_of(src) == block_of(dst) && byte_offset_of(src) == byte_offset_of(dst)) return;
+  const bool same_block = kernel::block_id(src) == kernel::block_id(dst);
+  if (same_layout && same_block && byte_offset_of(src) == byte_offset_of(dst)) return;
   // Word-aligned dense copies between two buffers are buffer copies. (WebGPU's buffer copy needs
   // two distinct buffers: copies within one storage take the kernel.)
-  if (same_layout && block_of(src) != block_of(dst) && byte_offset_of(src) % 4 == 0 &&
-      byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
-    gpu_of(dst).stream().copy(block_of(src)->buffer.get(), byte_offset_of(src), block_of(dst)->buffer.get(),
-                              byte_offset_of(dst), n);
+  if (same_layout && !same_block && byte_offset_of(src) % 4 == 0 && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
+    kernel::copy_bytes(src, byte_offset_of(src), dst, byte_offset_of(dst), n);
     return;
   }
   auto iter = at::TensorIteratorConfig()
@@ -55,16 +58,15 @@ void upload(const at::Tensor& dst, const at::Tensor& src_cpu) {
   if (dst.numel() == 0) return;
   at::Tensor host = src_cpu.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
   const uint64_t n = uint64_t(host.numel()) * host.element_size();
-  auto& stream = gpu_of(dst).stream();
   if (dst.is_contiguous() && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
-    stream.write(block_of(dst)->buffer.get(), byte_offset_of(dst), host.data_ptr(), n);
+    kernel::write_bytes(dst, byte_offset_of(dst), host.data_ptr(), n);
     return;
   }
   // Unaligned or strided destination: upload to a scratch tensor, then copy on the device.
   at::Tensor tmp = at::empty(dst.sizes(), dst.options().memory_format(at::MemoryFormat::Contiguous));
   std::vector<uint8_t> padded((n + 3) & ~uint64_t(3), 0);
   std::memcpy(padded.data(), host.data_ptr(), n);
-  stream.write(block_of(tmp)->buffer.get(), 0, padded.data(), padded.size());
+  kernel::write_bytes(tmp, 0, padded.data(), padded.size());
   device_copy(dst, tmp);
 }
 
@@ -73,8 +75,7 @@ at::Tensor download(const at::Tensor& src) {
   at::Tensor s = src.is_contiguous() ? src : src.contiguous();
   at::Tensor host = at::empty(s.sizes(), s.options().device(at::kCPU));
   if (s.numel() == 0) return host;
-  gpu_of(s).stream().read(block_of(s)->buffer.get(), byte_offset_of(s), host.data_ptr(),
-                             uint64_t(s.numel()) * s.element_size());
+  kernel::read_bytes(s, byte_offset_of(s), host.data_ptr(), uint64_t(s.numel()) * s.element_size());
   return host;
 }
 
@@ -83,7 +84,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
   if (is_webgpu(src) && is_webgpu(dst)) {
     check_supported_dtype(dst.scalar_type(), "copy_");
-    if (gpu_of(src).index() != gpu_of(dst).index()) {
+    if (device_index(src) != device_index(dst)) {
       // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
       check_supported_dtype(src.scalar_type(), "copy_");
       at::Tensor host;
@@ -116,8 +117,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() == 1, "webgpu: a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
   at::Tensor host = at::empty({}, self.options().device(at::kCPU));
-  gpu_of(self).stream().read(block_of(self)->buffer.get(), byte_offset_of(self), host.data_ptr(),
-                                self.element_size());
+  kernel::read_bytes(self, byte_offset_of(self), host.data_ptr(), self.element_size());
   return host.item();
 }
 

@@ -9,21 +9,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
+#include "ops/common.h"
 
 namespace webgpu::ops {
 namespace {
 
 using OptT = const std::optional<at::Tensor>&;
-
-uint32_t f32_bits(double v) {
-  float f = float(v);
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
 
 const char* kMain =
     "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
@@ -66,6 +58,49 @@ struct Group {
   }
 };
 
+// The frame the fused optimisers share: for each non-empty param (floating point, else raises), the
+// Group of its param, grad and the `states` lists' tensors, and a Kernel binding them in that order
+// (the grad written back when unscaled by grad_scale) with their offsets as parameters p_off, g_off,
+// then `state_names`; body(k, g, n) binds the rest and launches.
+template <class Body>
+void for_each_param(const char* op, at::TensorList params, at::TensorList grads,
+                    const std::vector<at::TensorList>& states, const std::vector<const char*>& state_names,
+                    const std::string& key, bool has_scale, Body body) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int64_t n = params[i].numel();
+    if (n == 0) continue;
+    TORCH_CHECK(is_float(params[i].scalar_type()), op, ": params must be floating point, got ",
+                params[i].scalar_type());
+    Group g;
+    g.add(params[i]);
+    g.add(grads[i]);
+    for (at::TensorList l : states) g.add(l[i]);
+    Kernel k(key);
+    k.out(g.work[0], CT::F32);
+    if (has_scale) k.out(g.work[1], CT::F32);
+    else k.in(g.work[1], CT::F32);
+    for (size_t j = 2; j < g.work.size(); ++j) k.out(g.work[j], CT::F32);
+    k.param_index("n", n);
+    k.param_index("p_off", g.work[0].storage_offset());
+    k.param_index("g_off", g.work[1].storage_offset());
+    for (size_t j = 2; j < g.work.size(); ++j) k.param_index(state_names[j - 2], g.work[j].storage_offset());
+    body(k, g, i, n);
+  }
+}
+
+// The WGSL every fused optimiser starts with (operand A: the aux values at P.aux_off): the bounds and
+// found_inf checks, lr, the param p (a var when `p_var`) and its grad g, unscaled (and stored back)
+// and negated as asked.
+std::string grad_prologue(int aux, bool has_scale, bool maximize, bool p_var) {
+  const std::string A = std::to_string(aux);
+  std::string s = std::string(kMain) + "  if (i >= P.n) { return; }\n" + "  if (ld" + A +
+                  "(P.aux_off + 2u) == 1.0) { return; }\n" + "  let lr = ld" + A + "(P.aux_off);\n" +
+                  (p_var ? "  var p" : "  let p") + " = ld0(P.p_off + i);\n" + "  var g = ld1(P.g_off + i);\n";
+  if (has_scale) s += "  g = g / ld" + A + "(P.aux_off + 1u);\n  st1(P.g_off + i, g);\n";
+  if (maximize) s += "  g = -g;\n";
+  return s;
+}
+
 enum class AdamMode { Adam, AdamW };
 
 void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
@@ -82,72 +117,53 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
   TORCH_CHECK(steps.size() == params.size(), op, ": state_steps must have one tensor per param");
   const bool has_scale = grad_scale.has_value() && grad_scale->defined();
   at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const int64_t n = params[i].numel();
-    if (n == 0) continue;
-    TORCH_CHECK(is_float(params[i].scalar_type()), op, ": params must be floating point, got ",
-                params[i].scalar_type());
-    Group g;
-    g.add(params[i]);
-    g.add(grads[i]);
-    g.add(exp_avgs[i]);
-    g.add(exp_avg_sqs[i]);
-    if (amsgrad) g.add(max_exp_avg_sqs[i]);
+  std::vector<at::TensorList> states = {exp_avgs, exp_avg_sqs};
+  std::vector<const char*> names = {"m_off", "v_off"};
+  if (amsgrad) {
+    states.push_back(max_exp_avg_sqs);
+    names.push_back("mx_off");
+  }
+  const std::string key = std::string("fused_adam:") + (mode == AdamMode::AdamW ? "w" : "a") + (amsgrad ? "m" : "") +
+                          (maximize ? "x" : "") + (has_scale ? "s" : "");
+  for_each_param(op, params, grads, states, names, key, has_scale, [&](Kernel& k, Group& g, size_t i, int64_t n) {
     at::Tensor step = steps[i].to(params[i].device());
-    std::string key = std::string("fused_adam:") + (mode == AdamMode::AdamW ? "w" : "a") + (amsgrad ? "m" : "") +
-                      (maximize ? "x" : "") + (has_scale ? "s" : "");
-    Kernel k(key);
-    k.out(g.work[0], CT::F32);
-    if (has_scale) k.out(g.work[1], CT::F32);
-    else k.in(g.work[1], CT::F32);
-    k.out(g.work[2], CT::F32);
-    k.out(g.work[3], CT::F32);
-    if (amsgrad) k.out(g.work[4], CT::F32);
     const int si = k.in(step, CT::F32);
     const int ai = k.in(aux, CT::F32);
-    k.param_index(n, "number of elements");
-    for (const at::Tensor& t : g.work) k.param_index(t.storage_offset(), "storage offset");
-    if (!amsgrad) k.param(0);
-    k.param_index(step.storage_offset(), "storage offset");  // prm(6)
-    k.param_index(aux.storage_offset(), "storage offset");   // prm(7)
-    k.param(f32_bits(beta1));                                // prm(8)
-    k.param(f32_bits(beta2));
-    k.param(f32_bits(weight_decay));
-    k.param(f32_bits(eps));
-    k.param(f32_bits(std::log(beta1)));  // prm(12): 1 - beta^step = -expm1(step * log(beta)), accurate
-    k.param(f32_bits(std::log(beta2)));
-    k.launch((uint64_t(n) + 255) / 256, [&] {
-      const std::string S = std::to_string(si), A = std::to_string(ai);
+    k.param_index("step_off", step.storage_offset());
+    k.param_index("aux_off", aux.storage_offset());
+    k.param_f32("beta1", float(beta1));
+    k.param_f32("beta2", float(beta2));
+    k.param_f32("wd", float(weight_decay));
+    k.param_f32("eps", float(eps));
+    // 1 - beta^step = -expm1(step * log(beta)), accurate.
+    k.param_f32("log_beta1", float(std::log(beta1)));
+    k.param_f32("log_beta2", float(std::log(beta2)));
+    k.launch(grid(n), [&] {
+      const std::string S = std::to_string(si);
       std::ostringstream s;
       s << "fn expm1f(x: f32) -> f32 {\n"
            "  if (abs(x) < 0.01) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }\n"
            "  return exp(x) - 1.0;\n}\n";
-      s << kMain << "  if (i >= prm(0u)) { return; }\n"
-        << "  if (ld" << A << "(prm(7u) + 2u) == 1.0) { return; }\n"
-        << "  let beta1 = bitcast<f32>(prm(8u)); let beta2 = bitcast<f32>(prm(9u));\n"
-        << "  let wd = bitcast<f32>(prm(10u)); let eps = bitcast<f32>(prm(11u));\n"
-        << "  let lr = ld" << A << "(prm(7u));\n"
-        << "  var p = ld0(prm(1u) + i);\n"
-        << "  var g = ld1(prm(2u) + i);\n";
-      if (has_scale) s << "  g = g / ld" << A << "(prm(7u) + 1u);\n  st1(prm(2u) + i, g);\n";
-      if (maximize) s << "  g = -g;\n";
+      s << grad_prologue(ai, has_scale, maximize, true)
+        << "  let beta1 = P.beta1; let beta2 = P.beta2;\n"
+        << "  let wd = P.wd; let eps = P.eps;\n";
       if (mode == AdamMode::Adam) s << "  if (wd != 0.0) { g = g + wd * p; }\n";
       else s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
-      s << "  let m = beta1 * ld2(prm(3u) + i) + (1.0 - beta1) * g;\n"
-        << "  let v = beta2 * ld3(prm(4u) + i) + (1.0 - beta2) * g * g;\n"
-        << "  st2(prm(3u) + i, m);\n  st3(prm(4u) + i, v);\n"
-        << "  let step = ld" << S << "(prm(6u));\n"
-        << "  let bc1 = select(-expm1f(step * bitcast<f32>(prm(12u))), 1.0, beta1 == 0.0);\n"
-        << "  let bc2s = sqrt(select(-expm1f(step * bitcast<f32>(prm(13u))), 1.0, beta2 == 0.0));\n";
+      s << "  let m = beta1 * ld2(P.m_off + i) + (1.0 - beta1) * g;\n"
+        << "  let v = beta2 * ld3(P.v_off + i) + (1.0 - beta2) * g * g;\n"
+        << "  st2(P.m_off + i, m);\n  st3(P.v_off + i, v);\n"
+        << "  let step = ld" << S << "(P.step_off);\n"
+        << "  let bc1 = select(-expm1f(step * P.log_beta1), 1.0, beta1 == 0.0);\n"
+        << "  let bc2s = sqrt(select(-expm1f(step * P.log_beta2), 1.0, beta2 == 0.0));\n";
       if (amsgrad)
-        s << "  let mx = max(ld4(prm(5u) + i), v);\n  st4(prm(5u) + i, mx);\n"
+        s << "  let mx = max(ld4(P.mx_off + i), v);\n  st4(P.mx_off + i, mx);\n"
           << "  let denom = sqrt(mx) / bc2s + eps;\n";
       else s << "  let denom = sqrt(v) / bc2s + eps;\n";
-      s << "  st0(prm(1u) + i, p - (lr / bc1) * m / denom);\n}\n";
+      s << "  st0(P.p_off + i, p - (lr / bc1) * m / denom);\n}\n";
       return s.str();
     });
     g.finish({true, has_scale, true, true, amsgrad});
-  }
+  });
 }
 
 #define WEBGPU_ADAM_FNS(NAME, MODE)                                                                            \
@@ -178,53 +194,36 @@ void fused_sgd_impl(at::TensorList params, at::TensorList grads, at::TensorList 
   if (use_buf) check_list(params, bufs, "momentum_buffer_list", op);
   const bool has_scale = grad_scale.has_value() && grad_scale->defined();
   at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const int64_t n = params[i].numel();
-    if (n == 0) continue;
-    TORCH_CHECK(is_float(params[i].scalar_type()), op, ": params must be floating point, got ",
-                params[i].scalar_type());
-    Group g;
-    g.add(params[i]);
-    g.add(grads[i]);
-    if (use_buf) g.add(bufs[i]);
-    std::string key = std::string("fused_sgd:") + (use_buf ? "b" : "") + (nesterov ? "n" : "") +
-                      (maximize ? "x" : "") + (has_scale ? "s" : "") + (is_first_step ? "f" : "");
-    Kernel k(key);
-    k.out(g.work[0], CT::F32);
-    if (has_scale) k.out(g.work[1], CT::F32);
-    else k.in(g.work[1], CT::F32);
-    if (use_buf) k.out(g.work[2], CT::F32);
+  std::vector<at::TensorList> states;
+  std::vector<const char*> names;
+  if (use_buf) {
+    states.push_back(bufs);
+    names.push_back("buf_off");
+  }
+  const std::string key = std::string("fused_sgd:") + (use_buf ? "b" : "") + (nesterov ? "n" : "") +
+                          (maximize ? "x" : "") + (has_scale ? "s" : "") + (is_first_step ? "f" : "");
+  for_each_param(op, params, grads, states, names, key, has_scale, [&](Kernel& k, Group& g, size_t, int64_t n) {
     const int ai = k.in(aux, CT::F32);
-    k.param_index(n, "number of elements");
-    for (const at::Tensor& t : g.work) k.param_index(t.storage_offset(), "storage offset");
-    if (!use_buf) k.param(0);
-    k.param_index(aux.storage_offset(), "storage offset");  // prm(4)
-    k.param(f32_bits(weight_decay));                        // prm(5)
-    k.param(f32_bits(momentum));
-    k.param(f32_bits(dampening));
-    k.launch((uint64_t(n) + 255) / 256, [&] {
-      const std::string A = std::to_string(ai);
+    k.param_index("aux_off", aux.storage_offset());
+    k.param_f32("wd", float(weight_decay));
+    k.param_f32("mom", float(momentum));
+    k.param_f32("damp", float(dampening));
+    k.launch(grid(n), [&] {
       std::ostringstream s;
-      s << kMain << "  if (i >= prm(0u)) { return; }\n"
-        << "  if (ld" << A << "(prm(4u) + 2u) == 1.0) { return; }\n"
-        << "  let wd = bitcast<f32>(prm(5u)); let mom = bitcast<f32>(prm(6u)); let damp = bitcast<f32>(prm(7u));\n"
-        << "  let lr = ld" << A << "(prm(4u));\n"
-        << "  let p = ld0(prm(1u) + i);\n"
-        << "  var g = ld1(prm(2u) + i);\n";
-      if (has_scale) s << "  g = g / ld" << A << "(prm(4u) + 1u);\n  st1(prm(2u) + i, g);\n";
-      if (maximize) s << "  g = -g;\n";
+      s << grad_prologue(ai, has_scale, maximize, false)
+        << "  let wd = P.wd; let mom = P.mom; let damp = P.damp;\n";
       s << "  if (wd != 0.0) { g = g + wd * p; }\n";
       if (use_buf) {
         if (is_first_step) s << "  let buf = g;\n";
-        else s << "  let buf = mom * ld2(prm(3u) + i) + (1.0 - damp) * g;\n";
-        s << "  st2(prm(3u) + i, buf);\n";
+        else s << "  let buf = mom * ld2(P.buf_off + i) + (1.0 - damp) * g;\n";
+        s << "  st2(P.buf_off + i, buf);\n";
         s << (nesterov ? "  g = g + mom * buf;\n" : "  g = buf;\n");
       }
-      s << "  st0(prm(1u) + i, p - lr * g);\n}\n";
+      s << "  st0(P.p_off + i, p - lr * g);\n}\n";
       return s.str();
     });
     g.finish({true, has_scale, use_buf});
-  }
+  });
 }
 
 void fused_sgd(at::TensorList p, at::TensorList g, at::TensorList b, double wd, double mom, double lr, double damp,
@@ -286,25 +285,25 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
     Kernel k("foreach_norm1:" + std::to_string(mode));
     k.in(x, CT::F32);
     k.out(scratch, CT::F32);
-    k.param_index(x.numel(), "number of elements");
-    k.param_index(x.storage_offset(), "storage offset");
-    k.param(uint32_t(t * kSlots));
+    k.param_index("n", x.numel());
+    k.param_index("x_off", x.storage_offset());
+    k.param("slot", uint32_t(t * kSlots));  // the tensor's first partial in scratch
     // As many workgroups as the tensor fills (4 elements a thread at least), at most kSlots; the
     // unused slots get the identity from workgroup 0.
     const uint32_t groups = uint32_t(std::min<int64_t>(kSlots, (x.numel() + 1023) / 1024));
-    k.param(groups);
+    k.param("groups", groups);
     k.launch(groups, [&] {
       std::ostringstream s;
       s << fns << "var<workgroup> sh: array<f32, 256>;\n"
         << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
            "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
-           "  let n = prm(0u);\n"
-           "  let groups = prm(3u);\n"
-           "  if (g == 0u && lid >= groups) { st1(prm(2u) + lid, ident()); }\n"
+           "  let n = P.n;\n"
+           "  let groups = P.groups;\n"
+           "  if (g == 0u && lid >= groups) { st1(P.slot + lid, ident()); }\n"
            "  var acc = ident();\n"
-           "  for (var i = g * 256u + lid; i < n; i = i + groups * 256u) { acc = comb(acc, el(ld0(prm(1u) + i))); }\n"
-        << reduce << "  if (lid == 0u) { st1(prm(2u) + g, sh[0]); }\n}\n";
+           "  for (var i = g * 256u + lid; i < n; i = i + groups * 256u) { acc = comb(acc, el(ld0(P.x_off + i))); }\n"
+        << reduce << "  if (lid == 0u) { st1(P.slot + g, sh[0]); }\n}\n";
       return s.str();
     });
   }

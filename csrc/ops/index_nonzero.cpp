@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
+#include "ops/common.h"
 
 namespace webgpu::ops {
 namespace {
@@ -29,22 +29,23 @@ std::string nz_test(at::ScalarType t) {
 std::string nz_common(const at::Tensor& x, int R) {
   std::ostringstream s;
   s << "var<workgroup> sh: array<u32, " << kWG << ">;\n";
-  s << "fn flag(li: u32) -> u32 {\n  if (li >= prm(0u)) { return 0u; }\n  var rem = li; var o = prm(2u);\n";
+  s << "fn flag(li: u32) -> u32 {\n  if (li >= P.n) { return 0u; }\n  var rem = li; var o = P.x_off;\n";
   for (int d = R - 1; d >= 0; --d) {
-    s << "  { let c = " << (d == 0 ? std::string("rem") : "rem % prm(" + std::to_string(3 + d) + "u)") << ";"
-      << (d == 0 ? "" : " rem = rem / prm(" + std::to_string(3 + d) + "u);") << " o = o + c * prm("
-      << 3 + R + d << "u); }\n";
+    const std::string D = std::to_string(d) + "u";
+    s << "  { let c = " << (d == 0 ? std::string("rem") : "rem % P_sizes(" + D + ")") << ";"
+      << (d == 0 ? "" : " rem = rem / P_sizes(" + D + ");") << " o = o + c * P_strides(" << D << "); }\n";
   }
   s << "  let r = ld0(o);\n  return select(0u, 1u, " << nz_test(x.scalar_type()) << ");\n}\n";
   return s.str();
 }
 
+// n elements, nblocks, x_off, the input's sizes (dim 0 is never read) and strides.
 void nz_params(Kernel& k, const at::Tensor& x, int64_t nblocks) {
-  k.param_index(x.numel(), "element count");
-  k.param_index(nblocks, "block count");
-  k.param_index(x.storage_offset(), "storage offset");
-  for (int64_t s : x.sizes()) k.param_index(s, "size");
-  for (int64_t s : x.strides()) k.param_index(s, "stride");
+  k.param_index("n", x.numel());
+  k.param_index("nblocks", nblocks);
+  k.param_index("x_off", x.storage_offset());
+  if (x.dim() > 1) k.param_array("sizes", x.sizes().vec());
+  if (x.dim() > 0) k.param_array("strides", x.strides().vec());
 }
 
 const char* kEntry =
@@ -65,7 +66,7 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
     at::native::resize_output(out, {0, R});
     return out;
   }
-  const int64_t nblocks = (n + kBlock - 1) / kBlock;
+  const int64_t nblocks = int64_t(grid(n, kBlock));
   at::Tensor counts = at::empty({nblocks}, self.options().dtype(at::kInt));
   {
     Kernel k("nonzero_count:" + std::to_string(R));
@@ -78,7 +79,7 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
         << "u; j = j + 1u) { c = c + flag((b * " << kPer << "u + j) * " << kWG << "u + lid); }\n"
         << "  sh[lid] = c;\n  workgroupBarrier();\n"
         << "  for (var s = " << kWG / 2 << "u; s > 0u; s = s >> 1u) {\n    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }\n"
-        << "    workgroupBarrier();\n  }\n  if (lid == 0u && b < prm(1u)) { st1(b, bitcast<i32>(sh[0])); }\n}\n";
+        << "    workgroupBarrier();\n  }\n  if (lid == 0u && b < P.nblocks) { st1(b, bitcast<i32>(sh[0])); }\n}\n";
       return s.str();
     });
   }
@@ -102,12 +103,12 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
     k.in(offsets, CT::I32);
     k.out(result, CT::I64);
     nz_params(k, self, nblocks);
-    k.param_index(result.storage_offset(), "storage offset");
-    const uint32_t out_off = uint32_t(3 + 2 * R);
-    k.param_index(total * R, "output size");
+    k.param_index("out_off", result.storage_offset());
+    TORCH_CHECK(total * R <= int64_t(UINT32_MAX), "webgpu: nonzero: output size (", total * R,
+                ") does not fit the 32-bit indexing of webgpu kernels");
     k.launch(nblocks, [&]() {
       std::ostringstream s;
-      s << nz_common(self, R) << kEntry << "  if (b >= prm(1u)) { return; }\n"
+      s << nz_common(self, R) << kEntry << "  if (b >= P.nblocks) { return; }\n"
         << "  var base = bitcast<u32>(ld1(b));\n"
         << "  for (var j = 0u; j < " << kPer << "u; j = j + 1u) {\n"
         << "    let li = (b * " << kPer << "u + j) * " << kWG << "u + lid;\n    let f = flag(li);\n"
@@ -116,11 +117,12 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
         << "      var v = sh[lid];\n      if (lid >= s) { v = v + sh[lid - s]; }\n"
         << "      workgroupBarrier();\n      sh[lid] = v;\n      workgroupBarrier();\n    }\n"
         << "    let incl = sh[lid];\n    let tot = sh[" << kWG - 1 << "u];\n"
-        << "    if (f == 1u) {\n      let row = prm(" << out_off << "u) + (base + incl - 1u) * " << R << "u;\n"
+        << "    if (f == 1u) {\n      let row = P.out_off + (base + incl - 1u) * " << R << "u;\n"
         << "      var rem = li;\n";
       for (int d = R - 1; d >= 0; --d) {
-        s << "      { let c = " << (d == 0 ? std::string("rem") : "rem % prm(" + std::to_string(3 + d) + "u)") << ";"
-          << (d == 0 ? "" : " rem = rem / prm(" + std::to_string(3 + d) + "u);") << " st2(row + " << d
+        const std::string D = std::to_string(d) + "u";
+        s << "      { let c = " << (d == 0 ? std::string("rem") : "rem % P_sizes(" + D + ")") << ";"
+          << (d == 0 ? "" : " rem = rem / P_sizes(" + D + ");") << " st2(row + " << d
           << "u, vec2<u32>(c, 0u)); }\n";
       }
       s << "    }\n    base = base + tot;\n    workgroupBarrier();\n  }\n}\n";

@@ -1,4 +1,4 @@
-// The indexing ops over the shared kernel (ops/index.h). Where ATen has a device-generic structured
+// The indexing ops over the shared kernel (engines/index.h). Where ATen has a device-generic structured
 // op or native function that ends in a DispatchStub (gather, scatter*, index.Tensor, _index_put_impl_,
 // index_copy, index_fill_, take, put_), we register the stub and let ATen do the checks; the rest
 // (index_select, index_add, index_reduce, embedding, its dense backward, masked_select,
@@ -29,7 +29,7 @@
 #include <limits>
 
 #include "ops/common.h"
-#include "ops/index.h"
+#include "engines/index.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -91,26 +91,39 @@ void gather_kernel(const at::Tensor& result, const at::Tensor& self, int64_t dim
   run_index(p);
 }
 
+// A scatter along dim into dst over R iteration dims: dst's stride along dim is zeroed, the index
+// picks the position there.
+IndexPlan dim_scatter(const at::Tensor& dst, int64_t dim, int R, IndexRed red, const char* op, bool runtime_error) {
+  IndexPlan p;
+  p.op = op;
+  p.runtime_error = runtime_error;
+  p.mode = IndexMode::Scatter;
+  p.red = red;
+  auto ds = strides_of(dst, R);
+  ds[dim] = 0;
+  p.dst = {dst, ds};
+  p.tgt = {{size_or1(dst, dim), stride_or1(dst, dim), dim}};
+  return p;
+}
+
+// Runs a dim scatter of `updates` index values, serially along dim where CPU's order matters.
+void run_dim_scatter(IndexPlan& p, int64_t dim, int64_t updates) {
+  const at::ScalarType t = p.dst.t.scalar_type();
+  if ((t == at::kLong && p.red != IndexRed::Add && p.red != IndexRed::Assign) ||
+      (is_half(t) && p.red != IndexRed::Assign && updates <= kSingleMax) || deterministic())
+    p.serial_dim = int(dim);  // CPU's order per destination slice
+  run_index(p);
+}
+
 void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src,
                     const c10::Scalar* value, IndexRed red, const char* op) {
   const int R = int(std::max<int64_t>(index.dim(), 1));
-  IndexPlan p;
-  p.op = op;
-  p.runtime_error = true;
-  p.mode = IndexMode::Scatter;
-  p.red = red;
+  IndexPlan p = dim_scatter(self, dim, R, red, op, /*runtime_error=*/true);
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
-  auto ds = strides_of(self, R);
-  ds[dim] = 0;
-  p.dst = {self, ds};
   if (src) p.src = {*src, strides_of(*src, R)};
   else p.value = *value;
   p.idx = {{index, strides_of(index, R)}};
-  p.tgt = {{size_or1(self, dim), stride_or1(self, dim), dim}};
-  if ((self.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
-      (is_half(self.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax) || deterministic())
-    p.serial_dim = int(dim);  // CPU's order per destination slice
-  run_index(p);
+  run_dim_scatter(p, dim, index.numel());
 }
 
 void scatter_kernel(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
@@ -153,13 +166,19 @@ void index_kernel(at::TensorIteratorBase& iter, at::IntArrayRef sizes, at::IntAr
   run_index(p);
 }
 
-void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayRef strides, bool accumulate) {
+// index_put_ and put_: a scatter (summing when accumulating) over iter's shape, negative indices wrapping.
+IndexPlan put_plan(const char* op, at::TensorIterator& iter, bool accumulate) {
   IndexPlan p;
-  p.op = "index_put_";
+  p.op = op;
   p.mode = IndexMode::Scatter;
   p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
   p.allow_neg = true;
   p.shape = iter_shape(iter);
+  return p;
+}
+
+void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntArrayRef strides, bool accumulate) {
+  IndexPlan p = put_plan("index_put_", iter, accumulate);
   p.dst = iter_operand(iter, 0);
   p.src = iter_operand(iter, 1);
   p.single = (accumulate && is_half(iter.dtype(0)) && iter.numel() <= kSingleMax) || deterministic();
@@ -328,12 +347,7 @@ void take_kernel(at::TensorIterator& iter, const at::TensorBase& input) {
 void put_kernel(at::TensorIterator& iter, const at::TensorBase& self_base, const bool accumulate) {
   at::Tensor self(self_base);
   at::Tensor flat = self.is_contiguous() ? self : self.contiguous();
-  IndexPlan p;
-  p.op = "put_";
-  p.mode = IndexMode::Scatter;
-  p.red = accumulate ? IndexRed::Add : IndexRed::Assign;
-  p.allow_neg = true;
-  p.shape = iter_shape(iter);
+  IndexPlan p = put_plan("put_", iter, accumulate);
   const int R = int(p.shape.size());
   p.dst = {flat, std::vector<int64_t>(R, 0)};
   p.src = iter_operand(iter, 0);
@@ -494,26 +508,15 @@ at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10
 void index_scatter(const at::Tensor& out, int64_t dim, const at::Tensor& index, const at::Tensor& source, IndexRed red,
                    const char* op, bool runtime_error = false) {
   const int R = int(std::max<int64_t>(out.dim(), 1));
-  IndexPlan p;
-  p.op = op;
-  p.runtime_error = runtime_error;
-  p.mode = IndexMode::Scatter;
-  p.red = red;
+  IndexPlan p = dim_scatter(out, dim, R, red, op, runtime_error);
   p.shape.assign(R, 1);
   for (int d = 0; d < source.dim(); ++d) p.shape[d] = source.size(d);
   p.shape[dim] = index.numel();
-  auto ds = strides_of(out, R);
-  ds[dim] = 0;
-  p.dst = {out, ds};
   p.src = {source, strides_of(source, R)};
   std::vector<int64_t> is(R, 0);
   is[dim] = index.dim() > 0 ? index.stride(0) : 0;
   p.idx = {{index, is}};
-  p.tgt = {{size_or1(out, dim), stride_or1(out, dim), dim}};
-  if ((out.scalar_type() == at::kLong && red != IndexRed::Add && red != IndexRed::Assign) ||
-      (is_half(out.scalar_type()) && red != IndexRed::Assign && index.numel() <= kSingleMax) || deterministic())
-    p.serial_dim = int(dim);  // CPU's order per destination slice
-  run_index(p);
+  run_dim_scatter(p, dim, index.numel());
 }
 
 struct IndexAdd : at::meta::structured_index_add {

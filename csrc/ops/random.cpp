@@ -19,10 +19,10 @@
 #include <sstream>
 
 #include "core/core.h"
-#include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/common.h"
 #include "ops/pointwise.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 namespace {
@@ -38,9 +38,27 @@ struct Spec {
   CT ct = CT::F32;
   std::string fns, pre, lane;
   bool wide = false;
-  std::vector<uint32_t> params;  // prm(6), prm(7), ...
-  const at::Tensor* extra = nullptr;  // an input read at the same element index (bernoulli's p)
+  std::vector<std::pair<std::string, float>> f32s;     // named parameters the WGSL reads (P.<name>)
+  std::vector<std::pair<std::string, int64_t>> i64s;   // (vec2<u32>)
+  const at::Tensor* extra = nullptr;  // an input read at the same element index at P.p_off (bernoulli's p)
 };
+
+// The Philox key and counter of a launch: WGSL reads philox_at(counter word 0, counter word 1).
+void param_philox(Kernel& k, const core::PhiloxState& ps) {
+  k.param_i64("seed", int64_t(ps.seed));
+  k.param_i64("ctr", int64_t(ps.offset));
+}
+std::string philox_at(const std::string& c0, const std::string& c1) {
+  return "philox(vec4<u32>(" + c0 + ", " + c1 + ", P.ctr.x, P.ctr.y), P.seed)";
+}
+
+// The entry point of the four-values-per-invocation kernels, up to `n` and the Philox block r of t.
+const char* kEntry4 =
+    "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+    " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+    "  let t = linear_id(wid, nwg, lid, 256u);\n"
+    "  let n = P.n;\n"
+    "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n";
 
 std::string round_fn(at::ScalarType t) {
   switch (t) {
@@ -48,13 +66,6 @@ std::string round_fn(at::ScalarType t) {
     case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
     default: return "fn rnd(x: f32) -> f32 { return x; }\n";
   }
-}
-
-uint32_t f32_bits(double v) {
-  float f = float(v);
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
 }
 
 // Fills `self` (contiguous) with spec's values.
@@ -71,29 +82,21 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
     extra = *sp.extra;
     k.in(extra, CT::F32);
   }
-  k.param_index(n, "number of elements");
-  k.param_index(self.storage_offset(), "storage offset");
-  k.param(uint32_t(ps.seed));
-  k.param(uint32_t(ps.seed >> 32));
-  k.param(uint32_t(ps.offset));
-  k.param(uint32_t(ps.offset >> 32));
-  k.param(sp.extra ? uint32_t(extra.storage_offset()) : 0u);
-  for (uint32_t p : sp.params) k.param(p);
+  k.param_index("n", n);
+  k.param_index("out_off", self.storage_offset());
+  param_philox(k, ps);
+  if (sp.extra) k.param_index("p_off", extra.storage_offset());
+  for (const auto& [name, v] : sp.f32s) k.param_f32(name, v);
+  for (const auto& [name, v] : sp.i64s) k.param_i64(name, v);
   const uint64_t threads = uint64_t(n + 3) / 4;
-  k.launch((threads + 255) / 256, [&] {
+  k.launch(grid(threads), [&] {
     std::ostringstream s;
-    s << rt::wgsl_source("random") << sp.fns;
+    s << kernel::library("random") << sp.fns;
     if (packed)
       s << "fn bits_of(v: " << wgsl_type(sp.ct) << ") -> u32 { let r = " << convert_out(self.scalar_type(), sp.ct)
         << "; return r; }\n";
-    s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let t = linear_id(wid, nwg, lid, 256u);\n"
-         "  let n = prm(0u);\n"
-         "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n"
-         "  let key = vec2<u32>(prm(2u), prm(3u));\n"
-         "  let r = philox(vec4<u32>(t, 0u, prm(4u), prm(5u)), key);\n";
-    if (sp.wide) s << "  let r2 = philox(vec4<u32>(t, 1u, prm(4u), prm(5u)), key);\n";
+    s << kEntry4 << "  let r = " << philox_at("t", "0u") << ";\n";
+    if (sp.wide) s << "  let r2 = " << philox_at("t", "1u") << ";\n";
     s << sp.pre;
     if (packed) {
       // Sub-word dtype, word-aligned start: the four values are packed into whole words (one store
@@ -106,7 +109,7 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
            "    let v = " << sp.lane << ";\n"
            "    b[k] = bits_of(v);\n"
            "  }\n"
-           "  let e0 = prm(1u) + t * 4u;\n";
+           "  let e0 = P.out_off + t * 4u;\n";
       if (two) {
         s << "  for (var j = 0u; j < 2u; j = j + 1u) {\n"
              "    let w = e0 / 2u + j;\n"
@@ -131,7 +134,7 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
          "    let e = t * 4u + k;\n"
          "    if (e >= n) { break; }\n"
          "    let v = " << sp.lane << ";\n"
-         "    st0(prm(1u) + e, v);\n"
+         "    st0(P.out_off + e, v);\n"
          "  }\n}\n";
     return s.str();
   });
@@ -155,10 +158,10 @@ void uniform_kernel(at::TensorIteratorBase& iter, double from, double to, Gen ge
   at::Tensor self = iter_tensor(iter);
   Spec sp{"uniform"};
   sp.fns = round_fn(self.scalar_type());
-  sp.params = {f32_bits(from), f32_bits(to)};
+  sp.f32s = {{"lo", float(from)}, {"hi", float(to)}};
   // Rounded to a half type, a value may reach `to`; it becomes `from`, as CUDA's kernel does.
   sp.lane = "uniform_at(r[k])";
-  sp.fns += "fn uniform_at(x: u32) -> f32 { let lo = bitcast<f32>(prm(7u)); let hi = bitcast<f32>(prm(8u));"
+  sp.fns += "fn uniform_at(x: u32) -> f32 { let lo = P.lo; let hi = P.hi;"
             " let v = rnd(lo + rand_u01(x) * (hi - lo)); return select(v, lo, v >= hi && hi > lo); }\n";
   fill(self, sp, gen);
 }
@@ -177,18 +180,18 @@ void require_float(const at::TensorBase& t, const char* kernel) {
 void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
   require_float(self, "normal_kernel_cpu");
   Spec sp{"normal"};
-  sp.params = {f32_bits(mean), f32_bits(std)};
+  sp.f32s = {{"mean", float(mean)}, {"stddev", float(std)}};
   sp.pre = kNormalPre;
-  sp.lane = "bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * z[k]";
+  sp.lane = "P.mean + P.stddev * z[k]";
   fill(self, sp, gen);
 }
 
 void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Gen gen) {
   require_float(iter.tensor_base(0), "log_normal_cpu");
   Spec sp{"log_normal"};
-  sp.params = {f32_bits(mean), f32_bits(std)};
+  sp.f32s = {{"mean", float(mean)}, {"stddev", float(std)}};
   sp.pre = kNormalPre;
-  sp.lane = "exp(bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * z[k])";
+  sp.lane = "exp(P.mean + P.stddev * z[k])";
   fill(iter_tensor(iter), sp, gen);
 }
 
@@ -201,8 +204,8 @@ void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
               "floating point but you specified ", dt);
   Spec sp{"exponential"};
   sp.fns = kOpen01;
-  sp.params = {f32_bits(lambda)};
-  sp.lane = "-log(u_open(r[k])) / bitcast<f32>(prm(7u))";
+  sp.f32s = {{"rate", float(lambda)}};
+  sp.lane = "-log(u_open(r[k])) / P.rate";
   fill(iter_tensor(iter), sp, gen);
 }
 
@@ -211,22 +214,22 @@ void geometric_kernel(at::TensorIteratorBase& iter, double p, Gen gen) {
                               "\"geometric_cpu\" not implemented for 'Bool'");
   Spec sp{"geometric"};
   sp.fns = kOpen01;
-  sp.params = {f32_bits(std::log1p(-p))};
-  sp.lane = "ceil(log(u_open(r[k])) / bitcast<f32>(prm(7u)))";
+  sp.f32s = {{"log1m_p", float(std::log1p(-p))}};  // log(1 - p)
+  sp.lane = "ceil(log(u_open(r[k])) / P.log1m_p)";
   fill(iter_tensor(iter), sp, gen);
 }
 
 void cauchy_kernel(at::TensorIteratorBase& iter, double median, double sigma, Gen gen) {
   Spec sp{"cauchy"};
-  sp.params = {f32_bits(median), f32_bits(sigma)};
-  sp.lane = "bitcast<f32>(prm(7u)) + bitcast<f32>(prm(8u)) * tan(3.14159265358979 * (rand_u01(r[k]) - 0.5))";
+  sp.f32s = {{"median", float(median)}, {"sigma", float(sigma)}};
+  sp.lane = "P.median + P.sigma * tan(3.14159265358979 * (rand_u01(r[k]) - 0.5))";
   fill(iter_tensor(iter), sp, gen);
 }
 
 void bernoulli_scalar_kernel(const at::TensorBase& self, double p, Gen gen) {
   Spec sp{"bernoulli_scalar"};
-  sp.params = {f32_bits(p)};
-  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < bitcast<f32>(prm(7u)))";
+  sp.f32s = {{"p", float(p)}};
+  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < P.p)";
   fill(self, sp, gen);
 }
 
@@ -240,7 +243,7 @@ void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBa
               "If so, please report an enhancement request to PyTorch.)");
   Spec sp{"bernoulli_tensor"};
   sp.extra = &pc;
-  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < ld1(prm(6u) + e))";
+  sp.lane = "select(0.0, 1.0, rand_u01(r[k]) < ld1(P.p_off + e))";
   if (self.is_contiguous()) return fill_contiguous(self, sp, gen);
   at::Tensor tmp = at::empty(self.sizes(), self.options());
   fill_contiguous(tmp, sp, gen);
@@ -251,15 +254,16 @@ void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBa
 void random_range(const at::Tensor& self, uint64_t range, int64_t base, Gen gen) {
   Spec sp{"random", CT::I64};
   const uint64_t b = uint64_t(base);
-  sp.params = {uint32_t(range), uint32_t(range >> 32), uint32_t(b), uint32_t(b >> 32)};
-  sp.fns = "fn base() -> vec2<u32> { return vec2<u32>(prm(9u), prm(10u)); }\n";
+  sp.i64s = {{"base", int64_t(b)}};
+  sp.fns = "fn base() -> vec2<u32> { return P.base; }\n";
   if (range != 0 && range <= (uint64_t(1) << 32)) {
     if (range == (uint64_t(1) << 32)) {
       sp.name += ":32";
       sp.lane = "i64_add(base(), vec2<u32>(r[k], 0u))";
     } else {
       sp.name += ":u32";
-      sp.lane = "i64_add(base(), vec2<u32>(r[k] % prm(7u), 0u))";
+      sp.i64s.push_back({"range", int64_t(range)});
+      sp.lane = "i64_add(base(), vec2<u32>(r[k] % P.range.x, 0u))";
     }
   } else {
     sp.wide = true;
@@ -270,12 +274,12 @@ void random_range(const at::Tensor& self, uint64_t range, int64_t base, Gen gen)
       sp.lane = "i64_add(base(), " + bits + ")";
     } else if ((range & (range - 1)) == 0) {
       sp.name += ":pow2";
-      sp.params[0] = uint32_t(range - 1);
-      sp.params[1] = uint32_t((range - 1) >> 32);
-      sp.lane = "i64_add(base(), " + bits + " & vec2<u32>(prm(7u), prm(8u)))";
+      sp.i64s.push_back({"mask", int64_t(range - 1)});
+      sp.lane = "i64_add(base(), " + bits + " & P.mask)";
     } else {
       sp.name += ":u64";
-      sp.lane = "i64_add(base(), u64_divmod(" + bits + ", vec2<u32>(prm(7u), prm(8u))).zw)";
+      sp.i64s.push_back({"range", int64_t(range)});
+      sp.lane = "i64_add(base(), u64_divmod(" + bits + ", P.range).zw)";
     }
   }
   fill(self, sp, gen);
@@ -400,29 +404,21 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   k.out(out, CT::F32);
   k.out(mask, CT::I32);
   k.in(x, CT::F32);
-  k.param_index(n, "number of elements");
-  k.param_index(x.storage_offset(), "storage offset");
-  k.param(uint32_t(ps.seed));
-  k.param(uint32_t(ps.seed >> 32));
-  k.param(uint32_t(ps.offset));
-  k.param(uint32_t(ps.offset >> 32));
-  k.param(f32_bits(p1m));
-  k.param(f32_bits(scale));
+  k.param_index("n", n);
+  k.param_index("x_off", x.storage_offset());
+  param_philox(k, ps);
+  k.param_f32("keep", float(p1m));
+  k.param_f32("scale", float(scale));
   const uint64_t threads = uint64_t(n + 3) / 4;
   const at::ScalarType odt = out.scalar_type();
-  k.launch((threads + 255) / 256, [half, odt] {
+  k.launch(grid(threads), [half, odt] {
     std::ostringstream s;
-    s << rt::wgsl_source("random");
+    s << kernel::library("random");
     if (half) s << "fn bits_of(v: f32) -> u32 { let r = " << convert_out(odt, CT::F32) << "; return r; }\n";
     // The mask is fresh: invocation t owns its word t (four bool elements) and writes it whole.
-    s << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let t = linear_id(wid, nwg, lid, 256u);\n"
-         "  let n = prm(0u);\n"
-         "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n"
-         "  let r = philox(vec4<u32>(t, 0u, prm(4u), prm(5u)), vec2<u32>(prm(2u), prm(3u)));\n"
-         "  let keep = bitcast<f32>(prm(6u));\n"
-         "  let scale = bitcast<f32>(prm(7u));\n"
+    s << kEntry4 << "  let r = " << philox_at("t", "0u") << ";\n"
+         "  let keep = P.keep;\n"
+         "  let scale = P.scale;\n"
          "  var word = 0u;\n"
          "  var hb = array<u32, 4>(0u, 0u, 0u, 0u);\n"
          "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
@@ -430,7 +426,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
          "    if (e >= n) { break; }\n"
          "    let m = rand_u01(r[k]) < keep;\n"
          "    word = word | (select(0u, 1u, m) << (8u * k));\n"
-         "    let y = select(0.0, ld2(prm(1u) + e) * scale, m);\n"
+         "    let y = select(0.0, ld2(P.x_off + e) * scale, m);\n"
       << (half ? "    hb[k] = bits_of(y);\n" : "    st0(e, y);\n")
       << "  }\n";
     if (half)
@@ -503,25 +499,21 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   k.out(out, CT::I64);
   k.out(scratch, CT::F32);
   k.in(p, CT::F32);
-  k.param_index(n_cat, "number of categories");
-  k.param_index(n_sample, "number of samples");
-  k.param(uint32_t(ps.seed));
-  k.param(uint32_t(ps.seed >> 32));
-  k.param(uint32_t(ps.offset));
-  k.param(uint32_t(ps.offset >> 32));
-  k.param_index(out.storage_offset(), "storage offset");
-  k.param_index(p.storage_offset(), "storage offset");
+  k.param_index("nc", n_cat);      // categories
+  k.param_index("ns", n_sample);   // samples
+  param_philox(k, ps);
+  k.param_index("out_off", out.storage_offset());
+  k.param_index("p_off", p.storage_offset());
   k.launch(uint64_t(n_dist), [replacement] {
     std::ostringstream s;
-    s << rt::wgsl_source("random");
+    s << kernel::library("random");
     s << "var<workgroup> sh: array<f32, 256>;\n"
          "var<workgroup> shi: array<u32, 256>;\n"
          "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
          "  let row = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
-         "  let nc = prm(0u); let ns = prm(1u);\n"
-         "  let key = vec2<u32>(prm(2u), prm(3u));\n"
-         "  let pbase = prm(7u) + row * nc; let sbase = row * nc; let obase = prm(6u) + row * ns;\n";
+         "  let nc = P.nc; let ns = P.ns;\n"
+         "  let pbase = P.p_off + row * nc; let sbase = row * nc; let obase = P.out_off + row * ns;\n";
     if (replacement) {
       // Inclusive prefix sums of the row into scratch, 256 at a time with a running carry.
       s << "  var carry = 0.0;\n"
@@ -545,7 +537,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
            "  storageBarrier();\n"
            "  let total = ld1(sbase + nc - 1u);\n"
            "  for (var q = lid; q < ns; q = q + 256u) {\n"
-           "    let r = philox(vec4<u32>(q, row, prm(4u), prm(5u)), key);\n"
+           "    let r = " + philox_at("q", "row") + ";\n"
            "    var u = rand_u01(r.x) * total;\n"
            "    if (u >= total) { u = bitcast<f32>(bitcast<u32>(total) - 1u); }\n"
            "    var lo = 0u; var hi = nc - 1u;\n"
@@ -559,7 +551,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
       // Keys p / E (E exponential): the n_sample largest, largest first, are a sample without
       // replacement. Picked one at a time by a workgroup argmax; a picked key becomes -1.
       s << "  for (var j = lid; j < nc; j = j + 256u) {\n"
-           "    let r = philox(vec4<u32>(j, row, prm(4u), prm(5u)), key);\n"
+           "    let r = " + philox_at("j", "row") + ";\n"
            "    let e = -log((f32(r.x >> 8u) + 0.5) * 5.9604644775390625e-8);\n"
            "    st1(sbase + j, ld2(pbase + j) / e);\n"
            "  }\n"

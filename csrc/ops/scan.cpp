@@ -10,11 +10,11 @@
 #include <ATen/native/ReduceOpsUtils.h>
 #include <torch/library.h>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 namespace {
@@ -37,7 +37,7 @@ const char* op_name(Op op) {
 std::string scan_defs(Op op, bool i64) {
   std::string s = i64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
   s += "struct S { v: T, i: u32 }\n";
-  s += "fn rt_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }\n";
+  s += "fn rt_inf() -> f32 { return bitcast<f32>(0x7f800000u | (P.n & 0u)); }\n";
   s += "fn isnanf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n";
   const std::string zero = i64 ? "vec2<u32>(0u, 0u)" : "0.0";
   const std::string one = i64 ? "vec2<u32>(1u, 0u)" : "1.0";
@@ -97,36 +97,33 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   const int oci = carry && idx ? k.in(ci, CT::I32) : -1;
   const int oy = k.out(y, ct);
   const int oyi = idx ? k.out(yi, CT::I32) : -1;
-  k.param_index(n, "row length");
-  k.param_index(nb, "tiles per row");
-  k.param_index(x.storage_offset(), "offset");
-  k.param_index(idx_in ? xi.storage_offset() : 0, "offset");
-  k.param_index(carry ? c.storage_offset() : 0, "offset");
-  k.param_index(oci >= 0 ? ci.storage_offset() : 0, "offset");
-  k.param_index(y.storage_offset(), "offset");
-  k.param_index(oyi >= 0 ? yi.storage_offset() : 0, "offset");
-  k.param_index(rows, "rows");
-  k.param_index(rows * n, "numel");
-  k.launch(uint64_t(short_rows ? (rows + 255) / 256 : rows * nb), [&] {
+  TORCH_CHECK(rows * n <= int64_t(UINT32_MAX), "webgpu: scan: numel (", rows * n,
+              ") does not fit the 32-bit indexing of webgpu kernels");
+  k.param_index("n", n);
+  if (short_rows) k.param_index("rows", rows);
+  else k.param_index("tiles", nb);
+  k.param_index("x_off", x.storage_offset());
+  if (idx_in) k.param_index("xi_off", xi.storage_offset());
+  if (carry) k.param_index("c_off", c.storage_offset());
+  if (oci >= 0) k.param_index("ci_off", ci.storage_offset());
+  k.param_index("y_off", y.storage_offset());
+  if (oyi >= 0) k.param_index("yi_off", yi.storage_offset());
+  k.launch(short_rows ? grid(rows) : uint64_t(rows * nb), [&] {
     auto I = [](int i) { return std::to_string(i); };
     std::string s = scan_defs(op, i64);
     s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
     s += "const CARRY: bool = " + std::string(carry ? "true" : "false") + ";\n";
-    s += "fn load_x(e: u32) -> T { return ld" + I(ox) + "(prm(2u) + e); }\n";
+    s += "fn load_x(e: u32) -> T { return ld" + I(ox) + "(P.x_off + e); }\n";
     s += "fn load_xi(e: u32, p: u32) -> u32 { return " +
-         (idx_in ? "u32(ld" + I(oxi) + "(prm(3u) + e))" : std::string("p")) + "; }\n";
+         (idx_in ? "u32(ld" + I(oxi) + "(P.xi_off + e))" : std::string("p")) + "; }\n";
     s += "fn load_c(e: u32) -> S { return S(";
-    s += carry ? "ld" + I(oc) + "(prm(4u) + e), " + (oci >= 0 ? "u32(ld" + I(oci) + "(prm(5u) + e))" : "0u")
+    s += carry ? "ld" + I(oc) + "(P.c_off + e), " + (oci >= 0 ? "u32(ld" + I(oci) + "(P.ci_off + e))" : "0u")
                : std::string("ident().v, 0u");
     s += "); }\n";
-    s += "fn store_y(e: u32, r: S) { st" + I(oy) + "(prm(6u) + e, r.v); ";
-    if (oyi >= 0) s += "st" + I(oyi) + "(prm(7u) + e, i32(r.i)); ";
+    s += "fn store_y(e: u32, r: S) { st" + I(oy) + "(P.y_off + e, r.v); ";
+    if (oyi >= 0) s += "st" + I(oyi) + "(P.yi_off + e, i32(r.i)); ";
     s += "}\n";
-    const std::string& src = rt::wgsl_source("scan");
-    const std::string mark = short_rows ? "// ==== rows ====" : "// ==== tile ====";
-    const size_t a = src.find(mark), b = src.find("// ==== ", a + mark.size());
-    s += src.substr(a, b == std::string::npos ? std::string::npos : b - a);
-    return s;
+    return s + kernel::section("scan", short_rows ? "rows" : "tile");
   });
 }
 

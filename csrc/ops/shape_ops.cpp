@@ -17,149 +17,17 @@
 #include <cstring>
 #include <map>
 
-#include "ops/common.h"
+#include "engines/remap.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
-#include "ops/shape_ops.h"
+#include "ops/common.h"
 #include "ops/structured.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
-namespace shape {
-
-namespace {
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
-
-uint64_t groups_for(int64_t n) { return uint64_t((n + 255) / 256); }
-
-// The value's bits in dtype t, as a CPU cast makes them.
-std::pair<uint32_t, uint32_t> raw_bits(const c10::Scalar& v, at::ScalarType t) {
-  at::Tensor h = at::scalar_tensor(v, at::TensorOptions().dtype(t));
-  uint64_t u = 0;
-  std::memcpy(&u, h.data_ptr(), h.element_size());
-  return {uint32_t(u), uint32_t(u >> 32)};
-}
-
-}  // namespace
-
-std::string shape_wgsl(const std::string& section, const std::vector<std::pair<std::string, std::string>>& subst) {
-  const std::string& src = rt::wgsl_source("shape");
-  const std::string tag = "//@@ " + section + "\n";
-  size_t b = src.find(tag);
-  TORCH_CHECK(b != std::string::npos, "webgpu: internal: no shape.wgsl section ", section);
-  b += tag.size();
-  size_t e = src.find("//@@ ", b);
-  std::string s = src.substr(b, e == std::string::npos ? std::string::npos : e - b);
-  for (const auto& [k, v] : subst) s = replace_all(s, "{{" + k + "}}", v);
-  return s;
-}
-
-bool word_mode(const at::Tensor& out) {
-  const int64_t isz = out.element_size();
-  if (isz >= 4 || !out.is_contiguous()) return false;
-  const int64_t per = 4 / isz, off = out.storage_offset(), n = out.numel();
-  return off % per == 0 && ((off + n) % per == 0 || int64_t(out.storage().nbytes()) <= (off + n) * isz);
-}
-
-void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, const std::string& value_type,
-                 const std::function<std::string()>& elem) {
-  const int64_t per = word ? 4 / out.element_size() : 1;
-  k.launch(groups_for((out.numel() + per - 1) / per), [&] {
-    const std::string o = std::to_string(out_operand);
-    std::string main = word ? shape_wgsl("main_word", {{"OUT", o},
-                                                      {"PER", std::to_string(per)},
-                                                      {"MASK", per == 4 ? "0xffu" : "0xffffu"},
-                                                      {"WIDTH", per == 4 ? "8" : "16"}})
-                            : shape_wgsl("main_element", {{"OUT", o}});
-    return replace_all(elem(), "{{T}}", value_type) + main;
-  });
-}
-
-void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, const char* name,
-           const c10::Scalar& pad_value) {
-  TORCH_CHECK(out.scalar_type() == in.scalar_type(), "webgpu: internal: ", name, ": dtypes differ");
-  if (out.numel() == 0) return;
-  // Drop size-1 dims that always read coordinate 0; merge adjacent identity (or both-flipped) dims
-  // laid out contiguously in both tensors.
-  std::vector<RDim> kept;
-  for (const RDim& d : dims) {
-    if (d.osize == 1 && d.isize == 1 && (d.mode != Mode::Pad || d.a == 0)) continue;
-    if (!kept.empty()) {
-      RDim& p = kept.back();
-      const bool same = p.mode == d.mode && (d.mode == Mode::Ident || d.mode == Mode::Flip) &&
-                        p.osize == p.isize && d.osize == d.isize;
-      if (same && p.ostride == d.ostride * d.osize && p.istride == d.istride * d.isize) {
-        p.osize *= d.osize;
-        p.isize = p.osize;
-        p.ostride = d.ostride;
-        p.istride = d.istride;
-        continue;
-      }
-    }
-    kept.push_back(d);
-  }
-  if (kept.empty()) kept.push_back({1, 1, 1, 1, Mode::Ident, 0});
-  TORCH_CHECK(kept.size() <= 11, "webgpu: ", name, ": at most 11 non-mergeable dims are supported, got ",
-              kept.size());
-  std::string modes;
-  for (auto it = kept.rbegin(); it != kept.rend(); ++it) modes += char(it->mode);
-  const bool word = word_mode(out);
-  Kernel k(std::string("remap:") + modes + (word ? ":w" : ""));
-  k.in(in, CT::RAW);
-  k.out(out, CT::RAW);
-  k.param_index(out.numel(), "element count");
-  k.param_index(out.storage_offset(), "storage offset");
-  k.param_index(in.storage_offset(), "storage offset");
-  auto bits = raw_bits(pad_value, out.scalar_type());
-  k.param(bits.first);
-  k.param(bits.second);
-  for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
-    k.param_index(it->osize, "size");
-    k.param_index(it->ostride, "stride");
-    k.param_index(it->isize, "size");
-    k.param_index(it->istride, "stride");
-    TORCH_CHECK(it->a >= INT32_MIN && it->a <= INT32_MAX, "webgpu: ", name, ": offset ", it->a, " too large");
-    k.param_i32(int32_t(it->a));
-  }
-  const bool wide = out.element_size() == 8;
-  launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
-    std::string dimcode;
-    for (size_t d = 0; d < modes.size(); ++d) {
-      const std::string p = std::to_string(5 + 5 * d);
-      auto P = [&](int j) { return "prm(" + std::to_string(5 + 5 * d + j) + "u)"; };
-      dimcode += "  {\n    let n = " + P(0) + "; let o = r % n; r = r / n; oe = oe + o * " + P(1) +
-                 ";\n    let m = " + P(2) + "; let a = bitcast<i32>(" + P(4) + ");\n";
-      switch (Mode(modes[d])) {
-        case Mode::Ident: dimcode += "    let c = o;\n"; break;
-        case Mode::Flip: dimcode += "    let c = m - 1u - o;\n"; break;
-        case Mode::Roll: dimcode += "    let c = (o + u32(a)) % m;\n"; break;
-        case Mode::Pad:
-          dimcode += "    let ci = i32(o) - a; if (ci < 0 || ci >= i32(m)) { pad = true; }\n"
-                     "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
-          break;
-        case Mode::Reflect:
-          dimcode += "    var ci = i32(o) - a; if (ci < 0) { ci = -ci; }\n"
-                     "    if (ci >= i32(m)) { ci = 2 * (i32(m) - 1) - ci; }\n"
-                     "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
-          break;
-        case Mode::Replicate: dimcode += "    let c = u32(clamp(i32(o) - a, 0, i32(m) - 1));\n"; break;
-      }
-      dimcode += "    ie = ie + c * " + P(3) + ";\n  }\n";
-    }
-    return shape_wgsl("remap", {{"DIMS", dimcode},
-                                {"PADVALUE", wide ? "vec2<u32>(prm(3u), prm(4u))" : "prm(3u)"}});
-  });
-}
-
-}  // namespace shape
 
 namespace {
 
 using shape::Mode;
-using shape::groups_for;
 using shape::RDim;
 
 std::vector<RDim> ident_dims(const at::Tensor& out, const at::Tensor& in) {
@@ -269,17 +137,25 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
   };
   auto gstride = [&](const at::Tensor& t, int64_t g) { return t.stride(groups[g].back()); };
   // Inputs per dispatch: bounded by the parameter words and the storage bindings.
-  const int64_t per_in = 2 + R;
-  const int64_t kmax_params = (int64_t(rt::kParamWords) - 2 - 2 * R) / per_in;
-  const int64_t kmax_bind = int64_t(gpu_of(out).limits().maxStorageBuffersPerShaderStage) - 1;
+  auto c4 = [](int64_t n) { return (n + 3) / 4 * 4; };
+  // Blocks past the binding limit are bound as windows, whose bases take parameter words too.
+  const uint64_t max_binding = kernel::device_info(out).max_binding;
+  bool windows = kernel::block_bytes(out) > max_binding;
+  for (const In& x : ins) windows = windows || kernel::block_bytes(x.t) > max_binding;
+  auto param_words = [&](int64_t K) {
+    return 4 + 2 * c4(R) + 2 * c4(K) + c4(K * R) + (windows ? c4(K + 1) : 0);
+  };
+  int64_t kmax_params = 0;
+  while (param_words(kmax_params + 1) <= int64_t(kernel::kMaxParamWords)) ++kmax_params;
+  const int64_t kmax_bind = int64_t(kernel::device_info(out).max_storage_buffers) - 1;
   const int64_t kmax = std::min<int64_t>({kmax_params, kmax_bind, 16});
   size_t i = 0;
   while (i < ins.size()) {
     // Grow the chunk while parameters and distinct blocks allow.
-    std::vector<rt::Block*> blocks{block_of(out)};
+    std::vector<const void*> blocks{kernel::block_id(out)};
     size_t j = i;
     while (j < ins.size() && int64_t(j - i) < kmax) {
-      rt::Block* b = block_of(ins[j].t);
+      const void* b = kernel::block_id(ins[j].t);
       const bool known = std::find(blocks.begin(), blocks.end(), b) != blocks.end();
       if (!known && int64_t(blocks.size()) > kmax_bind) break;
       if (!known) blocks.push_back(b);
@@ -315,30 +191,36 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
     }
     for (size_t q = i; q < j; ++q) k.in(ins[q].t, oct);
     k.out(dst, oct);
-    k.param_index(dst.numel(), "element count");
-    k.param_index(dst.storage_offset(), "storage offset");
+    k.param_index("n", dst.numel());
+    k.param_index("out_off", dst.storage_offset());
+    std::vector<int64_t> sizes, out_strides, start, in_off, in_strides;
     for (int64_t g = R - 1; g >= 0; --g) {
-      k.param_index(gsize(dst, g), "size");
-      k.param_index(gstride(dst, g), "stride");
+      sizes.push_back(gsize(dst, g));
+      out_strides.push_back(gstride(dst, g));
     }
     for (size_t q = i; q < j; ++q) {
-      k.param_index(ins[q].start - c0, "offset");
-      k.param_index(ins[q].t.storage_offset(), "storage offset");
-      for (int64_t g = R - 1; g >= 0; --g) k.param_index(gsize(ins[q].t, g) == 1 ? 0 : gstride(ins[q].t, g), "stride");
+      start.push_back(ins[q].start - c0);
+      in_off.push_back(ins[q].t.storage_offset());
+      for (int64_t g = R - 1; g >= 0; --g) in_strides.push_back(gsize(ins[q].t, g) == 1 ? 0 : gstride(ins[q].t, g));
     }
+    k.param_array("sizes", sizes);
+    k.param_array("out_strides", out_strides);
+    k.param_array("start", start);
+    k.param_array("in_off", in_off);
+    k.param_array("in_strides", in_strides);
     shape::launch_elem(k, dst, K, word, wgsl_value_type(oct, out.scalar_type()), [&] {
       std::string pick;
       const int64_t cd = R - 1 - catg;
+      auto U = [](int64_t v) { return std::to_string(v) + "u"; };
       for (int q = 0; q < K; ++q) {
-        const int64_t base = 2 + 2 * R + q * per_in;
-        std::string body = "    var ie = prm(" + std::to_string(base + 1) + "u);\n";
+        std::string body = "    var ie = P_in_off(" + U(q) + ");\n";
         for (int64_t d = 0; d < R; ++d) {
-          const std::string coord = d == cd ? "(j - prm(" + std::to_string(base) + "u))" : "c[" + std::to_string(d) + "]";
-          body += "    ie = ie + " + coord + " * prm(" + std::to_string(base + 2 + d) + "u);\n";
+          const std::string coord = d == cd ? "(j - P_start(" + U(q) + "))" : "c[" + std::to_string(d) + "]";
+          body += "    ie = ie + " + coord + " * P_in_strides(" + U(q * R + d) + ");\n";
         }
         body += "    return EV(oe, ld" + std::to_string(q) + "(ie));\n";
         if (q + 1 < K)
-          pick += "  if (j < prm(" + std::to_string(base + per_in) + "u)) {\n" + body + "  }\n";
+          pick += "  if (j < P_start(" + U(q + 1) + ")) {\n" + body + "  }\n";
         else
           pick += "  {\n" + body + "  }\n";
       }
@@ -387,19 +269,24 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
   Kernel k(std::string(lower ? "tril:" : "triu:") + std::to_string(R) + (word ? ":w" : ""));
   k.in(self, CT::RAW);
   k.out(out, CT::RAW);
-  k.param_index(out.numel(), "element count");
-  k.param_index(out.storage_offset(), "storage offset");
-  k.param_index(self.storage_offset(), "storage offset");
-  k.param_i32(int32_t(diagonal));
-  TORCH_CHECK(4 + 3 * R <= int64_t(rt::kParamWords), "webgpu: ", lower ? "tril" : "triu", ": too many dims (", R, ")");
+  const int64_t words = 4 + 3 * ((R + 3) / 4 * 4);
+  TORCH_CHECK(words <= int64_t(kernel::kMaxParamWords), "webgpu: ", lower ? "tril" : "triu", ": too many dims (", R, ")");
+  k.param_index("n", out.numel());
+  k.param_index("out_off", out.storage_offset());
+  k.param_index("in_off", self.storage_offset());
+  k.param_i32("diag", int32_t(diagonal));
+  std::vector<int64_t> sizes, out_strides, in_strides;
   for (int64_t d = R - 1; d >= 0; --d) {
-    k.param_index(self.size(d), "size");
-    k.param_index(out.stride(d), "stride");
-    k.param_index(self.stride(d), "stride");
+    sizes.push_back(self.size(d));
+    out_strides.push_back(out.stride(d));
+    in_strides.push_back(self.stride(d));
   }
+  k.param_array("sizes", sizes);
+  k.param_array("out_strides", out_strides);
+  k.param_array("in_strides", in_strides);
   shape::launch_elem(k, out, 1, word, wgsl_value_type(CT::RAW, out.scalar_type()), [&] {
     return shape::shape_wgsl("tri", {{"RANK", std::to_string(R)},
-                                     {"KEEP", lower ? "k <= bitcast<i32>(prm(3u))" : "k >= bitcast<i32>(prm(3u))"},
+                                     {"KEEP", lower ? "k <= P.diag" : "k >= P.diag"},
                                      {"ZERO", out.element_size() == 8 ? "vec2<u32>(0u, 0u)" : "0u"}});
   });
 }
@@ -446,18 +333,21 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   shape.push_back(num_classes);
   at::Tensor out = at::empty(shape, self.options());
   const int64_t R = self.dim();
-  TORCH_CHECK(3 + 2 * R <= int64_t(rt::kParamWords), "webgpu: one_hot: too many dims (", R, ")");
+  TORCH_CHECK(4 + 2 * ((R + 3) / 4 * 4) <= int64_t(kernel::kMaxParamWords), "webgpu: one_hot: too many dims (", R, ")");
   Kernel k("one_hot:" + std::to_string(R));
   k.in(self, CT::RAW);
   k.out(out, CT::RAW);
-  k.param_index(out.numel(), "element count");
-  k.param_index(num_classes, "classes");
-  k.param_index(self.storage_offset(), "storage offset");
+  k.param_index("n", out.numel());
+  k.param_index("classes", num_classes);
+  k.param_index("in_off", self.storage_offset());
+  std::vector<int64_t> sizes, strides;
   for (int64_t d = R - 1; d >= 0; --d) {
-    k.param_index(self.size(d), "size");
-    k.param_index(self.stride(d), "stride");
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
   }
-  k.launch(groups_for(out.numel()), [&] { return shape::shape_wgsl("one_hot", {{"RANK", std::to_string(R)}}); });
+  k.param_array("sizes", sizes);
+  k.param_array("strides", strides);
+  k.launch(grid(out.numel()), [&] { return shape::shape_wgsl("one_hot", {{"RANK", std::to_string(R)}}); });
   return out;
 }
 
@@ -474,9 +364,9 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeat, std::optional<c10:
     Kernel k("ri_scan");
     k.in(repeat, CT::I64);
     k.out(cum, CT::RAW);
-    k.param_index(n, "repeats");
-    k.param_index(repeat.storage_offset(), "storage offset");
-    k.param_index(repeat.stride(0), "stride");
+    k.param_index("n", n);
+    k.param_index("rep_off", repeat.storage_offset());
+    k.param_index("rep_stride", repeat.stride(0));
     k.launch(1, [&] { return shape::shape_wgsl("ri_scan", {}); });
   }
   // One readback for the total and the checks (CPU checks here too).
@@ -495,10 +385,10 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeat, std::optional<c10:
   Kernel k("ri_fill");
   k.in(cum, CT::RAW);
   k.out(result, CT::RAW);
-  k.param_index(total, "output size");
-  k.param_index(n, "repeats");
+  k.param_index("total", total);
+  k.param_index("n", n);
   const bool wide = repeat.scalar_type() == at::kLong;
-  k.launch(groups_for(total), [&] { return shape::shape_wgsl("ri_fill", {{"VALUE", wide ? "vec2<u32>(lo, 0u)" : "lo"}}); });
+  k.launch(grid(total), [&] { return shape::shape_wgsl("ri_fill", {{"VALUE", wide ? "vec2<u32>(lo, 0u)" : "lo"}}); });
   return result;
 }
 
@@ -529,12 +419,12 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, std::optional<a
   TORCH_CHECK(row * col < (int64_t(1) << 31), "webgpu: ", name, ": matrices of 2^31 or more elements are not supported");
   Kernel kk{std::string(name)};
   kk.out(out, CT::I32);
-  kk.param_index(n, "element count");
-  kk.param_index(row, "rows");
-  kk.param_index(col, "cols");
-  kk.param_i32(int32_t(k));
-  kk.param_index(out.storage_offset(), "storage offset");
-  kk.launch(groups_for(n), [&] {
+  kk.param_index("n", n);
+  kk.param_index("rows", row);
+  kk.param_index("cols", col);
+  kk.param_i32("offset", int32_t(k));
+  kk.param_index("out_off", out.storage_offset());
+  kk.launch(grid(n), [&] {
     return shape::shape_wgsl("tri_indices", {{"UPPER", upper ? "true" : "false"}, {"CONV", "i32"}});
   });
   return out;

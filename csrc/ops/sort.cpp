@@ -19,11 +19,11 @@
 #include <map>
 #include <numeric>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 namespace {
@@ -31,14 +31,7 @@ namespace {
 constexpr int64_t kTile = 1024;
 
 // One section of wgsl/sort.wgsl.
-std::string section(const std::string& name) {
-  const std::string& src = rt::wgsl_source("sort");
-  const std::string mark = "// ==== " + name + " ====";
-  size_t a = src.find(mark);
-  TORCH_CHECK(a != std::string::npos, "webgpu: internal: sort.wgsl has no section ", name);
-  size_t b = src.find("// ==== ", a + mark.size());
-  return src.substr(a, b == std::string::npos ? std::string::npos : b - a);
-}
+std::string section(const std::string& name) { return kernel::section("sort", name); }
 
 std::string I(int i) { return std::to_string(i); }
 
@@ -70,18 +63,21 @@ std::string key_defs(bool wide, bool float_keys) {
   return s;
 }
 
-// Accessors for the flat key and index work buffers (fresh tensors: storage offset 0).
+// Readers of the flat key and index work buffers (fresh tensors: storage offset 0).
+std::string kv_load(bool wide, int ok, int oi) {
+  std::string s = wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) +
+                             "(2u * p + 1u)); }\n"
+                       : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
+  return s + "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
+}
+
+// Accessors for the sorting passes: readers, writers and the pair order (key, then index).
 std::string kv_access(bool wide, int ok, int oi) {
-  std::string s;
-  if (wide) {
-    s += "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n";
-    s += "fn store_key(p: u32, v: K) { st" + I(ok) + "(2u * p, v.x); st" + I(ok) + "(2u * p + 1u, v.y); }\n";
-  } else {
-    s += "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
-    s += "fn store_key(p: u32, v: K) { st" + I(ok) + "(p, v); }\n";
-  }
-  s += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
+  std::string s = kv_load(wide, ok, oi);
+  s += wide ? "fn store_key(p: u32, v: K) { st" + I(ok) + "(2u * p, v.x); st" + I(ok) + "(2u * p + 1u, v.y); }\n"
+            : "fn store_key(p: u32, v: K) { st" + I(ok) + "(p, v); }\n";
   s += "fn store_idx(p: u32, v: u32) { st" + I(oi) + "(p, v); }\n";
+  s += "fn lt(ka: K, ia: u32, kb: K, ib: u32) -> bool { return klt(ka, kb) || (keq(ka, kb) && ia < ib); }\n";
   return s;
 }
 
@@ -114,18 +110,18 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
     const int ox = first ? k.in(x, key_ct(kk)) : -1;
     const int ok = k.out(s.keys, CT::RAW);
     const int oi = k.out(s.idx, CT::RAW);
-    k.param_index(s.npad, "padded row length");
-    k.param_index(n, "row length");
-    k.param_index(rows, "rows");
-    k.param_index(kstart, "stage");
-    k.param_index(kend, "stage");
-    k.param_index(first ? x.storage_offset() : 0, "offset");
+    k.param_index("npad", s.npad);
+    k.param_index("n", n);
+    k.param_index("rows", rows);
+    k.param_index("k_first", kstart);
+    k.param_index("k_last", kend);
+    if (first) k.param_index("x_off", x.storage_offset());
     k.launch(uint64_t(total / kTile), [&] {
       std::string w = key_defs(s.wide, s.float_keys) + kv_access(s.wide, ok, oi);
       w += std::string("const FIRST: bool = ") + (first ? "true" : "false") + ";\n";
       if (first) {
         const std::string flip = desc ? "~" : "";
-        w += "fn make_key(e: u32) -> K { let v = ld" + I(ox) + "(prm(5u) + e); ";
+        w += "fn make_key(e: u32) -> K { let v = ld" + I(ox) + "(P.x_off + e); ";
         if (kk == KeyKind::Float) {
           w += "var u = bitcast<u32>(v); if ((u & 0x7fffffffu) > 0x7f800000u) { u = 0xffffffffu; } else {"
                " if (u == 0x80000000u) { u = 0u; } u = select(u | 0x80000000u, ~u, (u >> 31u) == 1u); } return " +
@@ -145,13 +141,11 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
     Kernel k(std::string("sort:global:") + (s.wide ? "w" : "n"));
     const int ok = k.out(s.keys, CT::RAW);
     const int oi = k.out(s.idx, CT::RAW);
-    k.param_index(s.npad, "padded row length");
-    k.param(0);
-    k.param(0);
-    k.param_index(kst, "stage");
-    k.param_index(j, "distance");
-    k.param_index(total / 2, "pairs");
-    k.launch(uint64_t((total / 2 + 255) / 256),
+    k.param_index("npad", s.npad);
+    k.param_index("k", kst);
+    k.param_index("j", j);
+    k.param_index("pairs", total / 2);
+    k.launch(grid(total / 2),
              [&] { return key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global"); });
   };
   local(true, 2, std::min(s.npad, kTile));
@@ -160,6 +154,15 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
     local(false, kst, kst);
   }
   return s;
+}
+
+// The kernel's WGSL prologue for reading sorted rows (keys, indices, x's values at x_off) and writing
+// one value and its int64 index per result: the gather and mode sections.
+std::string result_defs(const Sorted& s, const at::Tensor& x, int ox, int ok, int oi, int ov, int on) {
+  const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
+  return key_defs(s.wide, s.float_keys) + kv_load(s.wide, ok, oi) + "fn load_val(e: u32) -> " + VT + " { return ld" +
+         I(ox) + "(P.x_off + e); }\n" + "fn store_val(t: u32, v: " + VT + ") { st" + I(ov) + "(t, v); }\n" +
+         "fn store_ind(t: u32, s: u32) { st" + I(on) + "(t, vec2<u32>(s, 0u)); }\n";
 }
 
 // Writes cnt sorted elements per row (see the gather section) into contiguous [rows, cnt] tensors.
@@ -173,22 +176,15 @@ void gather(const Sorted& s, const at::Tensor& x, int64_t p0, int64_t cnt, int m
   const int oi = k.in(s.idx, CT::RAW);
   const int ov = k.out(v, CT::RAW);
   const int on = k.out(i, CT::I64);
-  k.param_index(s.npad, "padded row length");
-  k.param_index(s.n, "row length");
-  k.param_index(cnt, "count");
-  k.param_index(p0, "position");
-  k.param_index(s.rows * cnt, "outputs");
-  k.param_index(x.storage_offset(), "offset");
-  k.launch(uint64_t((s.rows * cnt + 255) / 256), [&] {
-    std::string w = key_defs(s.wide, s.float_keys);
-    w += "const MODE: u32 = " + std::to_string(mode) + "u;\n";
-    w += s.wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n"
-                : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
-    w += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
-    w += "fn load_val(e: u32) -> " + wgsl_value_type(CT::RAW, x.scalar_type()) + " { return ld" + I(ox) + "(prm(5u) + e); }\n";
-    w += "fn store_val(t: u32, v: " + wgsl_value_type(CT::RAW, x.scalar_type()) + ") { st" + I(ov) + "(t, v); }\n";
-    w += "fn store_ind(t: u32, s: u32) { st" + I(on) + "(t, vec2<u32>(s, 0u)); }\n";
-    return w + section("gather");
+  k.param_index("npad", s.npad);
+  k.param_index("n", s.n);
+  k.param_index("cnt", cnt);
+  k.param_index("p0", p0);
+  k.param_index("total", s.rows * cnt);
+  k.param_index("x_off", x.storage_offset());
+  k.launch(grid(s.rows * cnt), [&] {
+    return result_defs(s, x, ox, ok, oi, ov, on) + "const MODE: u32 = " + std::to_string(mode) + "u;\n" +
+           section("gather");
   });
 }
 
@@ -203,19 +199,10 @@ void mode_rows(const Sorted& s, const at::Tensor& x, at::Tensor& v, at::Tensor& 
   const int oi = k.in(s.idx, CT::RAW);
   const int ov = k.out(v, CT::RAW);
   const int on = k.out(i, CT::I64);
-  k.param_index(s.npad, "padded row length");
-  k.param_index(s.n, "row length");
-  k.param_index(x.storage_offset(), "offset");
-  k.launch(uint64_t(s.rows), [&] {
-    std::string w = key_defs(s.wide, s.float_keys);
-    w += s.wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n"
-                : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
-    w += "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
-    w += "fn load_val(e: u32) -> " + wgsl_value_type(CT::RAW, x.scalar_type()) + " { return ld" + I(ox) + "(prm(2u) + e); }\n";
-    w += "fn store_val(t: u32, v: " + wgsl_value_type(CT::RAW, x.scalar_type()) + ") { st" + I(ov) + "(t, v); }\n";
-    w += "fn store_ind(t: u32, s: u32) { st" + I(on) + "(t, vec2<u32>(s, 0u)); }\n";
-    return w + section("mode");
-  });
+  k.param_index("npad", s.npad);
+  k.param_index("n", s.n);
+  k.param_index("x_off", x.storage_offset());
+  k.launch(uint64_t(s.rows), [&] { return result_defs(s, x, ox, ok, oi, ov, on) + section("mode"); });
 }
 
 // self moved so that dim is last, contiguous, as [rows, n]; 0-dim as [1, 1].
@@ -280,6 +267,18 @@ void prep_out(const at::Tensor& values, const at::Tensor& indices, const at::Ten
   at::native::resize_output(indices, shape);
 }
 
+// Fresh values and int64 indices outputs for the functional forms of the (values, indices) ops.
+std::pair<at::Tensor, at::Tensor> empty_outputs(const at::Tensor& self) {
+  return {at::empty({0}, self.options()), at::empty({0}, self.options().dtype(at::kLong))};
+}
+// The functional form of an out= op: out_fn(values, indices) fills fresh outputs.
+template <class F>
+std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) {
+  auto [v, i] = empty_outputs(self);
+  out_fn(v, i);
+  return {v, i};
+}
+
 // ---- sort ----
 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
@@ -298,9 +297,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optio
 
 std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                                                bool descending) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  sort_out(self, stable, dim, descending, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { sort_out(self, stable, dim, descending, v, i); });
 }
 
 std::tuple<at::Tensor, at::Tensor> sort_plain(const at::Tensor& self, int64_t dim, bool descending) {
@@ -332,9 +329,7 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
 }
 
 std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  topk_out(self, k, dim, largest, sorted, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { topk_out(self, k, dim, largest, sorted, v, i); });
 }
 
 // One order statistic per row: mode 0 (position k - 1), 1 median, 2 nanmedian, 3 mode.
@@ -375,9 +370,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_
 }
 
 std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  kthvalue_out(self, k, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { kthvalue_out(self, k, dim, keepdim, v, i); });
 }
 
 std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
@@ -387,9 +380,7 @@ std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int6
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  median_dim_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_out(self, dim, keepdim, v, i); });
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                                                         at::Tensor& values, at::Tensor& indices) {
@@ -398,14 +389,12 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, i
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  nanmedian_dim_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { nanmedian_dim_out(self, dim, keepdim, v, i); });
 }
 
 at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan) {
   if (self.numel() == 0) return at::full({}, NAN, self.options());
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
+  auto [v, i] = empty_outputs(self);
   select_rows(self.reshape({-1}), 0, false, ignore_nan ? 2 : 1, 0, v, i, ignore_nan ? "nanmedian" : "median");
   return v;
 }
@@ -428,9 +417,7 @@ std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t di
   return {values, indices};
 }
 std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
-  at::Tensor v = at::empty({0}, self.options()), i = at::empty({0}, self.options().dtype(at::kLong));
-  mode_out(self, dim, keepdim, v, i);
-  return {v, i};
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { mode_out(self, dim, keepdim, v, i); });
 }
 
 
@@ -441,7 +428,7 @@ CT value_ct(at::ScalarType t) { return key_ct(key_kind(t)); }
 
 std::string value_defs(at::ScalarType t, int ox) {
   const CT ct = value_ct(t);
-  std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(prm(3u) + e); }\n";
+  std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(P.x_off + e); }\n";
   s += ct == CT::I64 ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
                      : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
   return s;
@@ -458,19 +445,15 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       const int ox = k.in(x, CT::RAW);
       const int op = k.in(perm, CT::RAW);
       const int oc = k.out(col, CT::RAW);
-      k.param(0);
-      k.param_index(n, "rows");
-      k.param_index(r, "row size");
-      k.param_index(x.storage_offset(), "offset");
-      k.param_index(c, "column");
-      k.launch(uint64_t((n + 255) / 256), [&] {
+      k.param_index("n", n);
+      k.param_index("r", r);
+      k.param_index("x_off", x.storage_offset());
+      k.param_index("col", c);
+      k.launch(grid(n), [&] {
         const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
-        return "const GATHER: bool = true;\n"
-               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
-               "fn load_order(p: u32) -> u32 { return p; }\n"
-               "fn store_perm(p: u32, v: u32) { }\n"
-               "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n"
-               "fn store_col(p: u32, v: " + VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol");
+        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+               "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n"
+               "fn store_col(p: u32, v: " + VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol_gather");
       });
     }
     at::Tensor ord = sort_rows(col, 1, n, false).idx;
@@ -480,15 +463,11 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       const int op = k.in(perm, CT::RAW);
       const int oo = k.in(ord, CT::RAW);
       const int on = k.out(next, CT::RAW);
-      k.param(0);
-      k.param_index(n, "rows");
-      k.launch(uint64_t((n + 255) / 256), [&] {
-        return "const GATHER: bool = false;\n"
-               "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
+      k.param_index("n", n);
+      k.launch(grid(n), [&] {
+        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
                "fn load_order(p: u32) -> u32 { return ld" + I(oo) + "(p); }\n"
-               "fn store_perm(p: u32, v: u32) { st" + I(on) + "(p, v); }\n"
-               "fn load_val(e: u32) -> u32 { return 0u; }\n"
-               "fn store_col(p: u32, v: u32) { }\n" + section("ucol");
+               "fn store_perm(p: u32, v: u32) { st" + I(on) + "(p, v); }\n" + section("ucol_perm");
       });
     }
     perm = next;
@@ -570,11 +549,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     const int ox = k.in(x, value_ct(x.scalar_type()));
     const int oi = via ? k.in(order, CT::RAW) : -1;
     const int of = k.out(flags, CT::I32);
-    k.param(0);
-    k.param_index(n, "numel");
-    k.param_index(r, "slice size");
-    k.param_index(x.storage_offset(), "offset");
-    k.launch(uint64_t((n + 255) / 256), [&] {
+    k.param_index("n", n);
+    k.param_index("r", r);
+    k.param_index("x_off", x.storage_offset());
+    k.launch(grid(n), [&] {
       return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
              "(p, i32(f)); }\n" + section("uflag");
     });
@@ -592,14 +570,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     const int ov = k.out(values, CT::RAW);
     const int os = k.out(starts, CT::I32);
     const int on = k.out(inv, CT::I64);
-    k.param(0);
-    k.param_index(n, "numel");
-    k.param_index(r, "slice size");
-    k.param_index(x.storage_offset(), "offset");
-    k.launch(uint64_t((n + 255) / 256), [&] {
+    k.param_index("n", n);
+    k.param_index("r", r);
+    k.param_index("x_off", x.storage_offset());
+    k.launch(grid(n), [&] {
       const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
       return src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) + "(p).x; }\n" +
-             "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(prm(3u) + e); }\n" +
+             "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n" +
              "fn store_val(j: u32, v: " + VT + ") { st" + I(ov) + "(j, v); }\n" +
              "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" +
              "fn store_inv(s: u32, j: u32) { st" + I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
@@ -611,10 +588,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     Kernel k("unique:count");
     const int os = k.in(starts, CT::I32);
     const int oc = k.out(counts, CT::I64);
-    k.param(0);
-    k.param_index(n, "numel");
-    k.param_index(u, "uniques");
-    k.launch(uint64_t((u + 255) / 256), [&] {
+    k.param_index("n", n);
+    k.param_index("u", u);
+    k.launch(grid(u), [&] {
       return "fn load_start(j: u32) -> u32 { return u32(ld" + I(os) + "(j)); }\n" +
              "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
     });
@@ -699,19 +675,19 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
     const int ob = k.in(bd, ct);
     const int os = srt.defined() ? k.in(srt, CT::I64) : -1;
     const int oo = k.out(res, out_int32 ? CT::I32 : CT::I64);
-    k.param_index(self.numel(), "numel");
-    k.param_index(inner, "row length");
-    k.param_index(bn, "boundaries row length");
-    k.param_index(v.storage_offset(), "offset");
-    k.param_index(bd.storage_offset(), "offset");
-    k.param_index(srt.defined() ? srt.storage_offset() : 0, "offset");
-    k.launch(uint64_t((self.numel() + 255) / 256), [&] {
+    k.param_index("total", self.numel());
+    k.param_index("inner", inner);
+    k.param_index("bn", bn);
+    k.param_index("v_off", v.storage_offset());
+    k.param_index("b_off", bd.storage_offset());
+    if (srt.defined()) k.param_index("s_off", srt.storage_offset());
+    k.launch(grid(self.numel()), [&] {
       const std::string T = wgsl_type(ct);
       std::string w = "const RIGHT: bool = " + std::string(is_right ? "true" : "false") + ";\n";
-      w += "fn load_v(t: u32) -> " + T + " { return ld" + I(ov) + "(prm(3u) + t); }\n";
+      w += "fn load_v(t: u32) -> " + T + " { return ld" + I(ov) + "(P.v_off + t); }\n";
       w += "fn load_b(base: u32, mid: u32) -> " + T + " { ";
-      w += os >= 0 ? "let j = base + ld" + I(os) + "(prm(5u) + base + mid).x; " : std::string("let j = base + mid; ");
-      w += "return ld" + I(ob) + "(prm(4u) + j); }\n";
+      w += os >= 0 ? "let j = base + ld" + I(os) + "(P.s_off + base + mid).x; " : std::string("let j = base + mid; ");
+      w += "return ld" + I(ob) + "(P.b_off + j); }\n";
       if (ct == CT::I64) {
         w += "fn gt(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_lt(b, a); }\n"
              "fn ge(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_le(b, a); }\n";
@@ -766,32 +742,34 @@ at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries
 // ---- histc / bincount ----
 
 // Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
+// bin_of reads P.bins, P.lo and P.hi when `range` is given (histc's bounds, f32).
 at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
-                           const std::vector<float>& fparams, const std::string& key) {
+                           std::optional<std::pair<float, float>> range, const std::string& key) {
   // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
   at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
   Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
   k.out(counts, CT::RAW);  // binding b1
   const int ox = k.in(x, value_ct(x.scalar_type()));
   const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
-  k.param_index(x.numel(), "numel");
-  k.param_index(x.storage_offset(), "offset");
-  k.param_index(weights.defined() ? weights.storage_offset() : 0, "offset");
-  k.param_index(nbins, "bins");
-  for (float f : fparams) k.param_f32(f);
-  for (size_t j = fparams.size(); j < 2; ++j) k.param(0);
   // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
   const bool local = ow < 0 && nbins <= 2048;
   constexpr int64_t kPer = 4096;
-  k.param_index(kPer, "run");
-  const int64_t groups = local ? (x.numel() + kPer - 1) / kPer : (x.numel() + 255) / 256;
-  k.launch(uint64_t(groups), [&] {
+  k.param_index("n", x.numel());
+  k.param_index("x_off", x.storage_offset());
+  if (ow >= 0) k.param_index("w_off", weights.storage_offset());
+  if (local || range) k.param_index("bins", nbins);
+  if (range) {
+    k.param_f32("lo", range->first);
+    k.param_f32("hi", range->second);
+  }
+  if (local) k.param_index("per", kPer);
+  const uint64_t groups = local ? grid(x.numel(), kPer) : grid(x.numel());
+  k.launch(groups, [&] {
     std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
     w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
-         "(prm(1u) + t); }\n";
-    w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(prm(2u) + t); }\n"
+         "(P.x_off + t); }\n";
+    w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(P.w_off + t); }\n"
                  : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
-    w += "fn pf(i: u32) -> f32 { return bitcast<f32>(prm(i)); }\n";
     w += bin_of;
     return w + section(local ? "histl" : "hist");
   });
@@ -831,13 +809,15 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
                     : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
                                           : "fn rnd(x: f32) -> f32 { return x; }\n";
   const std::string bin_of = rnd +
-      "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = pf(4u); let hi = pf(5u); let nb = prm(3u);"
+      "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = P.lo; let hi = P.hi; let nb = P.bins;"
       " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
       " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
       " return min(p, nb - 1u); }\n";
   const float flo = float(lo), fhi = float(hi);
-  at::Tensor c = histogram_words(x, {}, bins, bin_of, {float(at::scalar_tensor(flo).to(st).item<float>()),
-                                 float(at::scalar_tensor(fhi).to(st).item<float>())}, "histc");
+  at::Tensor c = histogram_words(x, {}, bins, bin_of,
+                                 std::make_pair(float(at::scalar_tensor(flo).to(st).item<float>()),
+                                                float(at::scalar_tensor(fhi).to(st).item<float>())),
+                                 "histc");
   out.copy_(c);
   return out;
 }
@@ -865,7 +845,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
               " give a float64 result, which the webgpu device does not support (use float32 weights)");
   const bool wide = self.scalar_type() == at::kLong;
   const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
-  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, {},
+  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, std::nullopt,
                                  wf ? "bincount:w" : "bincount");
   return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
 }
@@ -888,21 +868,21 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
   const CT ct = compute_type(common);
   Kernel k(std::string("isin:") + wgsl_type(ct));
   const int E = k.in(e, ct), TE = k.in(t, ct), O = k.out(o, CT::I32);
-  k.param_index(e.numel(), "element count");
-  k.param_index(t.numel(), "test element count");
-  k.param_index(e.storage_offset(), "offset");
-  k.param_index(t.storage_offset(), "offset");
-  k.param_index(o.storage_offset(), "offset");
-  k.param(invert ? 1u : 0u);
-  k.launch(uint64_t((e.numel() + 255) / 256), [&] {
+  k.param_index("n", e.numel());        // elements
+  k.param_index("tn", t.numel());       // test elements
+  k.param_index("e_off", e.storage_offset());
+  k.param_index("t_off", t.storage_offset());
+  k.param_index("o_off", o.storage_offset());
+  k.param("invert", invert ? 1u : 0u);
+  k.launch(grid(e.numel()), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string eq = ct == CT::I64 ? "all(x == ld" + n(TE) + "(prm(3u) + j))" : "x == ld" + n(TE) + "(prm(3u) + j)";
+    const std::string eq = ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))" : "x == ld" + n(TE) + "(P.t_off + j)";
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= prm(0u)) { return; }\n"
-           "  let x = ld" + n(E) + "(prm(2u) + i);\n  var found = false;\n"
-           "  for (var j = 0u; j < prm(1u); j = j + 1u) { if (" + eq + ") { found = true; break; } }\n"
-           "  st" + n(O) + "(prm(4u) + i, select(0i, 1i, found != (prm(5u) == 1u)));\n}\n";
+           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
+           "  let x = ld" + n(E) + "(P.e_off + i);\n  var found = false;\n"
+           "  for (var j = 0u; j < P.tn; j = j + 1u) { if (" + eq + ") { found = true; break; } }\n"
+           "  st" + n(O) + "(P.o_off + i, select(0i, 1i, found != (P.invert == 1u)));\n}\n";
   });
   if (!o.is_same(out)) out.copy_(o);
 }

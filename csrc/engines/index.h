@@ -1,4 +1,4 @@
-// The indexing kernel shared by csrc/ops/index*.cpp: an iteration shape, a destination, a source
+// The index engine (engines/index.cpp), shared by the indexing ops (ops/index_ops.cpp, ...): an iteration shape, a destination, a source
 // (or a scalar) and index operands, each with its strides over the shape (elements). An index value
 // picks a position along its target (size, stride) in the indexed operand: the source for gathers,
 // the destination for scatters. Bad indices are reported through the device error words (IndexError

@@ -1,8 +1,9 @@
-// Indexing: gather, scatter (src, value, reduce), scatter_add, scatter_reduce, index.Tensor (x[idx],
-// x[mask], broadcast index tensors mixed with slices), index_put_ (accumulate), index_select,
-// index_add, index_copy, index_fill, index_reduce, take, put_, embedding and its dense backward.
+// The index engine (engines/index.h): the one kernel template behind gather, scatter (src, value,
+// reduce), scatter_add, scatter_reduce, index.Tensor, index_put_, index_select, index_add,
+// index_copy, index_fill, index_reduce, take, put_, embedding and its dense backward (their
+// registrations and checks: ops/index_ops.cpp).
 //
-// One kernel template (wgsl/index.wgsl helpers) serves them all: it walks an iteration shape with a
+// The kernel template (wgsl/index.wgsl helpers) serves them all: it walks an iteration shape with a
 // destination, an optional source (or a scalar) and K index operands, each with its own strides. An
 // index operand's value selects a position along a "target" dimension of the indexed operand (the
 // source for gathers, the destination for scatters). Indices are checked on the device: a bad one
@@ -12,34 +13,15 @@
 // element (floats, sub-word types), atomicAdd for int32 and (with a carry) int64 sums; int64 products,
 // maxima and minima loop serially over the scatter dim in one invocation per destination slice,
 // which also reproduces CPU's order exactly.
-#include <ATen/ExpandUtils.h>
-#include <ATen/MemoryOverlap.h>
-#include <ATen/TensorIterator.h>
-#include <ATen/WrapDimUtils.h>
-#include <ATen/native/IndexKernel.h>
-#include <ATen/native/ReductionType.h>
-#include <ATen/native/TensorAdvancedIndexing.h>
-#include <ATen/ops/_index_put_impl_native.h>
-#include <ATen/ops/gather_native.h>
-#include <ATen/ops/index_add_meta.h>
-#include <ATen/ops/index_copy_native.h>
-#include <ATen/ops/index_fill_native.h>
-#include <ATen/ops/index_native.h>
-#include <ATen/ops/index_reduce_meta.h>
-#include <ATen/ops/scatter_add_native.h>
-#include <ATen/ops/scatter_native.h>
-#include <ATen/ops/scatter_reduce_native.h>
-#include <torch/library.h>
+#include <ATen/ATen.h>
 
 #include <cstring>
 #include <sstream>
+#include <tuple>
 
-#include "ops/common.h"
-#include "ops/index.h"
+#include "engines/index.h"
 #include "kernel/kernel.h"
-#include "ops/pointwise.h"
-#include "ops/structured.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
@@ -126,44 +108,58 @@ void run_index(IndexPlan& P) {
   for (auto& x : P.idx) k.in(x.t, CT::I64);
   const uint32_t code = P.check ? k.error_flag(P.op, !P.runtime_error) : 0u;
 
-  k.param_index(npar, "element count");
-  k.param(code);
-  k.param_index(serial_n, "scatter dim size");
-  const uint32_t base_sizes = uint32_t(k.num_params());
-  for (int64_t s : sizes) k.param_index(s, "size");
-  const uint32_t base_ops = uint32_t(k.num_params());
-  const uint32_t per_op = uint32_t(R + 1 + (serial ? 1 : 0));
-  for (size_t j = 0; j < ops.size(); ++j) {
-    k.param_index(ops[j]->t.storage_offset(), "storage offset");
-    for (int64_t s : strides[j]) k.param_index(s, "stride");
-    if (serial) k.param_index(ops[j]->strides[P.serial_dim], "stride");
+  // Parameters (WGSL names): n invocations, serial_n steps of the serial dim, sizes (iteration dims,
+  // innermost last; dim 0 is never read), per operand j (dst, src, indices): off(j) its storage
+  // offset, strides(j * R + d), serial_stride(j); per index operand q: tgt(3q) the indexed size,
+  // tgt(3q + 1) its stride, tgt(3q + 2) the dim (for the error); value: the scalar's bits.
+  const int nops = int(ops.size());
+  auto words = [](int64_t n) { return n > 0 ? (n + 3) / 4 * 4 : 0; };
+  const int64_t nwords = 4 + words(R > 1 ? R : 0) + words(nops) + words(int64_t(nops) * R) +
+                         (serial ? words(nops) : 0) + words(3 * K) + (has_src ? 0 : 2);
+  TORCH_CHECK(nwords <= int64_t(kernel::kMaxParamWords), "webgpu: ", P.op,
+              ": too many index tensors or dimensions (", nwords, " parameter words, at most ",
+              kernel::kMaxParamWords, ")");
+  k.param_index("n", npar);
+  if (P.check) k.param("err_op", code);
+  k.param_index("serial_n", serial_n);
+  if (R > 1) k.param_array("sizes", sizes);
+  {
+    std::vector<int64_t> off, st, sst;
+    for (int j = 0; j < nops; ++j) {
+      off.push_back(ops[j]->t.storage_offset());
+      st.insert(st.end(), strides[j].begin(), strides[j].end());
+      if (serial) sst.push_back(ops[j]->strides[P.serial_dim]);
+    }
+    k.param_array("off", off);
+    if (R > 0) k.param_array("strides", st);
+    if (serial) k.param_array("serial_stride", sst);
   }
-  const uint32_t base_tgt = uint32_t(k.num_params());
-  for (const auto& t : P.tgt) {
-    k.param_index(t.size, "indexed size");
-    k.param_index(t.stride, "indexed stride");
-    k.param(uint32_t(t.dim));
+  if (K > 0) {
+    std::vector<int64_t> tg;
+    for (const auto& t : P.tgt) {
+      tg.push_back(t.size);
+      tg.push_back(t.stride);
+      tg.push_back(P.check ? t.dim : 0);
+    }
+    k.param_array("tgt", tg);
   }
-  const uint32_t base_scalar = uint32_t(k.num_params());
   if (!has_src) {
+    uint32_t lo, hi;
     if (ct == CT::RAW) {
-      auto r = scalar_raw(P.value, dt);
-      k.param(r.first);
-      k.param(r.second);
+      std::tie(lo, hi) = scalar_raw(P.value, dt);
     } else {
       const ScalarBits b = scalar_bits(cast_scalar(P.value, dt), ct);
-      k.param(b.lo);
-      k.param(b.hi);
+      lo = b.lo;
+      hi = b.hi;
     }
+    k.param_i64("value", int64_t(uint64_t(lo) | (uint64_t(hi) << 32)));
   }
-  TORCH_CHECK(k.num_params() <= rt::kParamWords, "webgpu: ", P.op, ": too many index tensors or dimensions (",
-              k.num_params(), " parameter words, at most ", rt::kParamWords, ")");
 
-  k.launch(P.single ? 1 : (uint64_t(npar) + kWG - 1) / kWG, [&]() {
+  k.launch(P.single ? 1 : grid(npar), [&]() {
     std::ostringstream s;
     const std::string T = wgsl_value_type(ct, dt);
-    s << rt::wgsl_source("index");
-    auto P_ = [](uint32_t i) { return "prm(" + std::to_string(i) + "u)"; };
+    s << kernel::library("index");
+    auto U = [](int64_t i) { return std::to_string(i) + "u"; };
     // Update of destination element e with value b.
     const std::string comb = combine_expr(P.red, ct);
     s << "fn combine(a: " << T << ", b: " << T << ") -> " << T << " { return " << comb << "; }\n";
@@ -191,48 +187,48 @@ void run_index(IndexPlan& P) {
         << " << sh)) | nb;\n    if (nw == old || cas0(w, old, nw)) { break; }\n  }\n}\n";
     }
     s << "fn work(i: u32) {\n  var rem = i;\n";
-    const int nops = int(ops.size());
-    for (int j = 0; j < nops; ++j) s << "  var o" << j << " = " << P_(base_ops + j * per_op) << ";\n";
+    for (int j = 0; j < nops; ++j) s << "  var o" << j << " = P_off(" << U(j) << ");\n";
     for (int d = R - 1; d >= 0; --d) {
-      s << "  { let c = " << (d == 0 ? std::string("rem") : "rem % " + P_(base_sizes + d)) << ";"
-        << (d == 0 ? "" : " rem = rem / " + P_(base_sizes + d) + ";");
-      for (int j = 0; j < nops; ++j) s << " o" << j << " = o" << j << " + c * " << P_(base_ops + j * per_op + 1 + d) << ";";
+      const std::string n = "P_sizes(" + U(d) + ")";
+      s << "  { let c = " << (d == 0 ? std::string("rem") : "rem % " + n) << ";"
+        << (d == 0 ? "" : " rem = rem / " + n + ";");
+      for (int j = 0; j < nops; ++j) s << " o" << j << " = o" << j << " + c * P_strides(" << U(j * R + d) << ");";
       s << " }\n";
     }
-    s << "  for (var it = 0u; it < prm(2u); it = it + 1u) {\n";
+    s << "  for (var it = 0u; it < P.serial_n; it = it + 1u) {\n";
     s << "    var ok = true; var t = 0u;\n";
     const int first_idx = has_src ? 2 : 1;
     for (int q = 0; q < K; ++q) {
       const int j = first_idx + q;
-      const uint32_t tb = base_tgt + 3 * q;
-      s << "    { let v = ld" << j << "(o" << j << "); let w = wrap_index(v, " << P_(tb) << ", "
+      const std::string size = "P_tgt(" + U(3 * q) + ")";
+      s << "    { let v = ld" << j << "(o" << j << "); let w = wrap_index(v, " << size << ", "
         << (P.allow_neg ? "true" : "false") << ");\n      if (w == BAD_INDEX) { ok = false; ";
-      if (P.check) s << "report_index_error(prm(1u), " << P_(tb + 2) << ", v, " << P_(tb) << ");";
-      s << " } else { t = t + w * " << P_(tb + 1) << "; } }\n";
+      if (P.check) s << "report_index_error(P.err_op, P_tgt(" << U(3 * q + 2) << "), v, " << size << ");";
+      s << " } else { t = t + w * P_tgt(" << U(3 * q + 1) << "); } }\n";
     }
     std::string val;
     if (has_src) {
       val = scatter ? "ld1(o1)" : "ld1(o1 + t)";
     } else if (ct == CT::I64 || (ct == CT::RAW && isz == 8)) {
-      val = "vec2<u32>(" + P_(base_scalar) + ", " + P_(base_scalar + 1) + ")";
+      val = "P.value";
     } else if (ct == CT::F32) {
-      val = "bitcast<f32>(" + P_(base_scalar) + ")";
+      val = "bitcast<f32>(P.value.x)";
     } else if (ct == CT::I32) {
-      val = "bitcast<i32>(" + P_(base_scalar) + ")";
+      val = "bitcast<i32>(P.value.x)";
     } else {
-      val = P_(base_scalar);
+      val = "P.value.x";
     }
     s << "    if (ok) { " << (scatter ? "upd(o0 + t, " + val + ");" : "upd(o0, " + val + ");") << " }\n";
     if (serial)
-      for (int j = 0; j < nops; ++j) s << "    o" << j << " = o" << j << " + " << P_(base_ops + j * per_op + 1 + R) << ";\n";
+      for (int j = 0; j < nops; ++j) s << "    o" << j << " = o" << j << " + P_serial_stride(" << U(j) << ");\n";
     s << "  }\n}\n";
-    s << "@compute @workgroup_size(" << kWG << ") fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+    s << "@compute @workgroup_size(" << kernel::kWG << ") fn main(@builtin(workgroup_id) wid: vec3<u32>, "
       << "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-      << "  let i = linear_id(wid, nwg, lid, " << kWG << "u);\n";
+      << "  let i = linear_id(wid, nwg, lid, " << kernel::kWG << "u);\n";
     if (P.single)
-      s << "  if (i == 0u) { for (var j = 0u; j < prm(0u); j = j + 1u) { work(j); } }\n}\n";
+      s << "  if (i == 0u) { for (var j = 0u; j < P.n; j = j + 1u) { work(j); } }\n}\n";
     else
-      s << "  if (i < prm(0u)) { work(i); }\n}\n";
+      s << "  if (i < P.n) { work(i); }\n}\n";
     return s.str();
   });
 }
