@@ -4,6 +4,8 @@
 // count of differing columns), 1, 2, 3 (p = inf), 4 (any other p, in P.p).
 // Parameters: n (invocations), r1 (rows of x1, or of x for pdist), r2 (rows of x2, cdist), m
 // (columns), p (f32), the operands' offsets (*_off).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 fn p_val() -> f32 { return P.p; }
 
@@ -42,11 +44,7 @@ fn pair_index(i: u32, j: u32, n: u32) -> u32 { return i * n - i * (i + 1u) / 2u 
 
 //== cdist_fwd
 // Operands: 0 x1, 1 x2, 2 out [B, r1, r2].
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let q = row_pos(t, P.r2);  // (b, i, j)
   let M = P.m;
   let a1 = P.x1_off + (q.x * P.r1 + q.y) * M;
@@ -58,11 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== cdist_bwd
 // Operands: 0 grad [B, r1, r2], 1 x1, 2 x2, 3 dist [B, r1, r2], 4 grad_x1 [B, r1, m].
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let q = row_pos(t, P.m);  // (b, i, k)
   let R2 = P.r2; let M = P.m;
   let x = ld1(P.x1_off + t);
@@ -76,11 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== pdist_fwd
 // Operands: 0 x [N, M] (N = r1, M = m), 1 out [N (N - 1) / 2]. One invocation per row i, over its pairs (i, j > i).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let N = P.r1; let M = P.m;
   let i = t / N;
   let j = t % N;
@@ -92,11 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== pdist_bwd
 // Operands: 0 grad [pairs], 1 x [N, M], 2 pdist [pairs], 3 grad_x [N, M].
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let N = P.r1; let M = P.m;
   let k = t % M;
   let i = t / M;

@@ -3,14 +3,12 @@
 // element's columns in CPU's order (kernel row, then kernel column) with no atomics.
 // Parameters: n (invocations), H, W (image), kh, kw (kernel), dh, dw (dilation), ph, pw
 // (padding), sh, sw (stride), OH, OW (blocks), src_off, dst_off (offsets of operands 0 and 1).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 //== im2col
 // Operands: 0 image (raw), 1 columns (raw). The host defines V, the raw value type.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let L = P.OH * P.OW;
   let l = t % L;
   var r = t / L;
@@ -27,11 +25,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== col2im
 // Operands: 0 columns (f32), 1 image (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let L = P.OH * P.OW;
   let w = i32(t % P.W);
   let h = i32((t / P.W) % P.H);

@@ -7,6 +7,8 @@
 // Operands: contiguous input [N, C, D, H, W] (2-d: D = 1), grid [N, OD, OH, OW, DIMS] (x, y[, z]).
 // Parameters: n (N * OD * OH * OW), C, per dim (D, H, W) P_in_size, P_out_size, the operands'
 // offsets (*_off).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 // The taps along one dim: indices (-1 where the tap reads nothing), weights, d weight / d coordinate,
 // and d coordinate / d grid value.
@@ -193,11 +195,7 @@ fn grid_point(t: u32, goff: u32) -> Point {
 // Operands: 0 input (f32), 1 grid (f32), 2 output (f32); offsets in_off, grid_off, out_off.
 fn ld_grid(e: u32) -> f32 { return ld1(e); }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let q = grid_point(t, P.grid_off);
   let tz = q.tz; let ty = q.ty; let tx = q.tx;
   for (var c = 0u; c < P.C; c = c + 1u) {
@@ -231,11 +229,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // gi_off (grad_input, 0 without MASK0).
 fn ld_grid(e: u32) -> f32 { return ld2(e); }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let q = grid_point(t, P.grid_off);
   let tz = q.tz; let ty = q.ty; let tx = q.tx;
   var gx = 0.0; var gy = 0.0; var gz = 0.0;

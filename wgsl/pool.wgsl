@@ -5,6 +5,8 @@
 // Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_k_size (kernel),
 // P_stride, P_pad (padding), P_dil (dilation); each section's operand offsets (*_off); avg:
 // count_include_pad, divisor (divisor_override, 0: none).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 fn isz() -> vec3<i32> { return vec3<i32>(i32(P_in_size(0u)), i32(P_in_size(1u)), i32(P_in_size(2u))); }
 fn osz() -> vec3<i32> { return vec3<i32>(i32(P_out_size(0u)), i32(P_out_size(1u)), i32(P_out_size(2u))); }
@@ -57,11 +59,7 @@ fn avg_window(o: vec3<i32>, k: vec3<i32>, s: vec3<i32>, pd: vec3<i32>, I: vec3<i
 //== max_fwd
 // Operands: 0 input (V), 1 output (V), 2 indices (int64). ADAPTIVE (prepended) picks adaptive
 // windows (unit steps) over dilated ones.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let o = g.p;
@@ -96,11 +94,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== max_bwd
 // Operands: 0 grad_output (f32), 1 indices (int64), 2 grad_input (f32). One invocation per input
 // element; ADAPTIVE (prepended) picks adaptive windows.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz(); let IV = vol(I);
   let plane = t / IV;
   let ii = t % IV;
@@ -130,11 +124,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== avg_fwd
 // Operands: 0 input (V), 1 output (V).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let w = avg_window(g.p, ksz(), strd(), padd(), I, P.divisor, P.count_include_pad != 0u);
@@ -153,11 +143,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== avg_bwd
 // Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let p = g.p;
@@ -181,11 +167,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== adaptive_avg_fwd
 // Operands: 0 input (f32), 1 output (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let i0 = a_lo(g.p, O, I);
@@ -205,11 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== adaptive_avg_bwd
 // Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let p = g.p;

@@ -6,14 +6,12 @@
 // are reported through the error words (RuntimeError, as on CPU) and skipped.
 // Parameters: n (invocations), in_plane (IV), out_plane (OV), the operands' offsets (*_off);
 // claim: err_op (the error op code).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 //== claim
 // Operands: 0 indices (i64), 1 winners (u32 words, atomic).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let v = ld0(P.idx_off + t);
   if (v.y != 0u || v.x >= P.out_plane) {
     report_index_error(P.err_op, 0u, v, P.out_plane);
@@ -29,11 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== fill
 // Operands: 0 input (raw), 1 winners (u32), 2 output (raw). The host defines V, the raw value type.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let plane = t / P.out_plane;
   let w = ld1(P.win_off + t);
   var v = V();

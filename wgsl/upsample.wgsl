@@ -5,6 +5,8 @@
 // (nearest-exact) and ALIGN (align_corners).
 // Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_scale (input per
 // output, f32); src_off, dst_off: offsets of operand 0 (input or grad_output) and 1 (the result).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 fn isz() -> vec3<i32> { return vec3<i32>(i32(P_in_size(0u)), i32(P_in_size(1u)), i32(P_in_size(2u))); }
 fn osz() -> vec3<i32> { return vec3<i32>(i32(P_out_size(0u)), i32(P_out_size(1u)), i32(P_out_size(2u))); }
@@ -75,11 +77,7 @@ fn cub_tap(c: Cub, k: i32, n: i32) -> i32 { return clamp(c.i0 - 1 + k, 0, n - 1)
 
 //== nearest_fwd
 // Operands: 0 input, 1 output (raw values).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let plane = g.plane;
@@ -90,11 +88,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== nearest_bwd
 // Operands: 0 grad_output (f32), 1 grad_input (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let plane = g.plane;
@@ -119,11 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== linear_fwd
 // Operands: 0 input (f32), 1 output (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let plane = g.plane;
@@ -160,11 +150,7 @@ fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
   return w;
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let plane = g.plane;
@@ -194,11 +180,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Bicubic (2-d: D = 1). Operands: 0 input (f32), 1 output (f32). The width is interpolated first,
 // then the height, as CPU nests them.
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, O);
   let plane = g.plane;
@@ -243,11 +225,7 @@ fn cub_cand(i: i32, d: u32, n_in: i32, n_out: i32) -> vec2<i32> {
   return vec2<i32>(a, max(b, a));
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let plane = g.plane;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -42,7 +43,7 @@ void launch(const char* sec, double p, int64_t count, int64_t r1, int64_t r2, in
   for (const auto& [name, t] : ins) k.param_index(name, t.storage_offset());
   k.param_index("out_off", out.storage_offset());
   k.launch(grid(uint64_t(count)),
-           [&] { return "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
+           [&] { return per_element_main() + "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
 }
 
 struct Batch {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -45,7 +46,7 @@ void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct
   k.param_index("src_off", src.storage_offset());
   k.param_index("dst_off", dst.storage_offset());
   const std::string V = wgsl_value_type(ct, src.scalar_type());
-  k.launch(grid(uint64_t(n)), [&] { return "alias V = " + V + ";\n" + kernel::section("fold", sec); });
+  k.launch(grid(uint64_t(n)), [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec); });
 }
 
 int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) { return (size + 2 * p - (d * (k - 1) + 1)) / s + 1; }

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -87,7 +88,7 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   k.param_index("grid_off", grid.storage_offset());
   k.param_index("out_off", out.storage_offset());
   k.launch(kernel::grid(uint64_t(g.points())),
-           [&] { return consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
+           [&] { return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
   return out;
 }
 
@@ -136,7 +137,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
           "    if (cas4(e, old, bitcast<u32>(bitcast<f32>(old) + v))) { break; }\n  }\n}\n";
     else
       pre += "fn gi_add(e: u32, v: f32) {}\n";
-    return pre + kernel::section("grid_sample", "bwd");
+    return per_element_main() + pre + kernel::section("grid_sample", "bwd");
   });
   if (mask[0] && !acc.is_same(grad_input)) grad_input.copy_(acc);
   return {grad_input, grad_grid};

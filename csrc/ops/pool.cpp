@@ -102,7 +102,7 @@ void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& 
   k.out(out, ct);
   k.out(idx, CT::I64);
   pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}, {"idx_off", &idx}});
-  k.launch(grid(n), [&] { return adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd"); });
+  k.launch(grid(n), [&] { return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd"); });
 }
 
 // grad_input (contiguous, self's sizes) gathered by pool.wgsl's backward section `sec` from grad
@@ -126,7 +126,7 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
   if (idx) pool_params(k, g, n, {{"grad_off", &grad}, {"idx_off", idx}, {"gi_off", &gi}});
   else pool_params(k, g, n, {{"grad_off", &grad}, {"gi_off", &gi}});
   if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
-  k.launch(grid(n), [&] { return prefix + kernel::section("pool", sec); });
+  k.launch(grid(n), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
   return gi;
 }
 
@@ -237,7 +237,7 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
   k.out(out, ct);
   pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
   avg_params(k, count_include_pad, divisor.value_or(0));
-  k.launch(grid(n), [&] { return value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
+  k.launch(grid(n), [&] { return per_element_main() + value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
   return out;
 }
 
@@ -301,7 +301,7 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
   k.in(in, CT::F32);
   k.out(out, CT::F32);
   pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
-  k.launch(grid(n), [&] { return kernel::section("pool", "adaptive_avg_fwd"); });
+  k.launch(grid(n), [&] { return per_element_main() + kernel::section("pool", "adaptive_avg_fwd"); });
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -39,7 +40,7 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
     k.param_index("idx_off", indices.storage_offset());
     k.param_index("win_off", winners.storage_offset());
     k.param("err_op", code);
-    k.launch(grid(uint64_t(self.numel())), [&] { return kernel::section("unpool", "claim"); });
+    k.launch(grid(uint64_t(self.numel())), [&] { return per_element_main() + kernel::section("unpool", "claim"); });
   }
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
   Kernel k("unpool:fill");
@@ -54,7 +55,7 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
   k.param_index("out_off", dst.storage_offset());
   const std::string V = wgsl_value_type(CT::RAW, self.scalar_type());
   k.launch(grid(uint64_t(dst.numel())),
-           [&] { return "alias V = " + V + ";\n" + kernel::section("unpool", "fill"); });
+           [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("unpool", "fill"); });
   if (!dst.is_same(out)) out.copy_(dst);
 }
 

@@ -64,7 +64,7 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
   k.param_index("dst_off", dst.storage_offset());
   k.library("nn_grid");
   k.launch(grid(n), [&] {
-    return std::string("const EXACT: bool = ") + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
+    return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
            (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
   });
 }
