@@ -5,9 +5,9 @@
 // The host prepends MODE (0 sum, 1 mean, 2 max), HAS_PSW and psw(i) (per_sample_weights).
 // Operands: 0 weight (f32), 1 indices (i64), 2 offsets (i64), 3 output [B, D] (f32),
 // 4 offset2bag [n] (i64, zeroed), 5 bag_size [B] (i64), 6 max_indices ([B, D] for max, else [B]).
-// Parameters: 0 B * D, 1 D, 2 num offsets, 3 n (indices), 4 num_weights, 5 padding_idx (or -1),
-// 6 weight stride 0, 7 weight stride 1, 8-14 offsets of operands 0-6, 15 error op code,
-// 16 psw offset.
+// Parameters: n (B * D), D, noff (number of offsets), n_idx (number of indices), num_weights,
+// padding_idx (i32, -1: none), w_stride0, w_stride1 (weight strides), the operands' offsets
+// (w_off, idx_off, offs_off, out_off, o2b_off, bs_off, mi_off, psw_off), err_op (error op code).
 
 fn i64v(v: vec2<u32>) -> i32 {
   // An offset already known to lie in [0, n] (n < 2^31), or a clamped stand-in.
@@ -20,25 +20,25 @@ fn i64v(v: vec2<u32>) -> i32 {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let D = prm(1u);
+  if (t >= P.n) { return; }
+  let D = P.D;
   let b = t / D;
   let d = t % D;
-  let noff = prm(2u);
-  let n = i32(prm(3u));
-  let nw = prm(4u);
-  let pad = bitcast<i32>(prm(5u));
+  let noff = P.noff;
+  let n = i32(P.n_idx);
+  let nw = P.num_weights;
+  let pad = P.padding_idx;
   let first = d == 0u;
-  let ov = ld2(prm(10u) + b);
+  let ov = ld2(P.offs_off + b);
   var start = i64v(ov);
   if (first && ((b == 0u && (ov.x != 0u || ov.y != 0u)) || start < 0 || start > n)) {
-    report_index_error(prm(15u), 0u, ov, u32(n));
+    report_index_error(P.err_op, 0u, ov, u32(n));
   }
   var end = n;
   if (b + 1u < noff) {
-    let ev = ld2(prm(10u) + b + 1u);
+    let ev = ld2(P.offs_off + b + 1u);
     end = i64v(ev);
-    if (first && (end < start || end > n)) { report_index_error(prm(15u), 0u, ev, u32(n)); }
+    if (first && (end < start || end > n)) { report_index_error(P.err_op, 0u, ev, u32(n)); }
   }
   start = clamp(start, 0, n);
   end = clamp(end, start, n);
@@ -46,30 +46,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var count = 0u;
   var arg = 0u;
   for (var i = start; i < end; i = i + 1) {
-    let iv = ld1(prm(9u) + u32(i));
-    if (first) { st4(prm(12u) + u32(i), vec2<u32>(b, 0u)); }
+    let iv = ld1(P.idx_off + u32(i));
+    if (first) { st4(P.o2b_off + u32(i), vec2<u32>(b, 0u)); }
     if (iv.y != 0u || iv.x >= nw) {
-      if (first) { report_index_error(prm(15u), 0u, iv, nw); }
+      if (first) { report_index_error(P.err_op, 0u, iv, nw); }
       continue;
     }
     let idx = iv.x;
     if (bitcast<i32>(idx) == pad) { continue; }
-    let v = ld0(prm(8u) + idx * prm(6u) + d * prm(7u));
+    let v = ld0(P.w_off + idx * P.w_stride0 + d * P.w_stride1);
     if (MODE == 2u) {
       if (count == 0u || v > acc) { acc = v; arg = idx; }
     } else if (HAS_PSW) {
-      acc = acc + v * psw(prm(16u) + u32(i));
+      acc = acc + v * psw(P.psw_off + u32(i));
     } else {
       acc = acc + v;
     }
     count = count + 1u;
   }
   if (MODE == 1u && count > 0u) { acc = acc / f32(count); }
-  st3(prm(11u) + t, acc);
-  if (MODE == 2u) { st6(prm(14u) + t, vec2<u32>(arg, 0u)); }
+  st3(P.out_off + t, acc);
+  if (MODE == 2u) { st6(P.mi_off + t, vec2<u32>(arg, 0u)); }
   if (first) {
-    st5(prm(13u) + b, vec2<u32>(count, 0u));
-    if (MODE == 1u) { st6(prm(14u) + b, vec2<u32>(count, 0u)); }
-    if (MODE == 0u) { st6(prm(14u) + b, vec2<u32>(0u, 0u)); }
+    st5(P.bs_off + b, vec2<u32>(count, 0u));
+    if (MODE == 1u) { st6(P.mi_off + b, vec2<u32>(count, 0u)); }
+    if (MODE == 0u) { st6(P.mi_off + b, vec2<u32>(0u, 0u)); }
   }
 }

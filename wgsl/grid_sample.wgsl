@@ -5,7 +5,10 @@
 // ALIGN (align_corners), DIMS (2 or 3), HALF (the input's dtype: 0 float32, 1 float16, 2 bfloat16)
 // and, for the backward, MASK0 (grad_input wanted) with gi_add.
 // Operands: contiguous input [N, C, D, H, W] (2-d: D = 1), grid [N, OD, OH, OW, DIMS] (x, y[, z]).
-// Parameters: 0 count (N * OD * OH * OW), 1 C, 2-4 input D,H,W, 5-7 output D,H,W, 8.. operand offsets.
+// Parameters: n (N * OD * OH * OW), C, per dim (D, H, W) P_in_size, P_out_size, the operands'
+// offsets (*_off).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
 // The taps along one dim: indices (-1 where the tap reads nothing), weights, d weight / d coordinate,
 // and d coordinate / d grid value.
@@ -173,36 +176,30 @@ fn taps(c: f32, n: i32) -> Taps {
   return r;
 }
 
-fn in_dims() -> vec3<i32> { return vec3<i32>(i32(prm(2u)), i32(prm(3u)), i32(prm(4u))); }
-fn out_vol() -> u32 { return prm(5u) * prm(6u) * prm(7u); }
+fn in_dims() -> vec3<i32> { return vec3<i32>(i32(P_in_size(0u)), i32(P_in_size(1u)), i32(P_in_size(2u))); }
+fn out_vol() -> u32 { return P_out_size(0u) * P_out_size(1u) * P_out_size(2u); }
 
-fn grid_taps(t: u32, goff: u32) -> array<Taps, 3> {
+// Grid point t: its batch n, its output position o, the input's sizes and the taps along each dim
+// (z, y, x) of its grid coordinates (at `goff`, read through ld_grid).
+struct Point { n: u32, o: u32, I: vec3<i32>, IV: u32, OV: u32, tz: Taps, ty: Taps, tx: Taps, };
+fn grid_point(t: u32, goff: u32) -> Point {
   let I = in_dims();
+  let OV = out_vol();
   let g = goff + t * DIMS;
   var z = unit_taps();
   if (DIMS == 3u) { z = taps(ld_grid(g + 2u), I.x); }
-  return array<Taps, 3>(z, taps(ld_grid(g + 1u), I.y), taps(ld_grid(g), I.z));
+  return Point(t / OV, t % OV, I, u32(I.x * I.y * I.z), OV, z, taps(ld_grid(g + 1u), I.y), taps(ld_grid(g), I.z));
 }
 
 //== fwd
-// Operands: 0 input (f32), 1 grid (f32), 2 output (f32). Offsets: 8 input, 9 grid, 10 output.
+// Operands: 0 input (f32), 1 grid (f32), 2 output (f32); offsets in_off, grid_off, out_off.
 fn ld_grid(e: u32) -> f32 { return ld1(e); }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let I = in_dims();
-  let IV = u32(I.x * I.y * I.z);
-  let OV = out_vol();
-  let C = prm(1u);
-  let n = t / OV;
-  let o = t % OV;
-  let T = grid_taps(t, prm(9u));
-  let tz = T[0]; let ty = T[1]; let tx = T[2];
-  for (var c = 0u; c < C; c = c + 1u) {
-    let base = prm(8u) + (n * C + c) * IV;
+fn run(t: u32) {
+  let q = grid_point(t, P.grid_off);
+  let tz = q.tz; let ty = q.ty; let tx = q.tx;
+  for (var c = 0u; c < P.C; c = c + 1u) {
+    let base = P.in_off + (q.n * P.C + c) * q.IV;
     var acc = 0.0;
     for (var a = 0; a < tz.n; a = a + 1) {
       var acc_y = 0.0;
@@ -210,7 +207,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var acc_x = 0.0;
         for (var e = 0; e < tx.n; e = e + 1) {
           if (tz.i[a] < 0 || ty.i[b] < 0 || tx.i[e] < 0) { continue; }
-          let v = ld0(base + u32((tz.i[a] * I.y + ty.i[b]) * I.z + tx.i[e]));
+          let v = ld0(base + u32((tz.i[a] * q.I.y + ty.i[b]) * q.I.z + tx.i[e]));
           // Products and sums as CPU orders them (rounded per operation for the half types).
           if (MODE == 2u) {
             acc_x = rh(acc_x + rh(tx.w[e] * v));
@@ -222,41 +219,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
       if (MODE == 2u) { acc = rh(acc + rh(tz.w[a] * acc_y)); }
     }
-    st2(prm(10u) + (n * C + c) * OV + o, acc);
+    st2(P.out_off + (q.n * P.C + c) * q.OV + q.o, acc);
   }
 }
 
 //== bwd
 // Operands: 0 grad_output (f32), 1 input (f32), 2 grid (f32), 3 grad_grid (f32), then the f32
-// grad_input accumulator (atomic) when MASK0. Offsets: 8 grad_output, 9 input, 10 grid,
-// 11 grad_grid, 12 grad_input.
+// grad_input accumulator (atomic) when MASK0; offsets grad_off, in_off, grid_off, gg_off (grad_grid),
+// gi_off (grad_input, 0 without MASK0).
 fn ld_grid(e: u32) -> f32 { return ld2(e); }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let I = in_dims();
-  let IV = u32(I.x * I.y * I.z);
-  let OV = out_vol();
-  let C = prm(1u);
-  let n = t / OV;
-  let o = t % OV;
-  let T = grid_taps(t, prm(10u));
-  let tz = T[0]; let ty = T[1]; let tx = T[2];
+fn run(t: u32) {
+  let q = grid_point(t, P.grid_off);
+  let tz = q.tz; let ty = q.ty; let tx = q.tx;
   var gx = 0.0; var gy = 0.0; var gz = 0.0;
-  for (var c = 0u; c < C; c = c + 1u) {
-    let go = ld0(prm(8u) + (n * C + c) * OV + o);
-    let ib = (n * C + c) * IV;
+  for (var c = 0u; c < P.C; c = c + 1u) {
+    let go = ld0(P.grad_off + (q.n * P.C + c) * q.OV + q.o);
+    let ib = (q.n * P.C + c) * q.IV;
     for (var a = 0; a < tz.n; a = a + 1) {
       for (var b = 0; b < ty.n; b = b + 1) {
         for (var e = 0; e < tx.n; e = e + 1) {
           if (tz.i[a] < 0 || ty.i[b] < 0 || tx.i[e] < 0) { continue; }
-          let p = ib + u32((tz.i[a] * I.y + ty.i[b]) * I.z + tx.i[e]);
-          if (MASK0) { gi_add(prm(12u) + p, tx.w[e] * ty.w[b] * tz.w[a] * go); }
+          let p = ib + u32((tz.i[a] * q.I.y + ty.i[b]) * q.I.z + tx.i[e]);
+          if (MASK0) { gi_add(P.gi_off + p, tx.w[e] * ty.w[b] * tz.w[a] * go); }
           if (MODE != 1u) {
-            let v = ld1(prm(9u) + p) * go;
+            let v = ld1(P.in_off + p) * go;
             gx = gx + v * tx.dw[e] * ty.w[b] * tz.w[a];
             gy = gy + v * tx.w[e] * ty.dw[b] * tz.w[a];
             gz = gz + v * tx.w[e] * ty.w[b] * tz.dw[a];
@@ -265,7 +252,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
   }
-  let g = prm(11u) + t * DIMS;
+  let g = P.gg_off + t * DIMS;
   st3(g, gx * tx.mult);
   st3(g + 1u, gy * ty.mult);
   if (DIMS == 3u) { st3(g + 2u, gz * tz.mult); }

@@ -1,20 +1,16 @@
 // Interpolation kernels (ops/upsample.cpp): nearest / nearest-exact and (bi/tri)linear over up to 3
 // spatial dims, contiguous [planes, D, H, W] (1d/2d have leading sizes of 1). Forward: one invocation
 // per output element; backward: one per input element, gathering from the outputs that read it (no
-// atomics). The host keeps one section (from its marker line to the next) and prepends
-// EXACT (nearest-exact) or ALIGN (align_corners).
-// Parameters: 0 count, 1-3 input D,H,W, 4-6 output D,H,W, 7-9 scales (f32 bits, input per output),
-// 10 offset of operand 0, 11 offset of operand 1.
+// atomics). Grids as wgsl/nn_grid.wgsl. The host keeps one section and prepends EXACT
+// (nearest-exact) and ALIGN (align_corners).
+// Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_scale (input per
+// output, f32); src_off, dst_off: offsets of operand 0 (input or grad_output) and 1 (the result).
+// Each section defines run(t) for element t < P.n; the host adds the entry point main
+// (ops/nn_common.h: per_element_main).
 
-fn isz() -> vec3<i32> { return vec3<i32>(i32(prm(1u)), i32(prm(2u)), i32(prm(3u))); }
-fn osz() -> vec3<i32> { return vec3<i32>(i32(prm(4u)), i32(prm(5u)), i32(prm(6u))); }
-fn scl(d: u32) -> f32 { return bitcast<f32>(prm(7u + d)); }
-fn vol(s: vec3<i32>) -> u32 { return u32(s.x * s.y * s.z); }
-fn split3(i: u32, s: vec3<i32>) -> vec3<i32> {
-  let u = vec3<u32>(s);
-  return vec3<i32>(vec3<u32>(i / (u.y * u.z), (i / u.z) % u.y, i % u.z));
-}
-fn flat3(p: vec3<i32>, s: vec3<i32>) -> u32 { return u32((p.x * s.y + p.y) * s.z + p.z); }
+fn isz() -> vec3<i32> { return vec3<i32>(i32(P_in_size(0u)), i32(P_in_size(1u)), i32(P_in_size(2u))); }
+fn osz() -> vec3<i32> { return vec3<i32>(i32(P_out_size(0u)), i32(P_out_size(1u)), i32(P_out_size(2u))); }
+fn scl(d: u32) -> f32 { return P_scale(d); }
 
 // ATen's nearest source index along dim d (of input size n).
 fn near_src(o: i32, d: u32, n: i32) -> i32 {
@@ -55,124 +51,9 @@ fn cand(i: i32, d: u32, n_in: i32, n_out: i32, linear: bool) -> vec2<i32> {
   return vec2<i32>(a, max(b, a));
 }
 
-//== nearest_fwd
-// Operands: 0 input, 1 output (raw values).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let OV = vol(O);
-  let plane = t / OV;
-  let o = split3(t % OV, O);
-  let i = vec3<i32>(near_src(o.x, 0u, I.x), near_src(o.y, 1u, I.y), near_src(o.z, 2u, I.z));
-  st1(prm(11u) + t, ld0(prm(10u) + plane * vol(I) + flat3(i, I)));
-}
-
-//== nearest_bwd
-// Operands: 0 grad_output (f32), 1 grad_input (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let IV = vol(I);
-  let plane = t / IV;
-  let p = split3(t % IV, I);
-  let ra = cand(p.x, 0u, I.x, O.x, false);
-  let rb = cand(p.y, 1u, I.y, O.y, false);
-  let rc = cand(p.z, 2u, I.z, O.z, false);
-  let base = prm(10u) + plane * vol(O);
-  var acc = 0.0;
-  for (var a = ra.x; a < ra.y; a = a + 1) {
-    if (near_src(a, 0u, I.x) != p.x) { continue; }
-    for (var b = rb.x; b < rb.y; b = b + 1) {
-      if (near_src(b, 1u, I.y) != p.y) { continue; }
-      for (var c = rc.x; c < rc.y; c = c + 1) {
-        if (near_src(c, 2u, I.z) != p.z) { continue; }
-        acc = acc + ld0(base + flat3(vec3<i32>(a, b, c), O));
-      }
-    }
-  }
-  st1(prm(11u) + t, acc);
-}
-
-//== linear_fwd
-// Operands: 0 input (f32), 1 output (f32).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let OV = vol(O);
-  let plane = t / OV;
-  let o = split3(t % OV, O);
-  let la = lin_src(o.x, 0u, I.x);
-  let lb = lin_src(o.y, 1u, I.y);
-  let lc = lin_src(o.z, 2u, I.z);
-  let base = prm(10u) + plane * vol(I);
-  var acc = 0.0;
-  for (var a = 0; a <= la.off; a = a + 1) {
-    let wa = select(select(1.0 - la.l1, 1.0, la.off == 0), la.l1, a == 1);
-    var accb = 0.0;
-    for (var b = 0; b <= lb.off; b = b + 1) {
-      let wb = select(select(1.0 - lb.l1, 1.0, lb.off == 0), lb.l1, b == 1);
-      var accc = 0.0;
-      for (var c = 0; c <= lc.off; c = c + 1) {
-        let wc = select(select(1.0 - lc.l1, 1.0, lc.off == 0), lc.l1, c == 1);
-        accc = accc + wc * ld0(base + flat3(vec3<i32>(la.i0 + a, lb.i0 + b, lc.i0 + c), I));
-      }
-      accb = accb + wb * accc;
-    }
-    acc = acc + wa * accb;
-  }
-  st1(prm(11u) + t, acc);
-}
-
-//== linear_bwd
-// Operands: 0 grad_output (f32), 1 grad_input (f32).
-fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
-  let l = lin_src(o, d, n);
-  var w = 0.0;
-  if (l.i0 == i) { w = w + (1.0 - l.l1); }
-  if (l.i0 + l.off == i) { w = w + l.l1; }
-  return w;
-}
-
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let IV = vol(I);
-  let plane = t / IV;
-  let p = split3(t % IV, I);
-  let ra = cand(p.x, 0u, I.x, O.x, true);
-  let rb = cand(p.y, 1u, I.y, O.y, true);
-  let rc = cand(p.z, 2u, I.z, O.z, true);
-  let base = prm(10u) + plane * vol(O);
-  var acc = 0.0;
-  for (var a = ra.x; a < ra.y; a = a + 1) {
-    let wa = lin_w(a, 0u, I.x, p.x);
-    if (wa == 0.0) { continue; }
-    for (var b = rb.x; b < rb.y; b = b + 1) {
-      let wb = lin_w(b, 1u, I.y, p.y);
-      if (wb == 0.0) { continue; }
-      for (var c = rc.x; c < rc.y; c = c + 1) {
-        let wc = lin_w(c, 2u, I.z, p.z);
-        if (wc == 0.0) { continue; }
-        acc = acc + wa * wb * wc * ld0(base + flat3(vec3<i32>(a, b, c), O));
-      }
-    }
-  }
-  st1(prm(11u) + t, acc);
-}
-
-//== cubic_fwd
-// Bicubic (2-d: D = 1). Operands: 0 input (f32), 1 output (f32). CPU's weights: source
-// scale * (o + 0.5) - 0.5 (no clamp) or scale * o (align_corners), i0 = min(floor, n - 1),
-// t = clamp(src - i0, 0, 1), taps i0 - 1 .. i0 + 2 clamped into the input; the width is
-// interpolated first, then the height, as CPU nests them.
+// Bicubic taps (A = -0.75), CPU's weights: source scale * (o + 0.5) - 0.5 (no clamp) or
+// scale * o (align_corners), i0 = min(floor, n - 1), t = clamp(src - i0, 0, 1), taps i0 - 1 .. i0 + 2
+// clamped into the input.
 struct Cub { i0: i32, w: vec4<f32>, };
 fn cub_w(t: f32) -> vec4<f32> {
   let A = -0.75;
@@ -194,17 +75,119 @@ fn cub_src(o: i32, d: u32, n: i32) -> Cub {
 }
 fn cub_tap(c: Cub, k: i32, n: i32) -> i32 { return clamp(c.i0 - 1 + k, 0, n - 1); }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let OV = vol(O);
-  let plane = t / OV;
-  let o = split3(t % OV, O);
+//== nearest_fwd
+// Operands: 0 input, 1 output (raw values).
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, O);
+  let plane = g.plane;
+  let o = g.p;
+  let i = vec3<i32>(near_src(o.x, 0u, I.x), near_src(o.y, 1u, I.y), near_src(o.z, 2u, I.z));
+  st1(P.dst_off + t, ld0(P.src_off + plane * vol(I) + flat3(i, I)));
+}
+
+//== nearest_bwd
+// Operands: 0 grad_output (f32), 1 grad_input (f32).
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, I);
+  let plane = g.plane;
+  let p = g.p;
+  let ra = cand(p.x, 0u, I.x, O.x, false);
+  let rb = cand(p.y, 1u, I.y, O.y, false);
+  let rc = cand(p.z, 2u, I.z, O.z, false);
+  let base = P.src_off + plane * vol(O);
+  var acc = 0.0;
+  for (var a = ra.x; a < ra.y; a = a + 1) {
+    if (near_src(a, 0u, I.x) != p.x) { continue; }
+    for (var b = rb.x; b < rb.y; b = b + 1) {
+      if (near_src(b, 1u, I.y) != p.y) { continue; }
+      for (var c = rc.x; c < rc.y; c = c + 1) {
+        if (near_src(c, 2u, I.z) != p.z) { continue; }
+        acc = acc + ld0(base + flat3(vec3<i32>(a, b, c), O));
+      }
+    }
+  }
+  st1(P.dst_off + t, acc);
+}
+
+//== linear_fwd
+// Operands: 0 input (f32), 1 output (f32).
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, O);
+  let plane = g.plane;
+  let o = g.p;
+  let la = lin_src(o.x, 0u, I.x);
+  let lb = lin_src(o.y, 1u, I.y);
+  let lc = lin_src(o.z, 2u, I.z);
+  let base = P.src_off + plane * vol(I);
+  var acc = 0.0;
+  for (var a = 0; a <= la.off; a = a + 1) {
+    let wa = select(select(1.0 - la.l1, 1.0, la.off == 0), la.l1, a == 1);
+    var accb = 0.0;
+    for (var b = 0; b <= lb.off; b = b + 1) {
+      let wb = select(select(1.0 - lb.l1, 1.0, lb.off == 0), lb.l1, b == 1);
+      var accc = 0.0;
+      for (var c = 0; c <= lc.off; c = c + 1) {
+        let wc = select(select(1.0 - lc.l1, 1.0, lc.off == 0), lc.l1, c == 1);
+        accc = accc + wc * ld0(base + flat3(vec3<i32>(la.i0 + a, lb.i0 + b, lc.i0 + c), I));
+      }
+      accb = accb + wb * accc;
+    }
+    acc = acc + wa * accb;
+  }
+  st1(P.dst_off + t, acc);
+}
+
+//== linear_bwd
+// Operands: 0 grad_output (f32), 1 grad_input (f32).
+fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
+  let l = lin_src(o, d, n);
+  var w = 0.0;
+  if (l.i0 == i) { w = w + (1.0 - l.l1); }
+  if (l.i0 + l.off == i) { w = w + l.l1; }
+  return w;
+}
+
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, I);
+  let plane = g.plane;
+  let p = g.p;
+  let ra = cand(p.x, 0u, I.x, O.x, true);
+  let rb = cand(p.y, 1u, I.y, O.y, true);
+  let rc = cand(p.z, 2u, I.z, O.z, true);
+  let base = P.src_off + plane * vol(O);
+  var acc = 0.0;
+  for (var a = ra.x; a < ra.y; a = a + 1) {
+    let wa = lin_w(a, 0u, I.x, p.x);
+    if (wa == 0.0) { continue; }
+    for (var b = rb.x; b < rb.y; b = b + 1) {
+      let wb = lin_w(b, 1u, I.y, p.y);
+      if (wb == 0.0) { continue; }
+      for (var c = rc.x; c < rc.y; c = c + 1) {
+        let wc = lin_w(c, 2u, I.z, p.z);
+        if (wc == 0.0) { continue; }
+        acc = acc + wa * wb * wc * ld0(base + flat3(vec3<i32>(a, b, c), O));
+      }
+    }
+  }
+  st1(P.dst_off + t, acc);
+}
+
+//== cubic_fwd
+// Bicubic (2-d: D = 1). Operands: 0 input (f32), 1 output (f32). The width is interpolated first,
+// then the height, as CPU nests them.
+
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, O);
+  let plane = g.plane;
+  let o = g.p;
   let cy = cub_src(o.y, 1u, I.y);
   let cx = cub_src(o.z, 2u, I.z);
-  let base = prm(10u) + plane * vol(I);
+  let base = P.src_off + plane * vol(I);
   var acc = 0.0;
   for (var j = 0; j < 4; j = j + 1) {
     let row = base + u32(cub_tap(cy, j, I.y) * I.z);
@@ -212,37 +195,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var i = 0; i < 4; i = i + 1) { r = r + cx.w[i] * ld0(row + u32(cub_tap(cx, i, I.z))); }
     acc = acc + cy.w[j] * r;
   }
-  st1(prm(11u) + t, acc);
+  st1(P.dst_off + t, acc);
 }
 
 //== cubic_bwd
 // Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element, gathering
 // from the outputs whose (clamped) taps reach it.
-struct Cub { i0: i32, w: vec4<f32>, };
-fn cub_w(t: f32) -> vec4<f32> {
-  let A = -0.75;
-  let x0 = t + 1.0;
-  let x3 = 2.0 - t;
-  let x2 = 1.0 - t;
-  return vec4<f32>(((A * x0 - 5.0 * A) * x0 + 8.0 * A) * x0 - 4.0 * A,
-                   ((A + 2.0) * t - (A + 3.0)) * t * t + 1.0,
-                   ((A + 2.0) * x2 - (A + 3.0)) * x2 * x2 + 1.0,
-                   ((A * x3 - 5.0 * A) * x3 + 8.0 * A) * x3 - 4.0 * A);
-}
-fn cub_src(o: i32, d: u32, n: i32) -> Cub {
-  let s = scl(d);
-  var r: f32;
-  if (ALIGN) { r = s * f32(o); } else { r = fma(s, f32(o) + 0.5, -0.5); }
-  let i0 = min(i32(floor(r)), n - 1);
-  let t = min(max(r - f32(i0), 0.0), 1.0);
-  return Cub(i0, cub_w(t));
-}
 // The weight with which output o (along dim d) reads input i.
 fn cub_wt(o: i32, d: u32, n: i32, i: i32) -> f32 {
   let c = cub_src(o, d, n);
   var w = 0.0;
   for (var k = 0; k < 4; k = k + 1) {
-    if (clamp(c.i0 - 1 + k, 0, n - 1) == i) { w = w + c.w[k]; }
+    if (cub_tap(c, k, n) == i) { w = w + c.w[k]; }
   }
   return w;
 }
@@ -261,17 +225,14 @@ fn cub_cand(i: i32, d: u32, n_in: i32, n_out: i32) -> vec2<i32> {
   return vec2<i32>(a, max(b, a));
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= prm(0u)) { return; }
-  let O = osz(); let I = isz(); let IV = vol(I);
-  let plane = t / IV;
-  let p = split3(t % IV, I);
+fn run(t: u32) {
+  let O = osz(); let I = isz();
+  let g = grid_pos(t, I);
+  let plane = g.plane;
+  let p = g.p;
   let rb = cub_cand(p.y, 1u, I.y, O.y);
   let rc = cub_cand(p.z, 2u, I.z, O.z);
-  let base = prm(10u) + plane * vol(O);
+  let base = P.src_off + plane * vol(O);
   var acc = 0.0;
   for (var b = rb.x; b < rb.y; b = b + 1) {
     let wb = cub_wt(b, 1u, I.y, p.y);
@@ -284,5 +245,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     acc = acc + wb * r;
   }
-  st1(prm(11u) + t, acc);
+  st1(P.dst_off + t, acc);
 }

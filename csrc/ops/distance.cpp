@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
-
-
 namespace {
-
 
 uint32_t p_kind(double p) {
   if (p == 0.0) return 0;
@@ -27,22 +25,25 @@ uint32_t p_kind(double p) {
   return 4;
 }
 
-void launch(const char* sec, double p, int64_t count, int64_t P, int64_t R, int64_t M,
-            std::initializer_list<at::Tensor> ins, const at::Tensor& out) {
+// One launch of distance.wgsl's section `sec` over `count` invocations: r1 rows (x1 or pdist's x),
+// r2 rows of x2 (cdist only; pdist passes -1), m columns; `ins` are the named input operands.
+using Named = std::initializer_list<std::pair<const char*, at::Tensor>>;
+void launch(const char* sec, double p, int64_t count, int64_t r1, int64_t r2, int64_t m, Named ins,
+            const at::Tensor& out) {
   if (count == 0) return;
   const uint32_t pk = p_kind(p);
   Kernel k(std::string("distance:") + sec + ":" + std::to_string(pk));
-  for (const at::Tensor& t : ins) k.in(t, CT::F32);
+  for (const auto& [name, t] : ins) k.in(t, CT::F32);
   k.out(out, CT::F32);
-  k.param_index(count, "element count");
-  k.param_index(P, "rows");
-  k.param_index(R, "rows");
-  k.param_index(M, "columns");
-  k.param_f32(float(p));
-  for (const at::Tensor& t : ins) k.param_index(t.storage_offset(), "offset");
-  k.param_index(out.storage_offset(), "offset");
-  k.launch((uint64_t(count) + kWG - 1) / kWG,
-           [&] { return "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
+  k.param_index("n", count);
+  k.param_index("r1", r1);
+  if (r2 >= 0) k.param_index("r2", r2);
+  k.param_index("m", m);
+  k.param_f32("p", float(p));
+  for (const auto& [name, t] : ins) k.param_index(name, t.storage_offset());
+  k.param_index("out_off", out.storage_offset());
+  k.launch(grid(uint64_t(count)),
+           [&] { return per_element_main() + "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
 }
 
 struct Batch {
@@ -85,7 +86,7 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
   if (m == 0) return at::zeros(out_size, x1.options());
   at::Tensor a = expand3(x1, b), c = expand3(x2, b);
   at::Tensor out = at::empty(out_size, x1.options());
-  launch("cdist_fwd", p, out.numel(), r1, r2, m, {a, c}, out);
+  launch("cdist_fwd", p, out.numel(), r1, r2, m, {{"x1_off", a}, {"x2_off", c}}, out);
   return out;
 }
 
@@ -100,7 +101,8 @@ at::Tensor cdist_backward(const at::Tensor& grad, const at::Tensor& x1_, const a
   at::Tensor x1 = expand3(x1_, b), x2 = expand3(x2_, b);
   at::Tensor g = grad.contiguous(), d = cdist.contiguous();
   at::Tensor gx = at::empty({b.product, r1, c1}, x1.options());
-  launch("cdist_bwd", p, gx.numel(), r1, r2, c1, {g, x1, x2, d}, gx);
+  launch("cdist_bwd", p, gx.numel(), r1, r2, c1, {{"grad_off", g}, {"x1_off", x1}, {"x2_off", x2}, {"dist_off", d}},
+         gx);
   return gx.view(x1_size);
 }
 
@@ -113,7 +115,7 @@ at::Tensor pdist_forward(const at::Tensor& self, double p) {
   at::Tensor out = at::empty({n > 1 ? n * (n - 1) / 2 : 0}, self.options());
   if (n <= 1) return out;
   if (m == 0) return out.zero_();
-  launch("pdist_fwd", p, n * n, n, 0, m, {self}, out);
+  launch("pdist_fwd", p, n * n, n, -1, m, {{"x_off", self}}, out);
   return out;
 }
 
@@ -123,7 +125,7 @@ at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double
   const int64_t n = self.size(0), m = self.size(1);
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Contiguous);
   if (n <= 1 || m == 0) return out.zero_();
-  launch("pdist_bwd", p, n * m, n, 0, m, {grad.contiguous(), self, pdist}, out);
+  launch("pdist_bwd", p, n * m, n, -1, m, {{"grad_off", grad.contiguous()}, {"x_off", self}, {"dist_off", pdist}}, out);
   return out;
 }
 

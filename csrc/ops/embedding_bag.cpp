@@ -14,7 +14,7 @@
 
 #include "ops/common.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 
@@ -77,24 +77,28 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
   k.out(max_indices, CT::I64);
   if (psw.defined()) k.in(psw, CT::F32);
   const uint32_t code = k.error_flag("embedding_bag", /*index_error=*/false);
-  k.param_index(out.numel(), "element count");
-  k.param_index(D, "embedding dim");
-  k.param_index(noff, "offsets");
-  k.param_index(indices.numel(), "indices");
-  k.param_index(weight.size(0), "num_weights");
-  k.param_i32(padding_idx >= 0 && padding_idx < weight.size(0) ? int32_t(padding_idx) : -1);
-  k.param_index(weight.stride(0), "stride");
-  k.param_index(weight.stride(1), "stride");
-  for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&weight, &indices, &offsets, &out, &o2b_operand,
-                                                                    &bag_size, &max_indices})
-    k.param_index(t->storage_offset(), "offset");
-  k.param(code);
-  k.param_index(psw.defined() ? psw.storage_offset() : 0, "offset");
+  k.param_index("n", out.numel());
+  k.param_index("D", D);
+  k.param_index("noff", noff);
+  k.param_index("n_idx", indices.numel());
+  k.param_index("num_weights", weight.size(0));
+  k.param_i32("padding_idx", padding_idx >= 0 && padding_idx < weight.size(0) ? int32_t(padding_idx) : -1);
+  k.param_index("w_stride0", weight.stride(0));
+  k.param_index("w_stride1", weight.stride(1));
+  k.param_index("w_off", weight.storage_offset());
+  k.param_index("idx_off", indices.storage_offset());
+  k.param_index("offs_off", offsets.storage_offset());
+  k.param_index("out_off", out.storage_offset());
+  k.param_index("o2b_off", o2b_operand.storage_offset());
+  k.param_index("bs_off", bag_size.storage_offset());
+  k.param_index("mi_off", max_indices.storage_offset());
+  k.param("err_op", code);
+  k.param_index("psw_off", psw.defined() ? psw.storage_offset() : 0);  // read only under HAS_PSW
   const bool has_psw = psw.defined();
-  k.launch((uint64_t(out.numel()) + kWG - 1) / kWG, [&] {
+  k.launch(grid(uint64_t(out.numel())), [&] {
     return "const MODE: u32 = " + std::to_string(mode) + "u;\nconst HAS_PSW: bool = " + (has_psw ? "true" : "false") +
            ";\nfn psw(e: u32) -> f32 { return " + (has_psw ? "ld7(e)" : "0.0") + "; }\n" +
-           rt::wgsl_source("embedding_bag");
+           kernel::library("embedding_bag");
   });
   return {out, offset2bag, bag_size, max_indices};
 }

@@ -8,14 +8,12 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
-
-
 namespace {
-
 
 void check_pairs(at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
   TORCH_CHECK(kernel.size() == 2, "It is expected kernel_size equals to 2, but got size ", kernel.size());
@@ -24,26 +22,31 @@ void check_pairs(at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayR
   TORCH_CHECK(stride.size() == 2, "It is expected stride equals to 2, but got size ", stride.size());
 }
 
-// One launch over `count` outputs; `r` = N * C images of H x W, blocks OH x OW.
-void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct, int64_t C, int64_t H, int64_t W,
+// One launch over dst's elements; N * C images of H x W, blocks OH x OW.
+void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct, int64_t H, int64_t W,
             at::IntArrayRef k_, at::IntArrayRef d, at::IntArrayRef p, at::IntArrayRef s, int64_t OH, int64_t OW) {
   const int64_t n = dst.numel();
   if (n == 0) return;
   Kernel k(std::string("fold:") + sec);
   k.in(src, ct);
   k.out(dst, ct);
-  k.param_index(n, "element count");
-  k.param_index(C, "channels");
-  k.param_index(H, "height");
-  k.param_index(W, "width");
-  for (auto a : {k_, d, p, s})
-    for (int64_t v : a) k.param_index(v, "kernel, dilation, padding or stride");
-  k.param_index(OH, "block rows");
-  k.param_index(OW, "block columns");
-  k.param_index(src.storage_offset(), "offset");
-  k.param_index(dst.storage_offset(), "offset");
+  k.param_index("n", n);
+  k.param_index("H", H);
+  k.param_index("W", W);
+  k.param_index("kh", k_[0]);
+  k.param_index("kw", k_[1]);
+  k.param_index("dh", d[0]);
+  k.param_index("dw", d[1]);
+  k.param_index("ph", p[0]);
+  k.param_index("pw", p[1]);
+  k.param_index("sh", s[0]);
+  k.param_index("sw", s[1]);
+  k.param_index("OH", OH);
+  k.param_index("OW", OW);
+  k.param_index("src_off", src.storage_offset());
+  k.param_index("dst_off", dst.storage_offset());
   const std::string V = wgsl_value_type(ct, src.scalar_type());
-  k.launch((uint64_t(n) + kWG - 1) / kWG, [&] { return "alias V = " + V + ";\n" + kernel::section("fold", sec); });
+  k.launch(grid(uint64_t(n)), [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec); });
 }
 
 int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) { return (size + 2 * p - (d * (k - 1) + 1)) / s + 1; }
@@ -67,7 +70,7 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntAr
   if (batched) out.resize_({N, planes, OH * OW});
   else out.resize_({planes, OH * OW});
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  launch("im2col", in, dst, CT::RAW, C, H, W, kernel, dilation, padding, stride, OH, OW);
+  launch("im2col", in, dst, CT::RAW, H, W, kernel, dilation, padding, stride, OH, OW);
   if (!dst.is_same(out)) out.copy_(dst);
   return out;
 }
@@ -98,7 +101,7 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::
   if (batched) out.resize_({N, C, H, W});
   else out.resize_({C, H, W});
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  launch("col2im", in, dst, CT::F32, C, H, W, kernel, dilation, padding, stride, OH, OW);
+  launch("col2im", in, dst, CT::F32, H, W, kernel, dilation, padding, stride, OH, OW);
   if (!dst.is_same(out)) out.copy_(dst);
   return out;
 }

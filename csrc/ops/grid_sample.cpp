@@ -13,14 +13,12 @@
 #include <tuple>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
-
-
 namespace {
-
 
 struct Geo {
   int dims;
@@ -62,10 +60,10 @@ std::string key(const char* what, int64_t mode, int64_t pad, bool align, int dim
 }
 
 void params(Kernel& k, const Geo& g) {
-  k.param_index(g.points(), "grid point count");
-  k.param_index(g.C, "channels");
-  for (int64_t v : g.in) k.param_index(v, "size");
-  for (int64_t v : g.out) k.param_index(v, "size");
+  k.param_index("n", g.points());
+  k.param_index("C", g.C);
+  k.param_array("in_size", std::vector<int64_t>(g.in, g.in + 3));
+  k.param_array("out_size", std::vector<int64_t>(g.out, g.out + 3));
   // Elements are indexed in u32 (the kernel forms (n * C + c) * volume).
   const int64_t big = std::max(g.N * g.C * g.in[0] * g.in[1] * g.in[2], g.N * g.C * g.out[0] * g.out[1] * g.out[2]);
   TORCH_CHECK(big <= int64_t(UINT32_MAX), "webgpu: grid_sampler: ", big,
@@ -86,11 +84,11 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   k.in(grid, CT::F32);
   k.out(out, CT::F32);
   params(k, g);
-  k.param_index(input.storage_offset(), "offset");
-  k.param_index(grid.storage_offset(), "offset");
-  k.param_index(out.storage_offset(), "offset");
-  k.launch((uint64_t(g.points()) + kWG - 1) / kWG,
-           [&] { return consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
+  k.param_index("in_off", input.storage_offset());
+  k.param_index("grid_off", grid.storage_offset());
+  k.param_index("out_off", out.storage_offset());
+  k.launch(kernel::grid(uint64_t(g.points())),
+           [&] { return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
   return out;
 }
 
@@ -124,13 +122,13 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
   k.out(grad_grid, CT::F32);
   if (mask[0]) k.out_atomic(acc, CT::F32);
   params(k, g);
-  k.param_index(grad.storage_offset(), "offset");
-  k.param_index(input.storage_offset(), "offset");
-  k.param_index(grid.storage_offset(), "offset");
-  k.param_index(grad_grid.storage_offset(), "offset");
-  k.param_index(mask[0] ? acc.storage_offset() : 0, "offset");
+  k.param_index("grad_off", grad.storage_offset());
+  k.param_index("in_off", input.storage_offset());
+  k.param_index("grid_off", grid.storage_offset());
+  k.param_index("gg_off", grad_grid.storage_offset());
+  k.param_index("gi_off", mask[0] ? acc.storage_offset() : 0);  // read only under MASK0
   const bool m0 = mask[0];
-  k.launch((uint64_t(g.points()) + kWG - 1) / kWG, [&] {
+  k.launch(kernel::grid(uint64_t(g.points())), [&] {
     std::string pre = consts(mode, pad, align, dims, input.scalar_type()) + "const MASK0: bool = " +
                       (m0 ? "true" : "false") + ";\n";
     if (m0)
@@ -139,7 +137,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
           "    if (cas4(e, old, bitcast<u32>(bitcast<f32>(old) + v))) { break; }\n  }\n}\n";
     else
       pre += "fn gi_add(e: u32, v: f32) {}\n";
-    return pre + kernel::section("grid_sample", "bwd");
+    return per_element_main() + pre + kernel::section("grid_sample", "bwd");
   });
   if (mask[0] && !acc.is_same(grad_input)) grad_input.copy_(acc);
   return {grad_input, grad_grid};

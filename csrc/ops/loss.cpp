@@ -120,6 +120,31 @@ struct Nll {
   int64_t n, c, s;
 };
 
+// What both nll kernels share. Parameters: n (samples * positions), C (classes), S (positions),
+// t_off (target), w_off (weight, when given), ignore (ignore_index, int64).
+void nll_params(Kernel& k, const Nll& g, int64_t count, const at::Tensor& target, const at::Tensor& weight,
+                int64_t ignore_index) {
+  k.param_index("n", count);
+  k.param_index("C", g.c);
+  k.param_index("S", g.s);
+  k.param_index("t_off", target.storage_offset());
+  if (weight.defined()) k.param_index("w_off", weight.storage_offset());
+  k.param_i64("ignore", ignore_index);
+}
+
+// The kernels' start: invocation i's target t (operand T), whether it is ignore_index, C and S.
+std::string nll_head(int T) {
+  return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
+         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
+         "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
+         "  let C = P.C; let S = P.S;\n"
+         "  let t = ld" + std::to_string(T) + "(P.t_off + i);\n"
+         "  let ignored = t.x == P.ignore.x && t.y == P.ignore.y;\n";
+}
+
+// The class weight of target t (operand W, -1: none).
+std::string nll_weight(int W) { return W >= 0 ? "ld" + std::to_string(W) + "(P.w_off + t.x)" : std::string("1.0"); }
+
 // Per-(sample, position) loss and weight (f32) for a reduction.
 void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
                 const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
@@ -129,27 +154,17 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
   const int X = k.in(input, CT::F32), T = k.in(target, CT::I64);
   const int W = weight.defined() ? k.in(weight, CT::F32) : -1;
   const int L = k.out(loss, CT::F32), WS = k.out(wsum, CT::F32);
-  k.param_index(count, "samples");
-  k.param_index(g.c, "classes");
-  k.param_index(g.s, "spatial size");
-  k.param_index(input.storage_offset(), "offset");
-  k.param_index(target.storage_offset(), "offset");
-  k.param_index(weight.defined() ? weight.storage_offset() : 0, "offset");
-  k.param_i64(ignore_index);
-  k.param(k.error_flag("nll_loss"));  // prm(8)
-  k.launch(uint64_t((count + 255) / 256), [&] {
+  nll_params(k, g, count, target, weight, ignore_index);
+  k.param_index("x_off", input.storage_offset());
+  k.param("err_op", k.error_flag("nll_loss"));
+  k.launch(grid(uint64_t(count)), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= prm(0u)) { return; }\n"
-           "  let C = prm(1u); let S = prm(2u);\n"
-           "  let t = ld" + n(T) + "(prm(4u) + i);\n"
+    return nll_head(T) +
            "  var l = 0.0; var w = 0.0;\n"
-           "  let ignored = t.x == prm(6u) && t.y == prm(7u);\n"
            "  if (!ignored && t.y == 0u && t.x < C) {\n"
-           "    w = " + (W >= 0 ? "ld" + n(W) + "(prm(5u) + t.x)" : std::string("1.0")) + ";\n"
-           "    l = -w * ld" + n(X) + "(prm(3u) + ((i / S) * C + t.x) * S + i % S);\n"
-           "  } else if (!ignored) {\n    report_index_error(prm(8u), 1u, t, C);\n  }\n"
+           "    w = " + nll_weight(W) + ";\n"
+           "    l = -w * ld" + n(X) + "(P.x_off + ((i / S) * C + t.x) * S + i % S);\n"
+           "  } else if (!ignored) {\n    report_index_error(P.err_op, 1u, t, C);\n  }\n"
            "  st" + n(L) + "(i, l); st" + n(WS) + "(i, w);\n}\n";
   });
 }
@@ -185,28 +200,18 @@ void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Ten
   const int W = weight.defined() ? k.in(weight, CT::F32) : -1;
   const int TW = k.in(total_weight, CT::F32);
   const int GI = k.out(gi, CT::F32);
-  k.param_index(count, "samples");
-  k.param_index(g.c, "classes");
-  k.param_index(g.s, "spatial size");
-  k.param_index(grad.storage_offset(), "offset");
-  k.param_index(target.storage_offset(), "offset");
-  k.param_index(weight.defined() ? weight.storage_offset() : 0, "offset");
-  k.param_i64(ignore_index);
-  k.param_index(total_weight.storage_offset(), "offset");
-  k.param_index(gi.storage_offset(), "offset");
-  k.launch(uint64_t((count + 255) / 256), [&] {
+  nll_params(k, g, count, target, weight, ignore_index);
+  k.param_index("grad_off", grad.storage_offset());
+  if (mean) k.param_index("tw_off", total_weight.storage_offset());
+  k.param_index("gi_off", gi.storage_offset());
+  k.launch(grid(uint64_t(count)), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    std::string gv = "ld" + n(G) + "(prm(3u)" + (none ? " + i" : "") + ")";
-    if (mean) gv += " / ld" + n(TW) + "(prm(8u))";
-    return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= prm(0u)) { return; }\n"
-           "  let C = prm(1u); let S = prm(2u);\n"
-           "  let t = ld" + n(T) + "(prm(4u) + i);\n"
-           "  let ignored = t.x == prm(6u) && t.y == prm(7u);\n"
+    std::string gv = "ld" + n(G) + "(P.grad_off" + (none ? " + i" : "") + ")";
+    if (mean) gv += " / ld" + n(TW) + "(P.tw_off)";
+    return nll_head(T) +
            "  if (!ignored && t.y == 0u && t.x < C) {\n"
-           "    let w = " + (W >= 0 ? "ld" + n(W) + "(prm(5u) + t.x)" : std::string("1.0")) + ";\n"
-           "    st" + n(GI) + "(prm(9u) + ((i / S) * C + t.x) * S + i % S, -w * " + gv + ");\n"
+           "    let w = " + nll_weight(W) + ";\n"
+           "    st" + n(GI) + "(P.gi_off + ((i / S) * C + t.x) * S + i % S, -w * " + gv + ");\n"
            "  }\n}\n";
   });
 }
@@ -244,6 +249,16 @@ struct Outs final : B {
   at::Tensor outs[K];
 };
 
+// The .output overloads: the results resized into and copied to the given tensors.
+std::tuple<at::Tensor&, at::Tensor&> copy_outs(const std::tuple<at::Tensor, at::Tensor>& r, at::Tensor& output,
+                                               at::Tensor& total_weight) {
+  at::native::resize_output(output, std::get<0>(r).sizes());
+  output.copy_(std::get<0>(r));
+  at::native::resize_output(total_weight, std::get<1>(r).sizes());
+  total_weight.copy_(std::get<1>(r));
+  return std::forward_as_tuple(output, total_weight);
+}
+
 std::tuple<at::Tensor, at::Tensor> wg_nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                     const std::optional<at::Tensor>& weight_opt, int64_t reduction,
                                                     int64_t ignore_index) {
@@ -262,12 +277,7 @@ std::tuple<at::Tensor&, at::Tensor&> wg_nll_loss_forward_out(const at::Tensor& s
                                                           const std::optional<at::Tensor>& weight, int64_t reduction,
                                                           int64_t ignore_index, at::Tensor& output,
                                                           at::Tensor& total_weight) {
-  auto [o, t] = wg_nll_loss_forward(self, target, weight, reduction, ignore_index);
-  at::native::resize_output(output, o.sizes());
-  output.copy_(o);
-  at::native::resize_output(total_weight, t.sizes());
-  total_weight.copy_(t);
-  return std::forward_as_tuple(output, total_weight);
+  return copy_outs(wg_nll_loss_forward(self, target, weight, reduction, ignore_index), output, total_weight);
 }
 
 at::Tensor wg_nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
@@ -316,12 +326,7 @@ std::tuple<at::Tensor&, at::Tensor&> wg_nll_loss2d_forward_out(const at::Tensor&
                                                             const std::optional<at::Tensor>& weight, int64_t reduction,
                                                             int64_t ignore_index, at::Tensor& output,
                                                             at::Tensor& total_weight) {
-  auto [o, t] = wg_nll_loss2d_forward(self, target, weight, reduction, ignore_index);
-  at::native::resize_output(output, o.sizes());
-  output.copy_(o);
-  at::native::resize_output(total_weight, t.sizes());
-  total_weight.copy_(t);
-  return std::forward_as_tuple(output, total_weight);
+  return copy_outs(wg_nll_loss2d_forward(self, target, weight, reduction, ignore_index), output, total_weight);
 }
 
 at::Tensor& wg_nll_loss2d_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,

@@ -15,7 +15,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "ops/pointwise.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
@@ -50,12 +50,24 @@ struct Rows {
   bool group = false;
 };
 
-void common_params(Kernel& k, const Rows& r) {
-  k.param_index(r.M, "rows");
-  k.param_index(r.N, "row length");
+// rows, N and, for a group layout with affine parameters (affine: w or b bound), groups, cpg and hw.
+void common_params(Kernel& k, const Rows& r, bool affine) {
+  k.param_index("rows", r.M);
+  k.param_index("N", r.N);
+  if (r.group && affine) {
+    k.param_index("groups", r.G);
+    k.param_index("cpg", r.CPG);  // channels per group
+    k.param_index("hw", r.HW);    // spatial size
+  }
 }
 
-std::string affine_index(const Rows& r) { return r.group ? "(row % prm(9u)) * prm(10u) + j / prm(11u)" : "j"; }
+std::string affine_index(const Rows& r) { return r.group ? "(row % P.groups) * P.cpg + j / P.hw" : "j"; }
+
+// The WGSL both row kernels start with: the workgroup sums of softmax.wgsl, norm.wgsl, the entry.
+std::string row_kernel_head(int wg) {
+  return "const WG: u32 = " + std::to_string(wg) + "u;\n" + kernel::library("softmax") + kernel::library("norm") +
+         entry(wg) + "  let row = wg_row(wid, nwg);\n  if (row >= P.rows) { return; }\n";
+}
 
 // y = (x - mean) * rstd * w + b per row; writes mean and rstd (contiguous, M elements).
 void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
@@ -68,36 +80,31 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int B = b.defined() ? k.in(b, CT::F32) : -1;
   const int Y = k.out(y, CT::F32), MU = k.out(mean, CT::F32), RS = k.out(rstd, CT::F32);
-  common_params(k, r);
-  k.param_index(x.storage_offset(), "offset");
-  k.param_index(y.storage_offset(), "offset");
-  k.param_index(mean.storage_offset(), "offset");
-  k.param_index(rstd.storage_offset(), "offset");
-  k.param_index(w.defined() ? w.storage_offset() : 0, "offset");
-  k.param_index(b.defined() ? b.storage_offset() : 0, "offset");
-  k.param_f32(float(eps));
-  k.param_index(r.G, "groups");
-  k.param_index(r.CPG, "channels per group");
-  k.param_index(r.HW, "spatial size");
+  common_params(k, r, W >= 0 || B >= 0);
+  k.param_index("x_off", x.storage_offset());
+  k.param_index("y_off", y.storage_offset());
+  k.param_index("mean_off", mean.storage_offset());
+  k.param_index("rstd_off", rstd.storage_offset());
+  if (W >= 0) k.param_index("w_off", w.storage_offset());
+  if (B >= 0) k.param_index("b_off", b.storage_offset());
+  k.param_f32("eps", float(eps));
   k.launch(uint64_t(r.M), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    std::string s = "const WG: u32 = " + std::to_string(wg) + "u;\n" + rt::wgsl_source("softmax") +
-                    rt::wgsl_source("norm") + entry(wg);
-    s += "  let row = wg_row(wid, nwg);\n  if (row >= prm(0u)) { return; }\n"
-         "  let N = prm(1u); let base = prm(2u) + row * N; let nf = f32(N);\n"
+    std::string s = row_kernel_head(wg);
+    s += "  let N = P.N; let base = P.x_off + row * N; let nf = f32(N);\n"
          "  var a = 0.0;\n"
          "  for (var j = lid; j < N; j = j + WG) { a = a + ld" + n(X) + "(base + j); }\n"
          "  let mean = wg_sum(lid, a) / nf;\n"
          "  var v = 0.0;\n"
          "  for (var j = lid; j < N; j = j + WG) { let d = ld" + n(X) + "(base + j) - mean; v = v + d * d; }\n"
-         "  let rstd = norm_rstd(wg_sum(lid, v) / nf, bitcast<f32>(prm(8u)));\n"
-         "  let ybase = prm(3u) + row * N;\n"
+         "  let rstd = norm_rstd(wg_sum(lid, v) / nf, P.eps);\n"
+         "  let ybase = P.y_off + row * N;\n"
          "  for (var j = lid; j < N; j = j + WG) {\n"
          "    var y = (ld" + n(X) + "(base + j) - mean) * rstd;\n";
-    if (W >= 0) s += "    y = y * ld" + n(W) + "(prm(6u) + " + affine_index(r) + ");\n";
-    if (B >= 0) s += "    y = y + ld" + n(B) + "(prm(7u) + " + affine_index(r) + ");\n";
+    if (W >= 0) s += "    y = y * ld" + n(W) + "(P.w_off + " + affine_index(r) + ");\n";
+    if (B >= 0) s += "    y = y + ld" + n(B) + "(P.b_off + " + affine_index(r) + ");\n";
     s += "    st" + n(Y) + "(ybase + j, y);\n  }\n"
-         "  if (lid == 0u) { st" + n(MU) + "(prm(4u) + row, mean); st" + n(RS) + "(prm(5u) + row, rstd); }\n}\n";
+         "  if (lid == 0u) { st" + n(MU) + "(P.mean_off + row, mean); st" + n(RS) + "(P.rstd_off + row, rstd); }\n}\n";
     return s;
   });
 }
@@ -111,36 +118,30 @@ void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tens
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int GI = k.out(gi, CT::F32);
-  common_params(k, r);
-  k.param_index(g.storage_offset(), "offset");
-  k.param_index(x.storage_offset(), "offset");
-  k.param_index(mean.storage_offset(), "offset");
-  k.param_index(rstd.storage_offset(), "offset");
-  k.param_index(w.defined() ? w.storage_offset() : 0, "offset");
-  k.param_index(gi.storage_offset(), "offset");
-  k.param(0);
-  k.param_index(r.G, "groups");
-  k.param_index(r.CPG, "channels per group");
-  k.param_index(r.HW, "spatial size");
+  common_params(k, r, W >= 0);
+  k.param_index("g_off", g.storage_offset());
+  k.param_index("x_off", x.storage_offset());
+  k.param_index("mean_off", mean.storage_offset());
+  k.param_index("rstd_off", rstd.storage_offset());
+  if (W >= 0) k.param_index("w_off", w.storage_offset());
+  k.param_index("gi_off", gi.storage_offset());
   k.launch(uint64_t(r.M), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string gw = "ld" + n(G) + "(prm(2u) + row * N + j)" +
-                           (W >= 0 ? " * ld" + n(W) + "(prm(6u) + " + affine_index(r) + ")" : std::string());
-    const std::string x = "ld" + n(X) + "(prm(3u) + row * N + j)";
-    std::string s = "const WG: u32 = " + std::to_string(wg) + "u;\n" + rt::wgsl_source("softmax") +
-                    rt::wgsl_source("norm") + entry(wg);
+    const std::string gw = "ld" + n(G) + "(P.g_off + row * N + j)" +
+                           (W >= 0 ? " * ld" + n(W) + "(P.w_off + " + affine_index(r) + ")" : std::string());
+    const std::string x = "ld" + n(X) + "(P.x_off + row * N + j)";
+    std::string s = row_kernel_head(wg);
     // CPU's algebra (so rounding matches it): ds = sum g w x, db = sum g w,
     // b = (db mean - ds) rstd^3 / N, c = -b mean - db rstd / N, dx = rstd g w + b x + c.
-    s += "  let row = wg_row(wid, nwg);\n  if (row >= prm(0u)) { return; }\n"
-         "  let N = prm(1u); let nf = f32(N);\n"
-         "  let mean = ld" + n(MU) + "(prm(4u) + row); let rstd = ld" + n(RS) + "(prm(5u) + row);\n"
+    s += "  let N = P.N; let nf = f32(N);\n"
+         "  let mean = ld" + n(MU) + "(P.mean_off + row); let rstd = ld" + n(RS) + "(P.rstd_off + row);\n"
          "  var a = vec2<f32>(0.0);\n"
          "  for (var j = lid; j < N; j = j + WG) { let gw = " + gw + "; a = a + vec2<f32>(gw, gw * " + x + "); }\n"
          "  let t = wg_sum2(lid, a);\n"
          "  let b = (t.x * mean - t.y) * rstd * rstd * rstd / nf;\n"
          "  let c = -b * mean - t.x * rstd / nf;\n"
          "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    st" + n(GI) + "(prm(7u) + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
+         "    st" + n(GI) + "(P.gi_off + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
     return s;
   });
 }
@@ -155,26 +156,26 @@ void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::
   Kernel k("nn:ln_param_grads");
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
   const int PW = k.out(pw, CT::F32), PB = k.out(pb, CT::F32);
-  k.param_index(M, "rows");
-  k.param_index(N, "row length");
-  k.param_index(chunks * N, "partials");
-  k.param_index(g.storage_offset(), "offset");
-  k.param_index(x.storage_offset(), "offset");
-  k.param_index(mean.storage_offset(), "offset");
-  k.param_index(rstd.storage_offset(), "offset");
-  k.param(uint32_t(kChunk));
-  k.launch(uint64_t((chunks * N + 255) / 256), [&] {
+  k.param_index("rows", M);
+  k.param_index("N", N);
+  k.param_index("n", chunks * N);  // partials
+  k.param_index("g_off", g.storage_offset());
+  k.param_index("x_off", x.storage_offset());
+  k.param_index("mean_off", mean.storage_offset());
+  k.param_index("rstd_off", rstd.storage_offset());
+  k.param("chunk", uint32_t(kChunk));
+  k.launch(grid(uint64_t(chunks * N)), [&] {
     auto n = [](int i) { return std::to_string(i); };
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let t = linear_id(wid, nwg, lid, 256u);\n  if (t >= prm(2u)) { return; }\n"
-           "  let N = prm(1u); let c = t / N; let j = t % N;\n"
-           "  let r0 = c * prm(7u); let r1 = min(r0 + prm(7u), prm(0u));\n"
+           "  let t = linear_id(wid, nwg, lid, 256u);\n  if (t >= P.n) { return; }\n"
+           "  let N = P.N; let c = t / N; let j = t % N;\n"
+           "  let r0 = c * P.chunk; let r1 = min(r0 + P.chunk, P.rows);\n"
            "  var sw = 0.0; var sb = 0.0;\n"
            "  for (var r = r0; r < r1; r = r + 1u) {\n"
-           "    let gv = ld" + n(G) + "(prm(3u) + r * N + j);\n"
-           "    let a = ld" + n(RS) + "(prm(6u) + r);\n"
-           "    sw = sw + gv * fma(ld" + n(X) + "(prm(4u) + r * N + j), a, -(ld" + n(MU) + "(prm(5u) + r) * a));\n"
+           "    let gv = ld" + n(G) + "(P.g_off + r * N + j);\n"
+           "    let a = ld" + n(RS) + "(P.rstd_off + r);\n"
+           "    sw = sw + gv * fma(ld" + n(X) + "(P.x_off + r * N + j), a, -(ld" + n(MU) + "(P.mean_off + r) * a));\n"
            "    sb = sb + gv;\n  }\n"
            "  st" + n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
   });

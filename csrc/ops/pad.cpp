@@ -1,9 +1,9 @@
 // Reflection and replication padding over the last 1, 2 or 3 dims (F.pad's 'reflect' and
 // 'replicate' modes) and their backward ops. Forward: one remap dispatch (wgsl/shape.wgsl) that
 // reads each output element from its mirrored / clamped source. Backward: one gather dispatch
-// (section pad_backward) where each grad_input element sums the grad_output elements it was copied
-// to, so no atomics and a fixed summation order. Constant padding (constant_pad_nd) and circular
-// padding (_pad_circular) are ATen composites over fill_/copy_/cat.
+// (wgsl/pad.wgsl) where each grad_input element sums the grad_output elements it was copied to, so
+// no atomics and a fixed summation order. Constant padding (constant_pad_nd) and circular padding
+// (_pad_circular) are ATen composites over fill_/copy_/cat.
 #include <ATen/NativeFunctions.h>
 #include <ATen/native/Padding.h>
 #include <ATen/native/Resize.h>
@@ -19,6 +19,7 @@
 
 #include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/shape_ops.h"
 #include "ops/structured.h"
 
@@ -71,17 +72,22 @@ void pad_backward(const at::Tensor& grad_output_, const at::Tensor& in, at::IntA
     Kernel k(std::string(reflect ? "pad_bw_reflect:" : "pad_bw_replicate:") + std::to_string(K));
     k.in(go, CT::F32);
     k.out(gi, CT::F32);
-    k.param_index(gi.numel(), "element count");
-    k.param_index(go.storage_offset(), "storage offset");
-    k.param_index(gi.storage_offset(), "storage offset");
+    k.param_index("n", gi.numel());
+    k.param_index("go_off", go.storage_offset());
+    k.param_index("gi_off", gi.storage_offset());
+    std::vector<int64_t> in_size, out_size;
+    std::vector<uint32_t> pad_left;
     for (int64_t j = 0; j < K; ++j) {
       const int64_t d = R - 1 - j;
-      k.param_index(in.size(d), "size");
-      k.param_index(go.size(d), "size");
+      in_size.push_back(in.size(d));
+      out_size.push_back(go.size(d));
       TORCH_CHECK(std::abs(padding[2 * j]) <= INT32_MAX, name, ": padding too large");
-      k.param_i32(int32_t(padding[2 * j]));
+      pad_left.push_back(uint32_t(int32_t(padding[2 * j])));
     }
-    k.launch((uint64_t(gi.numel()) + 255) / 256, [&] {
+    k.param_array("in_size", in_size);
+    k.param_array("out_size", out_size);
+    k.param_array("pad_left", pad_left, kernel::Params::Type::I32S);
+    k.launch(grid(uint64_t(gi.numel())), [&] {
       std::string per, loops, close, index = "ob";
       if (reflect) {
         per =
@@ -115,7 +121,7 @@ void pad_backward(const at::Tensor& grad_output_, const at::Tensor& in, at::IntA
         close += "  }\n";
       }
       loops += "    acc = acc + ld0(" + index + ");\n" + close;
-      return shape::shape_wgsl("pad_backward", {{"D", std::to_string(K)}, {"PERDIM", per}, {"LOOPS", loops}});
+      return kernel::fill(kernel::library("pad"), {{"D", std::to_string(K)}, {"PERDIM", per}, {"LOOPS", loops}});
     });
   }
   if (!gi.is_same(grad_input_)) grad_input_.copy_(gi);

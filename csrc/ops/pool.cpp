@@ -7,20 +7,12 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
-
-// A section of a WGSL source: the text between "//== name" and the next "//==" (or the end), after
-// the file's preamble (everything before the first marker). Shared with upsample.cpp.
-at::Tensor meta_of(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
-}
-
 namespace {
-
 
 struct PoolGeo {
   int dims = 2;
@@ -60,7 +52,7 @@ CT value_ct(at::ScalarType t) {
 
 std::string value_prelude(CT ct) {
   if (ct == CT::F32)
-    return "alias V = f32;\nfn v_lowest() -> V { return bitcast<f32>(0xff800000u | (prm(0u) & 0u)); }\n"
+    return "alias V = f32;\nfn v_lowest() -> V { return bitcast<f32>(0xff800000u | (P.n & 0u)); }\n"
            "fn v_better(v: V, b: V) -> bool { return v > b || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn v_zero() -> V { return 0.0; }\n"
            "fn v_add(a: V, b: V) -> V { return a + b; }\nfn v_div(a: V, n: i32) -> V { return a / f32(n); }\n";
   if (ct == CT::I32)
@@ -73,60 +65,76 @@ std::string value_prelude(CT ct) {
          "fn v_div(a: V, n: i32) -> V { return i64_div(a, i64_from_i32(n)); }\n";
 }
 
-// Parameters shared by every pool kernel (wgsl/pool.wgsl's header).
-void pool_params(Kernel& k, const PoolGeo& g, uint64_t count, std::initializer_list<const at::Tensor*> ops,
-                 bool count_include_pad = false, int64_t divisor = 0) {
-  k.param_index(int64_t(count), "element count");
-  for (int64_t v : g.in) k.param_index(v, "size");
-  for (int64_t v : g.out) k.param_index(v, "size");
-  for (int64_t v : g.k) k.param_index(v, "kernel size");
-  for (int64_t v : g.s) k.param_index(v, "stride");
-  for (int64_t v : g.p) k.param_index(v, "padding");
-  for (int64_t v : g.d) k.param_index(v, "dilation");
-  int n = 0;
-  for (const at::Tensor* t : ops) {
-    k.param_index(t->storage_offset(), "offset");
-    ++n;
-  }
-  for (; n < 3; ++n) k.param(0);
-  k.param(count_include_pad ? 1u : 0u);
-  TORCH_CHECK(divisor >= INT32_MIN && divisor <= INT32_MAX, "webgpu: pooling: divisor_override too large");
-  k.param_i32(int32_t(divisor));
+// Parameters shared by every pool kernel (wgsl/pool.wgsl's header): n, the geometry per dim, the
+// operands' offsets by name; avg pools add count_include_pad and divisor. The kernels read the
+// grid helpers of wgsl/nn_grid.wgsl.
+using Offsets = std::initializer_list<std::pair<const char*, const at::Tensor*>>;
+void pool_params(Kernel& k, const PoolGeo& g, uint64_t count, Offsets offsets) {
+  k.param_index("n", int64_t(count));
+  auto dims = [](const int64_t (&v)[3]) { return std::vector<int64_t>(v, v + 3); };
+  k.param_array("in_size", dims(g.in));
+  k.param_array("out_size", dims(g.out));
+  k.param_array("k_size", dims(g.k));
+  k.param_array("stride", dims(g.s));
+  k.param_array("pad", dims(g.p));
+  k.param_array("dil", dims(g.d));
+  for (const auto& [name, t] : offsets) k.param_index(name, t->storage_offset());
+  k.library("nn_grid");
 }
 
-uint64_t groups_for(uint64_t n) { return (n + kWG - 1) / kWG; }
+void avg_params(Kernel& k, bool count_include_pad, int64_t divisor) {
+  k.param("count_include_pad", count_include_pad ? 1u : 0u);
+  TORCH_CHECK(divisor >= INT32_MIN && divisor <= INT32_MAX, "webgpu: pooling: divisor_override too large");
+  k.param_i32("divisor", int32_t(divisor));
+}
+
+std::string adaptive_const(bool adaptive) {
+  return std::string("const ADAPTIVE: bool = ") + (adaptive ? "true" : "false") + ";\n";
+}
 
 // Max pooling (windowed or adaptive) into contiguous out and indices.
 void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& idx, const PoolGeo& g, bool adaptive) {
   const uint64_t n = uint64_t(out.numel());
   if (n == 0) return;
   const CT ct = value_ct(in.scalar_type());
-  const char* sec = adaptive ? "adaptive_max_fwd" : "max_fwd";
-  Kernel k(std::string("pool:") + sec);
+  Kernel k(adaptive ? "pool:adaptive_max_fwd" : "pool:max_fwd");
   k.in(in, ct);
   k.out(out, ct);
   k.out(idx, CT::I64);
-  pool_params(k, g, n, {&in, &out, &idx});
-  k.launch(groups_for(n), [&] { return value_prelude(ct) + kernel::section("pool", sec); });
+  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}, {"idx_off", &idx}});
+  k.launch(grid(n), [&] { return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd"); });
 }
 
-at::Tensor max_backward(const at::Tensor& grad_, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
-                        bool adaptive) {
-  at::Tensor grad = grad_.contiguous(), idx = idx_.contiguous();
+// grad_input (contiguous, self's sizes) gathered by pool.wgsl's backward section `sec` from grad
+// (contiguous), one invocation per input element. idx: max pools' indices; avg: avg_pool's
+// count_include_pad and divisor_override.
+struct AvgArgs {
+  bool count_include_pad;
+  int64_t divisor;
+};
+at::Tensor gather_backward(const char* key, const char* sec, const std::string& prefix, const at::Tensor& grad,
+                           const at::Tensor& self, const PoolGeo& g, const at::Tensor* idx = nullptr,
+                           const AvgArgs* avg = nullptr) {
   at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
   const uint64_t n = uint64_t(gi.numel());
   if (n == 0) return gi;
   if (grad.numel() == 0) return gi.zero_();
-  Kernel k(adaptive ? "pool:adaptive_max_bwd" : "pool:max_bwd");
+  Kernel k(key);
   k.in(grad, CT::F32);
-  k.in(idx, CT::I64);
+  if (idx) k.in(*idx, CT::I64);
   k.out(gi, CT::F32);
-  pool_params(k, g, n, {&grad, &idx, &gi});
-  k.launch(groups_for(n), [&] {
-    return std::string("const ADAPTIVE: bool = ") + (adaptive ? "true" : "false") + ";\n" +
-           kernel::section("pool", "max_bwd");
-  });
+  if (idx) pool_params(k, g, n, {{"grad_off", &grad}, {"idx_off", idx}, {"gi_off", &gi}});
+  else pool_params(k, g, n, {{"grad_off", &grad}, {"gi_off", &gi}});
+  if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
+  k.launch(grid(n), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
   return gi;
+}
+
+at::Tensor max_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
+                        bool adaptive) {
+  const at::Tensor idx = idx_.contiguous();
+  return gather_backward(adaptive ? "pool:adaptive_max_bwd" : "pool:max_bwd", "max_bwd", adaptive_const(adaptive),
+                         grad.contiguous(), self, g, &idx);
 }
 
 void check_grad_dtype(const at::Tensor& t, const char* op) {
@@ -227,8 +235,9 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
   Kernel k("pool:avg_fwd");
   k.in(in, ct);
   k.out(out, ct);
-  pool_params(k, g, n, {&in, &out}, count_include_pad, divisor.value_or(0));
-  k.launch(groups_for(n), [&] { return value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
+  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
+  avg_params(k, count_include_pad, divisor.value_or(0));
+  k.launch(grid(n), [&] { return per_element_main() + value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
   return out;
 }
 
@@ -242,18 +251,10 @@ at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Ten
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, {});
-  at::Tensor grad = grad_.contiguous();
+  const at::Tensor grad = grad_.contiguous();
   sizes_from(g, self, grad.sizes());
-  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
-  const uint64_t n = uint64_t(gi.numel());
-  if (n == 0) return gi;
-  if (grad.numel() == 0) return gi.zero_();
-  Kernel k("pool:avg_bwd");
-  k.in(grad, CT::F32);
-  k.out(gi, CT::F32);
-  pool_params(k, g, n, {&grad, &gi}, count_include_pad, divisor.value_or(0));
-  k.launch(groups_for(n), [&] { return kernel::section("pool", "avg_bwd"); });
-  return gi;
+  const AvgArgs avg{count_include_pad, divisor.value_or(0)};
+  return gather_backward("pool:avg_bwd", "avg_bwd", "", grad, self, g, nullptr, &avg);
 }
 
 at::Tensor avg_pool2d_fn(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool c,
@@ -299,8 +300,8 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
   Kernel k("pool:aavg_fwd");
   k.in(in, CT::F32);
   k.out(out, CT::F32);
-  pool_params(k, g, n, {&in, &out});
-  k.launch(groups_for(n), [&] { return kernel::section("pool", "adaptive_avg_fwd"); });
+  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
+  k.launch(grid(n), [&] { return per_element_main() + kernel::section("pool", "adaptive_avg_fwd"); });
   return out;
 }
 
@@ -309,18 +310,9 @@ at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at:
   TORCH_CHECK(grad_.dim() == self.dim(), "webgpu: adaptive_avg_pool", dims, "d_backward: grad_output and input ranks differ");
   PoolGeo g;
   g.dims = dims;
-  at::Tensor grad = grad_.contiguous();
+  const at::Tensor grad = grad_.contiguous();
   sizes_from(g, self, grad.sizes());
-  at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
-  const uint64_t n = uint64_t(gi.numel());
-  if (n == 0) return gi;
-  if (grad.numel() == 0) return gi.zero_();
-  Kernel k("pool:aavg_bwd");
-  k.in(grad, CT::F32);
-  k.out(gi, CT::F32);
-  pool_params(k, g, n, {&grad, &gi});
-  k.launch(groups_for(n), [&] { return kernel::section("pool", "adaptive_avg_bwd"); });
-  return gi;
+  return gather_backward("pool:aavg_bwd", "adaptive_avg_bwd", "", grad, self, g);
 }
 
 at::Tensor aavg2d(const at::Tensor& self, c10::SymIntArrayRef o) { return adaptive_avg_nd(2, self, o); }

@@ -13,7 +13,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "ops/structured.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
@@ -48,50 +48,49 @@ void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out,
   Kernel k(std::string("nn:") + names[mode] + ":" + (spatial ? "s" : "r") + std::to_string(wg));
   for (const auto& t : ins) k.in(t, CT::F32);
   const int o = k.out(out, CT::F32);
-  k.param_index(rows, "rows");
-  k.param_index(g.d, "dim size");
-  k.param_index(g.inner, "inner size");
-  k.param_index(ins[0].storage_offset(), "offset");
-  k.param_index(ins.size() > 1 ? ins[1].storage_offset() : 0, "offset");
-  k.param_index(out.storage_offset(), "offset");
-  k.param_index(rows * g.d, "numel");
-  const uint64_t groups = spatial ? uint64_t((rows + wg - 1) / wg) : uint64_t(rows);
+  k.param_index("rows", rows);
+  k.param_index("D", g.d);  // the softmax dim's size
+  if (spatial) k.param_index("inner", g.inner);  // elements after it
+  k.param_index("x_off", ins[0].storage_offset());  // input (forward) or grad_output (backward)
+  if (ins.size() > 1) k.param_index("y_off", ins[1].storage_offset());  // the forward's output
+  k.param_index("out_off", out.storage_offset());
+  const uint64_t groups = spatial ? grid(uint64_t(rows), uint32_t(wg)) : uint64_t(rows);
   k.launch(groups, [&] {
     const std::string W = std::to_string(wg), O = std::to_string(o);
-    std::string s = "const WG: u32 = " + W + "u;\n" + rt::wgsl_source("softmax");
+    std::string s = "const WG: u32 = " + W + "u;\n" + kernel::library("softmax");
     // x(j): the operand values at row position j; e(j): the element index of position j.
     std::string head;
     if (spatial) {
       head =
           "  let t = linear_id(wid, nwg, lid, WG);\n"
-          "  if (t >= prm(0u)) { return; }\n"
-          "  let D = prm(1u); let inner = prm(2u);\n"
+          "  if (t >= P.rows) { return; }\n"
+          "  let D = P.D; let inner = P.inner;\n"
           "  let base = (t / inner) * D * inner + t % inner;\n"
           "  let step = inner; let first = 0u; let stride = 1u;\n";
     } else {
       head =
           "  let row = wg_row(wid, nwg);\n"
-          "  if (row >= prm(0u)) { return; }\n"
-          "  let D = prm(1u);\n"
+          "  if (row >= P.rows) { return; }\n"
+          "  let D = P.D;\n"
           "  let base = row * D;\n"
           "  let step = 1u; let first = lid; let stride = WG;\n";
     }
     std::string body;
     const std::string loop = "  for (var j = first; j < D; j = j + stride) {\n    let e = base + j * step;\n";
     if (mode <= 1) {
-      body = "  var a = MS(ninf(), 0.0);\n" + loop + "    a = ms_add(a, ld0(prm(3u) + e));\n  }\n";
+      body = "  var a = MS(ninf(), 0.0);\n" + loop + "    a = ms_add(a, ld0(P.x_off + e));\n  }\n";
       body += spatial ? "  let r = a;\n" : "  let r = wg_ms(lid, a);\n";
       if (mode == 0)
-        body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O + "(prm(5u) + e, exp(ld0(prm(3u) + e) - r.m) * inv);\n  }\n";
+        body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O + "(P.out_off + e, exp(ld0(P.x_off + e) - r.m) * inv);\n  }\n";
       else
-        body += "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(prm(5u) + e, ld0(prm(3u) + e) - lse);\n  }\n";
+        body += "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(P.out_off + e, ld0(P.x_off + e) - lse);\n  }\n";
     } else {
-      const std::string term = mode == 2 ? "ld0(prm(3u) + e) * ld1(prm(4u) + e)" : "ld0(prm(3u) + e)";
+      const std::string term = mode == 2 ? "ld0(P.x_off + e) * ld1(P.y_off + e)" : "ld0(P.x_off + e)";
       body = "  var a = 0.0;\n" + loop + "    a = a + " + term + ";\n  }\n";
       body += spatial ? "  let sum = a;\n" : "  let sum = wg_sum(lid, a);\n";
-      const std::string val = mode == 2 ? "ld1(prm(4u) + e) * (ld0(prm(3u) + e) - sum)"
-                                        : "ld0(prm(3u) + e) - exp(ld1(prm(4u) + e)) * sum";
-      body += loop + "    st" + O + "(prm(5u) + e, " + val + ");\n  }\n";
+      const std::string val = mode == 2 ? "ld1(P.y_off + e) * (ld0(P.x_off + e) - sum)"
+                                        : "ld0(P.x_off + e) - exp(ld1(P.y_off + e)) * sum";
+      body += loop + "    st" + O + "(P.out_off + e, " + val + ");\n  }\n";
     }
     s += "@compute @workgroup_size(" + W +
          ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"

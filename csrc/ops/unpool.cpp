@@ -7,14 +7,12 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
-
-
 namespace {
-
 
 // out: the result, already of its final size and memory format. self/indices: [..., spatial].
 void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out, int dims, const char* op) {
@@ -36,29 +34,28 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
     k.in(indices, CT::I64);
     k.out_atomic(winners, CT::RAW);
     const uint32_t code = k.error_flag(op, /*index_error=*/false);
-    k.param_index(self.numel(), "element count");
-    k.param_index(IV, "input plane size");
-    k.param_index(OV, "output plane size");
-    k.param_index(indices.storage_offset(), "offset");
-    k.param_index(winners.storage_offset(), "offset");
-    k.param(0);
-    k.param(code);
-    k.launch((uint64_t(self.numel()) + kWG - 1) / kWG, [&] { return kernel::section("unpool", "claim"); });
+    k.param_index("n", self.numel());
+    k.param_index("in_plane", IV);
+    k.param_index("out_plane", OV);
+    k.param_index("idx_off", indices.storage_offset());
+    k.param_index("win_off", winners.storage_offset());
+    k.param("err_op", code);
+    k.launch(grid(uint64_t(self.numel())), [&] { return per_element_main() + kernel::section("unpool", "claim"); });
   }
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
   Kernel k("unpool:fill");
   k.in(self, CT::RAW);
   k.in(winners, CT::RAW);
   k.out(dst, CT::RAW);
-  k.param_index(dst.numel(), "element count");
-  k.param_index(IV, "input plane size");
-  k.param_index(OV, "output plane size");
-  k.param_index(self.storage_offset(), "offset");
-  k.param_index(winners.storage_offset(), "offset");
-  k.param_index(dst.storage_offset(), "offset");
+  k.param_index("n", dst.numel());
+  k.param_index("in_plane", IV);
+  k.param_index("out_plane", OV);
+  k.param_index("in_off", self.storage_offset());
+  k.param_index("win_off", winners.storage_offset());
+  k.param_index("out_off", dst.storage_offset());
   const std::string V = wgsl_value_type(CT::RAW, self.scalar_type());
-  k.launch((uint64_t(dst.numel()) + kWG - 1) / kWG,
-           [&] { return "alias V = " + V + ";\n" + kernel::section("unpool", "fill"); });
+  k.launch(grid(uint64_t(dst.numel())),
+           [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("unpool", "fill"); });
   if (!dst.is_same(out)) out.copy_(dst);
 }
 

@@ -6,18 +6,16 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <cstring>
 #include <optional>
 #include <vector>
 
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
-
-at::Tensor meta_of(const at::Tensor& t);                                      // pool.cpp
-
 namespace {
 
 using Scales = std::vector<std::optional<double>>;
@@ -56,14 +54,17 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
   Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
   k.in(src, ct);
   k.out(dst, ct);
-  k.param_index(int64_t(n), "element count");
-  for (int64_t v : I) k.param_index(v, "size");
-  for (int64_t v : O) k.param_index(v, "size");
-  for (float v : S) k.param_f32(v);
-  k.param_index(src.storage_offset(), "offset");
-  k.param_index(dst.storage_offset(), "offset");
-  k.launch((n + kWG - 1) / kWG, [&] {
-    return std::string("const EXACT: bool = ") + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
+  k.param_index("n", int64_t(n));
+  k.param_array("in_size", std::vector<int64_t>(I, I + 3));
+  k.param_array("out_size", std::vector<int64_t>(O, O + 3));
+  uint32_t scale_bits[3];
+  std::memcpy(scale_bits, S, sizeof(scale_bits));
+  k.param_array("scale", std::vector<uint32_t>(scale_bits, scale_bits + 3), kernel::Params::Type::F32S);
+  k.param_index("src_off", src.storage_offset());
+  k.param_index("dst_off", dst.storage_offset());
+  k.library("nn_grid");
+  k.launch(grid(n), [&] {
+    return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
            (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
   });
 }
@@ -97,48 +98,26 @@ at::Tensor backward(Mode mode, bool align, const at::Tensor& grad_, at::IntArray
 using OS = std::optional<double>;
 
 // ---- nearest ----
-at::Tensor nearest1d(const at::Tensor& self, at::IntArrayRef os, OS s) {
-  return forward(Mode::Nearest, false, self, at::upsample_nearest1d(meta_of(self), os, s).sizes(), {s}, "upsample_nearest1d");
-}
-at::Tensor nearest2d(const at::Tensor& self, at::IntArrayRef os, OS h, OS w) {
-  return forward(Mode::Nearest, false, self, at::upsample_nearest2d(meta_of(self), os, h, w).sizes(), {h, w}, "upsample_nearest2d");
-}
-at::Tensor nearest3d(const at::Tensor& self, at::IntArrayRef os, OS d, OS h, OS w) {
-  return forward(Mode::Nearest, false, self, at::upsample_nearest3d(meta_of(self), os, d, h, w).sizes(), {d, h, w}, "upsample_nearest3d");
-}
-at::Tensor exact1d(const at::Tensor& self, at::IntArrayRef os, OS s) {
-  return forward(Mode::Exact, false, self, at::_upsample_nearest_exact1d(meta_of(self), os, s).sizes(), {s}, "_upsample_nearest_exact1d");
-}
-at::Tensor exact2d(const at::Tensor& self, at::IntArrayRef os, OS h, OS w) {
-  return forward(Mode::Exact, false, self, at::_upsample_nearest_exact2d(meta_of(self), os, h, w).sizes(), {h, w}, "_upsample_nearest_exact2d");
-}
-at::Tensor exact3d(const at::Tensor& self, at::IntArrayRef os, OS d, OS h, OS w) {
-  return forward(Mode::Exact, false, self, at::_upsample_nearest_exact3d(meta_of(self), os, d, h, w).sizes(), {d, h, w}, "_upsample_nearest_exact3d");
-}
-at::Tensor nearest1d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS s) {
-  at::upsample_nearest1d_backward(meta_of(g), os, is, s);
-  return backward(Mode::Nearest, false, g, is, {s}, "upsample_nearest1d_backward");
-}
-at::Tensor nearest2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS h, OS w) {
-  at::upsample_nearest2d_backward(meta_of(g), os, is, h, w);
-  return backward(Mode::Nearest, false, g, is, {h, w}, "upsample_nearest2d_backward");
-}
-at::Tensor nearest3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS d, OS h, OS w) {
-  at::upsample_nearest3d_backward(meta_of(g), os, is, d, h, w);
-  return backward(Mode::Nearest, false, g, is, {d, h, w}, "upsample_nearest3d_backward");
-}
-at::Tensor exact1d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS s) {
-  at::_upsample_nearest_exact1d_backward(meta_of(g), os, is, s);
-  return backward(Mode::Exact, false, g, is, {s}, "_upsample_nearest_exact1d_backward");
-}
-at::Tensor exact2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS h, OS w) {
-  at::_upsample_nearest_exact2d_backward(meta_of(g), os, is, h, w);
-  return backward(Mode::Exact, false, g, is, {h, w}, "_upsample_nearest_exact2d_backward");
-}
-at::Tensor exact3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, OS d, OS h, OS w) {
-  at::_upsample_nearest_exact3d_backward(meta_of(g), os, is, d, h, w);
-  return backward(Mode::Exact, false, g, is, {d, h, w}, "_upsample_nearest_exact3d_backward");
-}
+// nearest / nearest-exact over 1-3 dims: the forward (Op) and its backward (Op_backward), whose scale
+// arguments are DECL (parenthesised) named NAMES.
+#define WEBGPU_UNPAREN(...) __VA_ARGS__
+#define WEBGPU_NEAREST(fwd, bwd, mode, Op, DECL, NAMES)                                           \
+  at::Tensor fwd(const at::Tensor& self, at::IntArrayRef os, WEBGPU_UNPAREN DECL) {              \
+    return forward(mode, false, self, at::Op(meta_of(self), os, WEBGPU_UNPAREN NAMES).sizes(),    \
+                   {WEBGPU_UNPAREN NAMES}, #Op);                                                   \
+  }                                                                                               \
+  at::Tensor bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, WEBGPU_UNPAREN DECL) { \
+    at::Op##_backward(meta_of(g), os, is, WEBGPU_UNPAREN NAMES);                                  \
+    return backward(mode, false, g, is, {WEBGPU_UNPAREN NAMES}, #Op "_backward");                \
+  }
+WEBGPU_NEAREST(nearest1d, nearest1d_bwd, Mode::Nearest, upsample_nearest1d, (OS s), (s))
+WEBGPU_NEAREST(nearest2d, nearest2d_bwd, Mode::Nearest, upsample_nearest2d, (OS h, OS w), (h, w))
+WEBGPU_NEAREST(nearest3d, nearest3d_bwd, Mode::Nearest, upsample_nearest3d, (OS d, OS h, OS w), (d, h, w))
+WEBGPU_NEAREST(exact1d, exact1d_bwd, Mode::Exact, _upsample_nearest_exact1d, (OS s), (s))
+WEBGPU_NEAREST(exact2d, exact2d_bwd, Mode::Exact, _upsample_nearest_exact2d, (OS h, OS w), (h, w))
+WEBGPU_NEAREST(exact3d, exact3d_bwd, Mode::Exact, _upsample_nearest_exact3d, (OS d, OS h, OS w), (d, h, w))
+#undef WEBGPU_NEAREST
+#undef WEBGPU_UNPAREN
 
 // ---- linear ----
 at::Tensor linear1d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS s) {
