@@ -4,13 +4,13 @@
 #include <memory>
 #include <mutex>
 
-#include "ops/common.h"
+#include "kernel/internal.h"
 #include "runtime/wgsl_features.h"
 
 namespace webgpu::kernel {
 
 const DeviceInfo& device_info(const at::TensorBase& t) {
-  rt::GpuDevice& dev = ops::gpu_of(t);
+  rt::GpuDevice& dev = gpu_of(t);
   static std::mutex mu;
   static std::map<const rt::GpuDevice*, std::unique_ptr<DeviceInfo>> cache;
   std::lock_guard<std::mutex> g(mu);
@@ -37,21 +37,21 @@ const DeviceInfo& device_info(const at::TensorBase& t) {
   return *slot;
 }
 
-const void* block_id(const at::TensorBase& t) { return ops::block_of(t); }
-uint64_t block_bytes(const at::TensorBase& t) { return ops::block_of(t)->size; }
+const void* block_id(const at::TensorBase& t) { return block_of(t); }
+uint64_t block_bytes(const at::TensorBase& t) { return block_of(t)->size; }
 
 void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
                 uint64_t n) {
-  ops::gpu_of(dst).stream().copy(ops::block_of(src)->buffer.get(), src_off, ops::block_of(dst)->buffer.get(),
+  gpu_of(dst).stream().copy(block_of(src)->buffer.get(), src_off, block_of(dst)->buffer.get(),
                                  dst_off, n);
 }
 
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n) {
-  ops::gpu_of(dst).stream().write(ops::block_of(dst)->buffer.get(), off, data, n);
+  gpu_of(dst).stream().write(block_of(dst)->buffer.get(), off, data, n);
 }
 
 void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n) {
-  ops::gpu_of(src).stream().read(ops::block_of(src)->buffer.get(), off, out, n);
+  gpu_of(src).stream().read(block_of(src)->buffer.get(), off, out, n);
 }
 
 }  // namespace webgpu::kernel

@@ -6,13 +6,11 @@
 #include <cstring>
 #include <sstream>
 
-#include "ops/common.h"
+#include "kernel/internal.h"
 #include "runtime/pipeline.h"
 
 namespace webgpu::kernel {
 
-using ops::block_of;
-using ops::gpu_of;
 
 std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t) {
   const uint64_t isz = t.element_size();

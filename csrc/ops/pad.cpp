@@ -20,7 +20,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
-#include "ops/shape_ops.h"
+#include "engines/remap.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops {
