@@ -4,68 +4,83 @@
 // 128 invocations: 16 rows x 8 lanes; a row's 8 lanes split the head dimension and the key block.
 // The host prepends E (q/k head dim), EV (v head dim), EP / EVP (padded row strides in workgroup memory)
 // and keeps one section (from its marker line to the next).
-// Parameters: 0 B, 1 H (query heads), 2 L, 3 S, 4 G (query heads per key/value head), 5 EV, 6 scale (f32), 7 causal, 8 has_mask, 9 row blocks,
-// 10-13 q strides (B, H, L, E), 14 q offset, 15-18 k strides, 19 k offset, 20-23 v strides, 24 v offset,
-// 25-28 mask strides (B, H, L, S), 29 mask offset, 30.. per-kernel offsets.
+// Parameters: B, H (query heads), L, S, q_per_kv (query heads per key/value head), scale (f32), causal,
+// has_mask, blocks (row blocks per (batch, head) pair), q_stride/k_stride/v_stride/m_stride (arrays of
+// the 4 strides B, H, L or S, E; m_*: the mask's B, H, L, S), q_off, k_off, v_off, m_off (element
+// offsets); per-kernel offsets in each section.
 
 const ROWS: u32 = 16u;
 const LANES: u32 = 8u;
 
-fn q_at(b: u32, h: u32, i: u32, e: u32) -> u32 { return prm(14u) + b * prm(10u) + h * prm(11u) + i * prm(12u) + e * prm(13u); }
-fn k_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(19u) + b * prm(15u) + (h / prm(4u)) * prm(16u) + j * prm(17u) + e * prm(18u); }
-fn v_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return prm(24u) + b * prm(20u) + (h / prm(4u)) * prm(21u) + j * prm(22u) + e * prm(23u); }
-fn m_at(b: u32, h: u32, i: u32, j: u32) -> u32 { return prm(29u) + b * prm(25u) + h * prm(26u) + i * prm(27u) + j * prm(28u); }
-fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | (prm(0u) & 0u)); }
-fn pos_inf() -> f32 { return bitcast<f32>(0x7f800000u | (prm(0u) & 0u)); }
+fn q_at(b: u32, h: u32, i: u32, e: u32) -> u32 { return P.q_off + b * P_q_stride(0u) + h * P_q_stride(1u) + i * P_q_stride(2u) + e * P_q_stride(3u); }
+fn k_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return P.k_off + b * P_k_stride(0u) + (h / P.q_per_kv) * P_k_stride(1u) + j * P_k_stride(2u) + e * P_k_stride(3u); }
+fn v_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return P.v_off + b * P_v_stride(0u) + (h / P.q_per_kv) * P_v_stride(1u) + j * P_v_stride(2u) + e * P_v_stride(3u); }
+fn m_at(b: u32, h: u32, i: u32, j: u32) -> u32 { return P.m_off + b * P_m_stride(0u) + h * P_m_stride(1u) + i * P_m_stride(2u) + j * P_m_stride(3u); }
+fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | (P.B & 0u)); }
+fn pos_inf() -> f32 { return bitcast<f32>(0x7f800000u | (P.B & 0u)); }
 
 // Scaled score plus mask (or -inf when causally masked / out of range).
 fn bias_of(b: u32, h: u32, i: u32, j: u32) -> f32 {
-  if (prm(7u) != 0u && j > i) { return neg_inf(); }
-  if (prm(8u) != 0u) { return ld_mask(m_at(b, h, i, j)); }
+  if (P.causal != 0u && j > i) { return neg_inf(); }
+  if (P.has_mask != 0u) { return ld_mask(m_at(b, h, i, j)); }
   return 0.0;
+}
+
+// The logit of a query-key dot product `acc`.
+fn logit(acc: f32, b: u32, h: u32, i: u32, j: u32) -> f32 { return acc * P.scale + bias_of(b, h, i, j); }
+
+// Element e of row `row` of q (which 0), k (1) or v (2) for query head h; zero past `limit` rows.
+fn row_of(which: u32, b: u32, h: u32, row: u32, limit: u32, e: u32) -> f32 {
+  if (row >= limit) { return 0.0; }
+  if (which == 0u) { return ld0(q_at(b, h, row, e)); }
+  if (which == 1u) { return ld1(k_at(b, h, row, e)); }
+  return ld2(v_at(b, h, row, e));
+}
+
+// Rows row0 .. row0 + n - 1 of q, k or v (which) into the block streamed through workgroup memory
+// (Blk, each section's own), `width` elements per row at `pitch`.
+fn stage(which: u32, b: u32, h: u32, row0: u32, n: u32, limit: u32, width: u32, pitch: u32, tid: u32) {
+  for (var x = tid; x < n * width; x = x + 128u) {
+    Blk[(x / width) * pitch + x % width] = row_of(which, b, h, row0 + x / width, limit, x % width);
+  }
+}
+
+// The workgroup's (batch, head) pair, of `heads` heads, and its first row (P.blocks blocks of ROWS rows
+// per pair).
+struct Rows { b: u32, h: u32, bh: u32, row0: u32, };
+fn rows_of(wid: vec3<u32>, nwg: vec3<u32>, heads: u32) -> Rows {
+  let w = linear_id(wid, nwg, 0u, 1u);
+  let bh = w / P.blocks;
+  return Rows(bh / heads, bh % heads, bh, (w % P.blocks) * ROWS);
 }
 
 //== fwd
 // Operands: 0 q, 1 k, 2 v, 3 mask, 4 out (contiguous [B, H, L, EV]), 5 logsumexp (f32 [B, H, L]).
-// Extra parameters: 30 out offset, 31 lse offset.
+// Extra parameters: out_off, lse_off.
 const BKV: u32 = 32u;
 const NC: u32 = (EV + LANES - 1u) / LANES;
 var<workgroup> Qs: array<f32, ROWS * EP>;
-var<workgroup> KV: array<f32, BKV * MP>;
+var<workgroup> Blk: array<f32, BKV * MP>;
 var<workgroup> Ps: array<f32, ROWS * BKV>;
 
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let L = prm(2u); let S = prm(3u); let H = prm(1u);
-  let w = linear_id(wid, nwg, 0u, 1u);
-  let qb = w % prm(9u);
-  let bh = w / prm(9u);
-  let b = bh / H; let h = bh % H;
+  let L = P.L; let S = P.S;
+  let rows = rows_of(wid, nwg, P.H);
+  let b = rows.b; let h = rows.h; let bh = rows.bh; let q0 = rows.row0;
   let r = tid / LANES; let lane = tid % LANES;
-  let q0 = qb * ROWS;
   let i = q0 + r;
-  let scale = bitcast<f32>(prm(6u));
-  for (var x = tid; x < ROWS * E; x = x + 128u) {
-    let rr = x / E; let e = x % E;
-    var v = 0.0;
-    if (q0 + rr < L) { v = ld0(q_at(b, h, q0 + rr, e)); }
-    Qs[rr * EP + e] = v;
-  }
+  for (var x = tid; x < ROWS * E; x = x + 128u) { Qs[(x / E) * EP + x % E] = row_of(0u, b, h, q0 + x / E, L, x % E); }
   var m = neg_inf();
   var l = 0.0;
   var o: array<f32, NC>;
   for (var c = 0u; c < NC; c = c + 1u) { o[c] = 0.0; }
   var kend = S;
-  if (prm(7u) != 0u) { kend = min(S, q0 + ROWS); }
+  if (P.causal != 0u) { kend = min(S, q0 + ROWS); }
   for (var k0 = 0u; k0 < kend; k0 = k0 + BKV) {
     workgroupBarrier();
-    for (var x = tid; x < BKV * E; x = x + 128u) {
-      let jj = x / E; let e = x % E;
-      var v = 0.0;
-      if (k0 + jj < S) { v = ld1(k_at(b, h, k0 + jj, e)); }
-      KV[jj * EP + e] = v;
-    }
+    stage(1u, b, h, k0, BKV, S, E, EP, tid);
     workgroupBarrier();
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
       let jj = lane + LANES * t;
@@ -73,8 +88,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var s = neg_inf();
       if (j < S && i < L) {
         var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * KV[jj * EP + e]; }
-        s = acc * scale + bias_of(b, h, i, j);
+        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * Blk[jj * EP + e]; }
+        s = logit(acc, b, h, i, j);
       }
       Ps[r * BKV + jj] = s;
     }
@@ -91,12 +106,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (mx != neg_inf()) { p = exp(Ps[r * BKV + jj] - mx); }
       Ps[r * BKV + jj] = p;
     }
-    for (var x = tid; x < BKV * EV; x = x + 128u) {
-      let jj = x / EV; let e = x % EV;
-      var v = 0.0;
-      if (k0 + jj < S) { v = ld2(v_at(b, h, k0 + jj, e)); }
-      KV[jj * EVP + e] = v;
-    }
+    stage(2u, b, h, k0, BKV, S, EV, EVP, tid);
     workgroupBarrier();
     var rs = 0.0;
     for (var jj = 0u; jj < BKV; jj = jj + 1u) { rs = rs + Ps[r * BKV + jj]; }
@@ -106,7 +116,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let col = lane + LANES * c;
       if (col < EV) {
         var acc = o[c] * alpha;
-        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * KV[jj * EVP + col]; }
+        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * Blk[jj * EVP + col]; }
         o[c] = acc;
       }
     }
@@ -115,60 +125,46 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let inv = select(0.0, 1.0 / l, l > 0.0);
   for (var c = 0u; c < NC; c = c + 1u) {
     let col = lane + LANES * c;
-    if (col < EV) { st4(prm(30u) + (bh * L + i) * EV + col, o[c] * inv); }
+    if (col < EV) { st4(P.out_off + (bh * L + i) * EV + col, o[c] * inv); }
   }
-  if (lane == 0u) { st5(prm(31u) + bh * L + i, select(pos_inf(), m + log(l), l > 0.0)); }
+  if (lane == 0u) { st5(P.lse_off + bh * L + i, select(pos_inf(), m + log(l), l > 0.0)); }
 }
 
 //== bwd_dq
 // Operands: 0 q, 1 k, 2 v, 3 mask, 4 dO (contiguous [B,H,L,EV]), 5 lse (f32), 6 D = rowsum(dO*O) (f32),
-// 7 dQ (contiguous [B,H,L,E]), 8 dS (f32 [B,H,L,S], written when prm(33) != 0).
-// Extra parameters: 30 dO offset, 31 lse offset, 32 D offset, 33 write dS, 34 dQ offset, 35 dS offset.
+// 7 dQ (contiguous [B,H,L,E]), 8 dS (f32 [B,H,L,S], written when P.write_ds != 0).
+// Extra parameters: go_off (dO), lse_off, d_off, write_ds, dq_off, ds_off.
 const BKV: u32 = 16u;
 const NQ: u32 = (E + LANES - 1u) / LANES;
 var<workgroup> Qs: array<f32, ROWS * EP>;
 var<workgroup> Gs: array<f32, ROWS * EVP>;
-var<workgroup> KV: array<f32, BKV * MP>;
+var<workgroup> Blk: array<f32, BKV * MP>;
 var<workgroup> Ps: array<f32, ROWS * BKV>;
 
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let L = prm(2u); let S = prm(3u); let H = prm(1u);
-  let w = linear_id(wid, nwg, 0u, 1u);
-  let qb = w % prm(9u);
-  let bh = w / prm(9u);
-  let b = bh / H; let h = bh % H;
+  let L = P.L; let S = P.S;
+  let rows = rows_of(wid, nwg, P.H);
+  let b = rows.b; let h = rows.h; let bh = rows.bh; let q0 = rows.row0;
   let r = tid / LANES; let lane = tid % LANES;
-  let q0 = qb * ROWS;
   let i = q0 + r;
-  let scale = bitcast<f32>(prm(6u));
-  for (var x = tid; x < ROWS * E; x = x + 128u) {
-    let rr = x / E; let e = x % E;
-    var v = 0.0;
-    if (q0 + rr < L) { v = ld0(q_at(b, h, q0 + rr, e)); }
-    Qs[rr * EP + e] = v;
-  }
+  for (var x = tid; x < ROWS * E; x = x + 128u) { Qs[(x / E) * EP + x % E] = row_of(0u, b, h, q0 + x / E, L, x % E); }
   for (var x = tid; x < ROWS * EV; x = x + 128u) {
     let rr = x / EV; let e = x % EV;
     var v = 0.0;
-    if (q0 + rr < L) { v = ld4(prm(30u) + ((bh * L) + q0 + rr) * EV + e); }
+    if (q0 + rr < L) { v = ld4(P.go_off + ((bh * L) + q0 + rr) * EV + e); }
     Gs[rr * EVP + e] = v;
   }
   var lse = 0.0; var dd = 0.0;
-  if (i < L) { lse = ld5(prm(31u) + bh * L + i); dd = ld6(prm(32u) + bh * L + i); }
+  if (i < L) { lse = ld5(P.lse_off + bh * L + i); dd = ld6(P.d_off + bh * L + i); }
   var dq: array<f32, NQ>;
   for (var c = 0u; c < NQ; c = c + 1u) { dq[c] = 0.0; }
   var kend = S;
-  if (prm(7u) != 0u) { kend = min(S, q0 + ROWS); }
+  if (P.causal != 0u) { kend = min(S, q0 + ROWS); }
   for (var k0 = 0u; k0 < kend; k0 = k0 + BKV) {
     workgroupBarrier();
-    for (var x = tid; x < BKV * E; x = x + 128u) {
-      let jj = x / E; let e = x % E;
-      var v = 0.0;
-      if (k0 + jj < S) { v = ld1(k_at(b, h, k0 + jj, e)); }
-      KV[jj * EP + e] = v;
-    }
+    stage(1u, b, h, k0, BKV, S, E, EP, tid);
     workgroupBarrier();
     var p: array<f32, 2>;
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
@@ -177,39 +173,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       p[t] = 0.0;
       if (j < S && i < L) {
         var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * KV[jj * EP + e]; }
-        p[t] = exp(acc * scale + bias_of(b, h, i, j) - lse);
+        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * Blk[jj * EP + e]; }
+        p[t] = exp(logit(acc, b, h, i, j) - lse);
       }
     }
     workgroupBarrier();
-    for (var x = tid; x < BKV * EV; x = x + 128u) {
-      let jj = x / EV; let e = x % EV;
-      var v = 0.0;
-      if (k0 + jj < S) { v = ld2(v_at(b, h, k0 + jj, e)); }
-      KV[jj * EVP + e] = v;
-    }
+    stage(2u, b, h, k0, BKV, S, EV, EVP, tid);
     workgroupBarrier();
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
       let jj = lane + LANES * t;
       var dp = 0.0;
-      for (var e = 0u; e < EV; e = e + 1u) { dp = dp + Gs[r * EVP + e] * KV[jj * EVP + e]; }
+      for (var e = 0u; e < EV; e = e + 1u) { dp = dp + Gs[r * EVP + e] * Blk[jj * EVP + e]; }
       let ds = p[t] * (dp - dd);
       Ps[r * BKV + jj] = ds;
-      if (prm(33u) != 0u && i < L && k0 + jj < S) { st8(prm(35u) + (bh * L + i) * S + k0 + jj, ds); }
+      if (P.write_ds != 0u && i < L && k0 + jj < S) { st8(P.ds_off + (bh * L + i) * S + k0 + jj, ds); }
     }
     workgroupBarrier();
-    for (var x = tid; x < BKV * E; x = x + 128u) {
-      let jj = x / E; let e = x % E;
-      var v = 0.0;
-      if (k0 + jj < S) { v = ld1(k_at(b, h, k0 + jj, e)); }
-      KV[jj * EP + e] = v;
-    }
+    stage(1u, b, h, k0, BKV, S, E, EP, tid);
     workgroupBarrier();
     for (var c = 0u; c < NQ; c = c + 1u) {
       let col = lane + LANES * c;
       if (col < E) {
         var acc = dq[c];
-        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * KV[jj * EP + col]; }
+        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * Blk[jj * EP + col]; }
         dq[c] = acc;
       }
     }
@@ -217,20 +203,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (i >= L) { return; }
   for (var c = 0u; c < NQ; c = c + 1u) {
     let col = lane + LANES * c;
-    if (col < E) { st7(prm(34u) + (bh * L + i) * E + col, dq[c] * scale); }
+    if (col < E) { st7(P.dq_off + (bh * L + i) * E + col, dq[c] * P.scale); }
   }
 }
 
 //== bwd_dkv
 // One workgroup per block of 16 key rows. Operands: 0 q, 1 k, 2 v, 3 mask, 4 dO, 5 lse, 6 D, 7 dK
 // (contiguous [B,H,S,E]), 8 dV (contiguous [B,H,S,EV]).
-// Extra parameters: 30 dO offset, 31 lse offset, 32 D offset, 33 dK offset, 34 dV offset.
+// Extra parameters: go_off (dO), lse_off, d_off, dk_off, dv_off.
 const BQ: u32 = 16u;
 const NK: u32 = (E + LANES - 1u) / LANES;
 const NV: u32 = (EV + LANES - 1u) / LANES;
 var<workgroup> Ks: array<f32, ROWS * EP>;
 var<workgroup> Vs: array<f32, ROWS * EVP>;
-var<workgroup> X: array<f32, BQ * MP>;
+var<workgroup> Blk: array<f32, BQ * MP>;
 var<workgroup> Ps: array<f32, BQ * ROWS>;
 var<workgroup> Ds: array<f32, BQ * ROWS>;
 var<workgroup> Ls: array<f32, BQ * 2u>;
@@ -238,49 +224,29 @@ var<workgroup> Ls: array<f32, BQ * 2u>;
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let L = prm(2u); let S = prm(3u); let H = prm(1u);
-  let w = linear_id(wid, nwg, 0u, 1u);
-  let kb = w % prm(9u);
-  let bh = w / prm(9u);  // over key/value heads
-  let G = prm(4u);
-  let HK = H / G;
-  let b = bh / HK; let hk = bh % HK;
-  let h0 = hk * G;
+  let L = P.L; let S = P.S; let H = P.H;
+  let G = P.q_per_kv;
+  let rows = rows_of(wid, nwg, H / G);  // over key/value heads
+  let b = rows.b; let bh = rows.bh; let k0 = rows.row0;
+  let h0 = rows.h * G;
   let r = tid / LANES; let lane = tid % LANES;
-  let k0 = kb * ROWS;
   let j = k0 + r;
-  let scale = bitcast<f32>(prm(6u));
-  for (var x = tid; x < ROWS * E; x = x + 128u) {
-    let rr = x / E; let e = x % E;
-    var v = 0.0;
-    if (k0 + rr < S) { v = ld1(k_at(b, h0, k0 + rr, e)); }
-    Ks[rr * EP + e] = v;
-  }
-  for (var x = tid; x < ROWS * EV; x = x + 128u) {
-    let rr = x / EV; let e = x % EV;
-    var v = 0.0;
-    if (k0 + rr < S) { v = ld2(v_at(b, h0, k0 + rr, e)); }
-    Vs[rr * EVP + e] = v;
-  }
+  for (var x = tid; x < ROWS * E; x = x + 128u) { Ks[(x / E) * EP + x % E] = row_of(1u, b, h0, k0 + x / E, S, x % E); }
+  for (var x = tid; x < ROWS * EV; x = x + 128u) { Vs[(x / EV) * EVP + x % EV] = row_of(2u, b, h0, k0 + x / EV, S, x % EV); }
   var dk: array<f32, NK>;
   var dv: array<f32, NV>;
   for (var c = 0u; c < NK; c = c + 1u) { dk[c] = 0.0; }
   for (var c = 0u; c < NV; c = c + 1u) { dv[c] = 0.0; }
   var qstart = 0u;
-  if (prm(7u) != 0u) { qstart = k0 / BQ * BQ; }
+  if (P.causal != 0u) { qstart = k0 / BQ * BQ; }
   for (var h = h0; h < h0 + G; h = h + 1u) {
   let bq = b * H + h;  // the query head's (batch, head) row
   for (var q0 = qstart; q0 < L; q0 = q0 + BQ) {
     workgroupBarrier();
-    for (var x = tid; x < BQ * E; x = x + 128u) {
-      let ii = x / E; let e = x % E;
-      var v = 0.0;
-      if (q0 + ii < L) { v = ld0(q_at(b, h, q0 + ii, e)); }
-      X[ii * EP + e] = v;
-    }
+    stage(0u, b, h, q0, BQ, L, E, EP, tid);
     if (tid < BQ) {
       var lse = 0.0; var dd = 0.0;
-      if (q0 + tid < L) { lse = ld5(prm(31u) + bq * L + q0 + tid); dd = ld6(prm(32u) + bq * L + q0 + tid); }
+      if (q0 + tid < L) { lse = ld5(P.lse_off + bq * L + q0 + tid); dd = ld6(P.d_off + bq * L + q0 + tid); }
       Ls[tid * 2u] = lse; Ls[tid * 2u + 1u] = dd;
     }
     workgroupBarrier();
@@ -291,8 +257,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var p = 0.0;
       if (j < S && i < L) {
         var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + X[ii * EP + e] * Ks[r * EP + e]; }
-        p = exp(acc * scale + bias_of(b, h, i, j) - Ls[ii * 2u]);
+        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Blk[ii * EP + e] * Ks[r * EP + e]; }
+        p = exp(logit(acc, b, h, i, j) - Ls[ii * 2u]);
       }
       Ps[ii * ROWS + r] = p;
     }
@@ -300,14 +266,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var x = tid; x < BQ * EV; x = x + 128u) {
       let ii = x / EV; let e = x % EV;
       var v = 0.0;
-      if (q0 + ii < L) { v = ld4(prm(30u) + (bq * L + q0 + ii) * EV + e); }
-      X[ii * EVP + e] = v;
+      if (q0 + ii < L) { v = ld4(P.go_off + (bq * L + q0 + ii) * EV + e); }
+      Blk[ii * EVP + e] = v;
     }
     workgroupBarrier();
     for (var t = 0u; t < BQ / LANES; t = t + 1u) {
       let ii = lane + LANES * t;
       var dp = 0.0;
-      for (var e = 0u; e < EV; e = e + 1u) { dp = dp + X[ii * EVP + e] * Vs[r * EVP + e]; }
+      for (var e = 0u; e < EV; e = e + 1u) { dp = dp + Blk[ii * EVP + e] * Vs[r * EVP + e]; }
       Ds[ii * ROWS + r] = Ps[ii * ROWS + r] * (dp - Ls[ii * 2u + 1u]);
     }
     workgroupBarrier();
@@ -315,23 +281,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let col = lane + LANES * c;
       if (col < EV) {
         var acc = dv[c];
-        for (var ii = 0u; ii < BQ; ii = ii + 1u) { acc = acc + Ps[ii * ROWS + r] * X[ii * EVP + col]; }
+        for (var ii = 0u; ii < BQ; ii = ii + 1u) { acc = acc + Ps[ii * ROWS + r] * Blk[ii * EVP + col]; }
         dv[c] = acc;
       }
     }
     workgroupBarrier();
-    for (var x = tid; x < BQ * E; x = x + 128u) {
-      let ii = x / E; let e = x % E;
-      var v = 0.0;
-      if (q0 + ii < L) { v = ld0(q_at(b, h, q0 + ii, e)); }
-      X[ii * EP + e] = v;
-    }
+    stage(0u, b, h, q0, BQ, L, E, EP, tid);
     workgroupBarrier();
     for (var c = 0u; c < NK; c = c + 1u) {
       let col = lane + LANES * c;
       if (col < E) {
         var acc = dk[c];
-        for (var ii = 0u; ii < BQ; ii = ii + 1u) { acc = acc + Ds[ii * ROWS + r] * X[ii * EP + col]; }
+        for (var ii = 0u; ii < BQ; ii = ii + 1u) { acc = acc + Ds[ii * ROWS + r] * Blk[ii * EP + col]; }
         dk[c] = acc;
       }
     }
@@ -340,10 +301,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (j >= S) { return; }
   for (var c = 0u; c < NK; c = c + 1u) {
     let col = lane + LANES * c;
-    if (col < E) { st7(prm(33u) + (bh * S + j) * E + col, dk[c] * scale); }
+    if (col < E) { st7(P.dk_off + (bh * S + j) * E + col, dk[c] * P.scale); }
   }
   for (var c = 0u; c < NV; c = c + 1u) {
     let col = lane + LANES * c;
-    if (col < EV) { st8(prm(34u) + (bh * S + j) * EV + col, dv[c]); }
+    if (col < EV) { st8(P.dv_off + (bh * S + j) * EV + col, dv[c]); }
   }
 }

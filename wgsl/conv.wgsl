@@ -6,9 +6,13 @@
 //   MODE 2 (W): W[g*Co+co, ci, k]     = sum_{n,y}  Y[n, g*Co+co, y] * X[n, g*Ci+ci, x(y,k)]
 // A GEMM of M x NC with reduction K, tiled 64 x 64 x 16 per workgroup of 256 invocations (4 x 4
 // outputs each), both operand tiles staged through workgroup memory; optional split-K over grid.
-// Operands: 0 = A source, 1 = B source, 2 = result, 3 = bias (a dummy when prm(26) == 0).
-// MODE, the value type T (f32, or vec2<u32> for exact int64) and t_zero/t_mad/t_add are prepended
-// by the host.
+// Operands: 0 = A source, 1 = B source, 2 = result, 3 = bias (a dummy when P.has_bias == 0).
+// MODE, the value type T (f32, or vec2<u32> for exact int64), t_zero/t_mad/t_add, x_off (X's
+// element offset) and the ld_x/ld_y/ld_w readers are prepended by the host.
+// Parameters: groups, c_in, c_out (channels per group), per spatial dim (arrays of 3: depth, height,
+// width) x_size, y_size, k_size, stride, pad, dilation; element offsets a_off, b_off, out_off,
+// bias_off; has_bias; the GEMM's M, NC (columns), K (reduction), tiles_m, tiles_n; part_size (elements
+// of one split-K part of the result), k_chunk (reduction per split).
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
@@ -17,16 +21,12 @@ const BK: u32 = 16u;
 var<workgroup> As: array<T, 1024>;  // [BK][BM]
 var<workgroup> Bs: array<T, 1024>;  // [BK][BN]
 
-fn pN() -> u32 { return prm(0u); }
-fn pG() -> u32 { return prm(1u); }
-fn pCi() -> u32 { return prm(2u); }
-fn pCo() -> u32 { return prm(3u); }
-fn xsz() -> vec3<u32> { return vec3<u32>(prm(4u), prm(5u), prm(6u)); }
-fn ysz() -> vec3<u32> { return vec3<u32>(prm(7u), prm(8u), prm(9u)); }
-fn ksz() -> vec3<u32> { return vec3<u32>(prm(10u), prm(11u), prm(12u)); }
-fn strd() -> vec3<i32> { return vec3<i32>(i32(prm(13u)), i32(prm(14u)), i32(prm(15u))); }
-fn padd() -> vec3<i32> { return vec3<i32>(i32(prm(16u)), i32(prm(17u)), i32(prm(18u))); }
-fn dila() -> vec3<i32> { return vec3<i32>(i32(prm(19u)), i32(prm(20u)), i32(prm(21u))); }
+fn xsz() -> vec3<u32> { return vec3<u32>(P_x_size(0u), P_x_size(1u), P_x_size(2u)); }
+fn ysz() -> vec3<u32> { return vec3<u32>(P_y_size(0u), P_y_size(1u), P_y_size(2u)); }
+fn ksz() -> vec3<u32> { return vec3<u32>(P_k_size(0u), P_k_size(1u), P_k_size(2u)); }
+fn strd() -> vec3<i32> { return vec3<i32>(i32(P_stride(0u)), i32(P_stride(1u)), i32(P_stride(2u))); }
+fn padd() -> vec3<i32> { return vec3<i32>(i32(P_pad(0u)), i32(P_pad(1u)), i32(P_pad(2u))); }
+fn dila() -> vec3<i32> { return vec3<i32>(i32(P_dilation(0u)), i32(P_dilation(1u)), i32(P_dilation(2u))); }
 
 fn vol(s: vec3<u32>) -> u32 { return s.x * s.y * s.z; }
 fn split3(i: u32, s: vec3<u32>) -> vec3<u32> { return vec3<u32>(i / (s.y * s.z), (i / s.z) % s.y, i % s.z); }
@@ -36,24 +36,24 @@ fn load_x(crow: u32, x: vec3<i32>) -> T {
   let s = xsz();
   if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(s))) { return t_zero(); }
   let xu = vec3<u32>(x);
-  return ld_x(prm(22u + X_OPERAND) + ((crow * s.x + xu.x) * s.y + xu.y) * s.z + xu.z);
+  return ld_x(x_off() + ((crow * s.x + xu.x) * s.y + xu.y) * s.z + xu.z);
 }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let M = prm(27u);
-  let NC = prm(28u);
-  let K = prm(29u);
-  let tilesM = prm(30u);
-  let tilesN = prm(31u);
-  let kchunk = prm(33u);
+  let M = P.M;
+  let NC = P.NC;
+  let K = P.K;
+  let tilesM = P.tiles_m;
+  let tilesN = P.tiles_n;
+  let kchunk = P.k_chunk;
   var w = linear_id(wid, nwg, 0u, 1u);
   let tn = w % tilesN; w = w / tilesN;
   let tm = w % tilesM; w = w / tilesM;
-  let g = w % pG();
-  let split = w / pG();
-  let G = pG(); let Ci = pCi(); let Co = pCo();
+  let G = P.groups; let Ci = P.c_in; let Co = P.c_out;
+  let g = w % G;
+  let split = w / G;
   let KS = vol(ksz()); let XS = vol(xsz()); let YS = vol(ysz());
   let st = strd(); let pd = padd(); let dl = dila();
 
@@ -92,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let x = vec3<i32>(a_pos) * st - pd + kp * dl;
             av = load_x(a_n * G * Ci + g * Ci + ci, x);
           }
-          if (b_valid) { bv = ld_w(prm(23u) + (g * Co + bn) * Ci * KS + k); }
+          if (b_valid) { bv = ld_w(P.b_off + (g * Co + bn) * Ci * KS + k); }
         } else if (MODE == 1u) {
           let co = k / KS;
           let kp = split3(k % KS, ksz());
@@ -102,14 +102,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let ys = ysz();
             if (all(t >= vec3<i32>(0)) && all(y * st == t) && all(y < vec3<i32>(ys))) {
               let yu = vec3<u32>(y);
-              av = ld_y(prm(22u) + (((a_n * G * Co + g * Co + co) * ys.x + yu.x) * ys.y + yu.y) * ys.z + yu.z);
+              av = ld_y(P.a_off + (((a_n * G * Co + g * Co + co) * ys.x + yu.x) * ys.y + yu.y) * ys.z + yu.z);
             }
           }
-          if (b_valid) { bv = ld_w(prm(23u) + ((g * Co + co) * Ci + bn) * KS + k % KS); }
+          if (b_valid) { bv = ld_w(P.b_off + ((g * Co + co) * Ci + bn) * KS + k % KS); }
         } else {
           let n = k / YS;
           let ys = k % YS;
-          if (a_valid) { av = ld_y(prm(22u) + (n * G * Co + g * Co + am) * YS + ys); }
+          if (a_valid) { av = ld_y(P.a_off + (n * G * Co + g * Co + am) * YS + ys); }
           if (b_valid) {
             let x = vec3<i32>(split3(ys, ysz())) * st - pd + b_k * dl;
             bv = load_x(n * G * Ci + g * Ci + b_ci, x);
@@ -140,15 +140,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       var v = acc[j * 4u + i];
       var o = 0u;
       if (MODE == 0u) {
-        if (prm(26u) != 0u) { v = t_add(v, ld3(prm(25u) + g * Co + c)); }
+        if (P.has_bias != 0u) { v = t_add(v, ld3(P.bias_off + g * Co + c)); }
         o = (m / YS * G * Co + g * Co + c) * YS + m % YS;
       } else if (MODE == 1u) {
-        if (prm(26u) != 0u) { v = t_add(v, ld3(prm(25u) + g * Ci + c)); }
+        if (P.has_bias != 0u) { v = t_add(v, ld3(P.bias_off + g * Ci + c)); }
         o = (m / XS * G * Ci + g * Ci + c) * XS + m % XS;
       } else {
-        o = split * prm(32u) + (g * Co + m) * Ci * KS + c;
+        o = split * P.part_size + (g * Co + m) * Ci * KS + c;
       }
-      st2(prm(24u) + o, v);
+      st2(P.out_off + o, v);
     }
   }
 }

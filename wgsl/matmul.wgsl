@@ -5,13 +5,12 @@
 // workgroup memory (double-buffered, the next tile prefetched into registers while the current one
 // is multiplied). Global loads move units of 4 elements along A's and B's contiguous dimension, as
 // one vec4 load when the operand is f32 and aligned. Any M, N, K, strides and storage offsets; the
-// batch (and split-K part) is decoded from the workgroup id. Host specialisation: the double-brace placeholders.
+// batch (and split-K part) is decoded from the workgroup id (wgsl/matmul_tile.wgsl, put first by
+// the host). Host specialisation: the double-brace placeholders.
 //
 // The depth loop over BK and the micro-tile products are unrolled by the host.
-// Parameters: 0 M, 1 N, 2 K, 3 batch, 4 tiles_m, 5 tiles_n, 6 splits, 7 k per split,
-//   8 offA, 9 sAb, 10 sAm, 11 sAk, 12 offB, 13 sBb, 14 sBk, 15 sBn,
-//   16 offC, 17 sCb, 18 sCm, 19 sCn, 20 offO, 21 sOb, 22 sOm, 23 sOn, 24 alpha, 25 beta,
-//   26 stride between split-K parts of O (partial mode; 0 otherwise).
+// Parameters: engines/gemm.cpp's header (M, N, K, batch, tiles_m, tiles_n, k_split, a_/b_/c_/o_
+// offsets and strides, alpha, beta, part_stride: elements between split-K parts of O, 0 when direct).
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
@@ -29,11 +28,8 @@ const B_PER: u32 = (B_UNITS + WG - 1u) / WG;
 var<workgroup> As: array<vec4<f32>, 2u * A_TILE>;
 var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
 
-{{BINDINGS}}
+{{FUNCS}}
 
-struct Tile { b: u32, m0: u32, n0: u32, k0: u32, k1: u32, s: u32, };
-
-var<private> T: Tile;
 {{REGS}}
 
 // Unit u of the A tile at depth k (orientation {{A_ORIENT}}): its (m, k) start.
@@ -56,30 +52,16 @@ fn stash(buf: u32) {
 {{STASH}}
 }
 
-var<private> LID: u32;
-
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   LID = lid;
-  let M = prm(0u);
-  let N = prm(1u);
-  let K = prm(2u);
-  let tiles_m = prm(4u);
-  let tiles_n = prm(5u);
-  let zt = gemm_tile(wid, nwg, tiles_m, tiles_n);
-  let z = zt.x;
-  let tm = zt.y;
-  let tn = zt.z;
-  T.b = z % prm(3u);
-  T.s = z / prm(3u);
-  T.m0 = tm * BM;
-  T.n0 = tn * BN;
+  let M = P.M;
   // Loop control from uniform values only (workgroupBarrier sits in the loop).
-  let k0 = (z / prm(3u)) * prm(7u);
-  let k1 = min(K, k0 + prm(7u));
-  T.k0 = k0;
-  T.k1 = k1;
+  let tile = tile_of(wid, nwg, BM, BN);
+  T = tile;
+  let k0 = tile.k0;
+  let k1 = tile.k1;
   let tx = lid % TX;
   let ty = lid / TX;
 

@@ -1,9 +1,9 @@
-// torch._int_mm (ops/int_mm.cpp, through ops/kernel.h): O = A @ B with A int8 or uint8 (M x K),
+// torch._int_mm (ops/int_mm.cpp, through kernel/kernel.h): O = A @ B with A int8 or uint8 (M x K),
 // B int8 (K x N), O int32 (M x N), exact with CPU's int32 wrap-around.
 //
 // Operands: 0 A, 1 B (raw words, 4 bytes each), 2 O.
-// Parameters: 0 M, 1 N, 2 K, 3 tiles_n, 4 tiles (tiles_m * tiles_n), 5 offA, 6 sAm, 7 sAk,
-//   8 offB, 9 sBn, 10 sBk, 11 offO, 12 sOm, 13 sOn (element offsets and strides).
+// Parameters: M, N, K, tiles_n, tiles (tiles_m * tiles_n), a_off, a_sm, a_sk, b_off, b_sn, b_sk,
+//   o_off, o_sm, o_sn (element offsets and strides).
 //
 // One workgroup computes a 64 x 64 tile of O, each of its 256 invocations a 4 x 4 block. K goes in
 // steps of 32: both operands are staged in workgroup memory as packed words of 4 consecutive k
@@ -113,12 +113,12 @@ fn stage(x: u32, mode: u32, t: u32, row0: u32, rows: u32, K: u32, off: u32, s_ro
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
-  if (g >= prm(4u)) { return; }  // padding of a folded grid (uniform per workgroup)
-  let M = prm(0u);
-  let N = prm(1u);
-  let K = prm(2u);
-  let m0 = (g / prm(3u)) * 64u;
-  let n0 = (g % prm(3u)) * 64u;
+  if (g >= P.tiles) { return; }  // padding of a folded grid (uniform per workgroup)
+  let M = P.M;
+  let N = P.N;
+  let K = P.K;
+  let m0 = (g / P.tiles_n) * 64u;
+  let n0 = (g % P.tiles_n) * 64u;
   let tx = lid % 16u;
   let ty = lid / 16u;
   var acc0 = vec4<i32>();
@@ -127,8 +127,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var acc3 = vec4<i32>();
   let nt = (K + 31u) / 32u;
   for (var t = 0u; t < nt; t = t + 1u) {
-    stage(0u, MODE_A, t, m0, M, K, prm(5u), prm(6u), prm(7u), lid, A_FLIP);
-    stage(1u, MODE_B, t, n0, N, K, prm(8u), prm(9u), prm(10u), lid, 0u);
+    stage(0u, MODE_A, t, m0, M, K, P.a_off, P.a_sm, P.a_sk, lid, A_FLIP);
+    stage(1u, MODE_B, t, n0, N, K, P.b_off, P.b_sn, P.b_sk, lid, 0u);
     workgroupBarrier();
     for (var kw = 0u; kw < 8u; kw = kw + 1u) {
       let ai = kw * 64u + ty * 4u;
@@ -156,9 +156,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (m >= M) { break; }
     var v = acc0;
     if (i == 1u) { v = acc1; } else if (i == 2u) { v = acc2; } else if (i == 3u) { v = acc3; }
-    let base = prm(11u) + m * prm(12u);
+    let base = P.o_off + m * P.o_sm;
     for (var j = 0u; j < 4u; j = j + 1u) {
-      if (nb + j < N) { st2(base + (nb + j) * prm(13u), v[j]); }
+      if (nb + j < N) { st2(base + (nb + j) * P.o_sn, v[j]); }
     }
   }
 }

@@ -10,10 +10,8 @@
 // scratch that wgsl/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
 // Host specialisation: the double-brace placeholders; loads/stores of matrices are emitted by
 // the host in the syntax this Dawn accepts.
-// Parameters (as wgsl/matmul.wgsl): 0 M, 1 N, 2 K, 3 batch, 4 tiles_m, 5 tiles_n, 6 splits,
-//   7 k per split, 8 offA, 9 sAb, 10 sAm, 11 sAk, 12 offB, 13 sBb, 14 sBk, 15 sBn,
-//   16 offC, 17 sCb, 18 sCm, 19 sCn, 20 offO, 21 sOb, 22 sOm, 23 sOn, 24 alpha, 25 beta,
-//   26 stride between split-K parts of O (partial mode).
+// Parameters as wgsl/matmul.wgsl (engines/gemm.cpp's header; o_sn only in partial mode). The
+// workgroup's tile: wgsl/matmul_tile.wgsl, put first by the host.
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;
@@ -32,11 +30,8 @@ var<workgroup> As: array<f16, {{NBUF}}u * A_BUF>;
 var<workgroup> Bs: array<f16, {{NBUF}}u * B_BUF>;
 var<workgroup> Cs: array<f32, STAGE * WG / SG>;
 
-{{BINDINGS}}
+{{FUNCS}}
 
-struct Tile { b: u32, m0: u32, n0: u32, k1: u32, s: u32, };
-var<private> T: Tile;
-var<private> LID: u32;
 {{REGS}}
 
 // One element of A / B (storage element index e) as f16 bits.
@@ -81,8 +76,8 @@ fn put8_b(i: u32, w: vec4<u32>) {
 
 // Global -> registers for the tile at depth kt; registers -> buffer buf (unrolled by the host).
 fn fetch(kt: u32) {
-  let abase = prm(8u) + T.b * prm(9u);
-  let bbase = prm(12u) + T.b * prm(13u);
+  let abase = P.a_off + T.b * P.a_sb;
+  let bbase = P.b_off + T.b * P.b_sb;
 {{FETCH}}
 }
 fn stash(buf: u32) {
@@ -93,11 +88,11 @@ fn stash(buf: u32) {
 
 // Writes PER_LANE consecutive results of row m from column n (even) of this lane's staging run.
 fn store_run(m: u32, n: u32, s: u32) {
-  let M = prm(0u);
-  let N = prm(1u);
+  let M = P.M;
+  let N = P.N;
   if (m >= M) { return; }
-  let ob = prm(20u) + T.b * prm(21u) + m * prm(22u) + T.s * prm(26u);
-  let alpha = bitcast<f32>(prm(24u));
+  let ob = P.o_off + T.b * P.o_sb + m * P.o_sm + T.s * P.part_stride;
+  let alpha = P.alpha;
 {{STORE_RUN}}
 }
 
@@ -105,22 +100,11 @@ fn store_run(m: u32, n: u32, s: u32) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   LID = lid;
-  let K = prm(2u);
-  let tiles_m = prm(4u);
-  let tiles_n = prm(5u);
-  let zt = gemm_tile(wid, nwg, tiles_m, tiles_n);
-  let z = zt.x;
-  let tm = zt.y;
-  let tn = zt.z;
-  let split = z / prm(3u);
-  T.b = z % prm(3u);
-  T.s = split;
-  T.m0 = tm * BM;
-  T.n0 = tn * BN;
   // Loop control from uniform values only (workgroupBarrier sits in the loop).
-  let k0 = split * prm(7u);
-  let k1 = min(K, k0 + prm(7u));
-  T.k1 = k1;
+  let tile = tile_of(wid, nwg, BM, BN);
+  T = tile;
+  let k0 = tile.k0;
+  let k1 = tile.k1;
   let sg = lid / SG;
   let sm = sg / WSN;
   let sn = sg % WSN;

@@ -15,18 +15,16 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/pointwise.h"
-#include "runtime/pipeline.h"
 
 namespace webgpu::ops {
 
 
 namespace {
 
-constexpr int64_t kRows = 16;
+constexpr uint32_t kRows = 16;  // rows per workgroup (ROWS in wgsl/attention.wgsl)
 constexpr int64_t kMaxHeadDim = 128;
 
 bool is_half_or_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
@@ -70,28 +68,23 @@ std::string prelude(int64_t E, int64_t EV) {
          "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) + "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
 }
 
-// Parameters 0..29 (wgsl/attention.wgsl's header).
+// The parameters every section of wgsl/attention.wgsl reads (its header).
 void common_params(Kernel& k, const Shape& s, float scale, bool causal, const at::Tensor& mask, int64_t blocks,
                    const at::Tensor& q, const at::Tensor& kk, const at::Tensor& v) {
-  k.param_index(s.B, "batch");
-  k.param_index(s.H, "heads");
-  k.param_index(s.L, "query length");
-  k.param_index(s.S, "key length");
-  k.param_index(s.H / s.HK, "query heads per key head");
-  k.param_index(s.EV, "head dim");
-  k.param_f32(scale);
-  k.param(causal ? 1u : 0u);
-  k.param(mask.defined() ? 1u : 0u);
-  k.param_index(blocks, "blocks");
-  for (const at::Tensor* t : {&q, &kk, &v}) {
-    for (int d = 0; d < 4; ++d) k.param_index(t->stride(d), "stride");
-    k.param_index(t->storage_offset(), "offset");
-  }
-  if (mask.defined()) {
-    for (int d = 0; d < 4; ++d) k.param_index(mask.stride(d), "stride");
-    k.param_index(mask.storage_offset(), "offset");
-  } else {
-    for (int d = 0; d < 5; ++d) k.param(0);
+  k.param_index("B", s.B);
+  k.param_index("H", s.H);
+  k.param_index("L", s.L);
+  k.param_index("S", s.S);
+  k.param_index("q_per_kv", s.H / s.HK);
+  k.param_f32("scale", scale);
+  k.param("causal", causal ? 1u : 0u);
+  k.param("has_mask", mask.defined() ? 1u : 0u);
+  k.param_index("blocks", blocks);
+  for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"q", &q}, {"k", &kk}, {"v", &v}, {"m", &mask}}) {
+    // Without a mask, m_stride / m_off are read by code that never runs: zeros.
+    const bool has = t->defined();
+    k.param_array(std::string(name) + "_stride", has ? t->strides().vec() : std::vector<int64_t>(4, 0));
+    k.param_index(std::string(name) + "_off", has ? t->storage_offset() : 0);
   }
 }
 
@@ -118,7 +111,7 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   at::Tensor mask = expanded_mask(attn_bias, s);
   at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
   at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
-  const int64_t blocks = (s.L + kRows - 1) / kRows;
+  const int64_t blocks = grid(s.L, kRows);
   Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
   kr.in(q, CT::F32);
   kr.in(k, CT::F32);
@@ -127,8 +120,8 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   kr.out(out, CT::F32);
   kr.out(lse, CT::F32);
   common_params(kr, s, scale_of(scale, s.E), is_causal, mask, blocks, q, k, v);
-  kr.param_index(out.storage_offset(), "offset");
-  kr.param_index(lse.storage_offset(), "offset");
+  kr.param_index("out_off", out.storage_offset());
+  kr.param_index("lse_off", lse.storage_offset());
   kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
   const auto lo = q.options().dtype(at::kLong);
   return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
@@ -157,24 +150,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   };
   auto bind_params = [&](Kernel& kr, int64_t blocks) {
     common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
-    kr.param_index(go.storage_offset(), "offset");
-    kr.param_index(lsec.storage_offset(), "offset");
-    kr.param_index(D.storage_offset(), "offset");
+    kr.param_index("go_off", go.storage_offset());
+    kr.param_index("lse_off", lsec.storage_offset());
+    kr.param_index("d_off", D.storage_offset());
   };
   at::Tensor dq, dk, dv, dbias;
   const bool want_bias = gmask[3] && attn_bias.defined();
   if (gmask[0] || want_bias) {
     dq = at::empty({s.B, s.H, s.L, s.E}, q.options());
     at::Tensor ds = want_bias ? at::empty({s.B, s.H, s.L, s.S}, q.options().dtype(at::kFloat)) : at::Tensor();
-    const int64_t blocks = (s.L + kRows - 1) / kRows;
+    const int64_t blocks = grid(s.L, kRows);
     Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
     bind_inputs(kr);
     kr.out(dq, CT::F32);
     kr.out(want_bias ? ds : dq, CT::F32);
     bind_params(kr, blocks);
-    kr.param(want_bias ? 1u : 0u);
-    kr.param_index(dq.storage_offset(), "offset");
-    kr.param_index(want_bias ? ds.storage_offset() : 0, "offset");
+    kr.param("write_ds", want_bias ? 1u : 0u);
+    kr.param_index("dq_off", dq.storage_offset());
+    kr.param_index("ds_off", want_bias ? ds.storage_offset() : 0);
     kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
     if (want_bias) dbias = at::sum_to(ds, attn_bias.sizes()).to(attn_bias.scalar_type());
     if (!gmask[0]) dq = at::Tensor();
@@ -182,14 +175,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   if (gmask[1] || gmask[2]) {
     dk = at::empty({s.B, s.HK, s.S, s.E}, k.options());
     dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
-    const int64_t blocks = (s.S + kRows - 1) / kRows;
+    const int64_t blocks = grid(s.S, kRows);
     Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
     bind_inputs(kr);
     kr.out(dk, CT::F32);
     kr.out(dv, CT::F32);
     bind_params(kr, blocks);
-    kr.param_index(dk.storage_offset(), "offset");
-    kr.param_index(dv.storage_offset(), "offset");
+    kr.param_index("dk_off", dk.storage_offset());
+    kr.param_index("dv_off", dv.storage_offset());
     kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();

@@ -8,14 +8,14 @@
 
 #include <algorithm>
 
-#include "ops/common.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
 
-constexpr int64_t kBM = 64, kBN = 64, kBK = 16;
+constexpr uint32_t kBM = 64, kBN = 64;
+constexpr int64_t kBK = 16;
 
 struct Geo {
   int64_t N = 0, G = 1, Ci = 0, Co = 0;
@@ -43,6 +43,18 @@ void fill_geo(Geo& g, int dims, at::IntArrayRef stride, at::IntArrayRef padding,
   }
 }
 
+// The geometry common to forward and backward: batch, groups, kernel size, stride, padding, dilation.
+Geo geo_of(const at::Tensor& input, const at::Tensor& weight, int64_t groups, int dims, at::IntArrayRef stride,
+           at::IntArrayRef padding, at::IntArrayRef dilation) {
+  Geo g;
+  g.N = input.size(0);
+  g.G = groups;
+  fill_geo(g, dims, stride, padding, dilation);
+  const int o = 3 - dims;
+  for (int i = 0; i < dims; ++i) g.ks[o + i] = weight.size(2 + i);
+  return g;
+}
+
 // One implicit-GEMM launch. mode 0: out = Y from A = X, B = W; 1: out = X from A = Y, B = W;
 // 2: out = W (or split-K partials, f32) from A = Y, B = X.
 void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, const at::Tensor& bias,
@@ -53,7 +65,7 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   else { M = g.Co; NC = g.Ci * g.KS(); K = g.N * g.YS(); }
   if (M == 0 || NC == 0 || g.G == 0) return;
   if (kchunk == 0) kchunk = K;
-  const int64_t tilesM = (M + kBM - 1) / kBM, tilesN = (NC + kBN - 1) / kBN;
+  const int64_t tilesM = grid(M, kBM), tilesN = grid(NC, kBN);
   const bool has_bias = bias.defined();
   // int64 (CPU supports it) accumulates exactly; the float types in float32.
   const CT ct = a.scalar_type() == at::kLong ? CT::I64 : CT::F32;
@@ -62,31 +74,29 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   k.in(b, ct);
   k.out(out, ct);
   k.in(has_bias ? bias : b, ct);
-  k.param_index(g.N, "batch");
-  k.param_index(g.G, "groups");
-  k.param_index(g.Ci, "channels");
-  k.param_index(g.Co, "channels");
-  for (int64_t v : g.xs) k.param_index(v, "size");
-  for (int64_t v : g.ys) k.param_index(v, "size");
-  for (int64_t v : g.ks) k.param_index(v, "kernel size");
-  for (int64_t v : g.st) k.param_index(v, "stride");
-  for (int64_t v : g.pd) k.param_index(v, "padding");
-  for (int64_t v : g.dl) k.param_index(v, "dilation");
-  k.param_index(a.storage_offset(), "offset");
-  k.param_index(b.storage_offset(), "offset");
-  k.param_index(out.storage_offset(), "offset");
-  k.param_index(has_bias ? bias.storage_offset() : 0, "offset");
-  k.param(has_bias ? 1u : 0u);
-  k.param_index(M, "rows");
-  k.param_index(NC, "columns");
-  k.param_index(K, "reduction size");
-  k.param_index(tilesM, "tiles");
-  k.param_index(tilesN, "tiles");
-  k.param_index(out.numel() / splits, "size");
-  k.param_index(kchunk, "reduction size");
-  k.param_index(a.numel(), "size");
-  k.param_index(b.numel(), "size");
-  k.param_index(out.numel(), "size");
+  k.param_index("groups", g.G);
+  k.param_index("c_in", g.Ci);
+  k.param_index("c_out", g.Co);
+  // Per spatial dim (depth, height, width; leading ones 1 / 0 below 3-d): sizes of X, Y and the
+  // kernel, stride, padding, dilation.
+  k.param_array("x_size", std::vector<int64_t>(g.xs, g.xs + 3));
+  k.param_array("y_size", std::vector<int64_t>(g.ys, g.ys + 3));
+  k.param_array("k_size", std::vector<int64_t>(g.ks, g.ks + 3));
+  k.param_array("stride", std::vector<int64_t>(g.st, g.st + 3));
+  k.param_array("pad", std::vector<int64_t>(g.pd, g.pd + 3));
+  k.param_array("dilation", std::vector<int64_t>(g.dl, g.dl + 3));
+  k.param_index("a_off", a.storage_offset());
+  k.param_index("b_off", b.storage_offset());
+  k.param_index("out_off", out.storage_offset());
+  k.param_index("bias_off", has_bias ? bias.storage_offset() : 0);
+  k.param("has_bias", has_bias ? 1u : 0u);
+  k.param_index("M", M);
+  k.param_index("NC", NC);
+  k.param_index("K", K);
+  k.param_index("tiles_m", tilesM);
+  k.param_index("tiles_n", tilesN);
+  k.param_index("part_size", out.numel() / splits);
+  k.param_index("k_chunk", kchunk);
   const uint64_t wgs = uint64_t(splits) * g.G * tilesM * tilesN;
   k.launch(wgs, [mode, ct] {
     std::string s = "const MODE: u32 = " + std::to_string(mode) + "u;\n";
@@ -97,10 +107,12 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
     else
       s += "alias T = f32;\nfn t_zero() -> T { return 0.0; }\nfn t_mad(c: T, a: T, b: T) -> T { return c + a * b; }\n"
            "fn t_add(a: T, b: T) -> T { return a + b; }\n";
-    if (mode == 0) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> T { return ld0(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
-    else if (mode == 1) s += "const X_OPERAND: u32 = 0u;\nfn ld_x(e: u32) -> T { return ld0(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
-    else s += "const X_OPERAND: u32 = 1u;\nfn ld_x(e: u32) -> T { return ld1(e); }\nfn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
-    return s + rt::wgsl_source("conv");
+    // X is operand 0 (the source A) in modes 0 and 1, operand 1 (B) in mode 2.
+    const bool x_is_b = mode == 2;
+    s += std::string("fn x_off() -> u32 { return ") + (x_is_b ? "P.b_off" : "P.a_off") + "; }\n" +
+         "fn ld_x(e: u32) -> T { return " + (x_is_b ? "ld1" : "ld0") + "(e); }\n" +
+         "fn ld_y(e: u32) -> T { return ld0(e); }\nfn ld_w(e: u32) -> T { return ld1(e); }\n";
+    return s + kernel::library("conv");
   });
 }
 
@@ -109,7 +121,7 @@ at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, a
                        const at::TensorOptions& opts) {
   at::Tensor gw = at::empty(wsizes, opts);
   const int64_t M = g.Co, NC = g.Ci * g.KS(), K = g.N * g.YS();
-  const int64_t tiles = g.G * ((M + kBM - 1) / kBM) * ((NC + kBN - 1) / kBN);
+  const int64_t tiles = g.G * grid(M, kBM) * grid(NC, kBN);
   int64_t splits = 1;
   if (K >= 1024 && tiles < 256) splits = std::min<int64_t>((K + 511) / 512, std::max<int64_t>(1, 256 / tiles));
   if (splits <= 1) {
@@ -135,12 +147,8 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
   const int dims = int(dim - 2);
   at::Tensor input = input_.contiguous(), weight = weight_.contiguous();
   at::Tensor bias = bias_.has_value() && bias_->defined() ? bias_->contiguous() : at::Tensor();
-  Geo g;
-  g.N = input.size(0);
-  g.G = groups;
-  fill_geo(g, dims, stride, padding, dilation);
+  Geo g = geo_of(input, weight, groups, dims, stride, padding, dilation);
   const int o = 3 - dims;
-  for (int i = 0; i < dims; ++i) g.ks[o + i] = weight.size(2 + i);
   std::vector<int64_t> out_sizes{g.N};
   if (!transposed) {
     g.Ci = weight.size(1);
@@ -181,12 +189,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(
   const int dims = int(input_.dim() - 2);
   TORCH_CHECK(dims >= 1 && dims <= 3, "webgpu: convolution_backward expects a 3-, 4- or 5-dimensional input");
   at::Tensor go = grad_output_.contiguous(), input = input_.contiguous(), weight = weight_.contiguous();
-  Geo g;
-  g.N = input.size(0);
-  g.G = groups;
-  fill_geo(g, dims, stride, padding, dilation);
+  Geo g = geo_of(input, weight, groups, dims, stride, padding, dilation);
   const int o = 3 - dims;
-  for (int i = 0; i < dims; ++i) g.ks[o + i] = weight.size(2 + i);
   // X, Y: the large and small sides.
   const at::Tensor& X = transposed ? go : input;
   const at::Tensor& Y = transposed ? input : go;

@@ -12,19 +12,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "ops/common.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
-#include "runtime/pipeline.h"
-#include "runtime/wgsl_features.h"
+#include "kernel/wgsl.h"
 
 namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-
-void rep(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-}
 
 // One operand as the kernels see it: element offset and strides along (row, k); for B the row is n.
 struct Operand {
@@ -60,13 +55,13 @@ struct Plan {
 Plan plan(const Operand& a, const Operand& b, int64_t K) {
   Plan p;
   const char* no_dot4 = std::getenv("TORCH_WEBGPU_NO_DOT4");
-  p.dot4 = rt::wgsl_has_packed_dot4() && !(no_dot4 && *no_dot4 && std::string(no_dot4) != "0");
+  p.dot4 = kernel::device_info(a.t).packed_dot4 && !(no_dot4 && *no_dot4 && std::string(no_dot4) != "0");
   p.mode_a = mode_of(a, K);
   p.mode_b = mode_of(b, K);
   return p;
 }
 
-constexpr int64_t kTile = 64;  // output tile of wgsl/matmul_i8.wgsl (both dims)
+constexpr uint32_t kTile = 64;  // output tile of wgsl/matmul_i8.wgsl (both dims)
 
 void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& out, int64_t M, int64_t N,
                int64_t K) {
@@ -76,32 +71,33 @@ void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& 
   k.in(a.t, CT::RAW);
   k.in(b.t, CT::RAW);
   k.out(out, CT::I32);
-  const int64_t tiles_m = (M + kTile - 1) / kTile, tiles_n = (N + kTile - 1) / kTile;
-  k.param_index(M, "size");
-  k.param_index(N, "size");
-  k.param_index(K, "size");
-  k.param_index(tiles_n, "tiles");
-  k.param_index(tiles_m * tiles_n, "tiles");
-  for (const Operand* o : {&a, &b}) {
-    k.param_index(o->off, "storage offset");
-    k.param_index(o->s_row, "stride");
-    k.param_index(o->s_k, "stride");
-  }
-  k.param_index(out.storage_offset(), "storage offset");
-  k.param_index(out.stride(0), "stride");
-  k.param_index(out.stride(1), "stride");
+  const int64_t tiles_m = grid(M, kTile), tiles_n = grid(N, kTile);
+  k.param_index("M", M);
+  k.param_index("N", N);
+  k.param_index("K", K);
+  k.param_index("tiles_n", tiles_n);
+  k.param_index("tiles", tiles_m * tiles_n);
+  k.param_index("a_off", a.off);
+  k.param_index("a_sm", a.s_row);
+  k.param_index("a_sk", a.s_k);
+  k.param_index("b_off", b.off);
+  k.param_index("b_sn", b.s_row);
+  k.param_index("b_sk", b.s_k);
+  k.param_index("o_off", out.storage_offset());
+  k.param_index("o_sm", out.stride(0));
+  k.param_index("o_sn", out.stride(1));
   k.launch(uint64_t(tiles_m * tiles_n), [&] {
-    std::string s = rt::wgsl_source("matmul_i8");
-    rep(s, "{{MODE_A}}", std::to_string(int(p.mode_a)) + "u");
-    rep(s, "{{MODE_B}}", std::to_string(int(p.mode_b)) + "u");
     const bool flip = p.dot4 && a_u8;  // uint8 A through the signed builtin (see the WGSL)
-    rep(s, "{{A_FLIP}}", flip ? "0x80808080u" : "0u");
-    rep(s, "{{DOT4}}", p.dot4 ? "dot4I8Packed(a, b)" : a_u8 ? "dot4_us(a, b)" : "dot4_ss(a, b)");
-    rep(s, "{{CORRECT}}", flip ? "let c = vec4<i32>(dot4I8Packed(0x80808080u, bw0), dot4I8Packed(0x80808080u, bw1), "
-                                 "dot4I8Packed(0x80808080u, bw2), dot4I8Packed(0x80808080u, bw3));\n"
-                                 "      acc0 = acc0 - c; acc1 = acc1 - c; acc2 = acc2 - c; acc3 = acc3 - c;"
-                               : "");
-    return s;
+    return kernel::fill(
+        kernel::library("matmul_i8"),
+        {{"MODE_A", std::to_string(int(p.mode_a)) + "u"},
+         {"MODE_B", std::to_string(int(p.mode_b)) + "u"},
+         {"A_FLIP", flip ? "0x80808080u" : "0u"},
+         {"DOT4", p.dot4 ? "dot4I8Packed(a, b)" : a_u8 ? "dot4_us(a, b)" : "dot4_ss(a, b)"},
+         {"CORRECT", flip ? "let c = vec4<i32>(dot4I8Packed(0x80808080u, bw0), dot4I8Packed(0x80808080u, bw1), "
+                            "dot4I8Packed(0x80808080u, bw2), dot4I8Packed(0x80808080u, bw3));\n"
+                            "      acc0 = acc0 - c; acc1 = acc1 - c; acc2 = acc2 - c; acc3 = acc3 - c;"
+                          : ""}});
   });
 }
 

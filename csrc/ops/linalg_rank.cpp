@@ -13,7 +13,6 @@
 
 #include <algorithm>
 
-#include "ops/common.h"
 
 namespace webgpu::ops {
 namespace {

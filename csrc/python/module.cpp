@@ -11,7 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "core/core.h"
-#include "ops/linalg.h"
+#include "engines/gemm.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/pipeline.h"
@@ -151,7 +151,7 @@ PYBIND11_MODULE(_C, m) {
         "The keys of the kernels compiled so far on a device (which kernel variants ran).");
   // Subgroup-matrix configs as info() lists them.
   auto matrix_configs = [](const py::list& configs) {
-    std::vector<rt::GpuDevice::MatrixConfig> cs;
+    std::vector<kernel::MatrixConfig> cs;
     for (const auto& item : configs) {
       const py::dict c = item.cast<py::dict>();
       cs.push_back({c["component"].cast<std::string>(), c["result"].cast<std::string>(), c["M"].cast<uint32_t>(),
@@ -164,7 +164,7 @@ PYBIND11_MODULE(_C, m) {
         [matrix_configs](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
                          py::object dtype, int64_t batch, int64_t M, int64_t N, int64_t K) {
           const auto st = reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
-          return ops::describe_sg_gemm_plan(matrix_configs(configs), has_f16, wg_storage, max_invocations, st, batch,
+          return engines::describe_sg_gemm_plan(matrix_configs(configs), has_f16, wg_storage, max_invocations, st, batch,
                                             M, N, K);
         },
         "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
