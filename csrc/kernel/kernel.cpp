@@ -110,18 +110,6 @@ void launch(const std::string& key_in, const std::vector<Storage>& storage, cons
                         groups, error_flag);
 }
 
-void Kernel::param_f32(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  legacy_.push_back(b);
-}
-
-void Kernel::param_index(int64_t v, const char* what) {
-  TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", what, " (", v,
-              ") does not fit the 32-bit indexing of webgpu kernels");
-  legacy_.push_back(uint32_t(v));
-}
-
 void Kernel::param_index(std::string name, int64_t v) {
   TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", name, " (", v,
               ") does not fit the 32-bit indexing of webgpu kernels");
@@ -159,7 +147,6 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
 void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& body) {
   TORCH_CHECK(!args_.empty(), "webgpu: internal: kernel ", key_, " has no tensor operand");
   if (workgroups == 0) return;
-  if (!legacy_.empty()) params_.positional(std::move(legacy_));
   // Binding plan: one binding per distinct block, over the bytes its operands can reach.
   struct Bind {
     rt::Block* block;
@@ -201,17 +188,12 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     storage.push_back({x.t, "b" + std::to_string(j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start,
                        x.w.size});
   }
-  // Windows shift word indices: accessors subtract each binding's first word (a parameter; baked
-  // into the source, and so the key, for positional kernels).
-  const bool baked = windowed && params_.positional_words();
+  // Windows shift word indices: accessors subtract each binding's first word (a parameter).
   if (windowed) {
     key += "|W";
     std::vector<uint32_t> base(binds.size());
     for (size_t j = 0; j < binds.size(); ++j) base[j] = uint32_t(binds[j].w.start / 4);
-    if (baked)
-      for (uint32_t v : base) key += ":" + std::to_string(v);
-    else
-      params_.array("win_base", base.data(), base.size());
+    params_.array("win_base", base.data(), base.size());
   }
   if (error_flag_) key += "|E";
   Source src = source_;
@@ -222,9 +204,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
       const Arg& a = args_[i];
       const std::string B = "b" + std::to_string(a.binding + 1), I = std::to_string(i);
       const bool atomic = binds[a.binding].atomic;
-      const std::string W = !windowed ? std::string("w")
-                             : baked  ? "(w - " + std::to_string(binds[a.binding].w.start / 4) + "u)"
-                                      : "(w - P_win_base(" + std::to_string(a.binding) + "u))";
+      const std::string W = windowed ? "(w - P_win_base(" + std::to_string(a.binding) + "u))" : std::string("w");
       const at::ScalarType dt = a.t.scalar_type();
       const int64_t isz = a.t.element_size();
       const std::string T = wgsl_value_type(a.ct, dt);

@@ -125,18 +125,6 @@ class Kernel {
   }
   void param_array(std::string name, const std::vector<int64_t>& v);  // each must fit 32 bits
 
-  // Positional parameters, read in WGSL as prm(i): being replaced by named ones (issue 15); a kernel
-  // uses one kind or the other.
-  void param(uint32_t v) { legacy_.push_back(v); }
-  void param_i32(int32_t v) { legacy_.push_back(uint32_t(v)); }
-  void param_f32(float v);
-  void param_i64(int64_t v) {
-    legacy_.push_back(uint32_t(uint64_t(v)));
-    legacy_.push_back(uint32_t(uint64_t(v) >> 32));
-  }
-  void param_index(int64_t v, const char* what);
-  size_t num_params() const { return legacy_.size(); }
-
   // Libraries beyond common (and int64, added when an operand needs it), e.g. "pointwise".
   void library(std::string name) { source_.libraries.push_back(std::move(name)); }
   void directive(std::string d) { source_.directives += d; }
@@ -158,7 +146,6 @@ class Kernel {
   std::string key_;
   std::vector<Arg> args_;
   Params params_;
-  std::vector<uint32_t> legacy_;
   Source source_;
   bool error_flag_ = false;
 };

@@ -37,14 +37,6 @@ void Params::array(std::string name, const uint32_t* v, size_t n, Type type) {
               " words (array ", fields_.back().name, ")");
 }
 
-void Params::positional(std::vector<uint32_t> words) {
-  TORCH_INTERNAL_ASSERT(fields_.empty(), "webgpu: internal: named and positional kernel parameters mixed");
-  TORCH_CHECK(words.size() <= kMaxParamWords, "webgpu: internal: kernel parameters exceed ", kMaxParamWords, " words");
-  positional_ = true;
-  words_ = std::move(words);
-  hash_ = 0;
-}
-
 void Params::scalar(std::string name, Type t, uint32_t v) {
   mix(name, t, 1);
   fields_.push_back({std::move(name), t, uint32_t(words_.size()), 1});
@@ -58,7 +50,6 @@ void Params::align(uint32_t words) {
 }
 
 void Params::mix(const std::string& name, Type t, uint32_t count) {
-  TORCH_INTERNAL_ASSERT(!positional_, "webgpu: internal: named and positional kernel parameters mixed");
   for (const Field& f : fields_)
     TORCH_CHECK(f.name != name, "webgpu: internal: kernel parameter '", name, "' set twice");
   auto byte = [&](uint8_t b) { hash_ = (hash_ ^ b) * 1099511628211ull; };
@@ -79,9 +70,6 @@ const char* scalar_type(Params::Type t) {
 }  // namespace
 
 std::string Params::wgsl() const {
-  if (positional_)
-    return "struct Params { p: array<vec4<u32>, 16>, };\n@group(1) @binding(0) var<uniform> P: Params;\n"
-           "fn prm(i: u32) -> u32 { return P.p[i >> 2u][i & 3u]; }\n";
   std::ostringstream s, acc;
   s << "struct Params {";
   uint32_t at = 0, pad = 0;
@@ -106,7 +94,6 @@ std::string Params::wgsl() const {
 
 void Params::check_used(const std::string& source, const std::string& kernel) const {
   auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  if (positional_) return;
   // Every P.<name> the source reads must be set (WGSL would fail too, less clearly).
   for (size_t p = source.find("P."); p != std::string::npos; p = source.find("P.", p + 2)) {
     if (p > 0 && ident(source[p - 1])) continue;

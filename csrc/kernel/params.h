@@ -31,12 +31,7 @@ class Params {
   // An array of words; `type` is U32S, I32S or F32S (the accessor's result type).
   void array(std::string name, const uint32_t* v, size_t n, Type type = Type::U32S);
 
-  // Transitional (issue 15): raw words read in WGSL as prm(i), for kernels not yet converted to
-  // names. A Params is either positional or named.
-  void positional(std::vector<uint32_t> words);
-
-  bool positional_words() const { return positional_; }
-  bool empty() const { return fields_.empty() && !positional_; }
+  bool empty() const { return fields_.empty(); }
   const std::vector<uint32_t>& words() const { return words_; }
   // Identifies the names and types (not the values): part of the pipeline key.
   uint64_t layout_hash() const { return hash_; }
@@ -58,7 +53,6 @@ class Params {
   std::vector<Field> fields_;
   std::vector<uint32_t> words_;
   uint64_t hash_ = 1469598103934665603ull;
-  bool positional_ = false;
 };
 
 }  // namespace webgpu::kernel
