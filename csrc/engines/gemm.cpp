@@ -77,6 +77,21 @@ void view_params(Set&& set, const std::string& x, const View& v, const char* row
   set(x + "_s" + cols, v.s1);
 }
 
+// The problem's shape and the operands A, B (and C) through set(name, value), as every GEMM kernel
+// reads them: M, N, K, tiles_m, tiles_n, a_off, a_sb, a_sm, a_sk, b_off, b_sb, b_sk, b_sn, c_*.
+template <class Set>
+void problem_params(Set&& set, int64_t M, int64_t N, int64_t K, int64_t tiles_m, int64_t tiles_n, const View& a,
+                    const View& b, const View* c) {
+  set("M", M);
+  set("N", N);
+  set("K", K);
+  set("tiles_m", tiles_m);
+  set("tiles_n", tiles_n);
+  view_params(set, "a", a, "m", "k");
+  view_params(set, "b", b, "k", "n");
+  if (c) view_params(set, "c", *c, "m", "n");
+}
+
 bool is_zero(const c10::Scalar& s) { return s.toComplexDouble() == 0.0; }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,16 +247,9 @@ kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64
                            float beta, bool direct, bool o_cols) {
   kernel::Params p;
   auto set = [&](const std::string& name, int64_t v) { index(p, name, v); };
-  set("M", M);
-  set("N", N);
-  set("K", K);
+  problem_params(set, M, N, K, tiles_m, tiles_n, a, b, c);
   set("batch", batch);
-  set("tiles_m", tiles_m);
-  set("tiles_n", tiles_n);
   set("k_split", kps);
-  view_params(set, "a", a, "m", "k");
-  view_params(set, "b", b, "k", "n");
-  if (c) view_params(set, "c", *c, "m", "n");
   set("o_off", out.off);
   set("o_sb", out.sb);
   set("o_sm", out.s0);
@@ -846,14 +854,7 @@ void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_
   if (c) k.in(c->t, ct);
   const int64_t tiles_m = grid(M, 16), tiles_n = grid(N, 16);
   auto set = [&](const std::string& name, int64_t v) { k.param_index(name, v); };
-  set("M", M);
-  set("N", N);
-  set("K", K);
-  set("tiles_m", tiles_m);
-  set("tiles_n", tiles_n);
-  view_params(set, "a", a, "m", "k");
-  view_params(set, "b", b, "k", "n");
-  if (c) view_params(set, "c", *c, "m", "n");
+  problem_params(set, M, N, K, tiles_m, tiles_n, a, b, c);
   view_params(set, "o", o, "m", "n");
   // alpha, beta in the accumulator's type (vec2<u32> for int64; i32 keeps the low word).
   auto scalar = [&](const char* name, const c10::Scalar& v) {
