@@ -429,7 +429,9 @@ class Result:
 def measure_in_child(bench: Bench, ref: torch.device) -> float:
     import subprocess
 
-    env = dict(os.environ, TORCH_WEBGPU_BENCH_REF_CHILD="1")
+    # Without torch_webgpu: `import torch` alone would load it through the device-backend autoload
+    # entry point, and the CUDA backward then fails as described at the top.
+    env = dict(os.environ, TORCH_WEBGPU_BENCH_REF_CHILD="1", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     code = (f"import sys; sys.argv = ['run.py']; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
             f"import run, torch; b = [x for x in run.BENCHMARKS if x.name == {bench.name!r}][0]; "
             f"run.ref_type_tf32_off(); print('VALUE', b.fn(torch.device({str(ref)!r})))")
