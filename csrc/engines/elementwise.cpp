@@ -272,7 +272,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   const uint32_t wg = vec_mode ? vec_shape(*dev).wg : kWG;
   std::vector<kernel::Storage> storage;
   for (auto& b : binds)
-    storage.push_back({b.t, "buf" + std::to_string(storage.size()),
+    storage.push_back({b.t, kernel::numbered_name("buf", storage.size()),
                        b.atomic ? "atomic<u32>" : vec_mode ? "vec4<u32>" : "u32", b.written, b.start, b.size});
   // Only what the mode's kernel reads (an unread parameter is an error, kernel/params.h).
   bool any_input = false;
@@ -463,7 +463,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     }
     return kernel::fill(src, {{"ACCESSORS", acc.str()}, {"BODY", body.str()}, {"WG", std::to_string(wg)}});
   };
-  kernel::launch(key, storage, prm, grid(threads, wg), make);
+  kernel::launch(std::move(key), storage, prm, grid(threads, wg), make);
 }
 
 }  // namespace webgpu::ops

@@ -155,7 +155,7 @@ std::string elem_fn(const std::string& fn, const std::string& name, at::ScalarTy
   return "fn " + fn + "(e: u32) -> f32 { " + body + " }\n";
 }
 
-std::string elem_type(at::ScalarType t) { return t == at::kFloat ? "vec4<f32>" : "vec2<u32>"; }
+const char* elem_type(at::ScalarType t) { return t == at::kFloat ? "vec4<f32>" : "vec2<u32>"; }
 
 // WGSL loading the 4 elements starting at element `idx` (a multiple of 4) as a vec4<f32>.
 std::string vload(at::ScalarType t, const std::string& arr, const std::string& idx) {

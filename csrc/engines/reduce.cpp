@@ -480,7 +480,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
   const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
                                                  : (slots + (kWG / L.G) - 1) / (kWG / L.G);
-  kernel::launch(key, b, prm, groups, make);
+  kernel::launch(std::move(key), b, prm, groups, make);
 }
 
 // Collapses adjacent dims that are contiguous with each other in the input and the outputs.

@@ -1,7 +1,6 @@
 #include "kernel/device.h"
 
-#include <map>
-#include <memory>
+#include <atomic>
 #include <mutex>
 
 #include "kernel/internal.h"
@@ -9,32 +8,40 @@
 
 namespace webgpu::kernel {
 
+namespace {
+DeviceInfo* make_info(rt::GpuDevice& dev) {
+  auto* d = new DeviceInfo();  // one per device for the process's life, as the device itself
+  const WGPULimits& lim = dev.limits();
+  d->f16 = dev.has_f16();
+  d->subgroups = dev.has_subgroups();
+  d->subgroup_matrix = dev.has_subgroup_matrix();
+  d->packed_dot4 = rt::wgsl_has_packed_dot4();
+  d->subgroup_min = dev.subgroup_min_size();
+  d->subgroup_max = dev.subgroup_max_size();
+  d->max_invocations = lim.maxComputeInvocationsPerWorkgroup;
+  d->max_workgroup_size_x = lim.maxComputeWorkgroupSizeX;
+  d->max_workgroup_storage = lim.maxComputeWorkgroupStorageSize;
+  d->max_storage_buffers = lim.maxStorageBuffersPerShaderStage;
+  d->min_storage_offset_alignment = lim.minStorageBufferOffsetAlignment;
+  d->max_binding = lim.maxStorageBufferBindingSize;
+  for (const auto& c : dev.matrix_configs())
+    d->matrix_configs.push_back({c.component, c.result, c.M, c.N, c.K, c.min_subgroup, c.max_subgroup});
+  return d;
+}
+}  // namespace
+
 const DeviceInfo& device_info(const at::TensorBase& t) {
-  rt::GpuDevice& dev = gpu_of(t);
+  // Read on every dispatch: one atomic load once the device's facts are known.
+  static std::atomic<DeviceInfo*> slots[64] = {};
+  const int index = t.device().has_index() ? t.device().index() : 0;
+  TORCH_CHECK(index >= 0 && index < 64, "webgpu: invalid device index ", index);
+  if (DeviceInfo* d = slots[index].load(std::memory_order_acquire)) return *d;
   static std::mutex mu;
-  static std::map<const rt::GpuDevice*, std::unique_ptr<DeviceInfo>> cache;
   std::lock_guard<std::mutex> g(mu);
-  auto& slot = cache[&dev];
-  if (!slot) {
-    auto d = std::make_unique<DeviceInfo>();
-    const WGPULimits& lim = dev.limits();
-    d->f16 = dev.has_f16();
-    d->subgroups = dev.has_subgroups();
-    d->subgroup_matrix = dev.has_subgroup_matrix();
-    d->packed_dot4 = rt::wgsl_has_packed_dot4();
-    d->subgroup_min = dev.subgroup_min_size();
-    d->subgroup_max = dev.subgroup_max_size();
-    d->max_invocations = lim.maxComputeInvocationsPerWorkgroup;
-    d->max_workgroup_size_x = lim.maxComputeWorkgroupSizeX;
-    d->max_workgroup_storage = lim.maxComputeWorkgroupStorageSize;
-    d->max_storage_buffers = lim.maxStorageBuffersPerShaderStage;
-    d->min_storage_offset_alignment = lim.minStorageBufferOffsetAlignment;
-    d->max_binding = lim.maxStorageBufferBindingSize;
-    for (const auto& c : dev.matrix_configs())
-      d->matrix_configs.push_back({c.component, c.result, c.M, c.N, c.K, c.min_subgroup, c.max_subgroup});
-    slot = std::move(d);
-  }
-  return *slot;
+  if (DeviceInfo* d = slots[index].load(std::memory_order_acquire)) return *d;
+  DeviceInfo* d = make_info(gpu_of(t));
+  slots[index].store(d, std::memory_order_release);
+  return *d;
 }
 
 const void* block_id(const at::TensorBase& t) { return block_of(t); }

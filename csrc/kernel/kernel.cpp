@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "kernel/device.h"
 #include "kernel/internal.h"
 #include "runtime/pipeline.h"
 
@@ -24,12 +25,21 @@ std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t) {
   return {lo, hi};
 }
 
+const char* numbered_name(const char* prefix, size_t i) {
+  static const char* b[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12",
+                            "b13", "b14", "b15", "b16"};
+  static const char* buf[] = {"buf0", "buf1", "buf2", "buf3", "buf4", "buf5", "buf6", "buf7", "buf8",
+                              "buf9", "buf10", "buf11", "buf12", "buf13", "buf14", "buf15", "buf16"};
+  TORCH_CHECK(i <= 16, "webgpu: internal: more than 16 storage bindings");
+  return std::strcmp(prefix, "b") == 0 ? b[i] : buf[i];
+}
+
 Window window(const at::TensorBase& t, uint64_t lo, uint64_t hi, const std::string& op, uint64_t unit) {
   rt::Block* b = block_of(t, op.c_str());
-  const auto& lim = gpu_of(t).limits();
-  const uint64_t max_bind = std::min<uint64_t>(lim.maxStorageBufferBindingSize, 0xfffffff0ull) / unit * unit;
+  const DeviceInfo& dev = device_info(t);
+  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / unit * unit;
   if (b->size <= max_bind) return {0, b->size};
-  const uint64_t align = std::max<uint64_t>(lim.minStorageBufferOffsetAlignment, unit);
+  const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, unit);
   Window w;
   w.start = lo / align * align;
   w.size = std::min<uint64_t>((std::max(hi, lo) - w.start + unit - 1) / unit * unit, b->size - w.start);
@@ -53,25 +63,26 @@ size_t directive_end(const std::string& src) {
 
 }  // namespace
 
-void launch(const std::string& key_in, const std::vector<Storage>& storage, const Params& params, uint64_t groups,
+void launch(std::string key, const std::vector<Storage>& storage, const Params& params, uint64_t groups,
             const std::function<std::string()>& body, const Source& source, bool error_flag) {
-  TORCH_CHECK(!storage.empty(), "webgpu: internal: kernel ", key_in, " has no storage binding");
+  TORCH_CHECK(!storage.empty(), "webgpu: internal: kernel ", key, " has no storage binding");
   if (groups == 0) return;
   const at::TensorBase& any = *storage[0].tensor;
   rt::GpuDevice& dev = gpu_of(any);
-  std::string key = key_in;
+  const size_t key_len = key.size();  // the caller's key, for messages
   if (!params.empty()) {
-    char h[20];
-    std::snprintf(h, sizeof(h), "|P%llx", static_cast<unsigned long long>(params.layout_hash()));
-    key += h;
+    static const char* kHex = "0123456789abcdef";
+    char h[18] = {'|', 'P'};
+    for (int i = 0; i < 16; ++i) h[2 + i] = kHex[(params.layout_hash() >> (4 * (15 - i))) & 15];
+    key.append(h, 18);
   }
   uint32_t ro_mask = 0;
   std::vector<rt::Binding> b;
   b.reserve(storage.size());
   for (size_t j = 0; j < storage.size(); ++j) {
     const Storage& s = storage[j];
-    rt::Block* blk = block_of(*s.tensor, key_in.c_str());
-    TORCH_CHECK(blk != nullptr, "webgpu: ", key_in, ": an operand has no storage");
+    rt::Block* blk = block_of(*s.tensor, key.c_str());
+    TORCH_CHECK(blk != nullptr, "webgpu: ", key, ": an operand has no storage");
     if (!s.write) ro_mask |= 1u << j;
     b.push_back({blk->buffer.get(), s.start, s.size ? s.size : blk->size - s.start});
   }
@@ -83,7 +94,7 @@ void launch(const std::string& key_in, const std::vector<Storage>& storage, cons
     for (const std::string& lib : source.libraries) s << rt::wgsl_source(lib);
     s << params.wgsl();
     for (size_t j = 0; j < storage.size(); ++j)
-      if (!storage[j].name.empty())
+      if (storage[j].name[0] != 0)
         s << "@group(0) @binding(" << j + 1 << ") var<storage, " << (storage[j].write ? "read_write" : "read")
           << "> " << storage[j].name << ": array<" << storage[j].elem << ">;\n";
     if (error_flag) {
@@ -95,7 +106,7 @@ void launch(const std::string& key_in, const std::vector<Storage>& storage, cons
         << "    atomicStore(&werr[4], idx.y); atomicStore(&werr[5], size); atomicStore(&werr[6], 0u);\n  }\n}\n";
     }
     const std::string rest = user.substr(head);
-    params.check_used(rest, key_in);
+    params.check_used(rest, key.substr(0, key_len));
     s << rest;
     // TORCH_WEBGPU_DUMP_WGSL=1: print each new kernel (for tuning and debugging).
     if (const char* d = std::getenv("TORCH_WEBGPU_DUMP_WGSL"); d && *d)
@@ -106,24 +117,24 @@ void launch(const std::string& key_in, const std::vector<Storage>& storage, cons
   const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, make);
   // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
   // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words().data(), uint32_t(params.words().size()),
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(),
                         groups, error_flag);
 }
 
-void Kernel::param_index(std::string name, int64_t v) {
+void Kernel::param_index(std::string_view name, int64_t v) {
   TORCH_CHECK(v >= 0 && v <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", name, " (", v,
               ") does not fit the 32-bit indexing of webgpu kernels");
-  params_.u32(std::move(name), uint32_t(v));
+  params_.u32(name, uint32_t(v));
 }
 
-void Kernel::param_array(std::string name, const std::vector<int64_t>& v) {
+void Kernel::param_array(std::string_view name, const std::vector<int64_t>& v) {
   std::vector<uint32_t> w(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     TORCH_CHECK(v[i] >= INT32_MIN && v[i] <= int64_t(UINT32_MAX), "webgpu: ", key_, ": ", name, " (", v[i],
                 ") does not fit the 32-bit indexing of webgpu kernels");
     w[i] = uint32_t(v[i]);
   }
-  params_.array(std::move(name), w.data(), w.size());
+  params_.array(name, w.data(), w.size());
 }
 
 uint32_t Kernel::error_flag(const std::string& op, bool index_error) {
@@ -156,7 +167,9 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     Window w;
   };
   std::vector<Bind> binds;
-  std::string key = key_;
+  std::string key;
+  key.reserve(key_.size() + 16 * args_.size() + 8);
+  key.append(key_);
   bool needs_i64 = false;
   for (Arg& a : args_) {
     rt::Block* b = block_of(a.t);
@@ -175,8 +188,10 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     binds[k].write |= a.write;
     binds[k].atomic |= a.write && (a.t.element_size() < 4 || a.atomic);
     needs_i64 |= a.t.scalar_type() == at::kLong || a.ct == CT::I64;
-    key += "|" + std::string(dtype_tag(a.t.scalar_type())) + ":" + std::to_string(int(a.ct)) + ":" +
-           std::to_string(k) + (a.write ? "w" : "r");
+    key.append("|").append(dtype_tag(a.t.scalar_type())).append(":");
+    key.push_back(char('0' + int(a.ct)));
+    key.push_back(':');
+    key.append(std::to_string(k)).push_back(a.write ? 'w' : 'r');
   }
   bool windowed = false;
   std::vector<Storage> storage;
@@ -185,7 +200,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     x.w = window(*x.t, x.lo, x.hi, op_name());
     windowed |= x.w.start != 0 || x.w.size != x.block->size;
     key += x.atomic ? "A" : "-";
-    storage.push_back({x.t, "b" + std::to_string(j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start,
+    storage.push_back({x.t, numbered_name("b", j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start,
                        x.w.size});
   }
   // Windows shift word indices: accessors subtract each binding's first word (a parameter).
@@ -238,7 +253,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     const size_t head = directive_end(user);
     return user.substr(0, head) + s.str() + user.substr(head);
   };
-  kernel::launch(key, storage, params_, workgroups, make, src, error_flag_);
+  kernel::launch(std::move(key), storage, params_, workgroups, make, src, error_flag_);
 }
 
 }  // namespace webgpu::kernel

@@ -55,13 +55,16 @@ namespace webgpu::kernel {
 constexpr uint32_t kWG = 256;
 inline uint64_t grid(uint64_t n, uint32_t per_group = kWG) { return (n + per_group - 1) / per_group; }
 
+// Names for storage rows numbered by their binding: prefix "b" -> "b1".., "buf" -> "buf0"..
+const char* numbered_name(const char* prefix, size_t i);
+
 // One storage binding of a launch: bytes [start, start + size) of the block behind `tensor`,
 // declared in WGSL as `var<storage, read|read_write> <name>: array<<elem>>` (elem "u32",
 // "vec4<u32>", "atomic<u32>", "vec4<f32>", ...). size 0: the whole block from start.
 struct Storage {
   const at::TensorBase* tensor;
-  std::string name;
-  std::string elem = "u32";
+  const char* name;  // static strings ("" when the body declares the binding itself)
+  const char* elem = "u32";
   bool write = false;
   uint64_t start = 0, size = 0;
 };
@@ -86,7 +89,7 @@ struct Source {
 // and the parameter layout (the layout's hash is added). `body` is called only on a pipeline miss;
 // directives it starts with ("enable ...;", "diagnostic(...)") are hoisted above the libraries.
 // error_flag: binds the Stream's index-error slot after the storage (see Kernel::error_flag).
-void launch(const std::string& key, const std::vector<Storage>& storage, const Params& params, uint64_t groups,
+void launch(std::string key, const std::vector<Storage>& storage, const Params& params, uint64_t groups,
             const std::function<std::string()>& body, const Source& source = {}, bool error_flag = false);
 
 class Kernel {
@@ -112,18 +115,18 @@ class Kernel {
   uint32_t error_flag(const std::string& op, bool index_error = true);
 
   // Named parameters (kernel/params.h): WGSL reads P.<name>.
-  void param(std::string name, uint32_t v) { params_.u32(std::move(name), v); }
-  void param_i32(std::string name, int32_t v) { params_.i32(std::move(name), v); }
-  void param_f32(std::string name, float v) { params_.f32(std::move(name), v); }
+  void param(std::string_view name, uint32_t v) { params_.u32(name, v); }
+  void param_i32(std::string_view name, int32_t v) { params_.i32(name, v); }
+  void param_f32(std::string_view name, float v) { params_.f32(name, v); }
   // An int64 as vec2<u32> (low word, high word).
-  void param_i64(std::string name, int64_t v) { params_.i64(std::move(name), v); }
+  void param_i64(std::string_view name, int64_t v) { params_.i64(name, v); }
   // A size, stride or offset that must fit 32 bits (kernels index in u32); raises otherwise.
-  void param_index(std::string name, int64_t v);
+  void param_index(std::string_view name, int64_t v);
   // An array of words: WGSL reads P_<name>(i) (u32; Params::Type::I32S / F32S for i32 / f32).
-  void param_array(std::string name, const std::vector<uint32_t>& v, Params::Type t = Params::Type::U32S) {
-    params_.array(std::move(name), v.data(), v.size(), t);
+  void param_array(std::string_view name, const std::vector<uint32_t>& v, Params::Type t = Params::Type::U32S) {
+    params_.array(name, v.data(), v.size(), t);
   }
-  void param_array(std::string name, const std::vector<int64_t>& v);  // each must fit 32 bits
+  void param_array(std::string_view name, const std::vector<int64_t>& v);  // each must fit 32 bits
 
   // Libraries beyond common (and int64, added when an operand needs it), e.g. "pointwise".
   void library(std::string name) { source_.libraries.push_back(std::move(name)); }

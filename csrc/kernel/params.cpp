@@ -11,52 +11,61 @@
 
 namespace webgpu::kernel {
 
-void Params::f32(std::string name, float v) {
+void Params::f32(std::string_view name, float v) {
   uint32_t b;
   std::memcpy(&b, &v, 4);
-  scalar(std::move(name), Type::F32, b);
+  scalar(name, Type::F32, b);
 }
 
-void Params::i64(std::string name, int64_t v) {
+void Params::i64(std::string_view name, int64_t v) {
   align(2);
-  mix(name, Type::I64, 2);
-  fields_.push_back({std::move(name), Type::I64, uint32_t(words_.size()), 2});
-  words_.push_back(uint32_t(uint64_t(v)));
-  words_.push_back(uint32_t(uint64_t(v) >> 32));
+  add(name, Type::I64, 2);
+  push(uint32_t(uint64_t(v)));
+  push(uint32_t(uint64_t(v) >> 32));
 }
 
-void Params::array(std::string name, const uint32_t* v, size_t n, Type type) {
+void Params::array(std::string_view name, const uint32_t* v, size_t n, Type type) {
   TORCH_INTERNAL_ASSERT(type == Type::U32S || type == Type::I32S || type == Type::F32S);
   const uint32_t count = uint32_t((std::max<size_t>(n, 1) + 3) / 4 * 4);
   align(4);
-  mix(name, type, count);
-  fields_.push_back({std::move(name), type, uint32_t(words_.size()), count});
-  words_.insert(words_.end(), v, v + n);
-  words_.resize(fields_.back().word + count, 0u);
-  TORCH_CHECK(words_.size() <= kMaxParamWords, "webgpu: internal: kernel parameters exceed ", kMaxParamWords,
-              " words (array ", fields_.back().name, ")");
+  const Field& f = add(name, type, count);
+  TORCH_CHECK(f.word + count <= kMaxParamWords, "webgpu: internal: kernel parameters exceed ", kMaxParamWords,
+              " words (array ", f.name, ")");
+  for (size_t i = 0; i < n; ++i) words_[nwords_++] = v[i];
+  while (nwords_ < f.word + count) words_[nwords_++] = 0u;
 }
 
-void Params::scalar(std::string name, Type t, uint32_t v) {
-  mix(name, t, 1);
-  fields_.push_back({std::move(name), t, uint32_t(words_.size()), 1});
-  words_.push_back(v);
-  TORCH_CHECK(words_.size() <= kMaxParamWords, "webgpu: internal: kernel parameters exceed ", kMaxParamWords,
-              " words (", fields_.back().name, ")");
+void Params::scalar(std::string_view name, Type t, uint32_t v) {
+  add(name, t, 1);
+  push(v);
+}
+
+void Params::push(uint32_t v) {
+  TORCH_CHECK(nwords_ < kMaxParamWords, "webgpu: internal: kernel parameters exceed ", kMaxParamWords, " words (",
+              fields_[nfields_ - 1].name, ")");
+  words_[nwords_++] = v;
 }
 
 void Params::align(uint32_t words) {
-  while (words_.size() % words) words_.push_back(0u);
+  while (nwords_ % words) push(0u);
 }
 
-void Params::mix(const std::string& name, Type t, uint32_t count) {
-  for (const Field& f : fields_)
-    TORCH_CHECK(f.name != name, "webgpu: internal: kernel parameter '", name, "' set twice");
+Params::Field& Params::add(std::string_view name, Type t, uint32_t count) {
+  TORCH_CHECK(nfields_ < kMaxFields, "webgpu: internal: more than ", kMaxFields, " kernel parameters");
+  TORCH_CHECK(!name.empty() && name.size() <= kMaxName, "webgpu: internal: kernel parameter name '", name,
+              "' is empty or longer than ", kMaxName, " characters");
   auto byte = [&](uint8_t b) { hash_ = (hash_ ^ b) * 1099511628211ull; };
   for (char c : name) byte(uint8_t(c));
   byte(0xff);
   byte(uint8_t(t));
   byte(uint8_t(count));
+  Field& f = fields_[nfields_++];
+  std::memcpy(f.name, name.data(), name.size());
+  f.name[name.size()] = 0;
+  f.type = t;
+  f.word = nwords_;
+  f.count = count;
+  return f;
 }
 
 namespace {
@@ -73,7 +82,12 @@ std::string Params::wgsl() const {
   std::ostringstream s, acc;
   s << "struct Params {";
   uint32_t at = 0, pad = 0;
-  for (const Field& f : fields_) {
+  for (uint32_t i = 0; i < nfields_; ++i) {
+    const Field& f = fields_[i];
+    // Checked here, on a pipeline miss, rather than on every dispatch.
+    for (uint32_t j = 0; j < i; ++j)
+      TORCH_CHECK(std::strcmp(f.name, fields_[j].name) != 0, "webgpu: internal: kernel parameter '", f.name,
+                  "' set twice");
     for (; at < f.word; ++at) s << " _pad" << pad++ << ": u32,";
     if (f.type == Type::I64) {
       s << " " << f.name << ": vec2<u32>,";
@@ -87,7 +101,7 @@ std::string Params::wgsl() const {
     }
     at = f.word + f.count;
   }
-  if (fields_.empty()) s << " _unused: u32,";
+  if (nfields_ == 0) s << " _unused: u32,";
   s << " };\n@group(1) @binding(0) var<uniform> P: Params;\n" << acc.str();
   return s.str();
 }
@@ -101,7 +115,7 @@ void Params::check_used(const std::string& source, const std::string& kernel) co
     while (e < source.size() && ident(source[e])) ++e;
     const std::string name = source.substr(p + 2, e - p - 2);
     bool known = false;
-    for (const Field& f : fields_) known |= f.name == name;
+    for (uint32_t i = 0; i < nfields_; ++i) known |= name == fields_[i].name;
     TORCH_CHECK(known, "webgpu: kernel ", kernel, ": unknown kernel parameter '", name,
                 "' (the WGSL reads P.", name, ", the launch does not set it)");
   }
@@ -115,12 +129,13 @@ void Params::check_used(const std::string& source, const std::string& kernel) co
     }
     return false;
   };
-  for (const Field& f : fields_) {
+  for (uint32_t i = 0; i < nfields_; ++i) {
+    const Field& f = fields_[i];
     // Arrays are read through their accessor P_<name>(i) or as P.<name>[i] (vec4 words).
     const bool array = f.type == Type::U32S || f.type == Type::I32S || f.type == Type::F32S;
-    const bool found = reads("P." + f.name, false) || (array && reads("P_" + f.name, true));
+    const bool found = reads(std::string("P.") + f.name, false) || (array && reads(std::string("P_") + f.name, true));
     TORCH_CHECK(found, "webgpu: kernel ", kernel, ": unused kernel parameter '", f.name,
-                "' (the launch sets it, the WGSL never reads P.", f.name, array ? " or P_" + f.name : "", ")");
+                "' (the launch sets it, the WGSL never reads P.", f.name, array ? std::string(" or P_") + f.name : "", ")");
   }
 }
 

@@ -13,45 +13,51 @@
 #pragma once
 #include <cstdint>
 #include <string>
-#include <vector>
+#include <string_view>
 
 namespace webgpu::kernel {
 
 // Words of the per-dispatch parameter slot (runtime/pipeline.h: kParamBytes / 4).
 constexpr uint32_t kMaxParamWords = 64;
 
+// Lives on the stack of every dispatch: fixed storage, no allocation.
 class Params {
  public:
   enum class Type : uint8_t { U32, I32, F32, I64, U32S, I32S, F32S };
+  static constexpr size_t kMaxFields = 32, kMaxName = 23;
 
-  void u32(std::string name, uint32_t v) { scalar(std::move(name), Type::U32, v); }
-  void i32(std::string name, int32_t v) { scalar(std::move(name), Type::I32, uint32_t(v)); }
-  void f32(std::string name, float v);
-  void i64(std::string name, int64_t v);
+  void u32(std::string_view name, uint32_t v) { scalar(name, Type::U32, v); }
+  void i32(std::string_view name, int32_t v) { scalar(name, Type::I32, uint32_t(v)); }
+  void f32(std::string_view name, float v);
+  void i64(std::string_view name, int64_t v);
   // An array of words; `type` is U32S, I32S or F32S (the accessor's result type).
-  void array(std::string name, const uint32_t* v, size_t n, Type type = Type::U32S);
+  void array(std::string_view name, const uint32_t* v, size_t n, Type type = Type::U32S);
 
-  bool empty() const { return fields_.empty(); }
-  const std::vector<uint32_t>& words() const { return words_; }
+  bool empty() const { return nfields_ == 0; }
+  const uint32_t* words() const { return words_; }
+  uint32_t num_words() const { return nwords_; }
   // Identifies the names and types (not the values): part of the pipeline key.
   uint64_t layout_hash() const { return hash_; }
   // The struct, the uniform binding (group 1, binding 0) and the array accessors.
   std::string wgsl() const;
-  // Raises if a parameter is never read by `source` (P.<name> or P_<name>(...)).
+  // Raises if the source reads a parameter that is not set, or one is set that it never reads
+  // (P.<name>, P_<name>(...)).
   void check_used(const std::string& source, const std::string& kernel) const;
 
  private:
   struct Field {
-    std::string name;
+    char name[kMaxName + 1];
     Type type;
     uint32_t word, count;  // count: words (arrays: padded to a multiple of 4)
   };
-  void scalar(std::string name, Type t, uint32_t v);
+  Field& add(std::string_view name, Type t, uint32_t count);
+  void scalar(std::string_view name, Type t, uint32_t v);
   void align(uint32_t words);
-  void mix(const std::string& name, Type t, uint32_t count);
+  void push(uint32_t v);
 
-  std::vector<Field> fields_;
-  std::vector<uint32_t> words_;
+  Field fields_[kMaxFields];
+  uint32_t words_[kMaxParamWords];
+  uint32_t nfields_ = 0, nwords_ = 0;
   uint64_t hash_ = 1469598103934665603ull;
 };
 
