@@ -176,18 +176,18 @@ KNOWN_FAILURES = {
         "as conv_transpose3d float16 op (CPU accumulates in float16; webgpu is closer to float32)",
     ('special.hermite_polynomial_h', 'float32', '*'):
         "CPU's kernel is compiled with floating-point contraction, so each recurrence step a * q - k * p is "
-        "one fused multiply-add; webgpu's wgsl/bessel.wgsl asks for the same fma(), which lavapipe computes "
+        "one fused multiply-add; webgpu's wgsl/lib/bessel.wgsl asks for the same fma(), which lavapipe computes "
         "as a multiply and an add (Vulkan allows it), and the recurrence's cancellations magnify that one "
         "rounding: 225 of the 943593 elements of the (1029, 917) reference sample differ, by up to 0.46% "
         "relative (values near a zero of H_n); full mode only",
     ('special.hermite_polynomial_he', 'float32', '*'):
         "CPU's kernel is compiled with floating-point contraction, so each recurrence step a * q - k * p is "
-        "one fused multiply-add; webgpu's wgsl/bessel.wgsl asks for the same fma(), which lavapipe computes "
+        "one fused multiply-add; webgpu's wgsl/lib/bessel.wgsl asks for the same fma(), which lavapipe computes "
         "as a multiply and an add (Vulkan allows it), and the recurrence's cancellations magnify that one "
         "rounding: 1 of 812 elements of a reference sample differs by 4.4e-5 relative; full mode only",
     ('special.laguerre_polynomial_l', 'uint8', '*'):
         "CPU's kernel is compiled with floating-point contraction, so each recurrence step a * q - k * p is "
-        "one fused multiply-add; webgpu's wgsl/bessel.wgsl asks for the same fma(), which lavapipe computes "
+        "one fused multiply-add; webgpu's wgsl/lib/bessel.wgsl asks for the same fma(), which lavapipe computes "
         "as a multiply and an add (Vulkan allows it), and the recurrence's cancellations magnify that one "
         "rounding: 1 of 81 elements (x and n up to 255, value 5.9e8) differs by 3.6e-5 relative; full mode "
         "only",

@@ -1,4 +1,4 @@
-"""Random sampling on webgpu (csrc/ops/random.cpp, wgsl/random.wgsl): the device Philox generator's
+"""Random sampling on webgpu (csrc/ops/random.cpp, wgsl/kernels/random.wgsl): the device Philox generator's
 seeding and state, each distribution's statistics in every dtype CPU supports, layouts (views,
 storage offsets, non-contiguous), dropout, multinomial, randperm and errors. Values need not equal
 CPU's bits (CUDA's don't either); statistics are checked with bounds many standard errors wide, so a

@@ -1,4 +1,4 @@
-"""Special functions (csrc/ops/special.cpp, wgsl/special.wgsl) against CPU: every dtype CPU supports
+"""Special functions (csrc/ops/special.cpp, wgsl/lib/special.wgsl) against CPU: every dtype CPU supports
 that the device stores, special values (zeros of both signs, poles, negative integers, infinities,
 NaN, large arguments), random values over each function's domain, non-contiguous inputs, out= and
 in-place variants, and backward against CPU's. The CPU fallback is off: a pass means a native kernel.

@@ -1,5 +1,5 @@
 // The elementwise engine (docs/design.md, "Engines"): plans bindings for a TensorIterator's operands, specialises the WGSL
-// template (wgsl/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
+// template (wgsl/kernels/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
 #include "engines/elementwise.h"
 
 #include <cstdio>

@@ -3,13 +3,13 @@
 //   O = alpha * A @ B + beta * C       (beta == 0: C is not read, so NaN in it is ignored, as CPU)
 // and picks a kernel:
 //   * float (f32, f16, bf16; f32 accumulation):
-//       M == 1 or N == 1  -> wgsl/matmul_gemv.wgsl (rows or columns shape, split-K for long k)
-//       f16 with subgroup matrices -> wgsl/matmul_sg.wgsl (sg_plan)
-//       otherwise         -> wgsl/matmul.wgsl, register-tiled; tile shape per problem size (small
+//       M == 1 or N == 1  -> wgsl/kernels/matmul_gemv.wgsl (rows or columns shape, split-K for long k)
+//       f16 with subgroup matrices -> wgsl/kernels/matmul_sg.wgsl (sg_plan)
+//       otherwise         -> wgsl/kernels/matmul.wgsl, register-tiled; tile shape per problem size (small
 //                            M gets a short tile), split-K when the tiles cannot fill the GPU.
 //     Results go straight to O when O is f32 and K is not split; otherwise to an f32 scratch that
-//     wgsl/matmul_epilogue.wgsl sums and converts (one rounding, as CPU's opmath).
-//   * integers -> wgsl/matmul_int.wgsl (exact, wrap-around like CPU; int64 emulated).
+//     wgsl/kernels/matmul_epilogue.wgsl sums and converts (one rounding, as CPU's opmath).
+//   * integers -> wgsl/kernels/matmul_int.wgsl (exact, wrap-around like CPU; int64 emulated).
 // Operands are read through their strides (transposed operands cost nothing); vec4 loads when an
 // f32 operand's contiguous dimension and alignment allow.
 //
@@ -239,7 +239,7 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
   });
 }
 
-// The parameters wgsl/matmul.wgsl and wgsl/matmul_sg.wgsl share (this file's header); direct: the
+// The parameters wgsl/kernels/matmul.wgsl and wgsl/kernels/matmul_sg.wgsl share (this file's header); direct: the
 // kernel writes O itself, else f32 partial sums into a scratch of batch * M * N per split.
 // o_cols: the kernel reads O's column stride (o_sn).
 kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t tiles_m, int64_t tiles_n,
@@ -432,7 +432,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
 }
 
 // ---------------------------------------------------------------------------------------------
-// Half GEMM on subgroup matrices (wgsl/matmul_sg.wgsl)
+// Half GEMM on subgroup matrices (wgsl/kernels/matmul_sg.wgsl)
 //
 // Used for f16 operands where the adapter lists an f16 x f16 -> f32 subgroup-matrix config with a
 // fixed subgroup size; everything else (lavapipe, bf16, f32, integers) keeps the FMA kernels.

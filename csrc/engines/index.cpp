@@ -3,7 +3,7 @@
 // index_copy, index_fill, index_reduce, take, put_, embedding and its dense backward (their
 // registrations and checks: ops/index_ops.cpp).
 //
-// The kernel template (wgsl/index.wgsl helpers) serves them all: it walks an iteration shape with a
+// The kernel template (wgsl/kernels/index.wgsl helpers) serves them all: it walks an iteration shape with a
 // destination, an optional source (or a scalar) and K index operands, each with its own strides. An
 // index operand's value selects a position along a "target" dimension of the indexed operand (the
 // source for gathers, the destination for scatters). Indices are checked on the device: a bad one

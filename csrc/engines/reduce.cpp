@@ -1,4 +1,4 @@
-// The reduction engine (docs/design.md, "Engines"): one template (wgsl/reduce.wgsl) serves every
+// The reduction engine (docs/design.md, "Engines"): one template (wgsl/kernels/reduce.wgsl) serves every
 // reduction; a reduction is a row of reduction() below (accumulator, identity, element, combine,
 // outputs). The planner picks one invocation per output (short rows), G lanes per row (medium rows,
 // strided), or a vectorised workgroup per row slice (contiguous rows: 16-byte loads, four

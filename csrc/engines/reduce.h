@@ -1,4 +1,4 @@
-// The reduction engine (docs/design.md, "Engines"): one WGSL template (wgsl/reduce.wgsl) and a
+// The reduction engine (docs/design.md, "Engines"): one WGSL template (wgsl/kernels/reduce.wgsl) and a
 // table of reductions (engines/reduce.cpp: reduction()); a new reduction is a row there and a
 // registration in its op file.
 #pragma once

@@ -1,6 +1,6 @@
 // The remap engine (engines/remap.h): flip, roll, padding and identity copies as one kernel that
 // reads, per output element, one input element chosen per dimension; and the one- or word-per-
-// invocation entry points of the shape kernels (wgsl/shape.wgsl).
+// invocation entry points of the shape kernels (wgsl/kernels/shape.wgsl).
 #include "engines/remap.h"
 
 #include <cstring>

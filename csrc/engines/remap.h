@@ -1,5 +1,5 @@
 // The remap engine (engines/remap.cpp), shared by ops/shape_ops.cpp and ops/pad.cpp: the remap
-// kernel (wgsl/shape.wgsl, section remap), one dispatch that writes every output element from one
+// kernel (wgsl/kernels/shape.wgsl, section remap), one dispatch that writes every output element from one
 // input element chosen per dimension, and the entry points of the shape kernels (launch_elem).
 #pragma once
 #include <functional>
@@ -38,7 +38,7 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
 void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, const std::string& value_type,
                  const std::function<std::string()>& elem);
 
-// A section of wgsl/shape.wgsl with {{KEY}} placeholders replaced (kernel::section, kernel::fill).
+// A section of wgsl/kernels/shape.wgsl with {{KEY}} placeholders replaced (kernel::section, kernel::fill).
 std::string shape_wgsl(const std::string& section, const std::vector<std::pair<std::string, std::string>>& subst);
 
 // Whether `out` (a sub-word dtype) can be written a whole word per invocation: contiguous, starting

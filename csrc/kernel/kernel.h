@@ -25,7 +25,7 @@
 //   wd<i>(w) -> u32, wr<i>(w, v)   raw words (wr on outputs only)
 //   cas<i>, aadd<i>        atomic read-modify-write on outputs added with out_atomic()
 //   report_index_error(op, dim, idx, size)   after error_flag()
-// plus everything in wgsl/common.wgsl (and wgsl/int64.wgsl when an operand is int64 or CT::I64).
+// plus everything in wgsl/lib/common.wgsl (and wgsl/lib/int64.wgsl when an operand is int64 or CT::I64).
 // Operands sharing a storage block share one binding (a read-write binding may not alias another);
 // a block larger than the adapter's maxStorageBufferBindingSize is bound as a window that covers
 // the elements its operands can reach, transparently to ld/st.

@@ -1,7 +1,7 @@
 // scaled_dot_product_attention. ATen's SDPA asks the device's _fused_sdp_choice_stub which backend to
 // use; for the common case (4-d q/k/v of one batch and head count, head dims up to 128, no dropout) we
 // answer "overrideable", which runs _scaled_dot_product_fused_attention_overrideable (+ _backward)
-// here: a flash-attention style kernel (wgsl/attention.wgsl) with online softmax, saving the
+// here: a flash-attention style kernel (wgsl/kernels/attention.wgsl) with online softmax, saving the
 // log-sum-exp for the backward (dQ per query block, dK/dV per key block, no atomics). Everything else
 // (dropout, grouped-query heads, other ranks, larger head dims) takes ATen's math path, which is
 // composite (matmul, softmax, ...). _native_multi_head_attention (nn.MultiheadAttention's inference
@@ -24,7 +24,7 @@ namespace webgpu::ops {
 
 namespace {
 
-constexpr uint32_t kRows = 16;  // rows per workgroup (ROWS in wgsl/attention.wgsl)
+constexpr uint32_t kRows = 16;  // rows per workgroup (ROWS in wgsl/kernels/attention.wgsl)
 constexpr int64_t kMaxHeadDim = 128;
 
 bool is_half_or_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
@@ -68,7 +68,7 @@ std::string prelude(int64_t E, int64_t EV) {
          "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) + "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
 }
 
-// The parameters every section of wgsl/attention.wgsl reads (its header).
+// The parameters every section of wgsl/kernels/attention.wgsl reads (its header).
 void common_params(Kernel& k, const Shape& s, float scale, bool causal, const at::Tensor& mask, int64_t blocks,
                    const at::Tensor& q, const at::Tensor& kk, const at::Tensor& v) {
   k.param_index("B", s.B);

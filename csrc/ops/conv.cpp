@@ -1,7 +1,7 @@
 // Convolutions (1d/2d/3d, transposed, strides, padding, dilation, groups) with input, weight and bias
 // gradients. ATen's at::convolution does the argument checks and sends a device it has no backend for to
 // convolution_overrideable / convolution_backward_overrideable, which are implemented here. Every
-// product is one implicit-GEMM kernel (wgsl/conv.wgsl) in one of three modes over the same geometry:
+// product is one implicit-GEMM kernel (wgsl/kernels/conv.wgsl) in one of three modes over the same geometry:
 // X the large side, Y the small side, W [G*Co, Ci, k...], x = y*stride - pad + k*dilation.
 #include <ATen/ATen.h>
 #include <torch/library.h>

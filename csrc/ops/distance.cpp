@@ -1,6 +1,6 @@
 // p-norm distances: _cdist_forward / _cdist_backward (torch.cdist, whose mm path for p = 2 is an
 // ATen composite) and _pdist_forward / _pdist_backward (F.pdist), with CPU's checks and batch
-// broadcasting (kernels: wgsl/distance.wgsl). Float dtypes; sums in f32, rounded once.
+// broadcasting (kernels: wgsl/kernels/distance.wgsl). Float dtypes; sums in f32, rounded once.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <torch/library.h>

@@ -1,5 +1,5 @@
 // nn.functional.embedding_bag: _embedding_bag / _embedding_bag_forward_only (kernel:
-// wgsl/embedding_bag.wgsl), the dense backward and the per_sample_weights backward (compositions of
+// wgsl/kernels/embedding_bag.wgsl), the dense backward and the per_sample_weights backward (compositions of
 // native index_select / index_add_ / scatter_add_ in f32). Indices and offsets are checked on the
 // device (RuntimeError, CPU's type), never clamped. The auxiliary outputs are filled for every mode
 // (offset2bag per index, bag_size counting non-padding indices, max_indices the max's source rows),

@@ -1,4 +1,4 @@
-// im2col (F.unfold) and col2im (F.fold), each the other's gradient (kernels: wgsl/fold.wgsl).
+// im2col (F.unfold) and col2im (F.fold), each the other's gradient (kernels: wgsl/kernels/fold.wgsl).
 // Checks are CPU's (im2col_shape_check.h), in CPU's order; any kernel, dilation, padding and stride.
 // im2col moves raw values (float types and bool, as CPU); col2im sums in f32 and rounds once.
 #include <ATen/ATen.h>

@@ -1,4 +1,4 @@
-// grid_sampler_2d / grid_sampler_3d and their backward (kernels: wgsl/grid_sample.wgsl):
+// grid_sampler_2d / grid_sampler_3d and their backward (kernels: wgsl/kernels/grid_sample.wgsl):
 // bilinear, nearest and (2-d) bicubic sampling with zeros, border or reflection padding. F.grid_sample
 // and aten::grid_sampler are ATen composites over these. Checks are CPU's (GridSamplerUtils.h).
 // The input gradient is a scatter (any grid point may read any input element): f32 atomic adds,

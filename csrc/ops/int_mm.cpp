@@ -4,7 +4,7 @@
 // input raises RuntimeError naming _int_mm.
 //
 // Kernel choice lives in one place, plan(): the variant of the workgroup-tiled packed-dot kernel
-// (wgsl/matmul_i8.wgsl). A subgroup-matrix path (i8 x i8 -> i32 16x16x32 on NVIDIA) would be
+// (wgsl/kernels/matmul_i8.wgsl). A subgroup-matrix path (i8 x i8 -> i32 16x16x32 on NVIDIA) would be
 // another Path there; a first one loading i8 matrices straight from storage gave wrong sums on an
 // H100 and was taken out (see the tensor-core issue's closing note).
 #include <torch/library.h>
@@ -30,7 +30,7 @@ struct Operand {
 enum class Path { Tiled };
 
 // How the tiled kernel reads an operand's words of 4 consecutive k values (MODE_A/MODE_B in
-// wgsl/matmul_i8.wgsl).
+// wgsl/kernels/matmul_i8.wgsl).
 enum class Mode : int {
   KContig = 0,    // k stride 1: one funnel-shifted pair of words each (any storage offset)
   RowContig = 1,  // row stride 1 (A transposed, B = a contiguous K x N): 4x4 blocks, transposed
@@ -61,7 +61,7 @@ Plan plan(const Operand& a, const Operand& b, int64_t K) {
   return p;
 }
 
-constexpr uint32_t kTile = 64;  // output tile of wgsl/matmul_i8.wgsl (both dims)
+constexpr uint32_t kTile = 64;  // output tile of wgsl/kernels/matmul_i8.wgsl (both dims)
 
 void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& out, int64_t M, int64_t N,
                int64_t K) {

@@ -12,7 +12,7 @@ inline at::Tensor meta_of(const at::Tensor& t) {
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
 }
 
-// The entry point of the one-invocation-per-element kernels of wgsl/pool.wgsl, upsample.wgsl,
+// The entry point of the one-invocation-per-element kernels of wgsl/kernels/pool.wgsl, upsample.wgsl,
 // unpool.wgsl, fold.wgsl, grid_sample.wgsl and distance.wgsl, added before their section: invocation
 // t < P.n runs the section's run(t).
 inline std::string per_element_main() {

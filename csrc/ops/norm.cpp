@@ -1,5 +1,5 @@
 // Normalisation layers, forward and backward.
-//  - layer_norm and group_norm share one row kernel (wgsl/norm.wgsl): a workgroup per normalised
+//  - layer_norm and group_norm share one row kernel (wgsl/kernels/norm.wgsl): a workgroup per normalised
 //    row (a sample's trailing dims, or one (sample, group) slice), mean and variance by two
 //    workgroup sums, then the affine write; the backward row kernel folds both row sums in one
 //    pass. Per-element parameter gradients of layer_norm are column sums over row chunks.

@@ -1,7 +1,7 @@
 // Reflection and replication padding over the last 1, 2 or 3 dims (F.pad's 'reflect' and
-// 'replicate' modes) and their backward ops. Forward: one remap dispatch (wgsl/shape.wgsl) that
+// 'replicate' modes) and their backward ops. Forward: one remap dispatch (wgsl/kernels/shape.wgsl) that
 // reads each output element from its mirrored / clamped source. Backward: one gather dispatch
-// (wgsl/pad.wgsl) where each grad_input element sums the grad_output elements it was copied to, so
+// (wgsl/kernels/pad.wgsl) where each grad_input element sums the grad_output elements it was copied to, so
 // no atomics and a fixed summation order. Constant padding (constant_pad_nd) and circular padding
 // (_pad_circular) are ATen composites over fill_/copy_/cat.
 #include <ATen/NativeFunctions.h>

@@ -1,5 +1,5 @@
 // Pooling with gradients: max_pool2d/3d_with_indices, avg_pool2d/3d, _adaptive_avg_pool2d/3d,
-// adaptive_max_pool2d/3d (kernels: wgsl/pool.wgsl). Argument checks and output sizes come from running
+// adaptive_max_pool2d/3d (kernels: wgsl/kernels/pool.wgsl). Argument checks and output sizes come from running
 // the op's own meta function on meta tensors, so errors are CPU's; the kernels read contiguous input.
 // 1d pools reach these through ATen's composites.
 #include <ATen/ATen.h>
@@ -65,9 +65,9 @@ std::string value_prelude(CT ct) {
          "fn v_div(a: V, n: i32) -> V { return i64_div(a, i64_from_i32(n)); }\n";
 }
 
-// Parameters shared by every pool kernel (wgsl/pool.wgsl's header): n, the geometry per dim, the
+// Parameters shared by every pool kernel (wgsl/kernels/pool.wgsl's header): n, the geometry per dim, the
 // operands' offsets by name; avg pools add count_include_pad and divisor. The kernels read the
-// grid helpers of wgsl/nn_grid.wgsl.
+// grid helpers of wgsl/lib/nn_grid.wgsl.
 using Offsets = std::initializer_list<std::pair<const char*, const at::Tensor*>>;
 void pool_params(Kernel& k, const PoolGeo& g, uint64_t count, Offsets offsets) {
   k.param_index("n", int64_t(count));

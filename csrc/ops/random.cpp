@@ -1,4 +1,4 @@
-// Random sampling on the device: a Philox4x32-10 generator (wgsl/random.wgsl) keyed by the webgpu
+// Random sampling on the device: a Philox4x32-10 generator (wgsl/kernels/random.wgsl) keyed by the webgpu
 // generator's seed, its counter taken from the generator's offset, which advances per call as CUDA's
 // philox_cuda_state does. ATen's device-generic in-place ops (uniform_, normal_, random_, bernoulli_,
 // exponential_, geometric_, log_normal_, cauchy_) reach the kernels here through their DispatchStubs;

@@ -1,4 +1,4 @@
-// Sequence factories on the device: arange, range, linspace, logspace (kernel: wgsl/range.wgsl)
+// Sequence factories on the device: arange, range, linspace, logspace (kernel: wgsl/kernels/range.wgsl)
 // and eye. Sizes, checks and the host-side parts of each formula follow PyTorch's CPU code.
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
@@ -16,7 +16,7 @@
 namespace webgpu::ops {
 namespace {
 
-// Kernel kinds; the values match the constants in wgsl/range.wgsl.
+// Kernel kinds; the values match the constants in wgsl/kernels/range.wgsl.
 enum Kind : uint32_t {
   ARANGE_I64 = 0,
   ARANGE_ACC_F32 = 1,
@@ -54,7 +54,7 @@ bool cpu_baseline_fuses() {
 
 bool int64_kind(Kind k) { return k == ARANGE_I64 || k == LINSPACE_INT || k == LOGSPACE_INT; }
 
-// The kernel's arguments (see wgsl/range.wgsl); each kind reads its own, the rest stay zero.
+// The kernel's arguments (see wgsl/kernels/range.wgsl); each kind reads its own, the rest stay zero.
 struct Args {
   uint32_t halfway = 0, steps_m1 = 0;
   bool fused = false;

@@ -2,7 +2,7 @@
 // cummin with indices (_cummax_helper/_cummin_helper), logcumsumexp (_logcumsumexp).
 // The scanned dimension is moved last and made contiguous in a work dtype (float32 for floating
 // inputs, half types included; int64 for integers, as CPU accumulates them), rows are scanned by
-// wgsl/scan.wgsl (tiles of 1024 per workgroup, a reduce + recursive scan + carry pass for long rows)
+// wgsl/kernels/scan.wgsl (tiles of 1024 per workgroup, a reduce + recursive scan + carry pass for long rows)
 // and the result is copied back into the (possibly strided) output in its dtype.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>

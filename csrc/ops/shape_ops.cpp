@@ -1,7 +1,7 @@
 // Shape-building ops as native kernels: cat (batched: several inputs per dispatch, any dim, dtype
 // promotion, out=), flip and roll (and through them rot90, fliplr, flipud and their gradients),
 // tril/triu, trace, one_hot. stack/hstack/vstack/dstack/column_stack/tile/repeat/diag_embed/... are
-// ATen composites over these and views. Kernels: wgsl/shape.wgsl.
+// ATen composites over these and views. Kernels: wgsl/kernels/shape.wgsl.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/NativeFunctions.h>

@@ -1,6 +1,6 @@
 // Sorting and order statistics: sort (always stable), argsort/msort (through sort), topk, kthvalue,
 // median, nanmedian, mode, unique (_unique, _unique2, unique_consecutive), searchsorted, bucketize,
-// histc, bincount, isin. Kernels are in wgsl/sort.wgsl (one section per kernel).
+// histc, bincount, isin. Kernels are in wgsl/kernels/sort.wgsl (one section per kernel).
 //
 // Rows along the sorted dimension are made contiguous ([rows, n]), padded to a power of two and
 // sorted as (order-preserving key, index) pairs by a bitonic network: tiles of 1024 pairs in shared
@@ -30,7 +30,7 @@ namespace {
 
 constexpr int64_t kTile = 1024;
 
-// One section of wgsl/sort.wgsl.
+// One section of wgsl/kernels/sort.wgsl.
 std::string section(const std::string& name) { return kernel::section("sort", name); }
 
 std::string I(int i) { return std::to_string(i); }

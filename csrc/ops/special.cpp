@@ -1,6 +1,6 @@
 // The special-function rows of the pointwise op table: the gamma family (lgamma, digamma,
 // polygamma, igamma/igammac, zeta), Bessel I0/I1, erfcx, ndtri/log_ndtr, entr, xlog1py, sinc, frexp,
-// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/special.wgsl.
+// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/lib/special.wgsl.
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/NativeFunctions.h>

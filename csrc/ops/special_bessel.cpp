@@ -1,5 +1,5 @@
 // torch.special's Bessel, Airy and orthogonal-polynomial families as rows of the pointwise table
-// (wgsl/bessel.wgsl); ATen's structured kernels reach them through their DispatchStubs, as on CPU.
+// (wgsl/lib/bessel.wgsl); ATen's structured kernels reach them through their DispatchStubs, as on CPU.
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/NativeFunctions.h>

@@ -1,5 +1,5 @@
 // max_unpool2d / max_unpool3d (F.max_unpool1d goes through max_unpool2d) with CPU's checks (kernels:
-// wgsl/unpool.wgsl). Their gradients are ATen's max_pool_double_backward, a gather. Indices are
+// wgsl/kernels/unpool.wgsl). Their gradients are ATen's max_pool_double_backward, a gather. Indices are
 // checked on the device; repeated indices resolve as on CPU (the last input of the plane wins).
 #include <ATen/ATen.h>
 #include <torch/library.h>

@@ -1,6 +1,6 @@
 // Interpolation with gradients: upsample_nearest{1,2,3}d, _upsample_nearest_exact{1,2,3}d,
 // upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d, upsample_bicubic2d (kernels:
-// wgsl/upsample.wgsl). The .vec overloads (F.interpolate) are ATen composites over these. Checks and
+// wgsl/kernels/upsample.wgsl). The .vec overloads (F.interpolate) are ATen composites over these. Checks and
 // output sizes come from the op's meta function; source indices and weights follow ATen's float
 // arithmetic.
 #include <ATen/ATen.h>

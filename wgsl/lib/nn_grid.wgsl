@@ -1,5 +1,5 @@
-// Contiguous [planes, D, H, W] grids of the pool and upsample kernels (wgsl/pool.wgsl,
-// wgsl/upsample.wgsl; 1d/2d have leading spatial sizes of 1): volumes, positions and their
+// Contiguous [planes, D, H, W] grids of the pool and upsample kernels (wgsl/kernels/pool.wgsl,
+// wgsl/kernels/upsample.wgsl; 1d/2d have leading spatial sizes of 1): volumes, positions and their
 // flat indices.
 
 fn vol(s: vec3<i32>) -> u32 { return u32(s.x * s.y * s.z); }

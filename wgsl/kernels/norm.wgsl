@@ -1,4 +1,4 @@
-// Normalisation row kernels (ops/norm.cpp) build on the workgroup sums of wgsl/softmax.wgsl; their
+// Normalisation row kernels (ops/norm.cpp) build on the workgroup sums of wgsl/kernels/softmax.wgsl; their
 // bodies are generated per affine layout. Shared helpers:
 
 // 1 / sqrt(var + eps), with a variance that rounding made slightly negative clamped to 0 as on CPU.

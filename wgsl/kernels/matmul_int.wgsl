@@ -1,7 +1,7 @@
 // Integer GEMM (engines/gemm.cpp, through kernel/kernel.h): O[b] = alpha * A[b] @ B[b] (+ beta * C[b]),
 // exact with CPU's wrap-around: int8..int32 and uint8 accumulate in i32 (a ring homomorphism of
 // the narrow type's arithmetic, so the stored low bits equal CPU's), int64 in the emulated
-// vec2<u32> arithmetic of wgsl/int64.wgsl. 16x16 output tiles, A and B staged in workgroup memory.
+// vec2<u32> arithmetic of wgsl/lib/int64.wgsl. 16x16 output tiles, A and B staged in workgroup memory.
 // Operands: 0 A, 1 B, 2 O, 3 C (when beta != 0).
 // Parameters: M, N, K, tiles_m, tiles_n, per operand x in a, b, c, o: x_off (element offset), x_sb
 //   (batch stride), x_s<dim> (stride along m, n or k); alpha, beta of the accumulator's type.

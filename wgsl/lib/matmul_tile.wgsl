@@ -1,4 +1,4 @@
-// The float GEMM kernels' workgroup tile (wgsl/matmul.wgsl, wgsl/matmul_sg.wgsl; engines/gemm.cpp
+// The float GEMM kernels' workgroup tile (wgsl/kernels/matmul.wgsl, wgsl/kernels/matmul_sg.wgsl; engines/gemm.cpp
 // puts this before their source): which batch, split-K part and BM x BN block of O a workgroup
 // computes, and its k range [k0, k1).
 
@@ -6,7 +6,7 @@ struct Tile { b: u32, m0: u32, n0: u32, k0: u32, k1: u32, s: u32, };
 var<private> T: Tile;
 var<private> LID: u32;
 
-// Workgroup order of gemm_tile (wgsl/common.wgsl) over batch * splits * tiles_m * tiles_n; each
+// Workgroup order of gemm_tile (wgsl/lib/common.wgsl) over batch * splits * tiles_m * tiles_n; each
 // split-K part covers k_split values of k.
 fn tile_of(wid: vec3<u32>, nwg: vec3<u32>, bm: u32, bn: u32) -> Tile {
   let zt = gemm_tile(wid, nwg, P.tiles_m, P.tiles_n);

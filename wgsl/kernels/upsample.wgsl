@@ -1,7 +1,7 @@
 // Interpolation kernels (ops/upsample.cpp): nearest / nearest-exact and (bi/tri)linear over up to 3
 // spatial dims, contiguous [planes, D, H, W] (1d/2d have leading sizes of 1). Forward: one invocation
 // per output element; backward: one per input element, gathering from the outputs that read it (no
-// atomics). Grids as wgsl/nn_grid.wgsl. The host keeps one section and prepends EXACT
+// atomics). Grids as wgsl/lib/nn_grid.wgsl. The host keeps one section and prepends EXACT
 // (nearest-exact) and ALIGN (align_corners).
 // Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_scale (input per
 // output, f32); src_off, dst_off: offsets of operand 0 (input or grad_output) and 1 (the result).

@@ -1,6 +1,6 @@
 // Pooling kernels (ops/pool.cpp), one invocation per output element (forward) or per input element
 // (backward, gathering from the windows that cover it: no atomics). Tensors are contiguous
-// [planes, D, H, W] (wgsl/nn_grid.wgsl); 1d/2d pools have leading spatial sizes of 1. The host
+// [planes, D, H, W] (wgsl/lib/nn_grid.wgsl); 1d/2d pools have leading spatial sizes of 1. The host
 // keeps one section and prepends the value type V with v_* helpers (forward) or ADAPTIVE.
 // Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_k_size (kernel),
 // P_stride, P_pad (padding), P_dil (dilation); each section's operand offsets (*_off); avg:

@@ -7,11 +7,11 @@
 // edges, in the operand's own orientation (a transposed operand is loaded column-major by the
 // matrix loads instead of being copied). The result matrices go through a per-subgroup f32
 // staging tile to the output: f16 words written whole (direct mode), or f32 partial sums into a
-// scratch that wgsl/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
+// scratch that wgsl/kernels/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
 // Host specialisation: the double-brace placeholders; loads/stores of matrices are emitted by
 // the host in the syntax this Dawn accepts.
-// Parameters as wgsl/matmul.wgsl (engines/gemm.cpp's header; o_sn only in partial mode). The
-// workgroup's tile: wgsl/matmul_tile.wgsl, put first by the host.
+// Parameters as wgsl/kernels/matmul.wgsl (engines/gemm.cpp's header; o_sn only in partial mode). The
+// workgroup's tile: wgsl/lib/matmul_tile.wgsl, put first by the host.
 
 const BM: u32 = {{BM}}u;
 const BN: u32 = {{BN}}u;

@@ -5,7 +5,7 @@
 // workgroup memory (double-buffered, the next tile prefetched into registers while the current one
 // is multiplied). Global loads move units of 4 elements along A's and B's contiguous dimension, as
 // one vec4 load when the operand is f32 and aligned. Any M, N, K, strides and storage offsets; the
-// batch (and split-K part) is decoded from the workgroup id (wgsl/matmul_tile.wgsl, put first by
+// batch (and split-K part) is decoded from the workgroup id (wgsl/lib/matmul_tile.wgsl, put first by
 // the host). Host specialisation: the double-brace placeholders.
 //
 // The depth loop over BK and the micro-tile products are unrolled by the host.
