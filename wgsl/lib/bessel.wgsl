@@ -179,6 +179,16 @@ fn bs_log_half(x: f32) -> f32 {
 
 // ---- Bessel functions of the first and second kind, orders 0 and 1 -----------------------------
 
+// The asymptotic forms past x = 5 share P(w)/Q(w) and 5/x * (P'(w)/Q'(w)): (p, q) for order 0
+// (w = 25/x^2) and order 1 (w = (5/x)^2, rounded as CPU's j1 does). J = (p cos - q sin)(xn),
+// Y = (p sin + q cos)(xn), both times sqrt(2/pi)/sqrt(x).
+fn bs_pq(x: f32, w: f32, pp: array<f32, 11>, pq: array<f32, 11>, qp: array<f32, 11>, qq: array<f32, 11>)
+    -> vec2<f32> {
+  return vec2<f32>(bs_polevl(w, pp, 7u) / bs_polevl(w, pq, 7u), 5.0 / x * (bs_polevl(w, qp, 8u) / bs_polevl(w, qq, 7u)));
+}
+fn bs_pq0(x: f32) -> vec2<f32> { return bs_pq(x, 25.0 / (x * x), BS_J0_PP, BS_J0_PQ, BS_J0_QP, BS_J0_QQ); }
+fn bs_pq1(x: f32) -> vec2<f32> { return bs_pq(x, 5.0 / x * (5.0 / x), BS_J1_PP, BS_J1_PQ, BS_J1_QP, BS_J1_QQ); }
+
 fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
   if (x <= 5.0) {
     if (x < 0.00001) { return 1.0 - x * x / 4.0; }
@@ -187,13 +197,9 @@ fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
     var rq = bs_polevl(z, BS_J0_RQ, 8u);
     return (z - 5.78318596294678452118) * (z - 30.4712623436620863991) * rp / rq;
   }
-  let w = 25.0 / (x * x);
-  var pp = bs_polevl(w, BS_J0_PP, 7u);
-  var pq = bs_polevl(w, BS_J0_PQ, 7u);
-  var qp = bs_polevl(w, BS_J0_QP, 8u);
-  var qq = bs_polevl(w, BS_J0_QQ, 7u);
+  let pq = bs_pq0(x);
   let xn = x - BS_PIO4;
-  return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
 }
 
 fn f_bessel_j0(x: f32) -> f32 {
@@ -208,13 +214,9 @@ fn bs_j1_pos(x: f32) -> f32 {  // x >= 0 (or -0), finite
     var rq = bs_polevl(z, BS_J1_RQ, 8u);
     return rp / rq * x * (z - 14.6819706421238932572) * (z - 49.2184563216946036703);
   }
-  let w = 5.0 / x * (5.0 / x);
-  var pp = bs_polevl(w, BS_J1_PP, 7u);
-  var pq = bs_polevl(w, BS_J1_PQ, 7u);
-  var qp = bs_polevl(w, BS_J1_QP, 8u);
-  var qq = bs_polevl(w, BS_J1_QQ, 7u);
+  let pq = bs_pq1(x);
   let xn = x - BS_3PIO4;
-  return (pp / pq * f_cos(xn) - 5.0 / x * (qp / qq) * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
 }
 
 fn f_bessel_j1(x: f32) -> f32 {
@@ -233,13 +235,9 @@ fn f_bessel_y0(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y0_YQ, 7u);
     return yp / yq + (BS_TWOOPI * bs_log(x) * bs_j0_pos(x));
   }
-  let w = 25.0 / (x * x);
-  var pp = bs_polevl(w, BS_J0_PP, 7u);
-  var pq = bs_polevl(w, BS_J0_PQ, 7u);
-  var qp = bs_polevl(w, BS_J0_QP, 8u);
-  var qq = bs_polevl(w, BS_J0_QQ, 7u);
+  let pq = bs_pq0(x);
   let xn = x - BS_PIO4;
-  return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
 }
 
 fn f_bessel_y1(x: f32) -> f32 {
@@ -252,13 +250,9 @@ fn f_bessel_y1(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y1_YQ, 8u);
     return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * bs_log(x) - 1.0 / x));
   }
-  let w = 5.0 / x * (5.0 / x);
-  var pp = bs_polevl(w, BS_J1_PP, 7u);
-  var pq = bs_polevl(w, BS_J1_PQ, 7u);
-  var qp = bs_polevl(w, BS_J1_QP, 8u);
-  var qq = bs_polevl(w, BS_J1_QQ, 7u);
+  let pq = bs_pq1(x);
   let xn = x - BS_3PIO4;
-  return (pp / pq * f_sin(xn) + 5.0 / x * (qp / qq) * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
 }
 
 // sin(x) / x, by its Taylor series below 1/2.
