@@ -211,8 +211,9 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     params_.array("win_base", base.data(), base.size());
   }
   if (error_flag_) key += "|E";
-  Source src = source_;
-  if (needs_i64) src.libraries.insert(src.libraries.begin(), "int64");
+  // The Kernel's own Source takes int64 (no copy on the dispatch path; once, should it launch again).
+  if (needs_i64 && (source_.libraries.empty() || source_.libraries.front() != "int64"))
+    source_.libraries.insert(source_.libraries.begin(), "int64");
   auto make = [&]() {
     std::ostringstream s;
     for (size_t i = 0; i < args_.size(); ++i) {
@@ -253,7 +254,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     const size_t head = directive_end(user);
     return user.substr(0, head) + s.str() + user.substr(head);
   };
-  kernel::launch(std::move(key), storage, params_, workgroups, make, src, error_flag_);
+  kernel::launch(std::move(key), storage, params_, workgroups, make, source_, error_flag_);
 }
 
 }  // namespace webgpu::kernel
