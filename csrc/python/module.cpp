@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Generator.h>
@@ -12,6 +13,7 @@
 
 #include "core/core.h"
 #include "engines/gemm.h"
+#include "kernel/kernel.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/pipeline.h"
@@ -37,6 +39,77 @@ void segv_handler(int sig) {
 int resolve(int index) {
   core::check_not_forked();
   return index < 0 ? core::current_device() : index;
+}
+
+// _launch_wgsl: one dispatch of a WGSL body given as text (generated kernels: torch.compile's
+// WGSL codegen, probes). args: (tensor, element type, writable) bound in order as b0, b1, ...
+// (the whole storage block: index with the tensor's storage_offset); params: (name, type, value)
+// with type u32, i32, f32, u32s, i32s or f32s, read in WGSL as P.name / P_name(i).
+const char* storage_elem(const std::string& e) {
+  static const char* known[] = {"u32", "i32", "f32", "f16", "vec2<u32>", "vec4<u32>", "vec4<f32>", "vec2<f32>",
+                                "vec4<i32>", "atomic<u32>", "atomic<i32>"};
+  for (const char* k : known)
+    if (e == k) return k;
+  TORCH_CHECK(false, "webgpu: _launch_wgsl: unsupported storage element type '", e, "'");
+}
+
+void launch_wgsl(const std::string& key, const std::string& body, const py::list& args, const py::list& params,
+                 uint64_t groups, const std::string& directives, const std::vector<std::string>& libraries) {
+  TORCH_CHECK(args.size() >= 1 && args.size() <= 16, "webgpu: _launch_wgsl: ", key,
+              ": between 1 and 16 storage arguments, got ", args.size());
+  std::vector<at::Tensor> tensors;
+  std::vector<kernel::Storage> storage;
+  tensors.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const py::tuple a = args[i].cast<py::tuple>();
+    TORCH_CHECK(a.size() == 3, "webgpu: _launch_wgsl: ", key, ": argument ", i, " is not (tensor, type, writable)");
+    tensors.push_back(a[0].cast<at::Tensor>());
+    const at::Tensor& t = tensors.back();
+    TORCH_CHECK(t.device().is_privateuseone(), "webgpu: _launch_wgsl: ", key, ": argument ", i,
+                " is on ", t.device(), ", not a webgpu device");
+    TORCH_CHECK(t.device() == tensors.front().device(), "webgpu: _launch_wgsl: ", key,
+                ": arguments on different devices (", tensors.front().device(), " and ", t.device(), ")");
+    const auto span = kernel::byte_span(t);
+    const kernel::Window w = kernel::window(t, 0, span.second, key);
+    TORCH_CHECK(w.start == 0, "webgpu: _launch_wgsl: ", key, ": argument ", i,
+                " lies past the adapter's maxStorageBufferBindingSize");
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const py::tuple a = args[i].cast<py::tuple>();
+    storage.push_back({&tensors[i], kernel::numbered_name("b", i), storage_elem(a[1].cast<std::string>()),
+                       a[2].cast<bool>()});
+  }
+  kernel::Params p;
+  for (const auto& item : params) {
+    const py::tuple t = item.cast<py::tuple>();
+    TORCH_CHECK(t.size() == 3, "webgpu: _launch_wgsl: ", key, ": a parameter is not (name, type, value)");
+    const std::string name = t[0].cast<std::string>(), type = t[1].cast<std::string>();
+    if (type == "u32") p.u32(name, t[2].cast<uint32_t>());
+    else if (type == "i32") p.i32(name, t[2].cast<int32_t>());
+    else if (type == "f32") p.f32(name, t[2].cast<float>());
+    else if (type == "u32s" || type == "i32s" || type == "f32s") {
+      std::vector<uint32_t> w;
+      for (const auto& v : t[2].cast<py::list>()) {
+        if (type == "f32s") {
+          const float f = v.cast<float>();
+          uint32_t u;
+          std::memcpy(&u, &f, 4);
+          w.push_back(u);
+        } else {
+          w.push_back(type == "i32s" ? uint32_t(v.cast<int32_t>()) : v.cast<uint32_t>());
+        }
+      }
+      p.array(name, w.data(), w.size(),
+              type == "u32s" ? kernel::Params::Type::U32S
+                             : type == "i32s" ? kernel::Params::Type::I32S : kernel::Params::Type::F32S);
+    } else {
+      TORCH_CHECK(false, "webgpu: _launch_wgsl: ", key, ": parameter '", name, "' has unknown type '", type, "'");
+    }
+  }
+  kernel::Source src;
+  src.directives = directives;
+  src.libraries = libraries;
+  kernel::launch("wgsl:" + key, storage, p, groups, [&] { return body; }, src);
 }
 
 py::dict memory_stats(int index) {
@@ -169,6 +242,9 @@ PYBIND11_MODULE(_C, m) {
         },
         "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
         "(as in info()) and limits.");
+  m.def("_launch_wgsl", &launch_wgsl, py::arg("key"), py::arg("body"), py::arg("args"), py::arg("params"),
+        py::arg("groups"), py::arg("directives") = "", py::arg("libraries") = std::vector<std::string>{},
+        "One dispatch of a WGSL body (generated kernels, probes); see launch_wgsl in module.cpp.");
   m.def("_info", &info, py::arg("index") = -1);
   // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {
