@@ -15,8 +15,8 @@ import torch_webgpu  # noqa: F401
 
 DEFAULT_TILES = [
     "",  # the built-in size classes
-    "L=2x4x4x2x32", "L=2x2x4x4x32", "L=4x2x2x4x32", "L=2x2x4x2x32", "L=2x4x2x2x32", "L=2x2x2x2x64",
-    "L=4x4x2x2x32", "L=2x4x4x2x16",
+    "L=4x2x2x4x32", "L=2x2x4x4x32", "L=2x2x4x4x64", "L=2x4x4x4x32", "L=4x2x4x4x16", "L=4x2x4x2x32",
+    "L=2x4x4x2x32",
 ]
 
 

@@ -51,8 +51,8 @@ def test_plan_large_square_uses_matrix_units():
     p = plan(H200, 4096, 4096, 4096)
     assert p["use"] == "1", p
     assert p["config"] == "16x16x16" and p["subgroup"] == "32"
-    assert p["tile"] == "128x128x32" and p["splits"] == "1"
-    assert int(p["workgroups"]) == 32 * 32
+    assert p["tile"] == "256x128x32" and p["splits"] == "1"
+    assert int(p["workgroups"]) == 16 * 32
 
 
 def test_plan_small_problem_takes_small_tiles_and_split_k():

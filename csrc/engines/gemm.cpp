@@ -443,7 +443,7 @@ struct SgPlan {
   bool use = false;
   std::string why;               // why not (or which class)
   int sm = 0, sn = 0, sk = 0, sg = 0;  // config and subgroup size
-  int wsm = 0, wsn = 0, tm = 0, tn = 0, bk = 0, nbuf = 1;
+  int wsm = 0, wsn = 0, tm = 0, tn = 0, bk = 0;
   int64_t splits = 1, kps = 0, tiles_m = 0, tiles_n = 0;
   int bm() const { return wsm * tm * sm; }
   int bn() const { return wsn * tn * sn; }
@@ -487,9 +487,9 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
     return p.why = "the config's matrix does not split into even row runs per lane", p;
   if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
   p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
-  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x2x4x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides). L measured
-  // best of nine shapes on an H100 (benchmarks/probe_sg.py): 70-72 TFLOP/s at 4096^3, 68 with B transposed.
-  SgShape large{4, 2, 2, 4, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
+  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides). L: the
+  // best of the shapes benchmarks/probe_gemm.py and probe_sg.py tried on an H200 (docs/benchmarks.md).
+  SgShape large{4, 2, 4, 4, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
   if (const char* t = std::getenv("TORCH_WEBGPU_MATMUL_SG_TILES")) {
     std::stringstream ss(t);
     std::string item;
@@ -503,15 +503,15 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
     const int64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
     return batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   };
-  auto shared = [&](const SgShape& s, int nbuf) {
+  auto shared = [&](const SgShape& s) {
     const uint64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
     // Worst orientation of each operand's buffer, in bytes, plus the f32 staging tiles.
     const uint64_t a = std::max(bm * (s.bk + 8), uint64_t(s.bk) * (bm + 8)) * 2;
     const uint64_t b = std::max(bn * (s.bk + 8), uint64_t(s.bk) * (bn + 8)) * 2;
-    return nbuf * (a + b) + uint64_t(s.wsm) * s.wsn * p.sm * p.sn * 4;
+    return a + b + uint64_t(s.wsm) * s.wsn * p.sm * p.sn * 4;
   };
   auto fits = [&](const SgShape& s) {
-    return uint64_t(s.wsm) * s.wsn * p.sg <= max_invocations && s.bk % p.sk == 0 && shared(s, 1) <= wg_storage;
+    return uint64_t(s.wsm) * s.wsn * p.sg <= max_invocations && s.bk % p.sk == 0 && shared(s) <= wg_storage;
   };
   SgShape s = small;
   const char* cls = "small";
@@ -519,7 +519,6 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   else if (tiles(medium) >= 256 && fits(medium)) s = medium, cls = "medium";
   if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
   p.wsm = s.wsm, p.wsn = s.wsn, p.tm = s.tm, p.tn = s.tn, p.bk = s.bk;
-  p.nbuf = shared(s, 2) <= wg_storage ? 2 : 1;
   p.tiles_m = (M + p.bm() - 1) / p.bm();
   p.tiles_n = (N + p.bn() - 1) / p.bn();
   const int64_t t = batch * p.tiles_m * p.tiles_n;
@@ -561,48 +560,67 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
   const int a_buf = a_k8 ? BM * a_stride : BK * a_stride, b_buf = b_n8 ? BK * b_stride : BN * b_stride;
   auto I = [](int64_t v) { return std::to_string(v); };
   // Global -> registers -> workgroup memory, 8 halves per unit, each invocation a fixed set of units.
-  std::ostringstream regs, fetch, stash;
+  // fetch: bounds-checked loads (zero past the edges); fetch_raw: one 16-byte load per unit, for a
+  // tile that lies wholly inside both operands (the kernel picks per tile, uniformly; checked loads
+  // everywhere measured 75 against 196 TFLOP/s on an H200, benchmarks/probe_gemm.py).
+  std::ostringstream regs, fetch, fetch_raw, stash;
   auto units = [&](const char* r, int rows, int cols /* in halves; cols along the unit */,
                    const char* ld, const char* plim, const char* qlim, const char* p0, const char* q0,
-                   const char* base, const char* sp, const char* sq, const char* put, const char* buf, int stride) {
+                   const char* base, const char* sp, const char* sq, const char* put, int stride, bool vec) {
     // rows x cols tile; unit u -> (u / (cols/8), (u % (cols/8)) * 8).
     const int n = rows * cols / 8, per = (n + WG - 1) / WG;
     for (int i = 0; i < per; ++i) {
-      const std::string Rn = std::string(r) + I(i), U = I(i * WG) + "u + LID";
+      const std::string Rn = std::string(r) + I(i), U = I(i * WG) + "u + lid";
       const std::string guard = n % WG ? "if (" + U + " < " + I(n) + "u) " : "";
-      regs << "var<private> " << Rn << ": vec4<u32>;\n";
-      fetch << "  " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
-            << "u) * 8u; " << Rn << " = " << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
-            << ", " << base << ", " << sp << ", " << sq << "); }\n";
-      stash << "  " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
-            << "u) * 8u; " << put << "(" << buf << " + p * " << stride << "u + q, " << Rn << "); }\n";
+      regs << "  var " << Rn << " = vec4<u32>(0u);\n";
+      const std::string unit = "{ let u = " + U + "; let p = u / " + I(cols / 8) + "u; let q = (u % " + I(cols / 8) +
+                               "u) * 8u; " + Rn + " = ";
+      fetch << "    " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim << ", "
+            << base << ", " << sp << ", " << sq << "); }\n";
+      if (vec)
+        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " + (" << p0 << " + p) * " << sp
+                  << " + " << q0 << " + q) >> 3u]; }\n";
+      else
+        fetch_raw << "      " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
+                  << ", " << base << ", " << sp << ", " << sq << "); }\n";
+      stash << "    " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
+            << "u) * 8u; " << put << "(p * " << stride << "u + q, " << Rn << "); }\n";
     }
   };
   // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
-  if (a_k8) units("ra", BM, BK, "load8_a", "P.M", "T.k1", "T.m0", "kt", "abase", "P.a_sm", "P.a_sk", "put8_a", "ab", a_stride);
-  else units("ra", BK, BM, "load8_a", "T.k1", "P.M", "kt", "T.m0", "abase", "P.a_sk", "P.a_sm", "put8_a", "ab", a_stride);
-  if (b_n8) units("rb", BK, BN, "load8_b", "T.k1", "P.N", "kt", "T.n0", "bbase", "P.b_sk", "P.b_sn", "put8_b", "bb", b_stride);
-  else units("rb", BN, BK, "load8_b", "P.N", "T.k1", "T.n0", "kt", "bbase", "P.b_sn", "P.b_sk", "put8_b", "bb", b_stride);
+  if (a_k8) units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "put8_a", a_stride, a_vec);
+  else units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "put8_a", a_stride, a_vec);
+  if (b_n8) units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "put8_b", b_stride, b_vec);
+  else units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "put8_b", b_stride, b_vec);
+  std::string fetch_all = fetch.str();
+  if (a_vec || b_vec)
+    fetch_all = "    if (tile.m0 + BM <= P.M && tile.n0 + BN <= P.N && kf + BK <= tile.k1) {\n" + fetch_raw.str() +
+                "    } else {\n" + fetch_all + "    }\n";
   const std::string lt = "subgroup_matrix_left<f16, " + I(P.sk) + ", " + I(P.sm) + ">";
   const std::string rt_ = "subgroup_matrix_right<f16, " + I(P.sn) + ", " + I(P.sk) + ">";
   const std::string ct = "subgroup_matrix_result<f32, " + I(P.sn) + ", " + I(P.sm) + ">";
   std::ostringstream acc, comp, store;
   for (int i = 0; i < P.tm; ++i)
     for (int j = 0; j < P.tn; ++j) acc << "  var acc_" << i << "_" << j << " = " << ct << "();\n";
-  for (int i = 0; i < P.tm; ++i) {
-    const std::string m = "(sm * " + I(P.tm * P.sm) + "u + " + I(i * P.sm) + "u)";
-    const std::string off = a_k8 ? "ab + " + m + " * A_STRIDE + kk" : "ab + kk * A_STRIDE + " + m;
-    comp << "      let l" << i << " = " << sg_load(syntax, lt, !a_k8, "As", off, "A_STRIDE") << ";\n";
+  // The K steps of a tile unrolled (a loop over them measured half as fast on an H200).
+  for (int kk = 0; kk < BK; kk += P.sk) {
+    comp << "    {\n      let kk = " << kk << "u;\n";
+    for (int i = 0; i < P.tm; ++i) {
+      const std::string m = "(sm * " + I(P.tm * P.sm) + "u + " + I(i * P.sm) + "u)";
+      const std::string off = a_k8 ? m + " * A_STRIDE + kk" : "kk * A_STRIDE + " + m;
+      comp << "      let l" << i << " = " << sg_load(syntax, lt, !a_k8, "As", off, "A_STRIDE") << ";\n";
+    }
+    for (int j = 0; j < P.tn; ++j) {
+      const std::string n = "(sn * " + I(P.tn * P.sn) + "u + " + I(j * P.sn) + "u)";
+      const std::string off = b_n8 ? "kk * B_STRIDE + " + n : n + " * B_STRIDE + kk";
+      comp << "      let r" << j << " = " << sg_load(syntax, rt_, !b_n8, "Bs", off, "B_STRIDE") << ";\n";
+    }
+    for (int i = 0; i < P.tm; ++i)
+      for (int j = 0; j < P.tn; ++j)
+        comp << "      acc_" << i << "_" << j << " = subgroupMatrixMultiplyAccumulate(l" << i << ", r" << j << ", acc_"
+             << i << "_" << j << ");\n";
+    comp << "    }\n";
   }
-  for (int j = 0; j < P.tn; ++j) {
-    const std::string n = "(sn * " + I(P.tn * P.sn) + "u + " + I(j * P.sn) + "u)";
-    const std::string off = b_n8 ? "bb + kk * B_STRIDE + " + n : "bb + " + n + " * B_STRIDE + kk";
-    comp << "      let r" << j << " = " << sg_load(syntax, rt_, !b_n8, "Bs", off, "B_STRIDE") << ";\n";
-  }
-  for (int i = 0; i < P.tm; ++i)
-    for (int j = 0; j < P.tn; ++j)
-      comp << "      acc_" << i << "_" << j << " = subgroupMatrixMultiplyAccumulate(l" << i << ", r" << j << ", acc_" << i
-           << "_" << j << ");\n";
   for (int i = 0; i < P.tm; ++i)
     for (int j = 0; j < P.tn; ++j) {
       store << "  " << sg_store(syntax, "Cs", "st", "acc_" + I(i) + "_" + I(j), I(P.sn) + "u") << ";\n";
@@ -633,13 +651,11 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       kernel::fill(kernel::library("matmul_sg"),
                    {{"BM", I(BM)}, {"BN", I(BN)}, {"BK", I(BK)}, {"SG", I(P.sg)}, {"WG", I(WG)}, {"WSN", I(P.wsn)},
                     {"A_STRIDE", I(a_stride)}, {"B_STRIDE", I(b_stride)}, {"A_BUF", I(a_buf)}, {"B_BUF", I(b_buf)},
-                    {"SM", I(P.sm)}, {"SN", I(P.sn)}, {"SK", I(P.sk)}, {"NBUF", I(P.nbuf)}, {"FUNCS", readers},
+                    {"SM", I(P.sm)}, {"SN", I(P.sn)}, {"FUNCS", readers},
                     {"A_VEC", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : ""},
                     {"B_VEC", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : ""},
-                    {"REGS", regs.str()}, {"FETCH", fetch.str()}, {"STASH", stash.str()}, {"ACC_DECL", acc.str()},
+                    {"REGS", regs.str()}, {"FETCH", fetch_all}, {"STASH", stash.str()}, {"ACC_DECL", acc.str()},
                     {"COMPUTE", comp.str()}, {"STORE", store.str()},
-                    {"ADVANCE", P.nbuf == 2 ? "    if (more) { stash(1u - buf); }\n    workgroupBarrier();\n    buf = 1u - buf;"
-                                            : "    workgroupBarrier();\n    if (more) { stash(0u); }\n    workgroupBarrier();"},
                     {"STORE_RUN", run.str()}});
   // Matrix loads and stores want subgroup-uniform offsets; ours depend on the subgroup's index
   // (lid / SG), uniform within each subgroup but not provably so to WGSL's workgroup-level analysis.
@@ -681,7 +697,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   auto key_for = [&](int syntax) {
     std::ostringstream key;
     key << "matmul_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
-        << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.nbuf << ":" << a_k8 << a_vec << b_n8 << b_vec
+        << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << ":" << a_k8 << a_vec << b_n8 << b_vec
         << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
     return key.str();
   };
@@ -970,7 +986,6 @@ std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kerne
   d["subgroup"] = I(p.sg);
   d["tile"] = I(p.bm()) + "x" + I(p.bn()) + "x" + I(p.bk);
   d["subgroups"] = I(p.wsm) + "x" + I(p.wsn);
-  d["buffers"] = I(p.nbuf);
   d["splits"] = I(p.splits);
   d["workgroups"] = I(batch * p.tiles_m * p.tiles_n * p.splits);
   return d;

@@ -2,9 +2,9 @@
 // O[b] = alpha * A[b] @ B[b] (+ beta * C[b]) with f16 operands and f32 accumulation, rounded once
 // to f16 (as cuBLAS with f32 compute). A workgroup of WSM x WSN subgroups computes a BM x BN block
 // of O; each subgroup owns TM x TN result matrices of SM x SN (the adapter's config, K step SK).
-// A and B tiles of depth BK go global -> registers -> workgroup memory (NBUF buffers; the next
-// tile's global loads are in flight while the current one is multiplied), zero-filled past the
-// edges, in the operand's own orientation (a transposed operand is loaded column-major by the
+// A and B tiles of depth BK go global -> registers -> workgroup memory (one buffer: the next
+// tile's global loads are in flight while the current one is multiplied; a second buffer indexed
+// by a loop variable measured half as fast on an H200), zero-filled past the edges, in the operand's own orientation (a transposed operand is loaded column-major by the
 // matrix loads instead of being copied). The result matrices go through a per-subgroup f32
 // staging tile to the output: f16 words written whole (direct mode), or f32 partial sums into a
 // scratch that wgsl/kernels/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
@@ -26,13 +26,11 @@ const B_BUF: u32 = {{B_BUF}}u;
 const STAGE: u32 = {{SM}}u * {{SN}}u;  // f32s of one subgroup's staging tile
 const PER_LANE: u32 = STAGE / SG;
 
-var<workgroup> As: array<f16, {{NBUF}}u * A_BUF>;
-var<workgroup> Bs: array<f16, {{NBUF}}u * B_BUF>;
+var<workgroup> As: array<f16, A_BUF>;
+var<workgroup> Bs: array<f16, B_BUF>;
 var<workgroup> Cs: array<f32, STAGE * WG / SG>;
 
 {{FUNCS}}
-
-{{REGS}}
 
 // One element of A / B (storage element index e) as f16 bits.
 fn a_half(e: u32) -> u32 { let w = e >> 1u; return (A[w >> 2u][w & 3u] >> ((e & 1u) * 16u)) & 0xffffu; }
@@ -74,18 +72,6 @@ fn put8_b(i: u32, w: vec4<u32>) {
   Bs[i + 4u] = h2.x; Bs[i + 5u] = h2.y; Bs[i + 6u] = h3.x; Bs[i + 7u] = h3.y;
 }
 
-// Global -> registers for the tile at depth kt; registers -> buffer buf (unrolled by the host).
-fn fetch(kt: u32) {
-  let abase = P.a_off + T.b * P.a_sb;
-  let bbase = P.b_off + T.b * P.b_sb;
-{{FETCH}}
-}
-fn stash(buf: u32) {
-  let ab = buf * A_BUF;
-  let bb = buf * B_BUF;
-{{STASH}}
-}
-
 // Writes PER_LANE consecutive results of row m from column n (even) of this lane's staging run.
 fn store_run(m: u32, n: u32, s: u32) {
   let M = P.M;
@@ -99,7 +85,6 @@ fn store_run(m: u32, n: u32, s: u32) {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  LID = lid;
   // Loop control from uniform values only (workgroupBarrier sits in the loop).
   let tile = tile_of(wid, nwg, BM, BN);
   T = tile;
@@ -111,23 +96,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{ACC_DECL}}
 
+  // Operand tiles: global -> registers (FETCH, at depth kf) -> workgroup memory (STASH), unrolled by
+  // the host into this function. FETCH takes unchecked 16-byte loads when the whole tile lies
+  // inside both operands (uniform per workgroup), the bounds-checked load8_a/b otherwise.
+  let abase = P.a_off + tile.b * P.a_sb;
+  let bbase = P.b_off + tile.b * P.b_sb;
+{{REGS}}
   let ntiles = select(0u, (k1 - k0 + BK - 1u) / BK, k1 > k0);
   var kt = k0;
   if (ntiles > 0u) {
-    fetch(kt);
-    stash(0u);
+    let kf = kt;
+{{FETCH}}
+{{STASH}}
   }
   workgroupBarrier();
-  var buf = 0u;
   for (var t = 0u; t < ntiles; t = t + 1u) {
     let more = t + 1u < ntiles;
-    if (more) { fetch(kt + BK); }
-    let ab = buf * A_BUF;
-    let bb = buf * B_BUF;
-    for (var kk = 0u; kk < BK; kk = kk + {{SK}}u) {
-{{COMPUTE}}
+    if (more) {
+      let kf = kt + BK;
+{{FETCH}}
     }
-{{ADVANCE}}
+{{COMPUTE}}
+    workgroupBarrier();
+    if (more) {
+{{STASH}}
+    }
+    workgroupBarrier();
     kt = kt + BK;
   }
 
