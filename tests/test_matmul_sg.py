@@ -52,6 +52,7 @@ def test_plan_large_square_uses_matrix_units():
     assert p["use"] == "1", p
     assert p["config"] == "16x16x16" and p["subgroup"] == "32"
     assert p["tile"] == "256x128x32" and p["splits"] == "1"
+    assert p["stage"] == "2"  # two result matrices staged per round: 30 KiB of tiles + 16 KiB fit 48 KiB
     assert int(p["workgroups"]) == 16 * 32
 
 

@@ -444,6 +444,7 @@ struct SgPlan {
   std::string why;               // why not (or which class)
   int sm = 0, sn = 0, sk = 0, sg = 0;  // config and subgroup size
   int wsm = 0, wsn = 0, tm = 0, tn = 0, bk = 0;
+  int ns = 1;  // result matrices a subgroup stages at once (between two barriers)
   int64_t splits = 1, kps = 0, tiles_m = 0, tiles_n = 0;
   int bm() const { return wsm * tm * sm; }
   int bn() const { return wsn * tn * sn; }
@@ -503,12 +504,12 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
     const int64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
     return batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   };
-  auto shared = [&](const SgShape& s) {
+  auto shared = [&](const SgShape& s, int ns = 1) {
     const uint64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
     // Worst orientation of each operand's buffer, in bytes, plus the f32 staging tiles.
     const uint64_t a = std::max(bm * (s.bk + 8), uint64_t(s.bk) * (bm + 8)) * 2;
     const uint64_t b = std::max(bn * (s.bk + 8), uint64_t(s.bk) * (bn + 8)) * 2;
-    return a + b + uint64_t(s.wsm) * s.wsn * p.sm * p.sn * 4;
+    return a + b + uint64_t(s.wsm) * s.wsn * p.sm * p.sn * 4 * ns;
   };
   auto fits = [&](const SgShape& s) {
     return uint64_t(s.wsm) * s.wsn * p.sg <= max_invocations && s.bk % p.sk == 0 && shared(s) <= wg_storage;
@@ -519,6 +520,13 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   else if (tiles(medium) >= 256 && fits(medium)) s = medium, cls = "medium";
   if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
   p.wsm = s.wsm, p.wsn = s.wsn, p.tm = s.tm, p.tn = s.tn, p.bk = s.bk;
+  // Stage as many of a row's result matrices at once as workgroup memory allows (each round costs
+  // two workgroup barriers).
+  for (int ns = s.tn; ns > 1; --ns)
+    if (s.tn % ns == 0 && shared(s, ns) <= wg_storage) {
+      p.ns = ns;
+      break;
+    }
   p.tiles_m = (M + p.bm() - 1) / p.bm();
   p.tiles_n = (N + p.bn() - 1) / p.bn();
   const int64_t t = batch * p.tiles_m * p.tiles_n;
@@ -622,11 +630,15 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
     comp << "    }\n";
   }
   for (int i = 0; i < P.tm; ++i)
-    for (int j = 0; j < P.tn; ++j) {
-      store << "  " << sg_store(syntax, "Cs", "st", "acc_" + I(i) + "_" + I(j), I(P.sn) + "u") << ";\n";
+    for (int j0 = 0; j0 < P.tn; j0 += P.ns) {
+      for (int j = j0; j < j0 + P.ns; ++j)
+        store << "  " << sg_store(syntax, "Cs", "st + " + I((j - j0) * P.sm * P.sn) + "u", "acc_" + I(i) + "_" + I(j),
+                                  I(P.sn) + "u")
+              << ";\n";
       store << "  workgroupBarrier();\n";
-      store << "  store_run(T.m0 + sm * " << P.tm * P.sm << "u + " << i * P.sm << "u + row, T.n0 + sn * "
-            << P.tn * P.sn << "u + " << j * P.sn << "u + col, st + lane * PER_LANE);\n";
+      for (int j = j0; j < j0 + P.ns; ++j)
+        store << "  store_run(T.m0 + sm * " << P.tm * P.sm << "u + " << i * P.sm << "u + row, T.n0 + sn * "
+              << P.tn * P.sn << "u + " << j * P.sn << "u + col, st + " << (j - j0) * P.sm * P.sn << "u + lane * PER_LANE);\n";
       store << "  workgroupBarrier();\n";
     }
   std::ostringstream run;
@@ -651,7 +663,7 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       kernel::fill(kernel::library("matmul_sg"),
                    {{"BM", I(BM)}, {"BN", I(BN)}, {"BK", I(BK)}, {"SG", I(P.sg)}, {"WG", I(WG)}, {"WSN", I(P.wsn)},
                     {"A_STRIDE", I(a_stride)}, {"B_STRIDE", I(b_stride)}, {"A_BUF", I(a_buf)}, {"B_BUF", I(b_buf)},
-                    {"SM", I(P.sm)}, {"SN", I(P.sn)}, {"FUNCS", readers},
+                    {"SM", I(P.sm)}, {"SN", I(P.sn)}, {"NS", I(P.ns)}, {"FUNCS", readers},
                     {"A_VEC", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : ""},
                     {"B_VEC", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : ""},
                     {"REGS", regs.str()}, {"FETCH", fetch_all}, {"STASH", stash.str()}, {"ACC_DECL", acc.str()},
@@ -697,7 +709,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   auto key_for = [&](int syntax) {
     std::ostringstream key;
     key << "matmul_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
-        << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << ":" << a_k8 << a_vec << b_n8 << b_vec
+        << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.ns << ":" << a_k8 << a_vec << b_n8 << b_vec
         << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
     return key.str();
   };
@@ -974,6 +986,14 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
   tiled_gemm(o, a, b, c, batch, M, N, K, fa, fb);
 }
 
+bool half_gemm_uses_matrix_units(const at::TensorBase& t) {
+  const kernel::DeviceInfo& dev = kernel::device_info(t);
+  if (!dev.subgroup_matrix) return false;
+  return sg_plan(dev.matrix_configs, dev.f16, dev.max_workgroup_storage,
+                 std::min(dev.max_invocations, dev.max_workgroup_size_x), at::kHalf, 1, 4096, 4096, 4096)
+      .use;
+}
+
 std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs,
                                                          bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
                                                          at::ScalarType dt, int64_t batch, int64_t M, int64_t N,
@@ -985,6 +1005,7 @@ std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kerne
   d["config"] = I(p.sm) + "x" + I(p.sn) + "x" + I(p.sk);
   d["subgroup"] = I(p.sg);
   d["tile"] = I(p.bm()) + "x" + I(p.bn()) + "x" + I(p.bk);
+  d["stage"] = I(p.ns);
   d["subgroups"] = I(p.wsm) + "x" + I(p.wsn);
   d["splits"] = I(p.splits);
   d["workgroups"] = I(batch * p.tiles_m * p.tiles_n * p.splits);

@@ -21,6 +21,10 @@ namespace webgpu::engines {
 void gemm(const at::Tensor& o3, const at::Tensor& a3, const at::Tensor& b3, const at::Tensor& c3,
           const c10::Scalar& beta, const c10::Scalar& alpha, const char* name);
 
+// Whether float16 GEMMs on t's device run on the matrix units (the adapter lists an f16
+// subgroup-matrix config the planner takes, and TORCH_WEBGPU_MATMUL_SG is not 0).
+bool half_gemm_uses_matrix_units(const at::TensorBase& t);
+
 // The half-GEMM planner, as a pure function of an adapter's subgroup-matrix configs and limits
 // (torch_webgpu._C._sg_gemm_plan, for tests on any adapter).
 std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs,

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 
+#include "engines/gemm.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/nn_common.h"
 
 namespace webgpu::ops {
 namespace {
@@ -116,6 +118,61 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   });
 }
 
+// The GEMM form of a forward convolution (groups 1): the input's columns [N, Ci*KS, YS]
+// (wgsl/kernels/conv_cols.wgsl), then out[n] = W [Co, Ci*KS] @ cols[n] (+ bias) as one batched
+// GEMM, which for float16 runs on the matrix units where the adapter has them (engines/gemm.cpp).
+// TORCH_WEBGPU_CONV_GEMM: 1 takes it for every float dtype it can serve (tests on any adapter),
+// 0 never; by default float16 on adapters whose f16 GEMMs use the matrix units. Batches are
+// split so that the columns stay under 256 MiB and the adapter's largest storage binding.
+bool cols_gemm_wanted(const at::Tensor& input, const Geo& g) {
+  const auto dt = input.scalar_type();
+  if (g.G != 1 || g.YS() % 2 != 0 || !(dt == at::kHalf || dt == at::kFloat || dt == at::kBFloat16)) return false;
+  const char* env = std::getenv("TORCH_WEBGPU_CONV_GEMM");
+  if (env && std::string(env) == "0") return false;
+  if (env && std::string(env) == "1") return true;
+  return dt == at::kHalf && g.Ci * g.KS() >= 16 && g.Co >= 16 && engines::half_gemm_uses_matrix_units(input);
+}
+
+void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& out,
+               const Geo& g) {
+  const int64_t KC = g.Ci * g.KS(), YS = g.YS();
+  const int64_t per_image = KC * YS * int64_t(input.element_size());  // bytes of one image's columns
+  const int64_t cap = std::min<int64_t>(int64_t(256) << 20, int64_t(kernel::device_info(input).max_binding));
+  const int64_t chunk = std::max<int64_t>(1, cap / std::max<int64_t>(per_image, 1));
+  const at::Tensor w3 = weight.reshape({1, g.Co, KC});
+  const bool half = input.scalar_type() == at::kHalf;
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    const at::Tensor x = input.narrow(0, n0, nb);
+    const at::Tensor cols = at::empty({nb, KC, YS}, input.options());
+    const int64_t n = half ? cols.numel() / 2 : cols.numel();
+    Kernel k(std::string("conv:cols:") + (half ? "h" : "e"));
+    k.in(x, CT::F32);
+    k.out(cols, half ? CT::RAW : CT::F32);
+    k.param_index("n", n);
+    k.param_array("x_size", std::vector<int64_t>(g.xs, g.xs + 3));
+    k.param_array("y_size", std::vector<int64_t>(g.ys, g.ys + 3));
+    k.param_array("k_size", std::vector<int64_t>(g.ks, g.ks + 3));
+    k.param_array("stride", std::vector<int64_t>(g.st, g.st + 3));
+    k.param_array("pad", std::vector<int64_t>(g.pd, g.pd + 3));
+    k.param_array("dilation", std::vector<int64_t>(g.dl, g.dl + 3));
+    k.param_index("x_off", x.storage_offset());
+    k.param_index(half ? "cols_word" : "cols_off", half ? cols.storage_offset() / 2 : cols.storage_offset());
+    k.launch(grid(uint64_t(n)), [half] {
+      return per_element_main() + kernel::library("conv_cols") +
+             (half ? "fn run(t: u32) {\n  wr1(P.cols_word + t, pack2x16float(vec2<f32>(cols_value(2u * t), "
+                     "cols_value(2u * t + 1u))));\n}\n"
+                   : "fn run(t: u32) { st1(P.cols_off + t, cols_value(t)); }\n");
+    });
+    const at::Tensor o3 = out.narrow(0, n0, nb).view({nb, g.Co, YS});
+    const at::Tensor wexp = w3.expand({nb, g.Co, KC});
+    if (bias.defined())
+      engines::gemm(o3, wexp, cols, bias.view({1, g.Co, 1}).expand({nb, g.Co, YS}), 1, 1, "convolution");
+    else
+      engines::gemm(o3, wexp, cols, at::Tensor(), 0, 1, "convolution");
+  }
+}
+
 // Weight gradient with split-K when the reduction (N * output pixels) dwarfs the output.
 at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, at::IntArrayRef wsizes,
                        const at::TensorOptions& opts) {
@@ -175,7 +232,8 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
                 " is too small");
   at::Tensor out = at::empty(out_sizes, input.options());
   if (out.numel() == 0) return out;
-  run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
+  if (!transposed && cols_gemm_wanted(input, g)) cols_gemm(input, weight, bias, out, g);
+  else run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
   return out;
 }
 

@@ -28,7 +28,7 @@ const PER_LANE: u32 = STAGE / SG;
 
 var<workgroup> As: array<f16, A_BUF>;
 var<workgroup> Bs: array<f16, B_BUF>;
-var<workgroup> Cs: array<f32, STAGE * WG / SG>;
+var<workgroup> Cs: array<f32, STAGE * {{NS}}u * WG / SG>;  // NS matrices per subgroup
 
 {{FUNCS}}
 
@@ -125,8 +125,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     kt = kt + BK;
   }
 
-  // Results: each subgroup stages one matrix at a time; each lane writes PER_LANE of it.
-  let st = sg * STAGE;
+  // Results: each subgroup stages NS matrices at a time; each lane writes PER_LANE of each.
+  let st = sg * STAGE * {{NS}}u;
   let lane = lid % SG;
   let row = (lane * PER_LANE) / {{SN}}u;
   let col = (lane * PER_LANE) % {{SN}}u;

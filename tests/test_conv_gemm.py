@@ -1,0 +1,91 @@
+"""The GEMM form of forward convolutions (ops/conv.cpp cols_gemm: the input's columns, then one
+batched GEMM; on adapters with f16 subgroup matrices it is float16's default path and runs on the
+matrix units). TORCH_WEBGPU_CONV_GEMM=1 takes it on any adapter, so lavapipe checks the columns,
+the layout, bias and the batch chunks against CPU; =0 keeps the direct kernel."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_webgpu  # noqa: F401
+
+DEV = "webgpu"
+
+CASES = [
+    # (input shape, weight shape, kwargs)
+    ((2, 3, 8, 10), (5, 3, 3, 3), dict(padding=1)),
+    ((1, 4, 9, 8), (6, 4, 3, 2), dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2))),
+    ((3, 2, 12), (4, 2, 5), dict(stride=1, padding=2)),                       # 1-d
+    ((1, 2, 4, 6, 6), (3, 2, 3, 3, 3), dict(padding=1)),                     # 3-d
+    ((2, 16, 6, 6), (32, 16, 1, 1), dict()),                                  # 1x1
+]
+
+
+@pytest.fixture
+def conv_gemm(monkeypatch):
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_GEMM", "1")
+
+
+def conv(x, w, b, kw):
+    return {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()](x, w, b, **kw)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("bias", [True, False])
+def test_cols_gemm_matches_cpu(conv_gemm, case, dtype, bias):
+    xs, ws, kw = CASES[case]
+    g = torch.Generator().manual_seed(case)
+    x = torch.randn(xs, generator=g).to(dtype)
+    w = (torch.randn(ws, generator=g) * 0.3).to(dtype)
+    b = torch.randn(ws[0], generator=g).to(dtype) if bias else None
+    want = conv(x.float(), w.float(), None if b is None else b.float(), kw)
+    got = conv(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), kw)
+    assert got.dtype == dtype and got.shape == want.shape
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(got.cpu().float(), want, **tol)
+    if got.shape[2:].numel() % 2 == 0:  # the GEMM form ran (it needs an even number of output positions)
+        assert any(k.startswith("conv:cols") for k in torch_webgpu._C._pipeline_keys(-1))
+
+
+def test_cols_gemm_odd_positions_and_groups_take_the_direct_kernel(conv_gemm):
+    # 7x7 outputs (odd) and groups=2 cannot use the word-wise columns: the direct kernel serves them.
+    x = torch.randn(1, 4, 7, 7)
+    w = torch.randn(6, 2, 3, 3)
+    want = F.conv2d(x, w, padding=1, groups=2)
+    got = F.conv2d(x.to(DEV), w.to(DEV), padding=1, groups=2)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_cols_gemm_noncontiguous_input_and_backward(conv_gemm):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 8, 6, 3, generator=g).permute(0, 3, 1, 2)  # [2, 3, 8, 6], channels-last storage
+    w = torch.randn(4, 3, 3, 3, generator=g, requires_grad=True)
+    xd = x.to(DEV).requires_grad_()
+    wd = w.detach().to(DEV).requires_grad_()
+    xc = x.clone().requires_grad_()
+    F.conv2d(xc, w, padding=1).square().sum().backward()
+    F.conv2d(xd, wd, padding=1).square().sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(wd.grad.cpu(), w.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_cols_gemm_splits_large_batches(conv_gemm):
+    # 40 channels x 9 taps x 128^2 positions x 4 bytes = 23.6 MiB of columns per image: 12 images
+    # take several chunks (256 MiB, or the adapter's largest binding: 128 MiB on lavapipe).
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(12, 40, 128, 128, generator=g)
+    w = torch.randn(8, 40, 3, 3, generator=g) * 0.1
+    want = F.conv2d(x, w, padding=1)
+    got = F.conv2d(x.to(DEV), w.to(DEV), padding=1)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-3)
+
+
+def test_env_zero_keeps_the_direct_kernel(monkeypatch):
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_GEMM", "0")
+    x = torch.randn(1, 3, 6, 6)
+    w = torch.randn(4, 3, 3, 3)
+    before = set(torch_webgpu._C._pipeline_keys(-1))
+    got = F.conv2d(x.to(DEV), w.to(DEV), padding=1)
+    torch.testing.assert_close(got.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+    new = set(torch_webgpu._C._pipeline_keys(-1)) - before
+    assert not any(k.startswith("conv:cols") for k in new)
