@@ -56,6 +56,16 @@ def test_plan_large_square_uses_matrix_units():
     assert int(p["workgroups"]) == 16 * 32
 
 
+def test_plan_short_products_avoid_padded_tiles():
+    # A convolution's GEMM form: 32 images of W [64 x 576] @ columns [576 x 4096]. 256-row tiles
+    # would do 4x the work; the medium class (64 x 128) fits M exactly.
+    p = plan(H200, 64, 4096, 576, batch=32)
+    assert p["use"] == "1" and p["tile"] == "64x128x32", p
+    # 4096^3 keeps the large class; 4096 x 96 (padding 128/96 > 1.25) does not.
+    assert plan(H200, 4096, 4096, 4096)["tile"] == "256x128x32"
+    assert plan(H200, 4096, 96, 4096)["tile"] != "256x128x32"
+
+
 def test_plan_small_problem_takes_small_tiles_and_split_k():
     p = plan(H200, 128, 768, 768)
     assert p["use"] == "1" and p["tile"].startswith("32x32"), p

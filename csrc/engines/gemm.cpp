@@ -488,9 +488,9 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
     return p.why = "the config's matrix does not split into even row runs per lane", p;
   if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
   p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
-  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x2x32,S=2x2x1x1x32" overrides). L: the
+  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x4x32,S=2x2x1x1x32" overrides). L: the
   // best of the shapes benchmarks/probe_gemm.py and probe_sg.py tried on an H200 (docs/benchmarks.md).
-  SgShape large{4, 2, 4, 4, 32}, medium{2, 2, 2, 2, 32}, small{2, 2, 1, 1, 32};
+  SgShape large{4, 2, 4, 4, 32}, medium{2, 2, 2, 4, 32}, small{2, 2, 1, 1, 32};
   if (const char* t = std::getenv("TORCH_WEBGPU_MATMUL_SG_TILES")) {
     std::stringstream ss(t);
     std::string item;
@@ -514,10 +514,16 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   auto fits = [&](const SgShape& s) {
     return uint64_t(s.wsm) * s.wsn * p.sg <= max_invocations && s.bk % p.sk == 0 && shared(s) <= wg_storage;
   };
+  // The largest class that fills the GPU (256 workgroups) without padding the output by more than a
+  // quarter (a 64-row product in 256-row tiles would do four times the work).
+  auto padded = [&](const SgShape& s) {
+    const int64_t bm = s.wsm * s.tm * p.sm, bn = s.wsn * s.tn * p.sn;
+    return double((M + bm - 1) / bm * bm) * double((N + bn - 1) / bn * bn) / (double(M) * double(N));
+  };
   SgShape s = small;
   const char* cls = "small";
-  if (tiles(large) >= 256 && fits(large)) s = large, cls = "large";
-  else if (tiles(medium) >= 256 && fits(medium)) s = medium, cls = "medium";
+  if (tiles(large) >= 256 && fits(large) && padded(large) <= 1.25) s = large, cls = "large";
+  else if (tiles(medium) >= 256 && fits(medium) && padded(medium) <= 1.25) s = medium, cls = "medium";
   if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
   p.wsm = s.wsm, p.wsn = s.wsn, p.tm = s.tm, p.tn = s.tn, p.bk = s.bk;
   // Stage as many of a row's result matrices at once as workgroup memory allows (each round costs
