@@ -146,20 +146,27 @@ void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tens
     const at::Tensor x = input.narrow(0, n0, nb);
     const at::Tensor cols = at::empty({nb, KC, YS}, input.options());
     const int64_t n = half ? cols.numel() / 2 : cols.numel();
-    Kernel k(std::string("conv:cols:") + (half ? "h" : "e"));
+    // The geometry is compiled in (wgsl/kernels/conv_cols.wgsl): part of the kernel's key.
+    std::string consts;
+    auto add = [&](const char* name, const int64_t* v, const char* type) {
+      for (int i = 0; i < 3; ++i)
+        consts += std::string("const ") + name + std::to_string(i) + ": " + type + " = " + std::to_string(v[i]) +
+                  (type[0] == 'u' ? "u;\n" : ";\n");
+    };
+    add("X", g.xs, "u32");
+    add("Y", g.ys, "u32");
+    add("K", g.ks, "u32");
+    add("S", g.st, "i32");
+    add("D", g.pd, "i32");
+    add("L", g.dl, "i32");
+    Kernel k(std::string("conv:cols:") + (half ? "h:" : "e:") + consts);
     k.in(x, CT::F32);
     k.out(cols, half ? CT::RAW : CT::F32);
     k.param_index("n", n);
-    k.param_array("x_size", std::vector<int64_t>(g.xs, g.xs + 3));
-    k.param_array("y_size", std::vector<int64_t>(g.ys, g.ys + 3));
-    k.param_array("k_size", std::vector<int64_t>(g.ks, g.ks + 3));
-    k.param_array("stride", std::vector<int64_t>(g.st, g.st + 3));
-    k.param_array("pad", std::vector<int64_t>(g.pd, g.pd + 3));
-    k.param_array("dilation", std::vector<int64_t>(g.dl, g.dl + 3));
     k.param_index("x_off", x.storage_offset());
     k.param_index(half ? "cols_word" : "cols_off", half ? cols.storage_offset() / 2 : cols.storage_offset());
-    k.launch(grid(uint64_t(n)), [half] {
-      return per_element_main() + kernel::library("conv_cols") +
+    k.launch(grid(uint64_t(n)), [half, &consts] {
+      return consts + per_element_main() + kernel::library("conv_cols") +
              (half ? "fn run(t: u32) {\n  wr1(P.cols_word + t, pack2x16float(vec2<f32>(cols_value(2u * t), "
                      "cols_value(2u * t + 1u))));\n}\n"
                    : "fn run(t: u32) { st1(P.cols_off + t, cols_value(t)); }\n");
