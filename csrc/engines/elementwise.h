@@ -1,6 +1,7 @@
 // The elementwise engine: one kernel template serves every pointwise op over a built
 // TensorIterator (broadcasting, promotion, strides, storage offsets, CPU scalars, sub-word dtypes).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,26 @@
 
 namespace webgpu::ops {
 
+// The WGSL libraries (wgsl/lib/) an elementwise expression calls into, named by the op: a row's
+// `libs`, run_expr's and run_elementwise's argument. Each value includes the libraries it builds on,
+// so an op names only what its expressions call; common.wgsl is always there.
+using Libs = uint32_t;
+namespace lib {
+enum : Libs {
+  None = 0,
+  Int64 = 1u << 0,                                  // int64.wgsl: i64_*, u64_*, b2l
+  Pointwise = 1u << 1,                              // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
+  Special = 1u << 2 | Int64 | Pointwise,            // special.wgsl: sp_* (gamma, erfcx, zeta, i0, ...)
+  Bessel = 1u << 3 | Pointwise,                     // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+};
+}  // namespace lib
+
 // Runs `out = expr` over iter (one output, operand 0; inputs are x1, x2, ...; scalars s0, s1, ...,
-// all of type ct in WGSL). `name` keys the pipeline cache together with the specialisation.
+// all of type ct in WGSL), with the WGSL libraries `libs` (lib::...) the expression calls into. `name` keys
+// the pipeline cache together with the specialisation.
 // CPU-scalar operands become parameters; with scalar_dtype set they are first cast to it, as CPU's
 // TensorIterator casts every input to the common dtype (so `int8_tensor // 300` wraps 300 first).
-void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
+void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, Libs libs, CT ct,
                      const std::vector<ScalarBits>& scalars = {},
                      at::ScalarType scalar_dtype = at::ScalarType::Undefined);
 

@@ -26,20 +26,20 @@
 namespace webgpu::ops {
 namespace {
 
-constexpr Row kMse{"mse", "(x1 - x2) * (x1 - x2)", nullptr, nullptr};
+constexpr Row kMse{"mse", lib::None, "(x1 - x2) * (x1 - x2)", nullptr, nullptr};
 constexpr Row kSmoothL1{"smooth_l1",
-                        "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
+                        lib::None, "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
                         nullptr};
-constexpr Row kHuber{"huber", "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)",
+constexpr Row kHuber{"huber", lib::None, "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)",
                      nullptr, nullptr};
 // Backward iterators are (grad_input; input, target, grad_output); s0 the reduction's norm.
-constexpr Row kMseBackward{"mse_backward", "s0 * (x1 - x2) * x3", nullptr, nullptr};
+constexpr Row kMseBackward{"mse_backward", lib::None, "s0 * (x1 - x2) * x3", nullptr, nullptr};
 constexpr Row kSmoothL1Backward{
     "smooth_l1_backward",
-    "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
+    lib::None, "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
     nullptr, nullptr};
 constexpr Row kHuberBackward{"huber_backward",
-                             "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
+                             lib::None, "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
                              "x1 - x2 < -s1)",
                              nullptr, nullptr};
 
@@ -76,7 +76,7 @@ at::Tensor bce(const at::Tensor& input, const at::Tensor& target, const std::opt
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(it.common_dtype()), "\"binary_cross_entropy\" not implemented for '",
                               c10::toString(it.common_dtype()), "'");
   const std::string e = "-(x2 * max(f_log(x1), -100.0) + (1.0 - x2) * max(f_log(1.0 - x1), -100.0))";
-  run_expr("binary_cross_entropy", it, CT::F32, (weight.defined() ? "x3 * " + e : e).c_str());
+  run_expr("binary_cross_entropy", it, CT::F32, (weight.defined() ? "x3 * " + e : e).c_str(), lib::Pointwise);
   return apply_reduction(loss, reduction);
 }
 
@@ -103,7 +103,7 @@ at::Tensor& bce_backward_out(const at::Tensor& grad, const at::Tensor& input, co
   if (weight.defined()) cfg.add_const_input(weight);
   auto it = cfg.build();
   const std::string e = "s0 * x3 * (x1 - x2) / max((1.0 - x1) * x1, 1e-12)";
-  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), {norm});
+  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), lib::None, {norm});
   return gi;
 }
 

@@ -339,7 +339,7 @@ void apply_affine(const at::Tensor& x, const at::Tensor& scale, const at::Tensor
                 .check_all_same_dtype(false)
                 .promote_inputs_to_common_dtype(false)
                 .build();
-  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3");
+  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3", lib::None);
 }
 
 void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
@@ -500,7 +500,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
                       .check_all_same_dtype(false)
                       .promote_inputs_to_common_dtype(false)
                       .build();
-        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5");
+        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5", lib::None);
       } else {
         apply_affine(grad_out, ws, at::zeros({C}, input.options().dtype(at::kFloat)), gi);
       }
