@@ -20,8 +20,9 @@ enum : Libs {
   None = 0,
   Int64 = 1u << 0,                                  // int64.wgsl: i64_*, u64_*, b2l
   Pointwise = 1u << 1,                              // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
-  Special = 1u << 2 | Int64 | Pointwise,            // special.wgsl: sp_* (gamma, erfcx, zeta, i0, ...)
-  Bessel = 1u << 3 | Pointwise,                     // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+  BesselI = 1u << 4 | Pointwise,                    // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
+  Special = 1u << 2 | Int64 | Pointwise,            // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
+  Bessel = 1u << 3 | Pointwise | BesselI,           // bessel.wgsl: Bessel, Airy, orthogonal polynomials
 };
 }  // namespace lib
 

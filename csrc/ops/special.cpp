@@ -1,6 +1,7 @@
 // The special-function rows of the pointwise op table: the gamma family (lgamma, digamma,
 // polygamma, igamma/igammac, zeta), Bessel I0/I1, erfcx, ndtri/log_ndtr, entr, xlog1py, sinc, frexp,
-// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/lib/special.wgsl.
+// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/lib/special.wgsl, I0/I1
+// in wgsl/lib/bessel_i.wgsl (shared with special.modified_bessel_i0/i1).
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/NativeFunctions.h>
@@ -18,10 +19,10 @@ constexpr Row kLgamma{"lgamma", lib::Special, "sp_lgamma(x1)", nullptr, nullptr}
 constexpr Row kDigamma{"digamma", lib::Special, "sp_digamma(x1)", nullptr, nullptr};
 constexpr Row kTrigamma{"trigamma", lib::Special, "sp_trigamma(x1)", nullptr, nullptr};
 constexpr Row kPolygamma{"polygamma", lib::Special, "sp_polygamma(s0, x1)", nullptr, nullptr};
-constexpr Row kI0{"i0", lib::Special, "sp_i0(x1)", nullptr, nullptr};
-constexpr Row kI0e{"special_i0e", lib::Special, "sp_i0e(x1)", nullptr, nullptr};
-constexpr Row kI1{"special_i1", lib::Special, "sp_i1(x1)", nullptr, nullptr};
-constexpr Row kI1e{"special_i1e", lib::Special, "sp_i1e(x1)", nullptr, nullptr};
+constexpr Row kI0{"i0", lib::BesselI, "f_bessel_i0(x1)", nullptr, nullptr};
+constexpr Row kI0e{"special_i0e", lib::BesselI, "f_bessel_i0e(x1)", nullptr, nullptr};
+constexpr Row kI1{"special_i1", lib::BesselI, "f_bessel_i1(x1)", nullptr, nullptr};
+constexpr Row kI1e{"special_i1e", lib::BesselI, "f_bessel_i1e(x1)", nullptr, nullptr};
 constexpr Row kErfcx{"special_erfcx", lib::Special, "sp_erfcx(x1)", nullptr, nullptr};
 constexpr Row kNdtri{"special_ndtri", lib::Special, "sp_ndtri(x1)", nullptr, nullptr};
 constexpr Row kLogNdtr{"special_log_ndtr", lib::Special, "sp_log_ndtr(x1)", nullptr, nullptr};

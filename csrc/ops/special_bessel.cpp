@@ -20,8 +20,8 @@ constexpr Row kBesselJ0{"bessel_j0", lib::Bessel, "f_bessel_j0(x1)", nullptr, nu
 constexpr Row kBesselJ1{"bessel_j1", lib::Bessel, "f_bessel_j1(x1)", nullptr, nullptr};
 constexpr Row kBesselY0{"bessel_y0", lib::Bessel, "f_bessel_y0(x1)", nullptr, nullptr};
 constexpr Row kBesselY1{"bessel_y1", lib::Bessel, "f_bessel_y1(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselI0{"modified_bessel_i0", lib::Bessel, "f_modified_bessel_i0(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselI1{"modified_bessel_i1", lib::Bessel, "f_modified_bessel_i1(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselI0{"modified_bessel_i0", lib::BesselI, "f_bessel_i0(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselI1{"modified_bessel_i1", lib::BesselI, "f_bessel_i1(x1)", nullptr, nullptr};
 constexpr Row kModifiedBesselK0{"modified_bessel_k0", lib::Bessel, "f_modified_bessel_k0(x1)", nullptr, nullptr};
 constexpr Row kModifiedBesselK1{"modified_bessel_k1", lib::Bessel, "f_modified_bessel_k1(x1)", nullptr, nullptr};
 constexpr Row kScaledModifiedBesselK0{"scaled_modified_bessel_k0", lib::Bessel, "f_scaled_modified_bessel_k0(x1)", nullptr,
