@@ -137,6 +137,15 @@ fn bs_pq(x: f32, w: f32, pp: array<f32, 11>, pq: array<f32, 11>, qp: array<f32, 
 }
 fn bs_pq0(x: f32) -> vec2<f32> { return bs_pq(x, 25.0 / (x * x), BS_J0_PP, BS_J0_PQ, BS_J0_QP, BS_J0_QQ); }
 fn bs_pq1(x: f32) -> vec2<f32> { return bs_pq(x, 5.0 / x * (5.0 / x), BS_J1_PP, BS_J1_PQ, BS_J1_QP, BS_J1_QQ); }
+// J and Y past x = 5 from (p, q) and the phase x - shift (pi/4 for order 0, 3pi/4 for order 1).
+fn bs_j_asym(x: f32, pq: vec2<f32>, shift: f32) -> f32 {
+  let xn = x - shift;
+  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+}
+fn bs_y_asym(x: f32, pq: vec2<f32>, shift: f32) -> f32 {
+  let xn = x - shift;
+  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+}
 
 fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
   if (x <= 5.0) {
@@ -146,9 +155,7 @@ fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
     var rq = bs_polevl(z, BS_J0_RQ, 8u);
     return (z - 5.78318596294678452118) * (z - 30.4712623436620863991) * rp / rq;
   }
-  let pq = bs_pq0(x);
-  let xn = x - BS_PIO4;
-  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_j_asym(x, bs_pq0(x), BS_PIO4);
 }
 
 fn f_bessel_j0(x: f32) -> f32 {
@@ -163,9 +170,7 @@ fn bs_j1_pos(x: f32) -> f32 {  // x >= 0 (or -0), finite
     var rq = bs_polevl(z, BS_J1_RQ, 8u);
     return rp / rq * x * (z - 14.6819706421238932572) * (z - 49.2184563216946036703);
   }
-  let pq = bs_pq1(x);
-  let xn = x - BS_3PIO4;
-  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_j_asym(x, bs_pq1(x), BS_3PIO4);
 }
 
 fn f_bessel_j1(x: f32) -> f32 {
@@ -184,9 +189,7 @@ fn f_bessel_y0(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y0_YQ, 7u);
     return yp / yq + (BS_TWOOPI * bs_log(x) * bs_j0_pos(x));
   }
-  let pq = bs_pq0(x);
-  let xn = x - BS_PIO4;
-  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_y_asym(x, bs_pq0(x), BS_PIO4);
 }
 
 fn f_bessel_y1(x: f32) -> f32 {
@@ -199,9 +202,7 @@ fn f_bessel_y1(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y1_YQ, 8u);
     return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * bs_log(x) - 1.0 / x));
   }
-  let pq = bs_pq1(x);
-  let xn = x - BS_3PIO4;
-  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_y_asym(x, bs_pq1(x), BS_3PIO4);
 }
 
 // sin(x) / x, by its Taylor series below 1/2.
