@@ -120,21 +120,8 @@ void aminmax_all_kernel(const at::Tensor& self, at::Tensor& mn, at::Tensor& mx) 
 WEBGPU_STUB(aminmax_stub, &aminmax_kernel)
 WEBGPU_STUB(aminmax_allreduce_stub, &aminmax_all_kernel)
 
-// Structured ops with two outputs (max.dim, min.dim, aminmax), as torchgen generates them.
-template <class Base>
-struct Functional2 final : Base {
-  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    out_[i] = structured::create_out(sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    out_[i] = structured::create_out(sizes, strides, options);
-  }
-  const at::Tensor& maybe_get_output(int64_t i) override { return out_[i]; }
-  at::Tensor out_[2];
-};
-
+// Structured ops with two outputs (max.dim, min.dim, aminmax), as torchgen generates them: the
+// functional overloads are structured::FunctionalOuts<B, 2>, the out= ones Given2<B>.
 template <class Base>
 struct Given2 final : Base {
   Given2(const at::Tensor& a, const at::Tensor& b) : out_{a, b} {}
@@ -158,10 +145,10 @@ struct Given2 final : Base {
 
 template <class B>
 std::tuple<at::Tensor, at::Tensor> minmax_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  Functional2<B> op;
+  structured::FunctionalOuts<B, 2> op;
   auto pre = op.meta(self, dim, keepdim);
-  op.impl(self, pre.dim, keepdim, op.out_[0], op.out_[1]);
-  return {std::move(op.out_[0]), std::move(op.out_[1])};
+  op.impl(self, pre.dim, keepdim, op.outs[0], op.outs[1]);
+  return {std::move(op.outs[0]), std::move(op.outs[1])};
 }
 
 template <class B>
@@ -175,10 +162,10 @@ std::tuple<at::Tensor&, at::Tensor&> minmax_dim_out(const at::Tensor& self, int6
 }
 
 std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  Functional2<at::native::structured_aminmax_out> op;
+  structured::FunctionalOuts<at::native::structured_aminmax_out, 2> op;
   op.meta(self, dim, keepdim);
-  op.impl(self, dim, keepdim, op.out_[0], op.out_[1]);
-  return {std::move(op.out_[0]), std::move(op.out_[1])};
+  op.impl(self, dim, keepdim, op.outs[0], op.outs[1]);
+  return {std::move(op.outs[0]), std::move(op.outs[1])};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
