@@ -125,11 +125,7 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
   return {gs, gw};
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(elu_backward_stub, &elu_backward_kernel)
 WEBGPU_STUB(leaky_relu_backward_stub, &k1<kLeakyReluBackward>)
 WEBGPU_STUB(softplus_backward_stub, &k2<kSoftplusBackward>)
@@ -142,9 +138,6 @@ WEBGPU_STUB(hardshrink_stub, &k1<kHardshrink>)
 WEBGPU_STUB(shrink_backward_stub, &k1<kShrinkBackward>)
 WEBGPU_STUB(logit_backward_stub, &logit_backward_kernel)
 WEBGPU_STUB(prelu_stub, &k0i<kPrelu>)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -152,11 +152,7 @@ struct ClampTensorOp : at::native::structured_clamp_Tensor_out {
   }
 };
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(add_stub, &add_kernel)
 WEBGPU_STUB(sub_stub, &sub_kernel)
 WEBGPU_STUB(mul_stub, &k0<kMul>)
@@ -200,9 +196,6 @@ WEBGPU_STUB(clamp_max_scalar_stub, &k1v<kClampMaxScalar>)
 WEBGPU_STUB(clamp_stub, &k0<kClampTensor>)
 WEBGPU_STUB(where_kernel, &k0i<kWhere>)
 WEBGPU_STUB(masked_fill_stub, &masked_fill_kernel)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -205,11 +205,7 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& self, 
   return log_sigmoid_backward_out(grad, self, buffer, g);
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(abs_stub, &k0<kAbs>)
 WEBGPU_STUB(neg_stub, &k0<kNeg>)
 WEBGPU_STUB(sign_stub, &k0<kSign>)
@@ -263,9 +259,6 @@ WEBGPU_STUB(mish_stub, &k0<kMish>)
 WEBGPU_STUB(sigmoid_backward_stub, &k0<kSigmoidBackward>)
 WEBGPU_STUB(tanh_backward_stub, &k0<kTanhBackward>)
 WEBGPU_STUB(silu_backward_stub, &k0<kSiluBackward>)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -109,11 +109,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
   if (!mantissa_first) one(mantissa, "frexp_mantissa", "sp_frexp_m(x1)");
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(lgamma_stub, &k0<kLgamma>)
 WEBGPU_STUB(digamma_stub, &k0<kDigamma>)
 WEBGPU_STUB(polygamma_stub, &polygamma_kernel)
@@ -138,9 +134,6 @@ WEBGPU_STUB(heaviside_stub, &k0<kHeaviside>)
 WEBGPU_STUB(gcd_stub, &gcd_kernel)
 WEBGPU_STUB(lcm_stub, &lcm_kernel)
 WEBGPU_STUB(nextafter_stub, &nextafter_kernel)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

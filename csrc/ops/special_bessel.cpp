@@ -53,11 +53,7 @@ void float_only(at::TensorIteratorBase& it) {
   run_row(R, it);
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(special_airy_ai_stub, &float_only<kAiryAi>)
 WEBGPU_STUB(special_bessel_j0_stub, &float_only<kBesselJ0>)
 WEBGPU_STUB(special_bessel_j1_stub, &float_only<kBesselJ1>)
@@ -82,9 +78,6 @@ WEBGPU_STUB(hermite_polynomial_h_stub, &float_only<kHermiteH>)
 WEBGPU_STUB(hermite_polynomial_he_stub, &float_only<kHermiteHe>)
 WEBGPU_STUB(laguerre_polynomial_l_stub, &float_only<kLaguerreL>)
 WEBGPU_STUB(legendre_polynomial_p_stub, &float_only<kLegendreP>)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;
