@@ -306,9 +306,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   auto make = [&]() {
     // The libraries the op names (lib::...), in this order: smaller modules compile faster.
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
-    static constexpr std::pair<Libs, const char*> kLibraries[] = {
-        {1u << 0, "int64"}, {1u << 1, "pointwise"}, {1u << 4, "bessel_i"}, {1u << 2, "special"}, {1u << 3, "bessel"}};
-    for (const auto& [bit, file] : kLibraries)
+    for (const auto& [bit, file] : lib::kFiles)
       if (libs & bit) src += kernel::library(file);
     src += kernel::library("elementwise");
     std::ostringstream acc, body;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/TensorIterator.h>
@@ -16,13 +17,17 @@ namespace webgpu::ops {
 // so an op names only what its expressions call; common.wgsl is always there.
 using Libs = uint32_t;
 namespace lib {
+// One bit per library file, and the order the engine emits them in.
+enum File : Libs { kInt64 = 1u << 0, kPointwise = 1u << 1, kBesselI = 1u << 2, kSpecial = 1u << 3, kBessel = 1u << 4 };
+inline constexpr std::pair<File, const char*> kFiles[] = {
+    {kInt64, "int64"}, {kPointwise, "pointwise"}, {kBesselI, "bessel_i"}, {kSpecial, "special"}, {kBessel, "bessel"}};
 enum : Libs {
   None = 0,
-  Int64 = 1u << 0,                                  // int64.wgsl: i64_*, u64_*, b2l
-  Pointwise = 1u << 1,                              // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
-  BesselI = 1u << 4 | Pointwise,                    // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
-  Special = 1u << 2 | Int64 | Pointwise,            // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
-  Bessel = 1u << 3 | Pointwise | BesselI,           // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+  Int64 = kInt64,                                   // int64.wgsl: i64_*, u64_*, b2l
+  Pointwise = kPointwise,                           // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
+  BesselI = kBesselI | Pointwise,                   // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
+  Special = kSpecial | Int64 | Pointwise,           // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
+  Bessel = kBessel | Pointwise | BesselI,           // bessel.wgsl: Bessel, Airy, orthogonal polynomials
 };
 }  // namespace lib
 
