@@ -1,12 +1,15 @@
 # Shared pytest setup: the CPU fallback is off for every test (a passing op test means a native
-# kernel), and the package under test is the installed one.
+# kernel), and the package under test is the installed one. The device name and the fallback helpers
+# live in tests/webgpu_env.py, importable from every test module (this folder goes on sys.path).
 import os
+import sys
 
-os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import webgpu_env  # noqa: E402
+
+webgpu_env.fallback_off()
+
+import pytest  # noqa: E402,F401
+import torch  # noqa: E402,F401
 import torch_webgpu  # noqa: E402,F401
-
-DEVICE = "webgpu"
-

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

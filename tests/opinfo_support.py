@@ -32,7 +32,7 @@ from torch_webgpu.fallback import fallback_enabled
 
 from known_failures import KNOWN_FAILURES
 
-DEVICE = "webgpu"
+from webgpu_env import DEV as DEVICE
 
 # Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
 ALL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-DEV = "webgpu"  # tests/conftest.py: DEVICE; the fallback is off there
+from webgpu_env import DEV
 
 LOW = [torch.float16, torch.bfloat16]
 

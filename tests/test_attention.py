@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-DEV = "webgpu"
+from webgpu_env import DEV
 FUSED = int(torch.nn.attention.SDPBackend.OVERRIDEABLE)
 TOL = {torch.float32: 2e-5, torch.float16: 3e-3, torch.bfloat16: 2e-2}
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-DEV = "webgpu"
+from webgpu_env import DEV
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 TOL = {torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 

@@ -9,7 +9,7 @@ import torch
 import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
 
-DEV = "webgpu"
+from webgpu_env import DEV
 TIMEOUT = 60
 
 

@@ -12,6 +12,7 @@ import torch
 import torch.distributed as dist
 
 import torch_webgpu  # noqa: F401
+from webgpu_env import native_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WS = 2
@@ -27,7 +28,7 @@ def _torchrun(mode, backend, tmp):
     out = os.path.join(tmp, "r")
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={WS}", "--master-addr=127.0.0.1",
            f"--master-port={_free_port()}", os.path.join(HERE, "distributed_worker.py"), mode, backend, out]
-    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0", OMP_NUM_THREADS="1")
+    env = native_env(OMP_NUM_THREADS="1")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-6000:]
     return [torch.load(f"{out}.{r}", weights_only=False) for r in range(WS)]

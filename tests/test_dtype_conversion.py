@@ -1,16 +1,14 @@
 # Device-side dtype conversion (to(dtype) -> _to_copy -> copy_ on the device) for every pair of
 # supported dtypes, bit-exact against CPU's .to() on special values: NaN, +-inf, -0.0, subnormals,
 # +-max, rounding ties, int64 extremes, 2^24 + 1, 2^53 + 1, negative floats to uint8, ...
-import os
 import platform
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch_webgpu  # noqa: E402,F401
+import pytest
+import torch
+import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
           torch.uint8, torch.bool]
 BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from webgpu_env import native_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -51,7 +52,7 @@ CPU_NOTE = "note: this adapter is a CPU emulation of a GPU (as in CI): results a
 def run_python(args, tmp_path, env=None, timeout=900):
     """Runs `python ARGS` from an empty directory (so the source tree cannot shadow the installed
     package) with the fallback off; returns (exit status, stdout, stderr)."""
-    e = dict(os.environ, TORCH_WEBGPU_FALLBACK="0", PYTHONDONTWRITEBYTECODE="1")
+    e = native_env(PYTHONDONTWRITEBYTECODE="1")
     e.update(env or {})
     p = subprocess.run([sys.executable, *args], cwd=tmp_path, env=e, capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr

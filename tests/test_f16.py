@@ -2,7 +2,6 @@
 as CUDA) where the adapter has it, packed (software conversion) otherwise; TORCH_WEBGPU_NO_F16=1
 forces the packed path on any adapter. Both must give CPU's bits for single-rounding ops, subnormals,
 overflow and NaN, on contiguous (vectorised), offset, ragged and strided operands."""
-import os
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ import pytest
 import torch
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV, native_env
 
 CHECK = r'''
 import sys, torch, torch_webgpu
@@ -60,7 +59,7 @@ sys.exit(1 if bad else 0)
 
 
 def _run(env_extra):
-    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0", **env_extra)
+    env = native_env(**env_extra)
     return subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env, timeout=600)
 
 

@@ -1,15 +1,13 @@
 # Factories (zeros ... eye, arange, linspace, logspace) in every supported dtype, and every view op:
 # each result is compared with CPU, and views must share the base's storage with CPU's metadata.
-import os
 import platform
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch_webgpu  # noqa: E402,F401
+import pytest
+import torch
+import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
           torch.uint8, torch.bool]
 NUMERIC = [d for d in DTYPES if d is not torch.bool]

@@ -2,24 +2,21 @@
 parameters through Module.to, fork and multiprocessing queues, torch.compile. Whatever used to crash
 or hang runs in a subprocess with a timeout; results are compared against PyTorch on the CPU."""
 import os
+import io
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import pytest
+import torch
+import torch.nn.functional as F
 
-import io  # noqa: E402
-import pickle  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import textwrap  # noqa: E402
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
           torch.uint8, torch.bool)
 

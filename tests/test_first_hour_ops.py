@@ -8,7 +8,6 @@ import os
 import sys
 import warnings
 
-os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
 import numpy  # noqa: E402

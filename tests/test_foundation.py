@@ -12,7 +12,7 @@ import threading
 import pytest
 import torch
 
-DEV = "webgpu"
+from webgpu_env import DEV
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool]
 

@@ -6,7 +6,7 @@
 import pytest
 import torch
 
-DEV = "webgpu"
+from webgpu_env import DEV
 g = torch.Generator().manual_seed(0)
 
 ALL = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,

@@ -7,7 +7,7 @@
 import pytest
 import torch
 
-DEV = "webgpu"
+from webgpu_env import DEV
 
 
 @pytest.fixture(params=["dot4", "scalar"], autouse=True)

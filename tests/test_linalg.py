@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-DEV = "webgpu"
+from webgpu_env import DEV
 g = torch.Generator().manual_seed(0)
 
 

@@ -15,7 +15,7 @@ import torch
 
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 _C = torch_webgpu._C
 
 # What Dawn reports on an H200 (NVIDIA Vulkan driver): f16 -> f32/f16 and i8 -> i32 configs, subgroup 32.

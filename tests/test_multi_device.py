@@ -2,7 +2,6 @@
 ordered by TORCH_WEBGPU_VISIBLE_DEVICES. CI's machine has one adapter, so these tests make two
 devices on it ("0,0": two WGPUDevices, which share no memory, exactly like two GPUs) in a
 subprocess, since the adapter list is read once per process."""
-import os
 import subprocess
 import sys
 import textwrap
@@ -11,6 +10,7 @@ import pytest
 import torch
 
 import torch_webgpu  # noqa: F401
+from webgpu_env import native_env
 
 TWO_DEVICES = textwrap.dedent(r'''
     import torch, torch_webgpu
@@ -95,7 +95,7 @@ TWO_DEVICES = textwrap.dedent(r'''
 
 
 def _run(code, visible):
-    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0", TORCH_WEBGPU_VISIBLE_DEVICES=visible)
+    env = native_env(TORCH_WEBGPU_VISIBLE_DEVICES=visible)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
 
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 TOL = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.float16: dict(atol=2e-2, rtol=2e-2),
        torch.bfloat16: dict(atol=6e-2, rtol=6e-2)}

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 
 
 @pytest.fixture(autouse=True)

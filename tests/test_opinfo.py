@@ -18,7 +18,6 @@ import tempfile
 import textwrap
 import warnings
 
-os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
 import pytest  # noqa: E402
@@ -27,6 +26,7 @@ import torch  # noqa: E402
 import opinfo_support as H  # noqa: E402
 import torch_webgpu  # noqa: E402,F401
 from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts  # noqa: E402
+from webgpu_env import native_env  # noqa: E402
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 # Subprocesses run outside the repository, so the source tree's torch_webgpu/ never shadows the
@@ -187,7 +187,7 @@ _PLANT = textwrap.dedent(r"""
 def test_harness_catches_planted_wrong_kernels():
     """Wrong kernels planted over add (in a subprocess, so they never leak into other tests) fail
     the harness, each in the variant built to catch it."""
-    env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0")
+    env = native_env()
     p = subprocess.run([sys.executable, "-c", f"TESTS_DIR = {TESTS_DIR!r}\n" + _PLANT], env=env,
                        capture_output=True, text=True, timeout=600, cwd=SUBPROCESS_CWD)
     assert p.returncode == 0, p.stdout + p.stderr

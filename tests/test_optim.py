@@ -3,16 +3,12 @@ weight_decay, maximize), Adam and AdamW (amsgrad, weight_decay, maximize, tensor
 for-loop, foreach=True and fused=True implementations, 5 steps on a small model's parameters; the
 fused kernels called directly against CPU's own fused kernels (grad_scale, found_inf, lr tensor,
 half parameters); _foreach_norm and clip_grad_norm_. The CPU fallback is off: these run natively."""
-import os
+import pytest
+import torch
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),

@@ -3,18 +3,15 @@ layouts (contiguous, non-contiguous, broadcast, scalar operands, in-place, out=)
 OpInfo samples for each op. Bounded by default; TORCH_WEBGPU_FULL=1 runs every dtype, layout and
 sample. The CPU fallback is off: a pass means a native kernel."""
 import os
+import math
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import pytest
+import torch
+import torch.nn.functional as F
 
-import math  # noqa: E402
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 FULL = os.environ.get("TORCH_WEBGPU_FULL", "") == "1"
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)

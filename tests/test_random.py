@@ -3,19 +3,15 @@ seeding and state, each distribution's statistics in every dtype CPU supports, l
 storage offsets, non-contiguous), dropout, multinomial, randperm and errors. Values need not equal
 CPU's bits (CUDA's don't either); statistics are checked with bounds many standard errors wide, so a
 wrong distribution fails and a right one passes. The CPU fallback is off."""
-import os
+import math
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import pytest
+import torch
+import torch.nn.functional as F
 
-import math  # noqa: E402
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 ALL = FLOATS + INTS + (torch.bool,)

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-DEV = "webgpu"
+from webgpu_env import DEV
 g = torch.Generator().manual_seed(0)
 
 

@@ -1,18 +1,14 @@
 """torch.save / torch.load of webgpu tensors: every dtype, views sharing storage (and their offsets),
 0-dim and empty tensors, parameters, module state dicts, optimiser state, and map_location both
 ways (webgpu -> cpu, cpu -> webgpu, webgpu -> webgpu), with weights_only on and off."""
-import os
+import io
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import pytest
+import torch
 
-import io  # noqa: E402
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
           torch.uint8, torch.bool)
 

@@ -1,15 +1,11 @@
 """Shape-building ops (csrc/ops/shape_ops.cpp, csrc/ops/pad.cpp) against PyTorch CPU: every dtype,
 negative dims, non-contiguous inputs and outputs, empty tensors, out= and in-place, gradients, errors.
 Runs with the CPU fallback off, so a pass means native kernels."""
-import os
+import pytest
+import torch
+import torch.nn.functional as F
 
-os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
+import torch_webgpu  # noqa: F401
 
 D = "webgpu"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,

@@ -3,18 +3,14 @@ that the device stores, special values (zeros of both signs, poles, negative int
 NaN, large arguments), random values over each function's domain, non-contiguous inputs, out= and
 in-place variants, and backward against CPU's. The CPU fallback is off: a pass means a native kernel.
 The OpInfo sweep (tests/test_opinfo.py -k <entry>) covers PyTorch's own samples."""
-import os
+import math
 
-os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+import pytest
+import torch
 
-import math  # noqa: E402
+import torch_webgpu  # noqa: F401
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-import torch_webgpu  # noqa: E402,F401
-
-DEV = "webgpu"
+from webgpu_env import DEV
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 FLOATS = (F32, F16, BF16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)

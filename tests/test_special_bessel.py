@@ -10,7 +10,7 @@ import torch
 
 import torch_webgpu  # noqa: F401
 
-DEV = "webgpu"
+from webgpu_env import DEV
 S = torch.special
 
 # name -> (atol, rtol): OpInfo's float32 tolerances for these entries (precisionOverride /

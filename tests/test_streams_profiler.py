@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch_webgpu  # noqa: F401
 
-DEVICE = "webgpu"
+from webgpu_env import DEV as DEVICE
 
 
 def _has_timestamps():

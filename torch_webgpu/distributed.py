@@ -101,6 +101,16 @@ def _make_group_class():
                     setattr(o, attr, getattr(opts, attr))
             return o, True
 
+        def _staged(self, outputs, run, nested=False):
+            """The body of a collective whose results land in `outputs` (a list of tensors, or of
+            lists of tensors when nested): stages them on the host, runs `run(host outputs)` (a gloo
+            call, waited for) and copies the results back; returns the finished Work."""
+            ho = [_hosts(outs) for outs in outputs] if nested else _hosts(outputs)
+            run(ho).wait()
+            for outs, hs in zip(outputs, ho) if nested else [(outputs, ho)]:
+                _copy_back(outs, hs)
+            return _done(outputs)
+
         def _avg(self, ts, avg):
             if avg:
                 for t in ts:
@@ -130,10 +140,7 @@ def _make_group_class():
 
         def broadcast(self, tensors, opts=None):
             opts = opts if opts is not None else C.BroadcastOptions()
-            hs = _hosts(tensors)
-            self._gloo.broadcast(hs, opts).wait()
-            _copy_back(tensors, hs)
-            return _done(tensors)
+            return self._staged(tensors, lambda hs: self._gloo.broadcast(hs, opts))
 
         def reduce(self, tensors, opts=None):
             opts = opts if opts is not None else C.ReduceOptions()
@@ -147,19 +154,14 @@ def _make_group_class():
 
         def allgather(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.AllgatherOptions()
-            ho = [_hosts(outs) for outs in output_tensors]
-            self._gloo.allgather(ho, _hosts(input_tensors), opts).wait()
-            for outs, hs in zip(output_tensors, ho):
-                _copy_back(outs, hs)
-            return _done(output_tensors)
+            return self._staged(output_tensors, lambda ho: self._gloo.allgather(ho, _hosts(input_tensors), opts),
+                                nested=True)
 
         def _allgather_base(self, output, input, opts=None):
             # Concatenated along dim 0, rank order: gloo's allgather into the chunks of a host copy.
-            ho = _host(output)
-            self._gloo.allgather([list(ho.chunk(self._size))], [_host(input)],
-                                 opts if opts is not None else C.AllgatherOptions()).wait()
-            _copy_back([output], [ho])
-            return _done([output])
+            opts = opts if opts is not None else C.AllgatherOptions()
+            return self._staged([output],
+                                lambda ho: self._gloo.allgather([list(ho[0].chunk(self._size))], [_host(input)], opts))
 
         all_gather_single = _allgather_base
 
@@ -172,18 +174,13 @@ def _make_group_class():
 
         def gather(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.GatherOptions()
-            ho = [_hosts(outs) for outs in output_tensors]
-            self._gloo.gather(ho, _hosts(input_tensors), opts).wait()
-            for outs, hs in zip(output_tensors, ho):
-                _copy_back(outs, hs)
-            return _done(output_tensors)
+            return self._staged(output_tensors, lambda ho: self._gloo.gather(ho, _hosts(input_tensors), opts),
+                                nested=True)
 
         def scatter(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.ScatterOptions()
-            ho = _hosts(output_tensors)
-            self._gloo.scatter(ho, [_hosts(ins) for ins in input_tensors], opts).wait()
-            _copy_back(output_tensors, ho)
-            return _done(output_tensors)
+            return self._staged(output_tensors,
+                                lambda ho: self._gloo.scatter(ho, [_hosts(ins) for ins in input_tensors], opts))
 
         def reduce_scatter(self, output_tensors, input_tensors, opts=None):
             # gloo has no reduce_scatter: allreduce each rank's input list, keep this rank's part.
@@ -211,19 +208,15 @@ def _make_group_class():
         reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
         def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
-            ho = _host(output)
-            self._gloo.alltoall_base(ho, _host(input), list(output_split_sizes), list(input_split_sizes),
-                                     opts if opts is not None else C.AllToAllOptions()).wait()
-            _copy_back([output], [ho])
-            return _done([output])
+            opts = opts if opts is not None else C.AllToAllOptions()
+            return self._staged([output], lambda ho: self._gloo.alltoall_base(
+                ho[0], _host(input), list(output_split_sizes), list(input_split_sizes), opts))
 
         all_to_all_single = alltoall_base
 
         def alltoall(self, output_tensors, input_tensors, opts=None):
-            ho = _hosts(output_tensors)
-            self._gloo.alltoall(ho, _hosts(input_tensors), opts if opts is not None else C.AllToAllOptions()).wait()
-            _copy_back(output_tensors, ho)
-            return _done(output_tensors)
+            opts = opts if opts is not None else C.AllToAllOptions()
+            return self._staged(output_tensors, lambda ho: self._gloo.alltoall(ho, _hosts(input_tensors), opts))
 
         def barrier(self, opts=None):
             # Everything this process recorded reaches the GPU first, as a CUDA barrier orders it.
@@ -237,10 +230,7 @@ def _make_group_class():
             return _done(tensors)
 
         def recv(self, tensors, src, tag=0):
-            hs = _hosts(tensors)
-            self._gloo.recv(hs, src, tag).wait()
-            _copy_back(tensors, hs)
-            return _done(tensors)
+            return self._staged(tensors, lambda hs: self._gloo.recv(hs, src, tag))
 
         def recv_anysource(self, tensors, tag=0):
             hs = _hosts(tensors)

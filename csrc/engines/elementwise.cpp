@@ -98,12 +98,6 @@ int64_t param_words(int R, int nops, size_t nscalars) {
   return 4 + pad4(R) + pad4(nops) + pad4(int64_t(nops) * R) + 2 * int64_t(nscalars + nops);
 }
 
-bool uses_any(const std::string& expr, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (expr.find(n) != std::string::npos) return true;
-  return false;
-}
-
 // A CPU scalar operand's value, read straight from its one element; cast to `as` first when
 // given, the way CPU's TensorIterator casts inputs to the common dtype (wrapping, no range check).
 c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
@@ -137,7 +131,7 @@ std::string narrow_to(at::ScalarType t, CT ct) {
 
 }  // namespace
 
-void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
+void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, Libs libs, CT ct,
                      const std::vector<ScalarBits>& scalars, at::ScalarType scalar_dtype) {
   const int64_t numel = iter.numel();
   if (numel == 0) return;
@@ -310,15 +304,10 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     key.append(":c").append(std::to_string(int(scalar_dtype)));
 
   auto make = [&]() {
-    // Helper libraries only where the op's expression uses them: smaller modules compile faster.
+    // The libraries the op names (lib::...), in this order: smaller modules compile faster.
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
-    const bool special = uses_any(expr, {"sp_"});  // special.wgsl builds on int64 and pointwise
-    if (special || uses_any(expr, {"i64_", "u64_", "b2l("})) src += kernel::library("int64");
-    if (special || uses_any(expr, {"f_", "b2f(", "b2i(", "i32_", "is_nan", "is_inf", "is_finite", "sign_bit"}))
-      src += kernel::library("pointwise");
-    if (special) src += kernel::library("special");
-    if (uses_any(expr, {"bessel", "airy", "chebyshev", "hermite", "laguerre", "legendre"}))
-      src += kernel::library("bessel");  // torch.special's Bessel family (ops/special_bessel.cpp)
+    for (const auto& [bit, file] : lib::kFiles)
+      if (libs & bit) src += kernel::library(file);
     src += kernel::library("elementwise");
     std::ostringstream acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {

@@ -1,7 +1,9 @@
 // The elementwise engine: one kernel template serves every pointwise op over a built
 // TensorIterator (broadcasting, promotion, strides, storage offsets, CPU scalars, sub-word dtypes).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/TensorIterator.h>
@@ -10,11 +12,31 @@
 
 namespace webgpu::ops {
 
+// The WGSL libraries (wgsl/lib/) an elementwise expression calls into, named by the op: a row's
+// `libs`, run_expr's and run_elementwise's argument. Each value includes the libraries it builds on,
+// so an op names only what its expressions call; common.wgsl is always there.
+using Libs = uint32_t;
+namespace lib {
+// One bit per library file, and the order the engine emits them in.
+enum File : Libs { kInt64 = 1u << 0, kPointwise = 1u << 1, kBesselI = 1u << 2, kSpecial = 1u << 3, kBessel = 1u << 4 };
+inline constexpr std::pair<File, const char*> kFiles[] = {
+    {kInt64, "int64"}, {kPointwise, "pointwise"}, {kBesselI, "bessel_i"}, {kSpecial, "special"}, {kBessel, "bessel"}};
+enum : Libs {
+  None = 0,
+  Int64 = kInt64,                                   // int64.wgsl: i64_*, u64_*, b2l
+  Pointwise = kPointwise,                           // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
+  BesselI = kBesselI | Pointwise,                   // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
+  Special = kSpecial | Int64 | Pointwise,           // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
+  Bessel = kBessel | Pointwise | BesselI,           // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+};
+}  // namespace lib
+
 // Runs `out = expr` over iter (one output, operand 0; inputs are x1, x2, ...; scalars s0, s1, ...,
-// all of type ct in WGSL). `name` keys the pipeline cache together with the specialisation.
+// all of type ct in WGSL), with the WGSL libraries `libs` (lib::...) the expression calls into. `name` keys
+// the pipeline cache together with the specialisation.
 // CPU-scalar operands become parameters; with scalar_dtype set they are first cast to it, as CPU's
 // TensorIterator casts every input to the common dtype (so `int8_tensor // 300` wraps 300 first).
-void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, CT ct,
+void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, Libs libs, CT ct,
                      const std::vector<ScalarBits>& scalars = {},
                      at::ScalarType scalar_dtype = at::ScalarType::Undefined);
 

@@ -64,12 +64,15 @@ struct Way {
   const char* value = nullptr;
 };
 
+// A row of the table, found by its name (Op::red).
 struct Reduction {
-  Red red;
-  Way floats;          // float16, bfloat16, float32 inputs
-  Way ints;            // integer and bool inputs
-  Red partials;        // the reduction that folds a split row's partials
-  double empty = 0.0;  // the value of a row of length zero (NormP: +inf for p < 0, see reduce_iter)
+  const char* name;
+  Way floats;            // float16, bfloat16, float32 inputs
+  Way ints;              // integer and bool inputs
+  const char* partials;  // the row that folds a split row's partials (by name)
+  double empty = 0.0;    // the value of a row of length zero
+  bool fa_row_length = false;  // fa() is the row's length (mean), set by reduce_iter
+  bool empty_inf_if_fa_negative = false;  // an empty row is +inf when fa() < 0 (p-norm with p < 0)
 };
 
 #define WEBGPU_NAN_MAX "select(select(max(a, b), b, nan(b)), a, nan(a))"
@@ -83,7 +86,7 @@ struct Reduction {
   "let x = a.xy; let y = b.xy;\n  if (i64_lt(" XY ")) { return b; } if (i64_lt(" YX ")) { return a; }\n" \
   "  return select(a, b, b.z < a.z);"
 
-const Reduction& reduction(Red r) {
+const Reduction& reduction(const char* name) {
   static const char* kNegInf = "inf_bits(0xff800000u)";
   static const char* kPosInf = "inf_bits(0x7f800000u)";
   static const Way kSumI{Acc::I64, In::L, "vec2<u32>(0u, 0u)", "l", "i64_add(a, b)", "v"};
@@ -110,66 +113,66 @@ const Reduction& reduction(Red r) {
     return Way{Acc::F32, In::F, ident, elem, comb, out};
   };
   static const std::vector<Reduction> table = {
-      {Red::Sum, {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, Red::Sum},
-      {Red::NanSum, {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI,
-       Red::Sum},
-      {Red::Prod, {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
-       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"}, Red::Prod, 1.0},
-      {Red::Mean, {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"}, kSumI, Red::Mean,
-       std::numeric_limits<double>::quiet_NaN()},
-      {Red::Max, {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
-       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"}, Red::Max},
-      {Red::Min, {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
-       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"}, Red::Min},
-      {Red::Any, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"}, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
-       Red::Any},
-      {Red::All, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"}, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
-       Red::All, 1.0},
-      {Red::ArgMax,
+      {"sum", {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, "sum"},
+      {"nansum", {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI,
+       "sum"},
+      {"prod", {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
+       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"}, "prod", 1.0},
+      {"mean", {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"}, kSumI, "mean",
+       std::numeric_limits<double>::quiet_NaN(), /*fa_row_length=*/true},
+      {"max", {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"}, "max"},
+      {"min", {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"}, "min"},
+      {"any", {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"}, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
+       "any"},
+      {"all", {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"}, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
+       "all", 1.0},
+      {"argmax",
        {Acc::AF, In::F, "vec2<u32>(0xff800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F(">"),
         "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
        {Acc::AI, In::L, "vec3<u32>(0u, 0x80000000u, 0xffffffffu)", "vec3<u32>(l, idx)", WEBGPU_ARG_I("x, y", "y, x"),
         "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
-       Red::ArgMax},
-      {Red::ArgMin,
+       "argmax"},
+      {"argmin",
        {Acc::AF, In::F, "vec2<u32>(0x7f800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F("<"),
         "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
        {Acc::AI, In::L, "vec3<u32>(0xffffffffu, 0x7fffffffu, 0xffffffffu)", "vec3<u32>(l, idx)",
         WEBGPU_ARG_I("y, x", "x, y"), "vec2<u32>(v.z, 0u)", nullptr, "v.xy"},
-       Red::ArgMin},
-      {Red::Var, kVar, kVar, Red::Var},
-      {Red::Std, kStd, kStd, Red::Std},
-      {Red::Norm0, norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {},
-       Red::Norm0},
-      {Red::Norm1, norm("0.0", "abs(f)", "a + b", "v"), {}, Red::Norm1},
-      {Red::Norm2, norm("0.0", "f * f", "a + b", "sqrt(v)"), {}, Red::Norm2},
-      {Red::NormInf, norm(kNegInf, "abs(f)", WEBGPU_NAN_MAX, "v"), {}, Red::NormInf},
-      {Red::NormNegInf, norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"), {}, Red::NormNegInf,
+       "argmin"},
+      {"var", kVar, kVar, "var"},
+      {"std", kStd, kStd, "std"},
+      {"norm0", norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {},
+       "norm0"},
+      {"norm1", norm("0.0", "abs(f)", "a + b", "v"), {}, "norm1"},
+      {"norm2", norm("0.0", "f * f", "a + b", "sqrt(v)"), {}, "norm2"},
+      {"norm_inf", norm(kNegInf, "abs(f)", WEBGPU_NAN_MAX, "v"), {}, "norm_inf"},
+      {"norm_neg_inf", norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"), {}, "norm_neg_inf",
        std::numeric_limits<double>::infinity()},
       // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
-      {Red::NormP,
+      {"norm_p",
        norm("0.0",
             "select(select(pow(abs(f), fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), abs(f) == 0.0), "
             "abs(f), nan(abs(f)))",
             "a + b", "select(pow(v, fb()), v, nan(v))"),
-       {}, Red::NormP},
-      {Red::LogSumExp, kLse, kLse, Red::LogSumExp},
-      {Red::CountNz, {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
-       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"}, Red::CountNz},
+       {}, "norm_p", 0.0, false, /*empty_inf_if_fa_negative=*/true},
+      {"logsumexp", kLse, kLse, "logsumexp"},
+      {"count_nonzero", {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
+       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"}, "count_nonzero"},
   };
   for (const Reduction& x : table)
-    if (x.red == r) return x;
-  TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row ", int(r));
+    if (std::strcmp(x.name, name) == 0) return x;
+  TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row named '", name, "'");
 }
 
 
 
 // The way a reduction takes this input dtype (norms of integer inputs read them as floats).
-const Way& way_for(Red r, at::ScalarType in) {
+const Way& way_for(const char* r, at::ScalarType in) {
   const Reduction& x = reduction(r);
   return at::isFloatingType(in) || !x.ints.identity ? x.floats : x.ints;
 }
-Acc acc_for(at::ScalarType in, Red r) { return way_for(r, in).acc; }
+Acc acc_for(at::ScalarType in, const char* r) { return way_for(r, in).acc; }
 
 // Storage dtype of output k.
 at::ScalarType out_storage(const Op& op, Acc a, int k) {
@@ -328,7 +331,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
   const bool two = L.final_pass && L.out1 != nullptr;
   const int64_t isz = c10::elementSize(L.in_dtype);
-  std::string key = "reduce:" + std::to_string(int(op.red)) + ":" + (op.values ? "v" : "") +
+  std::string key = "reduce:" + std::string(op.red) + ":" + (op.values ? "v" : "") +
                     std::to_string(op.nouts) + ":" +
                     std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
                     ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
@@ -635,12 +638,12 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
       od.push_back(x);
     }
   }
-  if (op.red == Red::Mean) op.fa = float(red_len);
+  const Reduction& row = reduction(op.red);
+  if (row.fa_row_length) op.fa = float(red_len);
   if (iter.numel() == 0) {
     // Rows of length zero: the identity.
     const at::Tensor& out = iter.output(0);
-    const double empty = reduction(op.red).empty;
-    out.fill_(op.red == Red::NormP && op.fa < 0 ? std::numeric_limits<double>::infinity() : empty);
+    out.fill_(row.empty_inf_if_fa_negative && op.fa < 0 ? std::numeric_limits<double>::infinity() : row.empty);
     return;
   }
   // Outputs viewed through the iterator's dims (dim 0 fastest): writing through these views with

@@ -8,14 +8,8 @@
 
 namespace webgpu::ops {
 
-// The reductions: one row each in engines/reduce.cpp.
-enum class Red {
-  Sum, NanSum, Prod, Mean, Max, Min, Any, All, ArgMax, ArgMin, Var, Std,
-  Norm0, Norm1, Norm2, NormInf, NormNegInf, NormP, LogSumExp, CountNz
-};
-
 struct Op {
-  Red red;
+  const char* red;  // the row of the reduction table (engines/reduce.cpp: reduction()) by name: "sum", ...
   bool values = false;  // max.dim/min.dim: also write the values, indices second
   int nouts = 1;
   float fa = 0, fb = 0;  // f32 parameters (mean: N; var: 1 / max(0, N - correction); norm: p, 1/p)

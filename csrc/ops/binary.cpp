@@ -18,59 +18,59 @@
 namespace webgpu::ops {
 namespace {
 
-// name              float32 expression                int32 expression             int64 expression
-constexpr Row kAdd{"add", "x1 + x2", "x1 + x2", "i64_add(x1, x2)"};
-constexpr Row kAddAlpha{"add_alpha", "x1 + s0 * x2", "x1 + s0 * x2", "i64_add(x1, i64_mul(s0, x2))"};
-constexpr Row kSub{"sub", "x1 - x2", "x1 - x2", "i64_sub(x1, x2)"};
-constexpr Row kMul{"mul", "x1 * x2", "x1 * x2", "i64_mul(x1, x2)"};
-constexpr Row kDivTrue{"div_true", "x1 / x2", nullptr, nullptr};
-constexpr Row kDivTrunc{"div_trunc", "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)", ""};
-constexpr Row kDivFloor{"div_floor", "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)", ""};
-constexpr Row kRemainder{"remainder", "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)", ""};
-constexpr Row kFmod{"fmod", "f_fmod(x1, x2)", "i32_fmod(x1, x2)", "i64_rem(x1, x2)", ""};
-constexpr Row kAtan2{"atan2", "f_atan2(x1, x2)", nullptr, nullptr};
-constexpr Row kMaximum{"maximum", "f_maximum(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
-constexpr Row kMinimum{"minimum", "f_minimum(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
-constexpr Row kFmax{"fmax", "f_fmax(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
-constexpr Row kFmin{"fmin", "f_fmin(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
-constexpr Row kHypot{"hypot", "f_hypot(x1, x2)", nullptr, nullptr};
-constexpr Row kCopysign{"copysign", "f_copysign(x1, x2)", nullptr, nullptr};
+// name, libraries              float32 expression                int32 expression             int64 expression
+constexpr Row kAdd{"add", lib::Int64, "x1 + x2", "x1 + x2", "i64_add(x1, x2)"};
+constexpr Row kAddAlpha{"add_alpha", lib::Int64, "x1 + s0 * x2", "x1 + s0 * x2", "i64_add(x1, i64_mul(s0, x2))"};
+constexpr Row kSub{"sub", lib::Int64, "x1 - x2", "x1 - x2", "i64_sub(x1, x2)"};
+constexpr Row kMul{"mul", lib::Int64, "x1 * x2", "x1 * x2", "i64_mul(x1, x2)"};
+constexpr Row kDivTrue{"div_true", lib::None, "x1 / x2", nullptr, nullptr};
+constexpr Row kDivTrunc{"div_trunc", lib::Int64 | lib::Pointwise, "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)", ""};
+constexpr Row kDivFloor{"div_floor", lib::Int64 | lib::Pointwise, "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)", ""};
+constexpr Row kRemainder{"remainder", lib::Int64 | lib::Pointwise, "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)", ""};
+constexpr Row kFmod{"fmod", lib::Int64 | lib::Pointwise, "f_fmod(x1, x2)", "i32_fmod(x1, x2)", "i64_rem(x1, x2)", ""};
+constexpr Row kAtan2{"atan2", lib::Pointwise, "f_atan2(x1, x2)", nullptr, nullptr};
+constexpr Row kMaximum{"maximum", lib::Int64 | lib::Pointwise, "f_maximum(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
+constexpr Row kMinimum{"minimum", lib::Int64 | lib::Pointwise, "f_minimum(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
+constexpr Row kFmax{"fmax", lib::Int64 | lib::Pointwise, "f_fmax(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
+constexpr Row kFmin{"fmin", lib::Int64 | lib::Pointwise, "f_fmin(x1, x2)", "min(x1, x2)", "i64_min(x1, x2)"};
+constexpr Row kHypot{"hypot", lib::Pointwise, "f_hypot(x1, x2)", nullptr, nullptr};
+constexpr Row kCopysign{"copysign", lib::Pointwise, "f_copysign(x1, x2)", nullptr, nullptr};
 // ldexp with an integer exponent (ATen's ldexp_stub; torch 2.11 calls it for every device).
-constexpr Row kLdexp{"ldexp", "f_ldexp(x1, x2)", nullptr, nullptr};
-constexpr Row kXlogy{"xlogy", "f_xlogy(x1, x2)", nullptr, nullptr};
-constexpr Row kBitAnd{"bitwise_and", nullptr, "x1 & x2", "x1 & x2"};
-constexpr Row kBitOr{"bitwise_or", nullptr, "x1 | x2", "x1 | x2"};
-constexpr Row kBitXor{"bitwise_xor", nullptr, "x1 ^ x2", "x1 ^ x2"};
-constexpr Row kLshift{"lshift", nullptr, "i32_lshift(x1, x2)", "i64_lshift(x1, x2)"};
-constexpr Row kRshift{"rshift", nullptr, "i32_rshift(x1, x2)", "i64_rshift(x1, x2)"};
-constexpr Row kLogicalAnd{"logical_and", "b2f(!(x1 == 0.0) && !(x2 == 0.0))", "b2i(x1 != 0 && x2 != 0)",
+constexpr Row kLdexp{"ldexp", lib::Pointwise, "f_ldexp(x1, x2)", nullptr, nullptr};
+constexpr Row kXlogy{"xlogy", lib::Pointwise, "f_xlogy(x1, x2)", nullptr, nullptr};
+constexpr Row kBitAnd{"bitwise_and", lib::None, nullptr, "x1 & x2", "x1 & x2"};
+constexpr Row kBitOr{"bitwise_or", lib::None, nullptr, "x1 | x2", "x1 | x2"};
+constexpr Row kBitXor{"bitwise_xor", lib::None, nullptr, "x1 ^ x2", "x1 ^ x2"};
+constexpr Row kLshift{"lshift", lib::Int64 | lib::Pointwise, nullptr, "i32_lshift(x1, x2)", "i64_lshift(x1, x2)"};
+constexpr Row kRshift{"rshift", lib::Int64 | lib::Pointwise, nullptr, "i32_rshift(x1, x2)", "i64_rshift(x1, x2)"};
+constexpr Row kLogicalAnd{"logical_and", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) && !(x2 == 0.0))", "b2i(x1 != 0 && x2 != 0)",
                           "b2l(i64_nz(x1) && i64_nz(x2))"};
-constexpr Row kLogicalOr{"logical_or", "b2f(!(x1 == 0.0) || !(x2 == 0.0))", "b2i(x1 != 0 || x2 != 0)",
+constexpr Row kLogicalOr{"logical_or", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) || !(x2 == 0.0))", "b2i(x1 != 0 || x2 != 0)",
                          "b2l(i64_nz(x1) || i64_nz(x2))"};
-constexpr Row kLogicalXor{"logical_xor", "b2f((!(x1 == 0.0)) != (!(x2 == 0.0)))", "b2i((x1 != 0) != (x2 != 0))",
+constexpr Row kLogicalXor{"logical_xor", lib::Int64 | lib::Pointwise, "b2f((!(x1 == 0.0)) != (!(x2 == 0.0)))", "b2i((x1 != 0) != (x2 != 0))",
                           "b2l(i64_nz(x1) != i64_nz(x2))"};
-constexpr Row kEq{"eq", "b2f(x1 == x2)", "b2i(x1 == x2)", "b2l(i64_eq(x1, x2))"};
-constexpr Row kNe{"ne", "b2f(!(x1 == x2))", "b2i(x1 != x2)", "b2l(!i64_eq(x1, x2))"};
-constexpr Row kLt{"lt", "b2f(x1 < x2)", "b2i(x1 < x2)", "b2l(i64_lt(x1, x2))"};
-constexpr Row kLe{"le", "b2f(x1 <= x2)", "b2i(x1 <= x2)", "b2l(i64_le(x1, x2))"};
-constexpr Row kGt{"gt", "b2f(x1 > x2)", "b2i(x1 > x2)", "b2l(i64_lt(x2, x1))"};
-constexpr Row kGe{"ge", "b2f(x1 >= x2)", "b2i(x1 >= x2)", "b2l(i64_le(x2, x1))"};
-constexpr Row kPow{"pow", "f_pow(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
-constexpr Row kPowScalar{"pow_scalar", "f_pow(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
+constexpr Row kEq{"eq", lib::Int64 | lib::Pointwise, "b2f(x1 == x2)", "b2i(x1 == x2)", "b2l(i64_eq(x1, x2))"};
+constexpr Row kNe{"ne", lib::Int64 | lib::Pointwise, "b2f(!(x1 == x2))", "b2i(x1 != x2)", "b2l(!i64_eq(x1, x2))"};
+constexpr Row kLt{"lt", lib::Int64 | lib::Pointwise, "b2f(x1 < x2)", "b2i(x1 < x2)", "b2l(i64_lt(x1, x2))"};
+constexpr Row kLe{"le", lib::Int64 | lib::Pointwise, "b2f(x1 <= x2)", "b2i(x1 <= x2)", "b2l(i64_le(x1, x2))"};
+constexpr Row kGt{"gt", lib::Int64 | lib::Pointwise, "b2f(x1 > x2)", "b2i(x1 > x2)", "b2l(i64_lt(x2, x1))"};
+constexpr Row kGe{"ge", lib::Int64 | lib::Pointwise, "b2f(x1 >= x2)", "b2i(x1 >= x2)", "b2l(i64_le(x2, x1))"};
+constexpr Row kPow{"pow", lib::Int64 | lib::Pointwise, "f_pow(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
+constexpr Row kPowScalar{"pow_scalar", lib::Int64 | lib::Pointwise, "f_pow(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
 // Ternary.
-constexpr Row kLerpScalar{"lerp_scalar", "f_lerp(x1, x2, s0)", nullptr, nullptr};
-constexpr Row kLerpTensor{"lerp_tensor", "f_lerp(x1, x2, x3)", nullptr, nullptr};
-constexpr Row kAddcmul{"addcmul", "x1 + s0 * x2 * x3", "x1 + s0 * x2 * x3", "i64_add(x1, i64_mul(i64_mul(s0, x2), x3))"};
-constexpr Row kAddcdiv{"addcdiv", "x1 + s0 * (x2 / x3)", nullptr, nullptr};
-constexpr Row kClampScalar{"clamp_scalar", "f_clamp(x1, s0, s1)", "min(max(x1, s0), s1)",
+constexpr Row kLerpScalar{"lerp_scalar", lib::Pointwise, "f_lerp(x1, x2, s0)", nullptr, nullptr};
+constexpr Row kLerpTensor{"lerp_tensor", lib::Pointwise, "f_lerp(x1, x2, x3)", nullptr, nullptr};
+constexpr Row kAddcmul{"addcmul", lib::Int64, "x1 + s0 * x2 * x3", "x1 + s0 * x2 * x3", "i64_add(x1, i64_mul(i64_mul(s0, x2), x3))"};
+constexpr Row kAddcdiv{"addcdiv", lib::None, "x1 + s0 * (x2 / x3)", nullptr, nullptr};
+constexpr Row kClampScalar{"clamp_scalar", lib::Int64 | lib::Pointwise, "f_clamp(x1, s0, s1)", "min(max(x1, s0), s1)",
                            "i64_min(i64_max(x1, s0), s1)"};
-constexpr Row kClampMinScalar{"clamp_min_scalar", "f_clamp_min(x1, s0)", "max(x1, s0)", "i64_max(x1, s0)"};
-constexpr Row kClampMaxScalar{"clamp_max_scalar", "f_clamp_max(x1, s0)", "min(x1, s0)", "i64_min(x1, s0)"};
-constexpr Row kClampTensor{"clamp_tensor", "f_clamp_t(x1, x2, x3)", "min(max(x1, x2), x3)",
+constexpr Row kClampMinScalar{"clamp_min_scalar", lib::Int64 | lib::Pointwise, "f_clamp_min(x1, s0)", "max(x1, s0)", "i64_max(x1, s0)"};
+constexpr Row kClampMaxScalar{"clamp_max_scalar", lib::Int64 | lib::Pointwise, "f_clamp_max(x1, s0)", "min(x1, s0)", "i64_min(x1, s0)"};
+constexpr Row kClampTensor{"clamp_tensor", lib::Int64 | lib::Pointwise, "f_clamp_t(x1, x2, x3)", "min(max(x1, x2), x3)",
                            "i64_min(i64_max(x1, x2), x3)"};
-constexpr Row kWhere{"where", "select(x3, x2, !(x1 == 0.0))", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
+constexpr Row kWhere{"where", lib::Int64, "select(x3, x2, !(x1 == 0.0))", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
                      nullptr, Drive::Output};
-constexpr Row kMaskedFill{"masked_fill", "select(x1, s0, !(x2 == 0.0))", "select(x1, s0, x2 != 0)",
+constexpr Row kMaskedFill{"masked_fill", lib::Int64, "select(x1, s0, !(x2 == 0.0))", "select(x1, s0, x2 != 0)",
                           "select(x1, s0, i64_nz(x2))", nullptr, Drive::Output};
 
 void add_kernel(at::TensorIteratorBase& it, const c10::Scalar& alpha) {
@@ -89,7 +89,7 @@ void pow_scalar_kernel(at::TensorIteratorBase& it, const c10::Scalar& e) {
     const double x = e.toDouble();
     const char* expr = x == 2.0 ? "x1 * x1" : x == 3.0 ? "x1 * x1 * x1" : x == 0.5 ? "f_sqrt(x1)"
                      : x == -0.5 ? "f_rsqrt(x1)" : x == -1.0 ? "1.0 / x1" : x == -2.0 ? "1.0 / (x1 * x1)" : nullptr;
-    if (expr) return run_expr("pow_special", it, CT::F32, expr, {}, dt);
+    if (expr) return run_expr("pow_special", it, CT::F32, expr, x == 0.5 || x == -0.5 ? lib::Pointwise : lib::None, {}, dt);
   }
   run_row(kPowScalar, it, {e});
 }
@@ -152,11 +152,7 @@ struct ClampTensorOp : at::native::structured_clamp_Tensor_out {
   }
 };
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(add_stub, &add_kernel)
 WEBGPU_STUB(sub_stub, &sub_kernel)
 WEBGPU_STUB(mul_stub, &k0<kMul>)
@@ -200,9 +196,6 @@ WEBGPU_STUB(clamp_max_scalar_stub, &k1v<kClampMaxScalar>)
 WEBGPU_STUB(clamp_stub, &k0<kClampTensor>)
 WEBGPU_STUB(where_kernel, &k0i<kWhere>)
 WEBGPU_STUB(masked_fill_stub, &masked_fill_kernel)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -50,7 +50,7 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  run_elementwise(iter, "copy", "x1", copy_compute_type(src.scalar_type(), dst.scalar_type()));
+  run_elementwise(iter, "copy", "x1", lib::None, copy_compute_type(src.scalar_type(), dst.scalar_type()));
 }
 
 // Host -> device. Converts and broadcasts on the CPU, then uploads contiguous bytes.
@@ -139,7 +139,7 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  run_elementwise(iter, "fill", "s0", CT::RAW, {raw_bits(value, self.scalar_type())});
+  run_elementwise(iter, "fill", "s0", lib::None, CT::RAW, {raw_bits(value, self.scalar_type())});
   return self;
 }
 

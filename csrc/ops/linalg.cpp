@@ -154,20 +154,18 @@ Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const 
   return addbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
-Tensor& dot_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  Tensor r = dot_fn(self, other);
-  TORCH_CHECK(out.scalar_type() == r.scalar_type(), "dot: expected out tensor to have dtype ", r.scalar_type(),
+// dot/vdot's out= overloads: the 0-d result r into out, whose dtype must be r's.
+Tensor& scalar_result_out(const Tensor& r, Tensor& out, const char* op) {
+  TORCH_CHECK(out.scalar_type() == r.scalar_type(), op, ": expected out tensor to have dtype ", r.scalar_type(),
               ", but got ", out.scalar_type(), " instead");
   at::native::resize_output(out, {});
   return out.copy_(r);
 }
-
+Tensor& dot_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return scalar_result_out(dot_fn(self, other), out, "dot");
+}
 Tensor& vdot_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  Tensor r = vdot_fn(self, other);
-  TORCH_CHECK(out.scalar_type() == r.scalar_type(), "vdot: expected out tensor to have dtype ", r.scalar_type(),
-              ", but got ", out.scalar_type(), " instead");
-  at::native::resize_output(out, {});
-  return out.copy_(r);
+  return scalar_result_out(vdot_fn(self, other), out, "vdot");
 }
 
 }  // namespace

@@ -26,20 +26,20 @@
 namespace webgpu::ops {
 namespace {
 
-constexpr Row kMse{"mse", "(x1 - x2) * (x1 - x2)", nullptr, nullptr};
+constexpr Row kMse{"mse", lib::None, "(x1 - x2) * (x1 - x2)", nullptr, nullptr};
 constexpr Row kSmoothL1{"smooth_l1",
-                        "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
+                        lib::None, "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
                         nullptr};
-constexpr Row kHuber{"huber", "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)",
+constexpr Row kHuber{"huber", lib::None, "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)",
                      nullptr, nullptr};
 // Backward iterators are (grad_input; input, target, grad_output); s0 the reduction's norm.
-constexpr Row kMseBackward{"mse_backward", "s0 * (x1 - x2) * x3", nullptr, nullptr};
+constexpr Row kMseBackward{"mse_backward", lib::None, "s0 * (x1 - x2) * x3", nullptr, nullptr};
 constexpr Row kSmoothL1Backward{
     "smooth_l1_backward",
-    "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
+    lib::None, "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
     nullptr, nullptr};
 constexpr Row kHuberBackward{"huber_backward",
-                             "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
+                             lib::None, "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
                              "x1 - x2 < -s1)",
                              nullptr, nullptr};
 
@@ -76,7 +76,7 @@ at::Tensor bce(const at::Tensor& input, const at::Tensor& target, const std::opt
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(it.common_dtype()), "\"binary_cross_entropy\" not implemented for '",
                               c10::toString(it.common_dtype()), "'");
   const std::string e = "-(x2 * max(f_log(x1), -100.0) + (1.0 - x2) * max(f_log(1.0 - x1), -100.0))";
-  run_expr("binary_cross_entropy", it, CT::F32, (weight.defined() ? "x3 * " + e : e).c_str());
+  run_expr("binary_cross_entropy", it, CT::F32, (weight.defined() ? "x3 * " + e : e).c_str(), lib::Pointwise);
   return apply_reduction(loss, reduction);
 }
 
@@ -103,7 +103,7 @@ at::Tensor& bce_backward_out(const at::Tensor& grad, const at::Tensor& input, co
   if (weight.defined()) cfg.add_const_input(weight);
   auto it = cfg.build();
   const std::string e = "s0 * x3 * (x1 - x2) / max((1.0 - x1) * x1, 1e-12)";
-  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), {norm});
+  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), lib::None, {norm});
   return gi;
 }
 
@@ -234,21 +234,6 @@ Nll nll_geometry(const at::Tensor& self) {
   return {self.size(0), self.size(1), s};
 }
 
-// Two-output structured op (nll_loss_forward): ATen's meta checks and sizes, our tensors.
-template <class B, int K>
-struct Outs final : B {
-  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = structured::create_out(sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = structured::create_out(sizes, strides, options);
-  }
-  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
-  at::Tensor outs[K];
-};
-
 // The .output overloads: the results resized into and copied to the given tensors.
 std::tuple<at::Tensor&, at::Tensor&> copy_outs(const std::tuple<at::Tensor, at::Tensor>& r, at::Tensor& output,
                                                at::Tensor& total_weight) {
@@ -263,7 +248,7 @@ std::tuple<at::Tensor, at::Tensor> wg_nll_loss_forward(const at::Tensor& self, c
                                                     const std::optional<at::Tensor>& weight_opt, int64_t reduction,
                                                     int64_t ignore_index) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
-  Outs<at::meta::structured_nll_loss_forward, 2> op;
+  structured::FunctionalOuts<at::meta::structured_nll_loss_forward, 2> op;
   op.meta(self, target, weight.defined() ? at::OptionalTensorRef(weight) : at::OptionalTensorRef(), reduction,
           ignore_index);
   const Nll g = nll_geometry(self);
@@ -284,7 +269,7 @@ at::Tensor wg_nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, 
                              const std::optional<at::Tensor>& weight_opt, int64_t reduction, int64_t ignore_index,
                              const at::Tensor& total_weight) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
-  Outs<at::meta::structured_nll_loss_backward, 1> op;
+  structured::FunctionalOuts<at::meta::structured_nll_loss_backward, 1> op;
   op.meta(grad, self, target, weight.defined() ? at::OptionalTensorRef(weight) : at::OptionalTensorRef(), reduction,
           ignore_index, total_weight);
   nll_backward(grad, self, target, weight, reduction, ignore_index, total_weight, nll_geometry(self), op.outs[0]);
@@ -347,20 +332,13 @@ at::Tensor wg_nll_loss2d_backward(const at::Tensor& grad, const at::Tensor& self
   return wg_nll_loss2d_backward_out(grad, self, target, weight, reduction, ignore_index, total_weight, gi);
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(mse_stub, &mse_kernel)
 WEBGPU_STUB(smooth_l1_stub, &smooth_l1_kernel)
 WEBGPU_STUB(huber_stub, &huber_kernel)
 WEBGPU_STUB(mse_backward_stub, &mse_backward_kernel)
 WEBGPU_STUB(smooth_l1_backward_stub, &smooth_l1_backward_kernel)
 WEBGPU_STUB(huber_backward_stub, &huber_backward_kernel)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -206,6 +206,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   return {y, mean, rstd};
 }
 
+// Layer and group norm backward: the operands made contiguous, and the input gradient (mask[0]), a
+// contiguous tensor shaped as the input from norm_rows_backward over rows r (zeros when they are
+// empty, `empty`).
+struct NormGrads {
+  at::Tensor g, x, mu, rs, w;
+  at::Tensor input_grad(const Rows& r, bool empty) const {
+    at::Tensor gi = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+    if (empty) gi.zero_();
+    norm_rows_backward(g, x, mu, rs, w, r, gi);
+    return gi;
+  }
+};
+NormGrads norm_grads(const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean,
+                     const at::Tensor& rstd, const at::Tensor& weight) {
+  return {grad_out.contiguous(), input.contiguous(), mean.contiguous(), rstd.contiguous(),
+          weight.defined() ? weight.contiguous() : weight};
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape, const at::Tensor& mean,
     const at::Tensor& rstd, const std::optional<at::Tensor>& weight_opt, const std::optional<at::Tensor>& bias_opt,
@@ -213,14 +231,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
   check_float(input, "native_layer_norm_backward");
-  const at::Tensor g = grad_out.contiguous(), x = input.contiguous(), mu = mean.contiguous(), rs = rstd.contiguous();
-  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const NormGrads o = norm_grads(grad_out, input, mean, rstd, weight);
+  const at::Tensor &g = o.g, &x = o.x, &mu = o.mu, &rs = o.rs;
   at::Tensor gi, gw, gb;
-  if (mask[0]) {
-    gi = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
-    if (N == 0) gi.zero_();
-    norm_rows_backward(g, x, mu, rs, w, Rows{M, N}, gi);
-  }
+  if (mask[0]) gi = o.input_grad(Rows{M, N}, N == 0);
   if (mask[1] || mask[2]) {
     const at::ScalarType pw_dtype = weight.defined() ? weight.scalar_type() : input.scalar_type();
     const at::ScalarType pb_dtype = bias.defined() ? bias.scalar_type() : input.scalar_type();
@@ -286,15 +300,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
   check_group_norm(input, weight, at::Tensor(), N, C, HxW, group);
   check_float(input, "native_group_norm_backward");
-  const at::Tensor g = grad_out.contiguous(), x = input.contiguous(), mu = mean.contiguous(), rs = rstd.contiguous();
-  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const NormGrads o = norm_grads(grad_out, input, mean, rstd, weight);
+  const at::Tensor &g = o.g, &x = o.x, &mu = o.mu, &rs = o.rs;
   at::Tensor gi, gw, gb;
-  if (mask[0]) {
-    gi = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
-    if (HxW == 0) gi.zero_();
-    Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
-    norm_rows_backward(g, x, mu, rs, w, r, gi);
-  }
+  if (mask[0])
+    gi = o.input_grad(Rows{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true}, HxW == 0);
   if (mask[1] || mask[2]) {
     // Per-channel sums over (N, HxW) in f32.
     const at::Tensor g3 = g.view({N, C, HxW}).to(at::kFloat);
@@ -339,7 +349,7 @@ void apply_affine(const at::Tensor& x, const at::Tensor& scale, const at::Tensor
                 .check_all_same_dtype(false)
                 .promote_inputs_to_common_dtype(false)
                 .build();
-  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3");
+  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3", lib::None);
 }
 
 void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
@@ -500,7 +510,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
                       .check_all_same_dtype(false)
                       .promote_inputs_to_common_dtype(false)
                       .build();
-        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5");
+        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5", lib::None);
       } else {
         apply_affine(grad_out, ws, at::zeros({C}, input.options().dtype(at::kFloat)), gi);
       }

@@ -63,85 +63,85 @@ void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c
   const CT ct = compute_type(dt);
  const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
   TORCH_CHECK_NOT_IMPLEMENTED(e && *e, "\"", r.name, "\" not implemented for '", c10::toString(dt), "' on webgpu");
-  run_elementwise(iter, r.name, e, ct, bits_for(scalars, ct, dt), dt);
+  run_elementwise(iter, r.name, e, r.libs, ct, bits_for(scalars, ct, dt), dt);
 }
 
-void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr,
+void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr, Libs libs,
               std::initializer_list<c10::Scalar> scalars, at::ScalarType dtype) {
-  run_elementwise(iter, name, expr, ct, bits_of(scalars, ct), dtype);
+  run_elementwise(iter, name, expr, libs, ct, bits_of(scalars, ct), dtype);
 }
 
 namespace {
 
-// name            float32 expression             int32 expression     int64 expression
-constexpr Row kAbs{"abs", "abs(x1)", "abs(x1)", "i64_abs(x1)", ""};
-constexpr Row kNeg{"neg", "-x1", "-x1", "i64_neg(x1)"};
-constexpr Row kSign{"sign", "f_sign(x1)", "i32_sign(x1)", "i64_sign(x1)"};
-constexpr Row kExp{"exp", "f_exp(x1)", nullptr, nullptr};
-constexpr Row kExp2{"exp2", "f_exp2(x1)", nullptr, nullptr};
-constexpr Row kExpm1{"expm1", "f_expm1(x1)", nullptr, nullptr};
-constexpr Row kLog{"log", "f_log(x1)", nullptr, nullptr};
-constexpr Row kLog2{"log2", "f_log2(x1)", nullptr, nullptr};
-constexpr Row kLog10{"log10", "f_log10(x1)", nullptr, nullptr};
-constexpr Row kLog1p{"log1p", "f_log1p(x1)", nullptr, nullptr};
-constexpr Row kSqrt{"sqrt", "f_sqrt(x1)", nullptr, nullptr};
-constexpr Row kRsqrt{"rsqrt", "f_rsqrt(x1)", nullptr, nullptr};
-constexpr Row kReciprocal{"reciprocal", "1.0 / x1", nullptr, nullptr};
-constexpr Row kSin{"sin", "f_sin(x1)", nullptr, nullptr};
-constexpr Row kCos{"cos", "f_cos(x1)", nullptr, nullptr};
-constexpr Row kTan{"tan", "f_tan(x1)", nullptr, nullptr};
-constexpr Row kAsin{"asin", "f_asin(x1)", nullptr, nullptr};
-constexpr Row kAcos{"acos", "f_acos(x1)", nullptr, nullptr};
-constexpr Row kAtan{"atan", "f_atan(x1)", nullptr, nullptr};
-constexpr Row kSinh{"sinh", "f_sinh(x1)", nullptr, nullptr};
-constexpr Row kCosh{"cosh", "f_cosh(x1)", nullptr, nullptr};
-constexpr Row kTanh{"tanh", "f_tanh(x1)", nullptr, nullptr};
-constexpr Row kAsinh{"asinh", "f_asinh(x1)", nullptr, nullptr};
-constexpr Row kAcosh{"acosh", "f_acosh(x1)", nullptr, nullptr};
-constexpr Row kAtanh{"atanh", "f_atanh(x1)", nullptr, nullptr};
-constexpr Row kErf{"erf", "f_erf(x1)", nullptr, nullptr};
-constexpr Row kErfc{"erfc", "f_erfc(x1)", nullptr, nullptr};
-constexpr Row kErfinv{"erfinv", "f_erfinv(x1)", nullptr, nullptr};
-constexpr Row kSigmoid{"sigmoid", "f_sigmoid(x1)", nullptr, nullptr};
-constexpr Row kFloor{"floor", "floor(x1)", "x1", "x1", ""};
-constexpr Row kCeil{"ceil", "ceil(x1)", "x1", "x1", ""};
-constexpr Row kTrunc{"trunc", "trunc(x1)", "x1", "x1", ""};
-constexpr Row kRound{"round", "round(x1)", "x1", "x1", ""};
-constexpr Row kFrac{"frac", "x1 - trunc(x1)", nullptr, nullptr};
-constexpr Row kBitwiseNot{"bitwise_not", nullptr, "~x1", "~x1", "b2i(x1 == 0)"};
-constexpr Row kLogicalNot{"logical_not", "b2f(x1 == 0.0)", "b2i(x1 == 0)", "b2l(!i64_nz(x1))"};
-constexpr Row kSignbit{"signbit", "b2f(sign_bit(x1))", "b2i(x1 < 0)", "b2l(i64_is_neg(x1))"};
-constexpr Row kIsposinf{"isposinf", "b2f(is_inf(x1) && x1 > 0.0)", "0", "vec2<u32>(0u)"};
-constexpr Row kIsneginf{"isneginf", "b2f(is_inf(x1) && x1 < 0.0)", "0", "vec2<u32>(0u)"};
-constexpr Row kNanToNum{"nan_to_num", "f_nan_to_num(x1, s0, s1, s2)", "x1", "x1"};
-constexpr Row kLogit{"logit", "f_log(x1 / (1.0 - x1))", nullptr, nullptr};
-constexpr Row kLogitEps{"logit_eps", "f_log(f_clamp(x1, s0, 1.0 - s0) / (1.0 - f_clamp(x1, s0, 1.0 - s0)))", nullptr,
+// name, libraries            float32 expression             int32 expression     int64 expression
+constexpr Row kAbs{"abs", lib::Int64, "abs(x1)", "abs(x1)", "i64_abs(x1)", ""};
+constexpr Row kNeg{"neg", lib::None, "-x1", "-x1", "i64_neg(x1)"};
+constexpr Row kSign{"sign", lib::Int64 | lib::Pointwise, "f_sign(x1)", "i32_sign(x1)", "i64_sign(x1)"};
+constexpr Row kExp{"exp", lib::Pointwise, "f_exp(x1)", nullptr, nullptr};
+constexpr Row kExp2{"exp2", lib::Pointwise, "f_exp2(x1)", nullptr, nullptr};
+constexpr Row kExpm1{"expm1", lib::Pointwise, "f_expm1(x1)", nullptr, nullptr};
+constexpr Row kLog{"log", lib::Pointwise, "f_log(x1)", nullptr, nullptr};
+constexpr Row kLog2{"log2", lib::Pointwise, "f_log2(x1)", nullptr, nullptr};
+constexpr Row kLog10{"log10", lib::Pointwise, "f_log10(x1)", nullptr, nullptr};
+constexpr Row kLog1p{"log1p", lib::Pointwise, "f_log1p(x1)", nullptr, nullptr};
+constexpr Row kSqrt{"sqrt", lib::Pointwise, "f_sqrt(x1)", nullptr, nullptr};
+constexpr Row kRsqrt{"rsqrt", lib::Pointwise, "f_rsqrt(x1)", nullptr, nullptr};
+constexpr Row kReciprocal{"reciprocal", lib::None, "1.0 / x1", nullptr, nullptr};
+constexpr Row kSin{"sin", lib::Pointwise, "f_sin(x1)", nullptr, nullptr};
+constexpr Row kCos{"cos", lib::Pointwise, "f_cos(x1)", nullptr, nullptr};
+constexpr Row kTan{"tan", lib::Pointwise, "f_tan(x1)", nullptr, nullptr};
+constexpr Row kAsin{"asin", lib::Pointwise, "f_asin(x1)", nullptr, nullptr};
+constexpr Row kAcos{"acos", lib::Pointwise, "f_acos(x1)", nullptr, nullptr};
+constexpr Row kAtan{"atan", lib::Pointwise, "f_atan(x1)", nullptr, nullptr};
+constexpr Row kSinh{"sinh", lib::Pointwise, "f_sinh(x1)", nullptr, nullptr};
+constexpr Row kCosh{"cosh", lib::Pointwise, "f_cosh(x1)", nullptr, nullptr};
+constexpr Row kTanh{"tanh", lib::Pointwise, "f_tanh(x1)", nullptr, nullptr};
+constexpr Row kAsinh{"asinh", lib::Pointwise, "f_asinh(x1)", nullptr, nullptr};
+constexpr Row kAcosh{"acosh", lib::Pointwise, "f_acosh(x1)", nullptr, nullptr};
+constexpr Row kAtanh{"atanh", lib::Pointwise, "f_atanh(x1)", nullptr, nullptr};
+constexpr Row kErf{"erf", lib::Pointwise, "f_erf(x1)", nullptr, nullptr};
+constexpr Row kErfc{"erfc", lib::Pointwise, "f_erfc(x1)", nullptr, nullptr};
+constexpr Row kErfinv{"erfinv", lib::Pointwise, "f_erfinv(x1)", nullptr, nullptr};
+constexpr Row kSigmoid{"sigmoid", lib::Pointwise, "f_sigmoid(x1)", nullptr, nullptr};
+constexpr Row kFloor{"floor", lib::None, "floor(x1)", "x1", "x1", ""};
+constexpr Row kCeil{"ceil", lib::None, "ceil(x1)", "x1", "x1", ""};
+constexpr Row kTrunc{"trunc", lib::None, "trunc(x1)", "x1", "x1", ""};
+constexpr Row kRound{"round", lib::None, "round(x1)", "x1", "x1", ""};
+constexpr Row kFrac{"frac", lib::None, "x1 - trunc(x1)", nullptr, nullptr};
+constexpr Row kBitwiseNot{"bitwise_not", lib::Pointwise, nullptr, "~x1", "~x1", "b2i(x1 == 0)"};
+constexpr Row kLogicalNot{"logical_not", lib::Int64 | lib::Pointwise, "b2f(x1 == 0.0)", "b2i(x1 == 0)", "b2l(!i64_nz(x1))"};
+constexpr Row kSignbit{"signbit", lib::Int64 | lib::Pointwise, "b2f(sign_bit(x1))", "b2i(x1 < 0)", "b2l(i64_is_neg(x1))"};
+constexpr Row kIsposinf{"isposinf", lib::Pointwise, "b2f(is_inf(x1) && x1 > 0.0)", "0", "vec2<u32>(0u)"};
+constexpr Row kIsneginf{"isneginf", lib::Pointwise, "b2f(is_inf(x1) && x1 < 0.0)", "0", "vec2<u32>(0u)"};
+constexpr Row kNanToNum{"nan_to_num", lib::Pointwise, "f_nan_to_num(x1, s0, s1, s2)", "x1", "x1"};
+constexpr Row kLogit{"logit", lib::Pointwise, "f_log(x1 / (1.0 - x1))", nullptr, nullptr};
+constexpr Row kLogitEps{"logit_eps", lib::Pointwise, "f_log(f_clamp(x1, s0, 1.0 - s0) / (1.0 - f_clamp(x1, s0, 1.0 - s0)))", nullptr,
                         nullptr};
-constexpr Row kRoundDec{"round_decimals", "round(x1 * s0) / s0", nullptr, nullptr};
-constexpr Row kRoundDecNeg{"round_decimals_neg", "round(x1 / s0) * s0", nullptr, nullptr};
+constexpr Row kRoundDec{"round_decimals", lib::None, "round(x1 * s0) / s0", nullptr, nullptr};
+constexpr Row kRoundDecNeg{"round_decimals_neg", lib::None, "round(x1 / s0) * s0", nullptr, nullptr};
 // Activations.
-constexpr Row kLeakyRelu{"leaky_relu", "select(x1 * s0, x1, x1 > 0.0)", nullptr, nullptr};
-constexpr Row kElu{"elu", "select(f_expm1(x1 * s2) * (s0 * s1), x1 * s1, !(x1 <= 0.0))", nullptr, nullptr};
-constexpr Row kSoftplus{"softplus", "f_softplus(x1, s0, s1)", nullptr, nullptr};
-constexpr Row kThreshold{"threshold", "select(x2, s1, x1 <= s0)", "select(x2, s1, x1 <= s0)",
+constexpr Row kLeakyRelu{"leaky_relu", lib::None, "select(x1 * s0, x1, x1 > 0.0)", nullptr, nullptr};
+constexpr Row kElu{"elu", lib::Pointwise, "select(f_expm1(x1 * s2) * (s0 * s1), x1 * s1, !(x1 <= 0.0))", nullptr, nullptr};
+constexpr Row kSoftplus{"softplus", lib::Pointwise, "f_softplus(x1, s0, s1)", nullptr, nullptr};
+constexpr Row kThreshold{"threshold", lib::Int64, "select(x2, s1, x1 <= s0)", "select(x2, s1, x1 <= s0)",
                          "select(x2, s1, i64_le(x1, s0))"};
-constexpr Row kHardsigmoid{"hardsigmoid", "f_hardsigmoid(x1)", nullptr, nullptr};
-constexpr Row kHardswish{"hardswish", "x1 * min(max(x1 + 3.0, 0.0), 6.0) / 6.0", nullptr, nullptr};
-constexpr Row kSilu{"silu", "x1 / (1.0 + f_exp(-x1))", nullptr, nullptr};
-constexpr Row kMish{"mish", "f_mish(x1)", nullptr, nullptr};
-constexpr Row kGelu{"gelu", "f_gelu(x1)", nullptr, nullptr};
-constexpr Row kGeluTanh{"gelu_tanh", "f_gelu_tanh(x1)", nullptr, nullptr};
-constexpr Row kLogSigmoid{"log_sigmoid", "f_logsigmoid(x1)", nullptr, nullptr};
+constexpr Row kHardsigmoid{"hardsigmoid", lib::Pointwise, "f_hardsigmoid(x1)", nullptr, nullptr};
+constexpr Row kHardswish{"hardswish", lib::None, "x1 * min(max(x1 + 3.0, 0.0), 6.0) / 6.0", nullptr, nullptr};
+constexpr Row kSilu{"silu", lib::Pointwise, "x1 / (1.0 + f_exp(-x1))", nullptr, nullptr};
+constexpr Row kMish{"mish", lib::Pointwise, "f_mish(x1)", nullptr, nullptr};
+constexpr Row kGelu{"gelu", lib::Pointwise, "f_gelu(x1)", nullptr, nullptr};
+constexpr Row kGeluTanh{"gelu_tanh", lib::Pointwise, "f_gelu_tanh(x1)", nullptr, nullptr};
+constexpr Row kLogSigmoid{"log_sigmoid", lib::Pointwise, "f_logsigmoid(x1)", nullptr, nullptr};
 // Backward formulas autograd reaches for the activations above.
-constexpr Row kSigmoidBackward{"sigmoid_backward", "x1 * (1.0 - x2) * x2", nullptr, nullptr};
-constexpr Row kTanhBackward{"tanh_backward", "x1 * (1.0 - x2 * x2)", nullptr, nullptr};
-constexpr Row kSiluBackward{"silu_backward", "x1 * f_sigmoid(x2) * (1.0 + x2 * (1.0 - f_sigmoid(x2)))", nullptr,
+constexpr Row kSigmoidBackward{"sigmoid_backward", lib::None, "x1 * (1.0 - x2) * x2", nullptr, nullptr};
+constexpr Row kTanhBackward{"tanh_backward", lib::None, "x1 * (1.0 - x2 * x2)", nullptr, nullptr};
+constexpr Row kSiluBackward{"silu_backward", lib::Pointwise, "x1 * f_sigmoid(x2) * (1.0 + x2 * (1.0 - f_sigmoid(x2)))", nullptr,
                             nullptr};
-constexpr Row kGeluBackward{"gelu_backward", "f_gelu_backward(x1, x2)", nullptr, nullptr};
-constexpr Row kGeluTanhBackward{"gelu_tanh_backward", "f_gelu_tanh_backward(x1, x2)", nullptr, nullptr};
+constexpr Row kGeluBackward{"gelu_backward", lib::Pointwise, "f_gelu_backward(x1, x2)", nullptr, nullptr};
+constexpr Row kGeluTanhBackward{"gelu_tanh_backward", lib::Pointwise, "f_gelu_tanh_backward(x1, x2)", nullptr, nullptr};
 constexpr Row kLogSigmoidBackward{
     "log_sigmoid_backward",
-    "x2 * (b2f(x1 < 0.0) - select(-1.0, 1.0, x1 < 0.0) * (exp(-abs(x1)) / (1.0 + exp(-abs(x1)))))", nullptr, nullptr};
+    lib::Pointwise, "x2 * (b2f(x1 < 0.0) - select(-1.0, 1.0, x1 < 0.0) * (exp(-abs(x1)) / (1.0 + exp(-abs(x1)))))", nullptr, nullptr};
 
 void round_decimals_kernel(at::TensorIteratorBase& it, int64_t decimals) {
   const bool neg = decimals < 0;
@@ -205,11 +205,7 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad, const at::Tensor& self, 
   return log_sigmoid_backward_out(grad, self, buffer, g);
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(abs_stub, &k0<kAbs>)
 WEBGPU_STUB(neg_stub, &k0<kNeg>)
 WEBGPU_STUB(sign_stub, &k0<kSign>)
@@ -263,9 +259,6 @@ WEBGPU_STUB(mish_stub, &k0<kMish>)
 WEBGPU_STUB(sigmoid_backward_stub, &k0<kSigmoidBackward>)
 WEBGPU_STUB(tanh_backward_stub, &k0<kTanhBackward>)
 WEBGPU_STUB(silu_backward_stub, &k0<kSiluBackward>)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

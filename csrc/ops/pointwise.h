@@ -15,6 +15,7 @@ enum class Drive { Common, Output };
 
 struct Row {
   const char* name;
+  Libs libs;      // the WGSL libraries its expressions call into (lib::Pointwise, ...; engines/elementwise.h)
   const char* f;  // float32 compute: float32, float16, bfloat16 (inputs x1.., scalars s0.., f32)
   const char* i;  // int32 compute: int32, int16, int8, uint8, bool (i32)
   const char* l;  // int64 compute: vec2<u32> (lo, hi), exact
@@ -28,7 +29,7 @@ at::ScalarType driving_dtype(const at::TensorIteratorBase& iter, Drive d);
 // Runs a row; scalars become s0, s1, ... in the compute type.
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars = {});
 // Runs an explicit expression per compute type chosen by the caller.
-void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr,
+void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr, Libs libs,
               std::initializer_list<c10::Scalar> scalars = {}, at::ScalarType dtype = at::ScalarType::Undefined);
 
 // Stub-shaped kernels for a row: one per DispatchStub signature.

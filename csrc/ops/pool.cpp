@@ -105,6 +105,18 @@ void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& 
   k.launch(grid(n), [&] { return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd"); });
 }
 
+// Values and int64 indices of a max pool (adaptive or not) of self, of the sizes ATen's meta function
+// gave; g has its window set, the sizes come from here.
+std::tuple<at::Tensor, at::Tensor> max_pool_outputs(const at::Tensor& self, at::IntArrayRef sizes, PoolGeo& g,
+                                                    bool adaptive) {
+  at::Tensor in = self.contiguous();
+  sizes_from(g, in, sizes);
+  at::Tensor out = at::empty(sizes, self.options());
+  at::Tensor idx = at::empty(sizes, self.options().dtype(at::kLong));
+  max_forward(in, out, idx, g, adaptive);
+  return {out, idx};
+}
+
 // grad_input (contiguous, self's sizes) gathered by pool.wgsl's backward section `sec` from grad
 // (contiguous), one invocation per input element. idx: max pools' indices; avg: avg_pool's
 // count_include_pad and divisor_override.
@@ -157,12 +169,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool_nd(int dims, const at::Tensor& self,
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, dilation);
-  at::Tensor in = self.contiguous();
-  sizes_from(g, in, std::get<0>(m).sizes());
-  at::Tensor out = at::empty(std::get<0>(m).sizes(), self.options());
-  at::Tensor idx = at::empty(std::get<0>(m).sizes(), self.options().dtype(at::kLong));
-  max_forward(in, out, idx, g, false);
-  return {out, idx};
+  return max_pool_outputs(self, std::get<0>(m).sizes(), g, false);
 }
 
 std::tuple<at::Tensor, at::Tensor> max_pool2d_wi(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
@@ -325,12 +332,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_nd(int dims, const at::Tensor& s
   check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d");
   PoolGeo g;
   g.dims = dims;
-  at::Tensor in = self.contiguous();
-  sizes_from(g, in, std::get<0>(m).sizes());
-  at::Tensor out = at::empty(std::get<0>(m).sizes(), self.options());
-  at::Tensor idx = at::empty(std::get<0>(m).sizes(), self.options().dtype(at::kLong));
-  max_forward(in, out, idx, g, true);
-  return {out, idx};
+  return max_pool_outputs(self, std::get<0>(m).sizes(), g, true);
 }
 
 std::tuple<at::Tensor, at::Tensor> amax2d(const at::Tensor& self, at::IntArrayRef o) { return adaptive_max_nd(2, self, o); }

@@ -229,20 +229,29 @@ at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c1
   return result;
 }
 
-at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& result) {
+// What linspace and logspace share before their kernels: the checks, the resize, and the cases of
+// no step and of one (`first()`, the one value). False when that finished the result; otherwise the
+// arguments' step counts are set.
+template <class First>
+bool spaced_prologue(at::Tensor& result, int64_t steps, const char* name, First first, Args& a) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  check_supported_dtype(result.scalar_type(), "linspace");
+  check_supported_dtype(result.scalar_type(), name);
   if (result.numel() != steps) result.resize_({steps});
-  if (steps == 0) return result;
+  if (steps == 0) return false;
   if (steps == 1) {
-    result.fill_(start);
-    return result;
+    result.fill_(first());
+    return false;
   }
-  check_not_bool(result, "linspace");
-  TORCH_CHECK(steps <= int64_t(UINT32_MAX), "webgpu: linspace: more than 2^32-1 steps are not supported yet");
-  Args a;
+  check_not_bool(result, name);
+  TORCH_CHECK(steps <= int64_t(UINT32_MAX), "webgpu: ", name, ": more than 2^32-1 steps are not supported yet");
   a.halfway = uint32_t(steps / 2);
   a.steps_m1 = uint32_t(steps - 1);
+  return true;
+}
+
+at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& result) {
+  Args a;
+  if (!spaced_prologue(result, steps, "linspace", [&] { return start; }, a)) return result;
   a.fused = cpu_kernel_fuses();
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "linspace", [&]() {
     // The CPU kernel's own types: the step is double for integers, scalar_t otherwise.
@@ -269,19 +278,8 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
 
 at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
                          at::Tensor& result) {
-  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  check_supported_dtype(result.scalar_type(), "logspace");
-  if (result.numel() != steps) result.resize_({steps});
-  if (steps == 0) return result;
-  if (steps == 1) {
-    result.fill_(std::pow(base, start.to<double>()));
-    return result;
-  }
-  check_not_bool(result, "logspace");
-  TORCH_CHECK(steps <= int64_t(UINT32_MAX), "webgpu: logspace: more than 2^32-1 steps are not supported yet");
   Args a;
-  a.halfway = uint32_t(steps / 2);
-  a.steps_m1 = uint32_t(steps - 1);
+  if (!spaced_prologue(result, steps, "logspace", [&] { return std::pow(base, start.to<double>()); }, a)) return result;
   a.fused = cpu_baseline_fuses();
   // The base: its class by magnitude (see range.wgsl), |base| when it is a small integer, log2|base|.
   const double mag = std::fabs(base);

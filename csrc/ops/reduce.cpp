@@ -50,22 +50,22 @@ namespace {
   void stub##_kernel(at::TensorIterator& iter) { reduce_iter(iter, Op{__VA_ARGS__}, #stub); } \
   WEBGPU_STUB(stub, &stub##_kernel)
 
-WEBGPU_REDUCTION(sum_stub, Red::Sum)
-WEBGPU_REDUCTION(nansum_stub, Red::NanSum)
-WEBGPU_REDUCTION(prod_stub, Red::Prod)
-WEBGPU_REDUCTION(mean_stub, Red::Mean)
-WEBGPU_REDUCTION(max_values_stub, Red::Max)
-WEBGPU_REDUCTION(min_values_stub, Red::Min)
-WEBGPU_REDUCTION(or_stub, Red::Any)
-WEBGPU_REDUCTION(and_stub, Red::All)
-WEBGPU_REDUCTION(argmax_stub, Red::ArgMax)
-WEBGPU_REDUCTION(argmin_stub, Red::ArgMin)
+WEBGPU_REDUCTION(sum_stub, "sum")
+WEBGPU_REDUCTION(nansum_stub, "nansum")
+WEBGPU_REDUCTION(prod_stub, "prod")
+WEBGPU_REDUCTION(mean_stub, "mean")
+WEBGPU_REDUCTION(max_values_stub, "max")
+WEBGPU_REDUCTION(min_values_stub, "min")
+WEBGPU_REDUCTION(or_stub, "any")
+WEBGPU_REDUCTION(and_stub, "all")
+WEBGPU_REDUCTION(argmax_stub, "argmax")
+WEBGPU_REDUCTION(argmin_stub, "argmin")
 
 void std_var_kernel(at::TensorIterator& iter, double correction, bool take_sqrt) {
   int64_t n = 1;
   for (int d = 0; d < iter.ndim(); ++d)
     if (iter.is_dim_reduced(d)) n *= iter.shape()[d];
-  Op op{take_sqrt ? Red::Std : Red::Var};
+  Op op{take_sqrt ? "std" : "var"};
   op.nouts = iter.noutputs();
   const double div = std::max(0.0, double(n) - correction);
   op.fa = float(1.0 / div);  // inf for a non-positive divisor: m2 * inf is inf, or NaN for m2 == 0, as CPU
@@ -75,8 +75,8 @@ WEBGPU_STUB(std_var_stub, &std_var_kernel)
 
 void norm_kernel(at::TensorIterator& iter, const c10::Scalar& ord) {
   const double p = ord.toDouble();
-  Op op{p == 0 ? Red::Norm0 : p == 1 ? Red::Norm1 : p == 2 ? Red::Norm2
-         : std::isinf(p) ? (p > 0 ? Red::NormInf : Red::NormNegInf) : Red::NormP};
+  Op op{p == 0 ? "norm0" : p == 1 ? "norm1" : p == 2 ? "norm2"
+         : std::isinf(p) ? (p > 0 ? "norm_inf" : "norm_neg_inf") : "norm_p"};
   op.fa = float(p);
   op.fb = float(1.0 / p);
   reduce_iter(iter, op, "linalg_vector_norm");
@@ -84,18 +84,25 @@ void norm_kernel(at::TensorIterator& iter, const c10::Scalar& ord) {
 WEBGPU_STUB(norm_stub, &norm_kernel)
 
 // max.dim / min.dim: values and indices through one reduction (indices of the first extreme).
-template <Red R>
-void minmax_dim_kernel(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim,
-                       bool keepdim) {
+void minmax_dim(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim, bool keepdim,
+                const char* red, const char* name) {
   at::TensorIterator iter = at::meta::make_reduction(self, values, indices, dim, keepdim, self.scalar_type(), at::kLong);
   if (iter.numel() == 0) return;
-  Op op{R};
+  Op op{red};
   op.values = true;
   op.nouts = 2;
-  reduce_iter(iter, op, R == Red::ArgMax ? "max" : "min");
+  reduce_iter(iter, op, name);
 }
-WEBGPU_STUB(max_stub, &minmax_dim_kernel<Red::ArgMax>)
-WEBGPU_STUB(min_stub, &minmax_dim_kernel<Red::ArgMin>)
+void max_dim_kernel(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim,
+                    bool keepdim) {
+  minmax_dim(values, indices, self, dim, keepdim, "argmax", "max");
+}
+void min_dim_kernel(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim,
+                    bool keepdim) {
+  minmax_dim(values, indices, self, dim, keepdim, "argmin", "min");
+}
+WEBGPU_STUB(max_stub, &max_dim_kernel)
+WEBGPU_STUB(min_stub, &min_dim_kernel)
 
 void max_all_kernel(at::Tensor& result, const at::Tensor& self) { result.copy_(at::amax(self)); }
 void min_all_kernel(at::Tensor& result, const at::Tensor& self) { result.copy_(at::amin(self)); }
@@ -113,21 +120,8 @@ void aminmax_all_kernel(const at::Tensor& self, at::Tensor& mn, at::Tensor& mx) 
 WEBGPU_STUB(aminmax_stub, &aminmax_kernel)
 WEBGPU_STUB(aminmax_allreduce_stub, &aminmax_all_kernel)
 
-// Structured ops with two outputs (max.dim, min.dim, aminmax), as torchgen generates them.
-template <class Base>
-struct Functional2 final : Base {
-  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    out_[i] = structured::create_out(sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    out_[i] = structured::create_out(sizes, strides, options);
-  }
-  const at::Tensor& maybe_get_output(int64_t i) override { return out_[i]; }
-  at::Tensor out_[2];
-};
-
+// Structured ops with two outputs (max.dim, min.dim, aminmax), as torchgen generates them: the
+// functional overloads are structured::FunctionalOuts<B, 2>, the out= ones Given2<B>.
 template <class Base>
 struct Given2 final : Base {
   Given2(const at::Tensor& a, const at::Tensor& b) : out_{a, b} {}
@@ -151,10 +145,10 @@ struct Given2 final : Base {
 
 template <class B>
 std::tuple<at::Tensor, at::Tensor> minmax_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  Functional2<B> op;
+  structured::FunctionalOuts<B, 2> op;
   auto pre = op.meta(self, dim, keepdim);
-  op.impl(self, pre.dim, keepdim, op.out_[0], op.out_[1]);
-  return {std::move(op.out_[0]), std::move(op.out_[1])};
+  op.impl(self, pre.dim, keepdim, op.outs[0], op.outs[1]);
+  return {std::move(op.outs[0]), std::move(op.outs[1])};
 }
 
 template <class B>
@@ -168,10 +162,10 @@ std::tuple<at::Tensor&, at::Tensor&> minmax_dim_out(const at::Tensor& self, int6
 }
 
 std::tuple<at::Tensor, at::Tensor> aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  Functional2<at::native::structured_aminmax_out> op;
+  structured::FunctionalOuts<at::native::structured_aminmax_out, 2> op;
   op.meta(self, dim, keepdim);
-  op.impl(self, dim, keepdim, op.out_[0], op.out_[1]);
-  return {std::move(op.out_[0]), std::move(op.out_[1])};
+  op.impl(self, dim, keepdim, op.outs[0], op.outs[1]);
+  return {std::move(op.outs[0]), std::move(op.outs[1])};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
@@ -291,7 +285,7 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
   const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
   auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
   if (iter.numel() == 0) result.fill_(-std::numeric_limits<float>::infinity());
-  else reduce_iter(iter, Op{Red::LogSumExp}, "logsumexp");
+  else reduce_iter(iter, Op{"logsumexp"}, "logsumexp");
   return result;
 }
 
@@ -308,7 +302,7 @@ at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
   if (iter.numel() == 0) result.zero_();
-  else reduce_iter(iter, Op{Red::CountNz}, "count_nonzero");
+  else reduce_iter(iter, Op{"count_nonzero"}, "count_nonzero");
   return result;
 }
 

@@ -156,6 +156,18 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
   return s;
 }
 
+// The operands of a kernel over sorted rows (gather, mode): x, the sorted keys and indices in, values
+// and int64 indices out (their operand numbers), with the rows' padded and true lengths set.
+struct ResultOps {
+  int x, keys, idx, v, i;
+};
+ResultOps result_operands(Kernel& k, const Sorted& s, const at::Tensor& x, const at::Tensor& v, const at::Tensor& i) {
+  ResultOps o{k.in(x, CT::RAW), k.in(s.keys, CT::RAW), k.in(s.idx, CT::RAW), k.out(v, CT::RAW), k.out(i, CT::I64)};
+  k.param_index("npad", s.npad);
+  k.param_index("n", s.n);
+  return o;
+}
+
 // The kernel's WGSL prologue for reading sorted rows (keys, indices, x's values at x_off) and writing
 // one value and its int64 index per result: the gather and mode sections.
 std::string result_defs(const Sorted& s, const at::Tensor& x, int ox, int ok, int oi, int ov, int on) {
@@ -171,19 +183,13 @@ void gather(const Sorted& s, const at::Tensor& x, int64_t p0, int64_t cnt, int m
   i = at::empty({s.rows, cnt}, x.options().dtype(at::kLong));
   if (s.rows * cnt == 0) return;
   Kernel k("sort:gather:" + std::to_string(mode) + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
-  const int ox = k.in(x, CT::RAW);
-  const int ok = k.in(s.keys, CT::RAW);
-  const int oi = k.in(s.idx, CT::RAW);
-  const int ov = k.out(v, CT::RAW);
-  const int on = k.out(i, CT::I64);
-  k.param_index("npad", s.npad);
-  k.param_index("n", s.n);
+  const ResultOps o = result_operands(k, s, x, v, i);
   k.param_index("cnt", cnt);
   k.param_index("p0", p0);
   k.param_index("total", s.rows * cnt);
   k.param_index("x_off", x.storage_offset());
   k.launch(grid(s.rows * cnt), [&] {
-    return result_defs(s, x, ox, ok, oi, ov, on) + "const MODE: u32 = " + std::to_string(mode) + "u;\n" +
+    return result_defs(s, x, o.x, o.keys, o.idx, o.v, o.i) + "const MODE: u32 = " + std::to_string(mode) + "u;\n" +
            section("gather");
   });
 }
@@ -194,15 +200,9 @@ void mode_rows(const Sorted& s, const at::Tensor& x, at::Tensor& v, at::Tensor& 
   i = at::empty({s.rows, 1}, x.options().dtype(at::kLong));
   if (s.rows == 0) return;
   Kernel k(std::string("sort:mode:") + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
-  const int ox = k.in(x, CT::RAW);
-  const int ok = k.in(s.keys, CT::RAW);
-  const int oi = k.in(s.idx, CT::RAW);
-  const int ov = k.out(v, CT::RAW);
-  const int on = k.out(i, CT::I64);
-  k.param_index("npad", s.npad);
-  k.param_index("n", s.n);
+  const ResultOps o = result_operands(k, s, x, v, i);
   k.param_index("x_off", x.storage_offset());
-  k.launch(uint64_t(s.rows), [&] { return result_defs(s, x, ox, ok, oi, ov, on) + section("mode"); });
+  k.launch(uint64_t(s.rows), [&] { return result_defs(s, x, o.x, o.keys, o.idx, o.v, o.i) + section("mode"); });
 }
 
 // self moved so that dim is last, contiguous, as [rows, n]; 0-dim as [1, 1].
@@ -373,23 +373,27 @@ std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, i
   return functional(self, [&](at::Tensor& v, at::Tensor& i) { kthvalue_out(self, k, dim, keepdim, v, i); });
 }
 
-std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                     at::Tensor& values, at::Tensor& indices) {
-  zero_numel_check(self, dim, "median()");
-  select_rows(self, dim, keepdim, 1, 0, values, indices, "median");
+// median.dim and nanmedian.dim: the lower median of each row (select_rows mode 1), NaN skipped for
+// nanmedian (mode 2).
+std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                     bool ignore_nan, at::Tensor& values, at::Tensor& indices) {
+  zero_numel_check(self, dim, ignore_nan ? "nanmedian()" : "median()");
+  select_rows(self, dim, keepdim, ignore_nan ? 2 : 1, 0, values, indices, ignore_nan ? "nanmedian" : "median");
   return {values, indices};
 }
+std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                     at::Tensor& values, at::Tensor& indices) {
+  return median_dim_impl(self, dim, keepdim, false, values, indices);
+}
 std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_out(self, dim, keepdim, v, i); });
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_impl(self, dim, keepdim, false, v, i); });
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                                                         at::Tensor& values, at::Tensor& indices) {
-  zero_numel_check(self, dim, "nanmedian()");
-  select_rows(self, dim, keepdim, 2, 0, values, indices, "nanmedian");
-  return {values, indices};
+  return median_dim_impl(self, dim, keepdim, true, values, indices);
 }
 std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
-  return functional(self, [&](at::Tensor& v, at::Tensor& i) { nanmedian_dim_out(self, dim, keepdim, v, i); });
+  return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_impl(self, dim, keepdim, true, v, i); });
 }
 
 at::Tensor median_all_impl(const at::Tensor& self, bool ignore_nan) {

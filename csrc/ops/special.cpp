@@ -1,6 +1,7 @@
 // The special-function rows of the pointwise op table: the gamma family (lgamma, digamma,
 // polygamma, igamma/igammac, zeta), Bessel I0/I1, erfcx, ndtri/log_ndtr, entr, xlog1py, sinc, frexp,
-// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/lib/special.wgsl.
+// nextafter, heaviside, gcd/lcm, logaddexp(2), angle. The math lives in wgsl/lib/special.wgsl, I0/I1
+// in wgsl/lib/bessel_i.wgsl (shared with special.modified_bessel_i0/i1).
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/NativeFunctions.h>
@@ -13,35 +14,35 @@
 namespace webgpu::ops {
 namespace {
 
-// name                 float32 expression                  int32 expression         int64 expression
-constexpr Row kLgamma{"lgamma", "sp_lgamma(x1)", nullptr, nullptr};
-constexpr Row kDigamma{"digamma", "sp_digamma(x1)", nullptr, nullptr};
-constexpr Row kTrigamma{"trigamma", "sp_trigamma(x1)", nullptr, nullptr};
-constexpr Row kPolygamma{"polygamma", "sp_polygamma(s0, x1)", nullptr, nullptr};
-constexpr Row kI0{"i0", "sp_i0(x1)", nullptr, nullptr};
-constexpr Row kI0e{"special_i0e", "sp_i0e(x1)", nullptr, nullptr};
-constexpr Row kI1{"special_i1", "sp_i1(x1)", nullptr, nullptr};
-constexpr Row kI1e{"special_i1e", "sp_i1e(x1)", nullptr, nullptr};
-constexpr Row kErfcx{"special_erfcx", "sp_erfcx(x1)", nullptr, nullptr};
-constexpr Row kNdtri{"special_ndtri", "sp_ndtri(x1)", nullptr, nullptr};
-constexpr Row kLogNdtr{"special_log_ndtr", "sp_log_ndtr(x1)", nullptr, nullptr};
-constexpr Row kEntr{"special_entr", "sp_entr(x1)", nullptr, nullptr};
-constexpr Row kSinc{"sinc", "sp_sinc(x1)", nullptr, nullptr};
+// name, libraries                 float32 expression                  int32 expression         int64 expression
+constexpr Row kLgamma{"lgamma", lib::Special, "sp_lgamma(x1)", nullptr, nullptr};
+constexpr Row kDigamma{"digamma", lib::Special, "sp_digamma(x1)", nullptr, nullptr};
+constexpr Row kTrigamma{"trigamma", lib::Special, "sp_trigamma(x1)", nullptr, nullptr};
+constexpr Row kPolygamma{"polygamma", lib::Special, "sp_polygamma(s0, x1)", nullptr, nullptr};
+constexpr Row kI0{"i0", lib::BesselI, "f_bessel_i0(x1)", nullptr, nullptr};
+constexpr Row kI0e{"special_i0e", lib::BesselI, "f_bessel_i0e(x1)", nullptr, nullptr};
+constexpr Row kI1{"special_i1", lib::BesselI, "f_bessel_i1(x1)", nullptr, nullptr};
+constexpr Row kI1e{"special_i1e", lib::BesselI, "f_bessel_i1e(x1)", nullptr, nullptr};
+constexpr Row kErfcx{"special_erfcx", lib::Special, "sp_erfcx(x1)", nullptr, nullptr};
+constexpr Row kNdtri{"special_ndtri", lib::Special, "sp_ndtri(x1)", nullptr, nullptr};
+constexpr Row kLogNdtr{"special_log_ndtr", lib::Special, "sp_log_ndtr(x1)", nullptr, nullptr};
+constexpr Row kEntr{"special_entr", lib::Special, "sp_entr(x1)", nullptr, nullptr};
+constexpr Row kSinc{"sinc", lib::Special, "sp_sinc(x1)", nullptr, nullptr};
 // angle of a real number: 0 or pi, NaN kept (integers reach here promoted to float).
-constexpr Row kAngle{"angle", "select(select(0.0, 3.14159265358979323846, x1 < 0.0), x1, is_nan(x1))", nullptr,
+constexpr Row kAngle{"angle", lib::Pointwise, "select(select(0.0, 3.14159265358979323846, x1 < 0.0), x1, is_nan(x1))", nullptr,
                      nullptr};
-constexpr Row kIgamma{"igamma", "sp_igamma(x1, x2)", nullptr, nullptr};
-constexpr Row kIgammac{"igammac", "sp_igammac(x1, x2)", nullptr, nullptr};
-constexpr Row kZeta{"special_zeta", "sp_zeta(x1, x2)", nullptr, nullptr};
-constexpr Row kXlog1py{"special_xlog1py", "sp_xlog1py(x1, x2)", nullptr, nullptr};
-constexpr Row kLogaddexp{"logaddexp", "sp_logaddexp(x1, x2)", nullptr, nullptr};
-constexpr Row kLogaddexp2{"logaddexp2", "sp_logaddexp2(x1, x2)", nullptr, nullptr};
+constexpr Row kIgamma{"igamma", lib::Special, "sp_igamma(x1, x2)", nullptr, nullptr};
+constexpr Row kIgammac{"igammac", lib::Special, "sp_igammac(x1, x2)", nullptr, nullptr};
+constexpr Row kZeta{"special_zeta", lib::Special, "sp_zeta(x1, x2)", nullptr, nullptr};
+constexpr Row kXlog1py{"special_xlog1py", lib::Special, "sp_xlog1py(x1, x2)", nullptr, nullptr};
+constexpr Row kLogaddexp{"logaddexp", lib::Special, "sp_logaddexp(x1, x2)", nullptr, nullptr};
+constexpr Row kLogaddexp2{"logaddexp2", lib::Special, "sp_logaddexp2(x1, x2)", nullptr, nullptr};
 // CPU's heaviside: `x == 0 ? values : x > 0` (so a NaN input gives 0).
-constexpr Row kHeaviside{"heaviside", "select(b2f(x1 > 0.0), x2, x1 == 0.0)", "select(b2i(x1 > 0), x2, x1 == 0)",
+constexpr Row kHeaviside{"heaviside", lib::Int64 | lib::Pointwise, "select(b2f(x1 > 0.0), x2, x1 == 0.0)", "select(b2i(x1 > 0), x2, x1 == 0)",
                          "select(b2l(i64_lt(vec2<u32>(0u, 0u), x1)), x2, !i64_nz(x1))"};
 // Integers only, bool refused as on CPU.
-constexpr Row kGcd{"gcd", nullptr, "sp_gcd(x1, x2)", "sp_i64_gcd(x1, x2)", ""};
-constexpr Row kLcm{"lcm", nullptr, "sp_lcm(x1, x2)", "sp_i64_lcm(x1, x2)", ""};
+constexpr Row kGcd{"gcd", lib::Special, nullptr, "sp_gcd(x1, x2)", "sp_i64_gcd(x1, x2)", ""};
+constexpr Row kLcm{"lcm", lib::Special, nullptr, "sp_lcm(x1, x2)", "sp_i64_lcm(x1, x2)", ""};
 
 // Ops CPU computes in float32 (and the integers, promoted) but not in float16/bfloat16: refused there
 // with NotImplementedError, as CPU refuses them.
@@ -56,14 +57,14 @@ void k0_no_half(at::TensorIteratorBase& it) {
 // int8 and int16 gcd/lcm wrap CPU's abs to the dtype, as CPU's calc_gcd<int8_t> does (gcd(-128, 6) is -2).
 void gcd_kernel(at::TensorIteratorBase& it) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
-  if (dt == at::kChar) return run_expr("gcd8", it, CT::I32, "sp_gcd_w(x1, x2, 24u)", {}, dt);
-  if (dt == at::kShort) return run_expr("gcd16", it, CT::I32, "sp_gcd_w(x1, x2, 16u)", {}, dt);
+  if (dt == at::kChar) return run_expr("gcd8", it, CT::I32, "sp_gcd_w(x1, x2, 24u)", lib::Special, {}, dt);
+  if (dt == at::kShort) return run_expr("gcd16", it, CT::I32, "sp_gcd_w(x1, x2, 16u)", lib::Special, {}, dt);
   run_row(kGcd, it);
 }
 void lcm_kernel(at::TensorIteratorBase& it) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
-  if (dt == at::kChar) return run_expr("lcm8", it, CT::I32, "sp_lcm_w(x1, x2, 24u)", {}, dt);
-  if (dt == at::kShort) return run_expr("lcm16", it, CT::I32, "sp_lcm_w(x1, x2, 16u)", {}, dt);
+  if (dt == at::kChar) return run_expr("lcm8", it, CT::I32, "sp_lcm_w(x1, x2, 24u)", lib::Special, {}, dt);
+  if (dt == at::kShort) return run_expr("lcm16", it, CT::I32, "sp_lcm_w(x1, x2, 16u)", lib::Special, {}, dt);
   run_row(kLcm, it);
 }
 
@@ -81,7 +82,7 @@ void nextafter_kernel(at::TensorIteratorBase& it) {
   const char* e = dt == at::kHalf       ? "sp_nextafter_f16(x1, x2)"
                   : dt == at::kBFloat16 ? "sp_nextafter_bf16(x1, x2)"
                                         : "sp_nextafter(x1, x2)";
-  run_expr("nextafter", it, CT::F32, e, {}, dt);
+  run_expr("nextafter", it, CT::F32, e, lib::Special, {}, dt);
 }
 
 // ATen's frexp_out builds one iterator with two outputs (mantissa, exponent); the engine writes one
@@ -100,7 +101,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
                   .resize_outputs(false)
                   .set_check_mem_overlap(false)
                   .build();
-    run_expr(name, it, CT::F32, expr);
+    run_expr(name, it, CT::F32, expr, lib::Special);
   };
   const bool mantissa_first = !mantissa.is_alias_of(self);
   if (mantissa_first) one(mantissa, "frexp_mantissa", "sp_frexp_m(x1)");
@@ -108,11 +109,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
   if (!mantissa_first) one(mantissa, "frexp_mantissa", "sp_frexp_m(x1)");
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(lgamma_stub, &k0<kLgamma>)
 WEBGPU_STUB(digamma_stub, &k0<kDigamma>)
 WEBGPU_STUB(polygamma_stub, &polygamma_kernel)
@@ -137,9 +134,6 @@ WEBGPU_STUB(heaviside_stub, &k0<kHeaviside>)
 WEBGPU_STUB(gcd_stub, &gcd_kernel)
 WEBGPU_STUB(lcm_stub, &lcm_kernel)
 WEBGPU_STUB(nextafter_stub, &nextafter_kernel)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -14,34 +14,34 @@ namespace {
 
 // Float32 only: integer inputs promote to float32 (the iterator's common dtype); float16 and
 // bfloat16 are refused below, as CPU and CUDA dispatch these over float and double only.
-// name                                   float32 expression
-constexpr Row kAiryAi{"airy_ai", "f_airy_ai(x1)", nullptr, nullptr};
-constexpr Row kBesselJ0{"bessel_j0", "f_bessel_j0(x1)", nullptr, nullptr};
-constexpr Row kBesselJ1{"bessel_j1", "f_bessel_j1(x1)", nullptr, nullptr};
-constexpr Row kBesselY0{"bessel_y0", "f_bessel_y0(x1)", nullptr, nullptr};
-constexpr Row kBesselY1{"bessel_y1", "f_bessel_y1(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselI0{"modified_bessel_i0", "f_modified_bessel_i0(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselI1{"modified_bessel_i1", "f_modified_bessel_i1(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselK0{"modified_bessel_k0", "f_modified_bessel_k0(x1)", nullptr, nullptr};
-constexpr Row kModifiedBesselK1{"modified_bessel_k1", "f_modified_bessel_k1(x1)", nullptr, nullptr};
-constexpr Row kScaledModifiedBesselK0{"scaled_modified_bessel_k0", "f_scaled_modified_bessel_k0(x1)", nullptr,
+// name, libraries                                   float32 expression
+constexpr Row kAiryAi{"airy_ai", lib::Bessel, "f_airy_ai(x1)", nullptr, nullptr};
+constexpr Row kBesselJ0{"bessel_j0", lib::Bessel, "f_bessel_j0(x1)", nullptr, nullptr};
+constexpr Row kBesselJ1{"bessel_j1", lib::Bessel, "f_bessel_j1(x1)", nullptr, nullptr};
+constexpr Row kBesselY0{"bessel_y0", lib::Bessel, "f_bessel_y0(x1)", nullptr, nullptr};
+constexpr Row kBesselY1{"bessel_y1", lib::Bessel, "f_bessel_y1(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselI0{"modified_bessel_i0", lib::BesselI, "f_bessel_i0(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselI1{"modified_bessel_i1", lib::BesselI, "f_bessel_i1(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselK0{"modified_bessel_k0", lib::Bessel, "f_modified_bessel_k0(x1)", nullptr, nullptr};
+constexpr Row kModifiedBesselK1{"modified_bessel_k1", lib::Bessel, "f_modified_bessel_k1(x1)", nullptr, nullptr};
+constexpr Row kScaledModifiedBesselK0{"scaled_modified_bessel_k0", lib::Bessel, "f_scaled_modified_bessel_k0(x1)", nullptr,
                                       nullptr};
-constexpr Row kScaledModifiedBesselK1{"scaled_modified_bessel_k1", "f_scaled_modified_bessel_k1(x1)", nullptr,
+constexpr Row kScaledModifiedBesselK1{"scaled_modified_bessel_k1", lib::Bessel, "f_scaled_modified_bessel_k1(x1)", nullptr,
                                       nullptr};
-constexpr Row kSphericalBesselJ0{"spherical_bessel_j0", "f_spherical_bessel_j0(x1)", nullptr, nullptr};
+constexpr Row kSphericalBesselJ0{"spherical_bessel_j0", lib::Bessel, "f_spherical_bessel_j0(x1)", nullptr, nullptr};
 // (x, n): n is truncated to an integer inside the function, as CPU does.
-constexpr Row kChebyshevT{"chebyshev_polynomial_t", "f_chebyshev_t(x1, x2)", nullptr, nullptr};
-constexpr Row kChebyshevU{"chebyshev_polynomial_u", "f_chebyshev_u(x1, x2)", nullptr, nullptr};
-constexpr Row kChebyshevV{"chebyshev_polynomial_v", "f_chebyshev_v(x1, x2)", nullptr, nullptr};
-constexpr Row kChebyshevW{"chebyshev_polynomial_w", "f_chebyshev_w(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevT{"shifted_chebyshev_polynomial_t", "f_shifted_chebyshev_t(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevU{"shifted_chebyshev_polynomial_u", "f_shifted_chebyshev_u(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevV{"shifted_chebyshev_polynomial_v", "f_shifted_chebyshev_v(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevW{"shifted_chebyshev_polynomial_w", "f_shifted_chebyshev_w(x1, x2)", nullptr, nullptr};
-constexpr Row kHermiteH{"hermite_polynomial_h", "f_hermite_polynomial_h(x1, x2)", nullptr, nullptr};
-constexpr Row kHermiteHe{"hermite_polynomial_he", "f_hermite_polynomial_he(x1, x2)", nullptr, nullptr};
-constexpr Row kLaguerreL{"laguerre_polynomial_l", "f_laguerre_polynomial_l(x1, x2)", nullptr, nullptr};
-constexpr Row kLegendreP{"legendre_polynomial_p", "f_legendre_polynomial_p(x1, x2)", nullptr, nullptr};
+constexpr Row kChebyshevT{"chebyshev_polynomial_t", lib::Bessel, "f_chebyshev_t(x1, x2)", nullptr, nullptr};
+constexpr Row kChebyshevU{"chebyshev_polynomial_u", lib::Bessel, "f_chebyshev_u(x1, x2)", nullptr, nullptr};
+constexpr Row kChebyshevV{"chebyshev_polynomial_v", lib::Bessel, "f_chebyshev_v(x1, x2)", nullptr, nullptr};
+constexpr Row kChebyshevW{"chebyshev_polynomial_w", lib::Bessel, "f_chebyshev_w(x1, x2)", nullptr, nullptr};
+constexpr Row kShiftedChebyshevT{"shifted_chebyshev_polynomial_t", lib::Bessel, "f_shifted_chebyshev_t(x1, x2)", nullptr, nullptr};
+constexpr Row kShiftedChebyshevU{"shifted_chebyshev_polynomial_u", lib::Bessel, "f_shifted_chebyshev_u(x1, x2)", nullptr, nullptr};
+constexpr Row kShiftedChebyshevV{"shifted_chebyshev_polynomial_v", lib::Bessel, "f_shifted_chebyshev_v(x1, x2)", nullptr, nullptr};
+constexpr Row kShiftedChebyshevW{"shifted_chebyshev_polynomial_w", lib::Bessel, "f_shifted_chebyshev_w(x1, x2)", nullptr, nullptr};
+constexpr Row kHermiteH{"hermite_polynomial_h", lib::Bessel, "f_hermite_polynomial_h(x1, x2)", nullptr, nullptr};
+constexpr Row kHermiteHe{"hermite_polynomial_he", lib::Bessel, "f_hermite_polynomial_he(x1, x2)", nullptr, nullptr};
+constexpr Row kLaguerreL{"laguerre_polynomial_l", lib::Bessel, "f_laguerre_polynomial_l(x1, x2)", nullptr, nullptr};
+constexpr Row kLegendreP{"legendre_polynomial_p", lib::Bessel, "f_legendre_polynomial_p(x1, x2)", nullptr, nullptr};
 
 // CPU's message for a dtype outside its dispatch ("bessel_j0_cpu" not implemented for 'Half'), for
 // webgpu.
@@ -53,11 +53,7 @@ void float_only(at::TensorIteratorBase& it) {
   run_row(R, it);
 }
 
-}  // namespace
-}  // namespace webgpu::ops
-
-using namespace webgpu::ops;
-
+// The DispatchStubs ATen's kernels call, pointed at the kernels above.
 WEBGPU_STUB(special_airy_ai_stub, &float_only<kAiryAi>)
 WEBGPU_STUB(special_bessel_j0_stub, &float_only<kBesselJ0>)
 WEBGPU_STUB(special_bessel_j1_stub, &float_only<kBesselJ1>)
@@ -82,9 +78,6 @@ WEBGPU_STUB(hermite_polynomial_h_stub, &float_only<kHermiteH>)
 WEBGPU_STUB(hermite_polynomial_he_stub, &float_only<kHermiteHe>)
 WEBGPU_STUB(laguerre_polynomial_l_stub, &float_only<kLaguerreL>)
 WEBGPU_STUB(legendre_polynomial_p_stub, &float_only<kLegendreP>)
-
-namespace webgpu::ops {
-namespace {
 
 namespace s = structured;
 using T = const at::Tensor&;

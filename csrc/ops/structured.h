@@ -71,6 +71,22 @@ struct Functional final : Base {
   at::Tensor out_;
 };
 
+// The functional overload of a structured op with K outputs that is not a TensorIterator op
+// (max.dim, aminmax, nll_loss_forward, ...): meta() sizes fresh tensors, outs[i].
+template <class Base, int K>
+struct FunctionalOuts final : Base {
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    outs[i] = create_out(sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    outs[i] = create_out(sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+  at::Tensor outs[K];
+};
+
 // out= and in-place: the given tensor is checked (in-place) or resized (out=); when a meta
 // function insists on strides the tensor lacks, a proxy is written and copied back.
 template <class Base, bool kInplace>

@@ -59,6 +59,15 @@ void unpool(const at::Tensor& self_, const at::Tensor& indices_, at::Tensor& out
   if (!dst.is_same(out)) out.copy_(dst);
 }
 
+// CPU's checks of the input and indices, shared by 2-d and 3-d (`where` starts the empty-dim message).
+void check_unpool_input(const at::Tensor& self, const at::Tensor& indices, const char* where) {
+  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
+              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < self.dim(); ++i)
+    TORCH_CHECK(self.size(i) > 0, where, "Expected input to have non-zero size for non-batch dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+}
+
 at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
                              at::Tensor& out) {
   TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64 but got: ",
@@ -68,12 +77,7 @@ at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, 
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4,
               "Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with ", self.dim(),
               " dimensions.");
-  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
-              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
-  for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, "max_unpooling2d_forward_out_cpu(): ",
-                "Expected input to have non-zero size for non-batch dimensions, but got ", self.sizes(),
-                " with dimension ", i, " being empty.");
+  check_unpool_input(self, indices, "max_unpooling2d_forward_out_cpu(): ");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max_unpool2d: expected out of dtype ", self.scalar_type(),
               " but got ", out.scalar_type());
   const auto mf = self.suggest_memory_format();
@@ -102,12 +106,7 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, 
   TORCH_CHECK(padding.size() == 3,
               "There should be exactly three elements (depth, height, width) in padding, but got: ", padding.size(),
               " elements.");
-  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
-              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
-  for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, "max_unpooling3d(): ",
-                "Expected input to have non-zero size for non-batch dimensions, but got ", self.sizes(),
-                " with dimension ", i, " being empty.");
+  check_unpool_input(self, indices, "max_unpooling3d(): ");
   TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0, "strides should be greater than zero, but got stride: ",
               stride);
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max_unpool3d: expected out of dtype ", self.scalar_type(),

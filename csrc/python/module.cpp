@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/Generator.h>
@@ -112,36 +114,39 @@ void launch_wgsl(const std::string& key, const std::string& body, const py::list
   kernel::launch("wgsl:" + key, storage, p, groups, [&] { return body; }, src);
 }
 
+// A dict of named counters.
+py::dict counter_dict(std::initializer_list<std::pair<const char*, uint64_t>> counters) {
+  py::dict d;
+  for (const auto& [name, value] : counters) d[name] = value;
+  return d;
+}
+
 py::dict memory_stats(int index) {
   auto s = rt::get_device(resolve(index)).pool().stats();
-  py::dict d;
-  d["allocated_bytes"] = s.allocated;
-  d["max_allocated_bytes"] = s.max_allocated;
-  d["reserved_bytes"] = s.reserved;
-  d["max_reserved_bytes"] = s.max_reserved;
-  d["num_allocs"] = s.num_allocs;
-  d["num_frees"] = s.num_frees;
-  d["cache_hits"] = s.cache_hits;
-  d["num_ooms"] = s.num_ooms;
-  return d;
+  return counter_dict({{"allocated_bytes", s.allocated},
+                       {"max_allocated_bytes", s.max_allocated},
+                       {"reserved_bytes", s.reserved},
+                       {"max_reserved_bytes", s.max_reserved},
+                       {"num_allocs", s.num_allocs},
+                       {"num_frees", s.num_frees},
+                       {"cache_hits", s.cache_hits},
+                       {"num_ooms", s.num_ooms}});
 }
 
 py::dict stream_counters(int index) {
   auto& dev = rt::get_device(resolve(index));
   auto c = dev.stream().counters();
   auto p = dev.pipelines().counters();
-  py::dict d;
-  d["submits"] = c.submits;
-  d["waits"] = c.waits;
-  d["dispatches"] = c.dispatches;
-  d["copies"] = c.copies;
-  d["uploads"] = c.uploads;
-  d["readbacks"] = c.readbacks;
-  d["bind_groups_created"] = c.bind_groups_created;
-  d["bind_group_hits"] = c.bind_group_hits;
-  d["pipeline_compiles"] = p.compiles;
-  d["pipeline_hits"] = p.hits;
-  return d;
+  return counter_dict({{"submits", c.submits},
+                       {"waits", c.waits},
+                       {"dispatches", c.dispatches},
+                       {"copies", c.copies},
+                       {"uploads", c.uploads},
+                       {"readbacks", c.readbacks},
+                       {"bind_groups_created", c.bind_groups_created},
+                       {"bind_group_hits", c.bind_group_hits},
+                       {"pipeline_compiles", p.compiles},
+                       {"pipeline_hits", p.hits}});
 }
 
 py::dict info(int index) {

@@ -153,23 +153,38 @@ std::vector<Adapter> enumerate_adapters_locked(WGPUInstance inst) {
   return out;
 }
 
+// What a Dawn request (adapter, device) reports to its callback: a status, the handle, a message.
+template <class Status, class Handle>
+struct Requested {
+  Status status{};
+  Handle handle = nullptr;
+  std::string msg;
+};
+
+// Runs a Dawn request to completion: `start(callback info)` issues it (returning its future), and its
+// callback fills r; returns how the wait on the future ended.
+template <class CallbackInfo, class Status, class Handle, class Start>
+WGPUWaitStatus request(WGPUInstance inst, Requested<Status, Handle>& r, Start start) {
+  CallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](Status status, Handle h, WGPUStringView msg, void* ud, void*) {
+    auto* out = static_cast<Requested<Status, Handle>*>(ud);
+    out->status = status;
+    out->handle = h;
+    out->msg = str(msg);
+  };
+  cb.userdata1 = &r;
+  WGPUFutureWaitInfo info{start(cb), 0};
+  return procs().wgpuInstanceWaitAny(inst, 1, &info, UINT64_MAX);
+}
+
 // The one adapter of wgpuInstanceRequestAdapter (Dawn's choice for high performance).
 Adapter request_adapter_locked(WGPUInstance inst) {
   AdapterOptions o;
-  struct Result { WGPURequestAdapterStatus status{}; WGPUAdapter adapter = nullptr; std::string msg; } r;
-  WGPURequestAdapterCallbackInfo cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](WGPURequestAdapterStatus status, WGPUAdapter a, WGPUStringView msg, void* ud, void*) {
-    auto* r = static_cast<Result*>(ud);
-    r->status = status;
-    r->adapter = a;
-    r->msg = str(msg);
-  };
-  cb.userdata1 = &r;
-  WGPUFuture f = procs().wgpuInstanceRequestAdapter(inst, &o.opts, cb);
-  WGPUFutureWaitInfo info{f, 0};
-  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(inst, 1, &info, UINT64_MAX);
-  if (st != WGPUWaitStatus_Success || r.status != WGPURequestAdapterStatus_Success || !r.adapter) {
+  Requested<WGPURequestAdapterStatus, WGPUAdapter> r;
+  const WGPUWaitStatus st = request<WGPURequestAdapterCallbackInfo>(
+      inst, r, [&](const WGPURequestAdapterCallbackInfo& cb) { return procs().wgpuInstanceRequestAdapter(inst, &o.opts, cb); });
+  if (st != WGPUWaitStatus_Success || r.status != WGPURequestAdapterStatus_Success || !r.handle) {
     g_adapter_error = std::string(kNoAdapterAdvice) + (r.msg.empty() ? "" : " (Dawn: " + r.msg + ")");
     // Current Dawn needs Vulkan features that old drivers lack (Mesa's lavapipe before 25 has no
     // dynamic indexing of uniform arrays): say which driver to install instead of "no adapter".
@@ -179,7 +194,7 @@ Adapter request_adapter_locked(WGPUInstance inst) {
                          "suite: `apt-get install -t bookworm-backports mesa-vulkan-drivers`).";
     return Adapter();
   }
-  return Adapter(r.adapter);
+  return Adapter(r.handle);
 }
 
 // Device index -> adapter, decided once: every enumerated adapter (or the requested one), then
@@ -414,26 +429,17 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   dd.deviceLostCallbackInfo.callback = &GpuDevice::on_device_lost;
   dd.deviceLostCallbackInfo.userdata1 = this;
 
-  struct Result { WGPURequestDeviceStatus status{}; WGPUDevice dev = nullptr; std::string msg; } r;
-  WGPURequestDeviceCallbackInfo cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView msg, void* ud, void*) {
-    auto* r = static_cast<Result*>(ud);
-    r->status = status;
-    r->dev = d;
-    r->msg = str(msg);
-  };
-  cb.userdata1 = &r;
-  WGPUFuture f = P.wgpuAdapterRequestDevice(a, &dd, cb);
-  WGPUFutureWaitInfo wi{f, 0};
-  P.wgpuInstanceWaitAny(g_instance.get(), 1, &wi, UINT64_MAX);
-  TORCH_CHECK(r.status == WGPURequestDeviceStatus_Success && r.dev,
+  Requested<WGPURequestDeviceStatus, WGPUDevice> r;
+  request<WGPURequestDeviceCallbackInfo>(g_instance.get(), r, [&](const WGPURequestDeviceCallbackInfo& cb) {
+    return P.wgpuAdapterRequestDevice(a, &dd, cb);
+  });
+  TORCH_CHECK(r.status == WGPURequestDeviceStatus_Success && r.handle,
               "webgpu: Dawn could not create a device on adapter '", info_["adapter"], "': ", r.msg);
-  device_ = Device(r.dev);
-  queue_ = Queue(P.wgpuDeviceGetQueue(r.dev));
+  device_ = Device(r.handle);
+  queue_ = Queue(P.wgpuDeviceGetQueue(r.handle));
 
   WGPULimits dl{};
-  P.wgpuDeviceGetLimits(r.dev, &dl);
+  P.wgpuDeviceGetLimits(r.handle, &dl);
   limits_ = dl;
   limits_.nextInChain = nullptr;
   features_ = want;

@@ -12,6 +12,14 @@ fn isz() -> vec3<i32> { return vec3<i32>(i32(P_in_size(0u)), i32(P_in_size(1u)),
 fn osz() -> vec3<i32> { return vec3<i32>(i32(P_out_size(0u)), i32(P_out_size(1u)), i32(P_out_size(2u))); }
 fn scl(d: u32) -> f32 { return P_scale(d); }
 
+// Invocation t's place: its position p in the grid of sizes `over` (the output for forward kernels,
+// the input for backward ones) and where its plane starts in operand 0, of sizes `src`.
+struct SrcAt { p: vec3<i32>, base: u32, };
+fn src_at(t: u32, over: vec3<i32>, src: vec3<i32>) -> SrcAt {
+  let g = grid_pos(t, over);
+  return SrcAt(g.p, P.src_off + g.plane * vol(src));
+}
+
 // ATen's nearest source index along dim d (of input size n).
 fn near_src(o: i32, d: u32, n: i32) -> i32 {
   var f: f32;
@@ -79,24 +87,20 @@ fn cub_tap(c: Cub, k: i32, n: i32) -> i32 { return clamp(c.i0 - 1 + k, 0, n - 1)
 // Operands: 0 input, 1 output (raw values).
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, O);
-  let plane = g.plane;
-  let o = g.p;
-  let i = vec3<i32>(near_src(o.x, 0u, I.x), near_src(o.y, 1u, I.y), near_src(o.z, 2u, I.z));
-  st1(P.dst_off + t, ld0(P.src_off + plane * vol(I) + flat3(i, I)));
+  let g = src_at(t, O, I);
+  let i = vec3<i32>(near_src(g.p.x, 0u, I.x), near_src(g.p.y, 1u, I.y), near_src(g.p.z, 2u, I.z));
+  st1(P.dst_off + t, ld0(g.base + flat3(i, I)));
 }
 
 //== nearest_bwd
 // Operands: 0 grad_output (f32), 1 grad_input (f32).
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, I);
-  let plane = g.plane;
+  let g = src_at(t, I, O);
   let p = g.p;
   let ra = cand(p.x, 0u, I.x, O.x, false);
   let rb = cand(p.y, 1u, I.y, O.y, false);
   let rc = cand(p.z, 2u, I.z, O.z, false);
-  let base = P.src_off + plane * vol(O);
   var acc = 0.0;
   for (var a = ra.x; a < ra.y; a = a + 1) {
     if (near_src(a, 0u, I.x) != p.x) { continue; }
@@ -104,7 +108,7 @@ fn run(t: u32) {
       if (near_src(b, 1u, I.y) != p.y) { continue; }
       for (var c = rc.x; c < rc.y; c = c + 1) {
         if (near_src(c, 2u, I.z) != p.z) { continue; }
-        acc = acc + ld0(base + flat3(vec3<i32>(a, b, c), O));
+        acc = acc + ld0(g.base + flat3(vec3<i32>(a, b, c), O));
       }
     }
   }
@@ -115,13 +119,10 @@ fn run(t: u32) {
 // Operands: 0 input (f32), 1 output (f32).
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, O);
-  let plane = g.plane;
-  let o = g.p;
-  let la = lin_src(o.x, 0u, I.x);
-  let lb = lin_src(o.y, 1u, I.y);
-  let lc = lin_src(o.z, 2u, I.z);
-  let base = P.src_off + plane * vol(I);
+  let g = src_at(t, O, I);
+  let la = lin_src(g.p.x, 0u, I.x);
+  let lb = lin_src(g.p.y, 1u, I.y);
+  let lc = lin_src(g.p.z, 2u, I.z);
   var acc = 0.0;
   for (var a = 0; a <= la.off; a = a + 1) {
     let wa = select(select(1.0 - la.l1, 1.0, la.off == 0), la.l1, a == 1);
@@ -131,7 +132,7 @@ fn run(t: u32) {
       var accc = 0.0;
       for (var c = 0; c <= lc.off; c = c + 1) {
         let wc = select(select(1.0 - lc.l1, 1.0, lc.off == 0), lc.l1, c == 1);
-        accc = accc + wc * ld0(base + flat3(vec3<i32>(la.i0 + a, lb.i0 + b, lc.i0 + c), I));
+        accc = accc + wc * ld0(g.base + flat3(vec3<i32>(la.i0 + a, lb.i0 + b, lc.i0 + c), I));
       }
       accb = accb + wb * accc;
     }
@@ -152,13 +153,11 @@ fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
 
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, I);
-  let plane = g.plane;
+  let g = src_at(t, I, O);
   let p = g.p;
   let ra = cand(p.x, 0u, I.x, O.x, true);
   let rb = cand(p.y, 1u, I.y, O.y, true);
   let rc = cand(p.z, 2u, I.z, O.z, true);
-  let base = P.src_off + plane * vol(O);
   var acc = 0.0;
   for (var a = ra.x; a < ra.y; a = a + 1) {
     let wa = lin_w(a, 0u, I.x, p.x);
@@ -169,7 +168,7 @@ fn run(t: u32) {
       for (var c = rc.x; c < rc.y; c = c + 1) {
         let wc = lin_w(c, 2u, I.z, p.z);
         if (wc == 0.0) { continue; }
-        acc = acc + wa * wb * wc * ld0(base + flat3(vec3<i32>(a, b, c), O));
+        acc = acc + wa * wb * wc * ld0(g.base + flat3(vec3<i32>(a, b, c), O));
       }
     }
   }
@@ -182,15 +181,12 @@ fn run(t: u32) {
 
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, O);
-  let plane = g.plane;
-  let o = g.p;
-  let cy = cub_src(o.y, 1u, I.y);
-  let cx = cub_src(o.z, 2u, I.z);
-  let base = P.src_off + plane * vol(I);
+  let g = src_at(t, O, I);
+  let cy = cub_src(g.p.y, 1u, I.y);
+  let cx = cub_src(g.p.z, 2u, I.z);
   var acc = 0.0;
   for (var j = 0; j < 4; j = j + 1) {
-    let row = base + u32(cub_tap(cy, j, I.y) * I.z);
+    let row = g.base + u32(cub_tap(cy, j, I.y) * I.z);
     var r = 0.0;
     for (var i = 0; i < 4; i = i + 1) { r = r + cx.w[i] * ld0(row + u32(cub_tap(cx, i, I.z))); }
     acc = acc + cy.w[j] * r;
@@ -227,12 +223,10 @@ fn cub_cand(i: i32, d: u32, n_in: i32, n_out: i32) -> vec2<i32> {
 
 fn run(t: u32) {
   let O = osz(); let I = isz();
-  let g = grid_pos(t, I);
-  let plane = g.plane;
+  let g = src_at(t, I, O);
   let p = g.p;
   let rb = cub_cand(p.y, 1u, I.y, O.y);
   let rc = cub_cand(p.z, 2u, I.z, O.z);
-  let base = P.src_off + plane * vol(O);
   var acc = 0.0;
   for (var b = rb.x; b < rb.y; b = b + 1) {
     let wb = cub_wt(b, 1u, I.y, p.y);
@@ -241,7 +235,7 @@ fn run(t: u32) {
     for (var c = rc.x; c < rc.y; c = c + 1) {
       let wc = cub_wt(c, 2u, I.z, p.z);
       if (wc == 0.0) { continue; }
-      r = r + wc * ld0(base + u32(b * O.z + c));
+      r = r + wc * ld0(g.base + u32(b * O.z + c));
     }
     acc = acc + wb * r;
   }

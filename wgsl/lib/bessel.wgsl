@@ -1,7 +1,8 @@
 // torch.special's Bessel, Airy and orthogonal-polynomial functions (ops/special_bessel.cpp), computed
 // in float32 the way PyTorch's CPU kernels compute them: Cephes' rational and Chebyshev-series
 // approximations with the same coefficients, branches and order of operations, so results agree to
-// float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_ldexp).
+// float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_exp_ulp) and
+// bessel_i.wgsl (bi_chbevl, f_bessel_i0, f_bessel_i1: I0 and I1 are shared with ops/special.cpp).
 // CPU's kernels are built with floating-point contraction: `a * b + c` and `a * b - c * d` are fused
 // multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial, Clenshaw and recurrence steps
 // here use fma() the same way, which reproduces CPU's bits where the adapter fuses it (GPUs with FMA
@@ -77,45 +78,6 @@ const BS_Y1_YP = array<f32, 11>(1.26320474790178026440e+09, -6.47355876379160291
 const BS_Y1_YQ = array<f32, 11>(5.94301592346128195359e+02, 2.35564092943068577943e+05,
   7.34811944459721705660e+07, 1.87601316108706159478e+10, 3.88231277496238566008e+12,
   6.20557727146953693363e+14, 6.87141087355300489866e+16, 3.97270608116560655612e+18, 0.0, 0.0, 0.0);
-const BS_I0_A = array<f32, 30>(-4.41534164647933937950e-18, 3.33079451882223809783e-17,
-  -2.43127984654795469359e-16, 1.71539128555513303061e-15, -1.16853328779934516808e-14,
-  7.67618549860493561688e-14, -4.85644678311192946090e-13, 2.95505266312963983461e-12,
-  -1.72682629144155570723e-11, 9.67580903537323691224e-11, -5.18979560163526290666e-10,
-  2.65982372468238665035e-09, -1.30002500998624804212e-08, 6.04699502254191894932e-08,
-  -2.67079385394061173391e-07, 1.11738753912010371815e-06, -4.41673835845875056359e-06,
-  1.64484480707288970893e-05, -5.75419501008210370398e-05, 1.88502885095841655729e-04,
-  -5.76375574538582365885e-04, 1.63947561694133579842e-03, -4.32430999505057594430e-03,
-  1.05464603945949983183e-02, -2.37374148058994688156e-02, 4.93052842396707084878e-02,
-  -9.49010970480476444210e-02, 1.71620901522208775349e-01, -3.04682672343198398683e-01,
-  6.76795274409476084995e-01);
-const BS_I0_B = array<f32, 30>(-7.23318048787475395456e-18, -4.83050448594418207126e-18,
-  4.46562142029675999901e-17, 3.46122286769746109310e-17, -2.82762398051658348494e-16,
-  -3.42548561967721913462e-16, 1.77256013305652638360e-15, 3.81168066935262242075e-15,
-  -9.55484669882830764870e-15, -4.15056934728722208663e-14, 1.54008621752140982691e-14,
-  3.85277838274214270114e-13, 7.18012445138366623367e-13, -1.79417853150680611778e-12,
-  -1.32158118404477131188e-11, -3.14991652796324136454e-11, 1.18891471078464383424e-11,
-  4.94060238822496958910e-10, 3.39623202570838634515e-09, 2.26666899049817806459e-08,
-  2.04891858946906374183e-07, 2.89137052083475648297e-06, 6.88975834691682398426e-05,
-  3.36911647825569408990e-03, 8.04490411014108831608e-01, 0.0, 0.0, 0.0, 0.0, 0.0);
-const BS_I1_A = array<f32, 30>(2.77791411276104639959e-18, -2.11142121435816608115e-17,
-  1.55363195773620046921e-16, -1.10559694773538630805e-15, 7.60068429473540693410e-15,
-  -5.04218550472791168711e-14, 3.22379336594557470981e-13, -1.98397439776494371520e-12,
-  1.17361862988909016308e-11, -6.66348972350202774223e-11, 3.62559028155211703701e-10,
-  -1.88724975172282928790e-09, 9.38153738649577178388e-09, -4.44505912879632808065e-08,
-  2.00329475355213526229e-07, -8.56872026469545474066e-07, 3.47025130813767847674e-06,
-  -1.32731636560394358279e-05, 4.78156510755005422638e-05, -1.61760815825896745588e-04,
-  5.12285956168575772895e-04, -1.51357245063125314899e-03, 4.15642294431288815669e-03,
-  -1.05640848946261981558e-02, 2.47264490306265168283e-02, -5.29459812080949914269e-02,
-  1.02643658689847095384e-01, -1.76416518357834055153e-01, 2.52587186443633654823e-01, 0.0);
-const BS_I1_B = array<f32, 30>(7.51729631084210481353e-18, 4.41434832307170791151e-18,
-  -4.65030536848935832153e-17, -3.20952592199342395980e-17, 2.96262899764595013876e-16,
-  3.30820231092092828324e-16, -1.88035477551078244854e-15, -3.81440307243700780478e-15,
-  1.04202769841288027642e-14, 4.27244001671195135429e-14, -2.10154184277266431302e-14,
-  -4.08355111109219731823e-13, -7.19855177624590851209e-13, 2.03562854414708950722e-12,
-  1.41258074366137813316e-11, 3.25260358301548823856e-11, -1.89749581235054123450e-11,
-  -5.58974346219658380687e-10, -3.83538038596423702205e-09, -2.63146884688951950684e-08,
-  -2.51223623787020892529e-07, -3.88256480887769039346e-06, -1.10588938762623716291e-04,
-  -9.76109749136146840777e-03, 7.78576235018280120474e-01, 0.0, 0.0, 0.0, 0.0, 0.0);
 const BS_K0_A = array<f32, 30>(1.37446543561352307156e-16, 4.25981614279661018399e-14,
   1.03496952576338420167e-11, 1.90451637722020886025e-09, 2.53479107902614945675e-07,
   2.28621210311945178607e-05, 1.26461541144692592338e-03, 3.59799365153615016266e-02,
@@ -148,19 +110,6 @@ const BS_3PIO4 = 2.356194490192344928846982537459627163;
 const BS_SQ2OPI = 0.797884560802865355879892119868763737;  // sqrt(2 / pi)
 const BS_TWOOPI = 0.636619772367581343075535053490057448;  // 2 / pi
 
-// e^x to about an ulp on any adapter (Cephes' expf: x = n ln2 + r, a degree-6 polynomial in r); the
-// Vulkan builtin's error bound grows with |x|, and I0/I1 multiply it into results near 1e38.
-fn bs_exp(x: f32) -> f32 {
-  if (is_nan(x)) { return x; }
-  if (x > 89.0) { return f_inf(); }
-  if (x < -104.0) { return 0.0; }
-  let n = floor(x * 1.4426950408889634 + 0.5);
-  let r = (x - n * 0.693359375) - n * -2.12194440e-4;
-  let p = (((((1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r +
-            1.6666665459e-1) * r + 5.0000001201e-1) * r * r + r + 1.0;
-  return f_ldexp(p, n);
-}
-
 // log x for x >= 0, subnormal x included: GPUs may flush subnormal operands to zero, so their
 // significand is read from the bits (x = m 2^-149).
 fn bs_log(x: f32) -> f32 {
@@ -188,6 +137,15 @@ fn bs_pq(x: f32, w: f32, pp: array<f32, 11>, pq: array<f32, 11>, qp: array<f32, 
 }
 fn bs_pq0(x: f32) -> vec2<f32> { return bs_pq(x, 25.0 / (x * x), BS_J0_PP, BS_J0_PQ, BS_J0_QP, BS_J0_QQ); }
 fn bs_pq1(x: f32) -> vec2<f32> { return bs_pq(x, 5.0 / x * (5.0 / x), BS_J1_PP, BS_J1_PQ, BS_J1_QP, BS_J1_QQ); }
+// J and Y past x = 5 from (p, q) and the phase x - shift (pi/4 for order 0, 3pi/4 for order 1).
+fn bs_j_asym(x: f32, pq: vec2<f32>, shift: f32) -> f32 {
+  let xn = x - shift;
+  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+}
+fn bs_y_asym(x: f32, pq: vec2<f32>, shift: f32) -> f32 {
+  let xn = x - shift;
+  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+}
 
 fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
   if (x <= 5.0) {
@@ -197,9 +155,7 @@ fn bs_j0_pos(x: f32) -> f32 {  // x >= 0, finite
     var rq = bs_polevl(z, BS_J0_RQ, 8u);
     return (z - 5.78318596294678452118) * (z - 30.4712623436620863991) * rp / rq;
   }
-  let pq = bs_pq0(x);
-  let xn = x - BS_PIO4;
-  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_j_asym(x, bs_pq0(x), BS_PIO4);
 }
 
 fn f_bessel_j0(x: f32) -> f32 {
@@ -214,9 +170,7 @@ fn bs_j1_pos(x: f32) -> f32 {  // x >= 0 (or -0), finite
     var rq = bs_polevl(z, BS_J1_RQ, 8u);
     return rp / rq * x * (z - 14.6819706421238932572) * (z - 49.2184563216946036703);
   }
-  let pq = bs_pq1(x);
-  let xn = x - BS_3PIO4;
-  return (pq.x * f_cos(xn) - pq.y * f_sin(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_j_asym(x, bs_pq1(x), BS_3PIO4);
 }
 
 fn f_bessel_j1(x: f32) -> f32 {
@@ -235,9 +189,7 @@ fn f_bessel_y0(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y0_YQ, 7u);
     return yp / yq + (BS_TWOOPI * bs_log(x) * bs_j0_pos(x));
   }
-  let pq = bs_pq0(x);
-  let xn = x - BS_PIO4;
-  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_y_asym(x, bs_pq0(x), BS_PIO4);
 }
 
 fn f_bessel_y1(x: f32) -> f32 {
@@ -250,9 +202,7 @@ fn f_bessel_y1(x: f32) -> f32 {
     var yq = bs_polevl(z, BS_Y1_YQ, 8u);
     return x * (yp / yq) + (BS_TWOOPI * (bs_j1_pos(x) * bs_log(x) - 1.0 / x));
   }
-  let pq = bs_pq1(x);
-  let xn = x - BS_3PIO4;
-  return (pq.x * f_sin(xn) + pq.y * f_cos(xn)) * BS_SQ2OPI / sqrt(x);
+  return bs_y_asym(x, bs_pq1(x), BS_3PIO4);
 }
 
 // sin(x) / x, by its Taylor series below 1/2.
@@ -267,8 +217,8 @@ fn f_spherical_bessel_j0(x: f32) -> f32 {
   return f_sin(x) / x;
 }
 
-// ---- modified Bessel functions: Chebyshev series summed by Clenshaw's recurrence, as Cephes'
-// chbevl (the result is (b0 - b2) / 2) ---------------------------------------------------------
+// ---- modified Bessel functions K0 and K1: Chebyshev series summed by Clenshaw's recurrence, as
+// Cephes' chbevl (bessel_i.wgsl: bi_chbevl, with I0 and I1) --------------------------------------
 
 // Horner's rule over the first n coefficients of c, highest power first (tables padded to 11
 // with zeros past their length).
@@ -278,50 +228,15 @@ fn bs_polevl(x: f32, c: array<f32, 11>, n: u32) -> f32 {
   return r;
 }
 
-// Cephes' chbevl: the first n coefficients of c (tables padded to 30 with zeros past their length).
-fn bs_chbevl(t: f32, c: array<f32, 30>, n: u32) -> f32 {
-  var a = c[0];
-  var p = 0.0;
-  var q = 0.0;
-  for (var i = 1u; i < n; i = i + 1u) { p = q; q = a; a = fma(t, q, -p) + c[i]; }
-  return 0.5 * (a - p);
-}
-
-fn bs_i0_series(ax: f32) -> f32 {  // exp(-|x|) I0(|x|) (times sqrt(|x|) past 8)
-  if (ax <= 8.0) { return bs_chbevl(ax / 2.0 - 2.0, BS_I0_A, 30u); }
-  return bs_chbevl(32.0 / ax - 2.0, BS_I0_B, 25u);
-}
-
-fn f_modified_bessel_i0(x: f32) -> f32 {
-  if (!is_finite(x)) { return f_nan(); }
-  let ax = abs(x);
-  if (ax <= 8.0) { return bs_exp(ax) * bs_i0_series(ax); }
-  return bs_exp(ax) * bs_i0_series(ax) / sqrt(ax);
-}
-
-fn bs_i1_series(ax: f32) -> f32 {
-  if (ax <= 8.0) { return bs_chbevl(ax / 2.0 - 2.0, BS_I1_A, 29u); }
-  return bs_chbevl(32.0 / ax - 2.0, BS_I1_B, 25u);
-}
-
-fn f_modified_bessel_i1(x: f32) -> f32 {
-  if (!is_finite(x)) { return f_nan(); }
-  let ax = abs(x);
-  var r: f32;
-  if (ax <= 8.0) { r = bs_i1_series(ax) * ax * bs_exp(ax); }
-  else { r = bs_exp(ax) * bs_i1_series(ax) / sqrt(ax); }
-  return select(r, -r, x < 0.0);
-}
-
 // K0 and K1 below 2: the series in x^2 - 2 (exp(x) K(x) past 2, in 8/x - 2).
 fn bs_k0_series(x: f32) -> f32 {
-  if (x <= 2.0) { return bs_chbevl(x * x - 2.0, BS_K0_A, 10u); }
-  return bs_chbevl(8.0 / x - 2.0, BS_K0_B, 25u);
+  if (x <= 2.0) { return bi_chbevl(x * x - 2.0, BS_K0_A, 10u); }
+  return bi_chbevl(8.0 / x - 2.0, BS_K0_B, 25u);
 }
 
 fn bs_k1_series(x: f32) -> f32 {
-  if (x <= 2.0) { return bs_chbevl(x * x - 2.0, BS_K1_A, 11u); }
-  return bs_chbevl(8.0 / x - 2.0, BS_K1_B, 25u);
+  if (x <= 2.0) { return bi_chbevl(x * x - 2.0, BS_K1_A, 11u); }
+  return bi_chbevl(8.0 / x - 2.0, BS_K1_B, 25u);
 }
 
 // K0 (scaled: exp(x) K0(x)); NaN below 0, +inf at 0, 0 at +inf.
@@ -331,11 +246,11 @@ fn bs_k0(x: f32, scaled: bool) -> f32 {
   if (is_inf(x)) { return 0.0; }
   if (x <= 2.0) {
     let lh = select(bs_log(x) - 0.6931471805599453, bs_log_half(x), scaled);
-    let r = bs_k0_series(x) - lh * f_modified_bessel_i0(x);
-    return select(r, r * bs_exp(x), scaled);
+    let r = bs_k0_series(x) - lh * f_bessel_i0(x);
+    return select(r, r * f_exp_ulp(x), scaled);
   }
   if (scaled) { return bs_k0_series(x) / sqrt(x); }
-  return bs_exp(-x) * bs_k0_series(x) / sqrt(x);
+  return f_exp_ulp(-x) * bs_k0_series(x) / sqrt(x);
 }
 
 fn bs_k1(x: f32, scaled: bool) -> f32 {
@@ -343,11 +258,11 @@ fn bs_k1(x: f32, scaled: bool) -> f32 {
   if (x == 0.0) { return f_inf(); }
   if (is_inf(x)) { return 0.0; }
   if (x <= 2.0) {
-    let r = bs_log_half(x) * f_modified_bessel_i1(x) + bs_k1_series(x) / x;
-    return select(r, r * bs_exp(x), scaled);
+    let r = bs_log_half(x) * f_bessel_i1(x) + bs_k1_series(x) / x;
+    return select(r, r * f_exp_ulp(x), scaled);
   }
   if (scaled) { return bs_k1_series(x) / sqrt(x); }
-  return bs_exp(-x) * bs_k1_series(x) / sqrt(x);
+  return f_exp_ulp(-x) * bs_k1_series(x) / sqrt(x);
 }
 
 fn f_modified_bessel_k0(x: f32) -> f32 { return bs_k0(x, false); }
@@ -377,7 +292,7 @@ fn f_airy_ai(x: f32) -> f32 {
     let zeta = 2.0 * x * sqrt(x) / 3.0;
     var an = bs_polevl(1.0 / zeta, BS_AI_AN, 8u);
     var ad = bs_polevl(1.0 / zeta, BS_AI_AD, 8u);
-    return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * bs_exp(zeta));
+    return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * f_exp_ulp(zeta));
   }
   var f = 1.0;
   var g = x;

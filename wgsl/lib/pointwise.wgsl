@@ -68,6 +68,22 @@ fn f_exp(x: f32) -> f32 {
   if (x < -103.972) { return 0.0; }
   return exp(x);
 }
+
+// e^x to about an ulp over the whole range: Cody-Waite reduction by ln2 (the high part has 16
+// bits, so k * hi is exact), Taylor to r^8 on |r| <= ln2/2. WGSL's exp may be off by 3 + 2|x| ulp;
+// special.wgsl, bessel_i.wgsl and bessel.wgsl use this one where results must stay near an ulp.
+fn f_exp_ulp(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  if (x > 88.72284) { return f_inf(); }
+  if (x < -103.972) { return 0.0; }
+  let k = round(x * 1.4426950408889634);
+  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
+  let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
+          r * (8.333333333333333e-3 + r * (1.388888888888889e-3 + r * (1.984126984126984e-4 +
+          r * 2.48015873015873e-5)))))));
+  return f_ldexp(p, k);
+}
+
 fn f_exp2(x: f32) -> f32 {
   if (x >= 128.0) { return f_inf(); }
   if (x < -150.0) { return 0.0; }

@@ -1,24 +1,10 @@
 // Special functions for the pointwise table (ops/special.cpp): the gamma family, Hurwitz zeta,
-// incomplete gamma, Bessel I0/I1, erfcx, the normal quantile and log-CDF, and the small exact ones
+// incomplete gamma, erfcx, the normal quantile and log-CDF, and the small exact ones
 // (sinc, frexp, nextafter, gcd/lcm). Float32, with CPU's special values (poles, signs, inf, NaN).
 // Included after pointwise.wgsl and int64.wgsl, whose helpers it uses.
 
 const SP_PI = 3.14159265358979323846;
 const SP_EPS = 5.9604645e-8;  // 2^-24: a term below this fraction of a sum no longer changes it
-
-// e^x to about an ulp over the whole range: Cody-Waite reduction by ln2 (the high part has 16
-// bits, so k * hi is exact), Taylor to r^8 on |r| <= ln2/2. WGSL's exp may be off by 3 + 2|x| ulp.
-fn sp_exp(x: f32) -> f32 {
-  if (is_nan(x)) { return x; }
-  if (x > 88.72284) { return f_inf(); }
-  if (x < -103.972) { return 0.0; }
-  let k = round(x * 1.4426950408889634);
-  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
-  let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
-          r * (8.333333333333333e-3 + r * (1.388888888888889e-3 + r * (1.984126984126984e-4 +
-          r * 2.48015873015873e-5)))))));
-  return f_ldexp(p, k);
-}
 
 // ---- gamma family ----------------------------------------------------------------------------
 
@@ -173,7 +159,7 @@ fn sp_zeta(x: f32, q: f32) -> f32 {
 // polygamma(n, x) for n >= 2, as CPU's: (-1)^(n+1) n! zeta(n + 1, x), with n! = exp(lgamma(n + 1)).
 fn sp_polygamma(n: f32, x: f32) -> f32 {
   let sgn = select(-1.0, 1.0, (u32(n) & 1u) == 1u);
-  return sgn * sp_exp(sp_lgamma(n + 1.0)) * sp_zeta(n + 1.0, x);
+  return sgn * f_exp_ulp(sp_lgamma(n + 1.0)) * sp_zeta(n + 1.0, x);
 }
 
 // ---- incomplete gamma --------------------------------------------------------------------------
@@ -198,11 +184,11 @@ fn sp_log1pmx(t: f32) -> f32 {
 // x^a e^-x / gamma(a) (the common factor of both series). For a >= 10 through Stirling, so the
 // large terms a log x, x and lgamma(a) never cancel in float32.
 fn sp_igam_fac(a: f32, x: f32) -> f32 {
-  if (a < 10.0) { return sp_exp(a * f_log(x) - x - sp_lgamma(a)); }
+  if (a < 10.0) { return f_exp_ulp(a * f_log(x) - x - sp_lgamma(a)); }
   let r = 1.0 / a;
   let r2 = r * r;
   let mu = r * (0.08333333333333333 + r2 * (-0.002777777777777778 + r2 * 0.0007936507936507937));
-  return sqrt(a * 0.15915494309189535) * sp_exp(a * sp_log1pmx((x - a) / a) - mu);
+  return sqrt(a * 0.15915494309189535) * f_exp_ulp(a * sp_log1pmx((x - a) / a) - mu);
 }
 
 // P(a, x) by its power series: fac / a * sum x^k / ((a + 1) ... (a + k)).
@@ -251,7 +237,7 @@ fn sp_igam_temme(a: f32, x: f32, lower: bool) -> f32 {
   let eta = f_copysign(sqrt(2.0 * h), d);
   var c0 = -1.0 / 3.0 + eta * (1.0 / 12.0 - eta * (2.0 / 135.0));
   if (abs(eta) > 0.01) { c0 = 1.0 / d - 1.0 / eta; }
-  let r = sp_exp(-a * h) / sqrt(6.283185307179586 * a) * c0;
+  let r = f_exp_ulp(-a * h) / sqrt(6.283185307179586 * a) * c0;
   let arg = eta * sqrt(0.5 * a);
   if (lower) { return 0.5 * f_erfc(-arg) - r; }
   return 0.5 * f_erfc(arg) + r;
@@ -283,80 +269,13 @@ fn sp_igammac(a: f32, x: f32) -> f32 {
   return 1.0 - sp_igam_series(a, x);
 }
 
-// ---- Bessel I0, I1 -----------------------------------------------------------------------------
-
-// I_nu(x), nu in {0, 1}, x >= 0 small: the power series (x/2)^nu sum (x^2/4)^k / (k! (k + nu)!),
-// whose terms are all positive.
-fn sp_bessel_i_series(x: f32, nu: f32) -> f32 {
-  let q = 0.25 * x * x;
-  var term = select(1.0, 0.5 * x, nu == 1.0);
-  var s = term;
-  for (var k = 1.0; k < 100.0; k = k + 1.0) {
-    term = term * q / (k * (k + nu));
-    s = s + term;
-    if (term <= SP_EPS * s) { break; }
-  }
-  return s;
-}
-
-// e^-x I_nu(x) for x >= 12: Hankel's expansion, sum_k (-1)^k prod_j (4nu^2 - (2j-1)^2) / (k! (8x)^k).
-fn sp_bessel_ie_asym(x: f32, nu: f32) -> f32 {
-  let mu = 4.0 * nu * nu;
-  var term = 1.0;
-  var s = 1.0;
-  for (var k = 1.0; k < 40.0; k = k + 1.0) {
-    let m = 2.0 * k - 1.0;
-    term = -term * (mu - m * m) / (8.0 * k * x);
-    s = s + term;
-    if (abs(term) <= SP_EPS * abs(s)) { break; }
-  }
-  return s / sqrt(6.283185307179586 * x);
-}
-
-const SP_BESSEL_ASYM = 12.0;
-
-fn sp_i0(x: f32) -> f32 {
-  let a = abs(x);
-  if (!is_finite(x)) { return f_nan(); }  // CPU's e^x * poly / sqrt(x) is inf / inf at +-inf
-  if (a < SP_BESSEL_ASYM) { return sp_bessel_i_series(a, 0.0); }
-  if (a > 88.72284) { return f_inf(); }  // CPU's e^a overflows first (I0 itself only past 91.9)
-  let h = sp_exp(0.5 * a);
-  return h * (h * sp_bessel_ie_asym(a, 0.0));
-}
-fn sp_i0e(x: f32) -> f32 {
-  let a = abs(x);
-  if (is_nan(x)) { return x; }
-  if (a < SP_BESSEL_ASYM) { return sp_bessel_i_series(a, 0.0) * sp_exp(-a); }
-  return sp_bessel_ie_asym(a, 0.0);
-}
-fn sp_i1(x: f32) -> f32 {
-  let a = abs(x);
-  if (!is_finite(x)) { return f_nan(); }  // as CPU's (see sp_i0)
-  var r: f32;
-  if (a < SP_BESSEL_ASYM) { r = sp_bessel_i_series(a, 1.0); }
-  else if (a > 88.72284) { r = f_inf(); }
-  else {
-    let h = sp_exp(0.5 * a);
-    r = h * (h * sp_bessel_ie_asym(a, 1.0));
-  }
-  return f_copysign(r, x);
-}
-fn sp_i1e(x: f32) -> f32 {
-  let a = abs(x);
-  if (is_nan(x)) { return x; }
-  var r: f32;
-  if (a < SP_BESSEL_ASYM) { r = sp_bessel_i_series(a, 1.0) * sp_exp(-a); }
-  else { r = sp_bessel_ie_asym(a, 1.0); }
-  return f_copysign(r, x);
-}
-
 // ---- error function family ---------------------------------------------------------------------
 
 // erfcx(z) = e^(z^2) erfc(z) for z >= 0: pointwise.wgsl's erfc fit without its e^(-z^2) factor
 // (fractional error < 1.2e-7 for every z >= 0), so nothing under- or overflows.
 fn sp_erfcx_pos(z: f32) -> f32 {
   let t = 1.0 / (1.0 + 0.5 * z);
-  return t * sp_exp(-1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+  return t * f_exp_ulp(-1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
          t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
          t * (-0.82215223 + t * 0.17087277)))))))));
 }
@@ -365,7 +284,7 @@ fn sp_erfcx(x: f32) -> f32 {
   if (x >= 0.0) { return sp_erfcx_pos(x); }
   // 2 e^(x^2) of the float32-rounded square, as CPU's float kernel computes it: squaring exactly
   // would be closer to the true value (by up to 4e-6 near x = -9), and so further from CPU's.
-  return 2.0 * sp_exp(x * x) - sp_erfcx_pos(-x);
+  return 2.0 * f_exp_ulp(x * x) - sp_erfcx_pos(-x);
 }
 
 // log of the standard normal CDF, as CPU's calc_log_ndtr.
@@ -401,8 +320,8 @@ fn sp_ndtri(p: f32) -> f32 {
     let zh = c - (c - z);
     let zl = z - zh;
     let lo = ((zh * zh - hi) + 2.0 * zh * zl) + zl * zl;
-    let e = 0.5 * sp_erfcx_pos(z) * sp_exp(-hi - lt) * (1.0 - lo) - 1.0;
-    let u = e * 2.5066282746310002 * sp_exp(lt + 0.5 * x * x);
+    let e = 0.5 * sp_erfcx_pos(z) * f_exp_ulp(-hi - lt) * (1.0 - lo) - 1.0;
+    let u = e * 2.5066282746310002 * f_exp_ulp(lt + 0.5 * x * x);
     x = x - u / (1.0 + 0.5 * x * u);
   }
   return select(x, -x, upper);
@@ -433,7 +352,7 @@ fn sp_sinc(x: f32) -> f32 {
 fn sp_logaddexp(a: f32, b: f32) -> f32 {
   if (is_nan(a) || is_nan(b)) { return f_nan(); }
   if (is_inf(a) && a == b) { return a; }
-  return max(a, b) + f_log1p(sp_exp(-abs(a - b)));
+  return max(a, b) + f_log1p(f_exp_ulp(-abs(a - b)));
 }
 fn sp_logaddexp2(a: f32, b: f32) -> f32 {
   if (is_nan(a) || is_nan(b)) { return f_nan(); }

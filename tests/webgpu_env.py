@@ -1,0 +1,21 @@
+"""What the test files share about the device under test (tests/conftest.py puts this folder on
+sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importlib`` from any folder).
+
+- ``DEV``: the device name the tests run on.
+- ``fallback_off()``: turns the CPU fallback off for this process (``TORCH_WEBGPU_FALLBACK=0``), so a
+  passing op test means a native kernel; conftest.py calls it before any test module is imported.
+- ``native_env(**extra)``: the environment for a child interpreter, with the fallback off there too.
+"""
+import os
+
+DEV = "webgpu"
+
+
+def fallback_off():
+    """Makes every operator without a webgpu kernel raise NotImplementedError in this process."""
+    os.environ["TORCH_WEBGPU_FALLBACK"] = "0"
+
+
+def native_env(**extra):
+    """os.environ for a subprocess, with the CPU fallback off and ``extra`` added."""
+    return dict(os.environ, TORCH_WEBGPU_FALLBACK="0", **extra)
