@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 import torch_webgpu  # noqa: F401
+from webgpu_env import DEV
 
-DEV = "webgpu"
 
 CASES = [
     # (input shape, weight shape, kwargs)

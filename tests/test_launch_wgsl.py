@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import torch_webgpu
+from webgpu_env import DEV
 
 C = torch_webgpu._C
-DEV = "webgpu"
 
 BODY = """
 @compute @workgroup_size(64) fn main(@builtin(workgroup_id) wid: vec3<u32>,
