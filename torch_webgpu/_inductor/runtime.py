@@ -1,0 +1,66 @@
+"""What Inductor's generated wrapper calls to run a WGSL kernel on webgpu.
+
+A WGSLKernel is built once per generated kernel (at module load of the wrapper): the WGSL source,
+its pipeline-cache key (a hash of the source) and, per storage argument, the element type and
+whether it is written. A call passes the tensors and symbolic sizes in the order the code generator
+fixed; the argument/parameter lists are assembled from precomputed parts.
+"""
+import hashlib
+
+import torch
+
+from .. import _C
+
+KEY_PREFIX = "inductor_"
+
+launches = 0  # generated-kernel launches in this process (tests check that compiled kernels ran)
+
+
+class WGSLKernel:
+    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check")
+
+    def __init__(self, name, source, elems, writable, libraries=("pointwise",)):
+        self.name = name
+        self.source = source
+        self.key = KEY_PREFIX + hashlib.sha1(source.encode()).hexdigest()[:20]
+        self.elems = tuple(elems)
+        self.writable = tuple(writable)
+        self.libraries = list(libraries)
+        self._rows = tuple(zip(self.elems, self.writable))
+        self._alias_check = any(self.writable) and len(self.elems) > 1
+
+    def __call__(self, groups, *args):
+        """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes."""
+        global launches
+        n = len(self.elems)
+        tensors = args[:n]
+        sizes = [int(s) for s in args[n:]]
+        if groups <= 0:
+            return
+        if self._alias_check:
+            tensors = _unalias(tensors, self.writable)
+        rows = [(t, e, w) for t, (e, w) in zip(tensors, self._rows)]
+        params = [("off", "i32s", [t.storage_offset() for t in tensors])]
+        if sizes:
+            params.append(("ks", "i32s", sizes))
+        _C._launch_wgsl(self.key, self.source, rows, params, groups, "", self.libraries)
+        launches += 1
+
+
+def _unalias(tensors, writable):
+    """A read-write binding may not alias another binding of the same dispatch: a read-only argument
+    sharing its storage with a written one is read from a copy (the kernel reads values as they were
+    before the launch, which is what Inductor assumes of distinct buffers)."""
+    written = {tensors[i].untyped_storage().data_ptr() for i, w in enumerate(writable) if w}
+    out = list(tensors)
+    seen_w = set()
+    for i, t in enumerate(tensors):
+        p = t.untyped_storage().data_ptr()
+        if writable[i]:
+            if p in seen_w:
+                raise RuntimeError("webgpu: a generated kernel writes two arguments that share storage")
+            seen_w.add(p)
+        elif p in written:
+            out[i] = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+            out[i].copy_(t)
+    return out

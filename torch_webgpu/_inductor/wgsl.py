@@ -1,0 +1,988 @@
+"""WGSL code generation for Inductor's pointwise and reduction nodes on webgpu.
+
+Inductor's SIMD scheduler decides what fuses (chains of pointwise nodes; pointwise prologues and
+epilogues around reductions over the same iteration space); this module turns one fused node
+schedule into one WGSL compute shader:
+
+- pointwise kernel: one invocation per element of the flattened x range (256 per workgroup);
+- reduction kernel: one workgroup per x index (output row); its 256 invocations stride over the
+  reduction range, each keeping an accumulator, then combine through workgroup memory. Every
+  invocation gets the result, so a later loop over the same row (softmax's exp(x - max) / sum)
+  and the stores of per-row values follow in the same kernel.
+
+Each storage argument is read and written through a helper generated per buffer (ld_<name>,
+st_<name>) that adds the tensor's storage offset and unpacks sub-word dtypes (docs/design.md, "Dtype
+storage"): f32 and i32 directly, bool/uint8/int8 and float16/bfloat16 from packed words (stores of
+those through atomics, since neighbours share a word). int64 buffers are not handled: such a graph
+falls back (backend.py). Floating-point functions use wgsl/lib/pointwise.wgsl's f_* (as the eager
+kernels do), so compiled and eager results agree to the same tolerances.
+
+Anything this generator cannot express raises NotImplementedError during code generation; the
+compile entry (backend.py) then runs that graph with the eager kernels instead.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import sympy
+import torch
+from sympy.printing.precedence import PRECEDENCE
+
+from torch._inductor.codegen.common import CSEVariable, DeferredLine, IndentedBuffer, OpOverrides
+from torch._inductor.codegen.simd import SIMDKernel, SIMDScheduling
+from torch._inductor.utils import get_kernel_metadata  # noqa: F401  (present in both supported versions)
+from torch._inductor.virtualized import V
+from torch.utils._ordered_set import OrderedSet
+from torch.utils._sympy.printers import ExprPrinter
+
+try:  # the Python printer used for sizes in the wrapper
+    from torch._inductor.codegen.common import PythonPrinter
+except ImportError:  # pragma: no cover
+    from torch.utils._sympy.printers import PythonPrinter
+
+WG = 256  # invocations per workgroup (the WebGPU default limit)
+I32_MAX = 2**31 - 1
+
+# Compute types: float types compute in f32 (as CPU's opmath), every integer type in i32 (int64
+# only for index arithmetic, which stays below 2^31 elements), bool in bool.
+_COMPUTE = {
+    torch.float32: "f32", torch.float16: "f32", torch.bfloat16: "f32",
+    torch.int32: "i32", torch.int64: "i32", torch.int16: "i32", torch.int8: "i32", torch.uint8: "i32",
+    torch.bool: "bool",
+}
+
+
+def unsupported(what):
+    return NotImplementedError(f"webgpu WGSL codegen: {what}")
+
+
+def wtype(dtype):
+    try:
+        return _COMPUTE[dtype]
+    except KeyError:
+        raise unsupported(f"dtype {dtype}") from None
+
+
+def f32_literal(v):
+    v = float(v)
+    if math.isnan(v):
+        return "f_nan()"
+    if math.isinf(v) or abs(v) > 3.4028234663852886e38:
+        return "f_inf()" if v > 0 else "-f_inf()"
+    s = repr(v)
+    if "e" not in s and "." not in s:
+        s += ".0"
+    return f"f32({s})"
+
+
+def i32_literal(v):
+    v = int(v)
+    if not -(2**31) <= v <= I32_MAX:
+        raise unsupported(f"integer constant {v} beyond int32")
+    if v == -(2**31):
+        return "(-2147483647i - 1i)"
+    return f"{v}i"
+
+
+class WGSLExprPrinter(ExprPrinter):
+    """Index expressions (sympy) as i32 WGSL."""
+
+    def _print_Integer(self, expr):
+        return i32_literal(int(expr)) if int(expr) < 0 or int(expr) > 2**24 else str(int(expr))
+
+    def _print_Symbol(self, expr):
+        return str(expr.name)
+
+    def _print_FloorDiv(self, expr):
+        x, div = expr.args
+        if x.is_nonnegative and div.is_positive:
+            return f"({self.doprint(x)} / {self.doprint(div)})"
+        return f"i32_div_floor({self.doprint(x)}, {self.doprint(div)})"
+
+    def _print_CleanDiv(self, expr):
+        return self._print_FloorDiv(expr)
+
+    def _print_ModularIndexing(self, expr):
+        x, div, mod = expr.args
+        xs = self.doprint(x)
+        if div != 1:
+            xs = f"({xs} / {self.doprint(div)})"
+        if x.is_nonnegative:
+            return f"({xs} % {self.doprint(mod)})"
+        return f"i32_remainder({xs}, {self.doprint(mod)})"
+
+    def _print_PythonMod(self, expr):
+        return f"i32_remainder({self.doprint(expr.args[0])}, {self.doprint(expr.args[1])})"
+
+    def _print_Mod(self, expr):
+        return self._print_PythonMod(expr)
+
+    def _minmax(self, expr, fn):
+        args = [self.doprint(a) for a in expr.args]
+        out = args[0]
+        for a in args[1:]:
+            out = f"{fn}({out}, {a})"
+        return out
+
+    def _print_Min(self, expr):
+        return self._minmax(expr, "min")
+
+    def _print_Max(self, expr):
+        return self._minmax(expr, "max")
+
+    def _print_Abs(self, expr):
+        return f"abs({self.doprint(expr.args[0])})"
+
+    def _print_Where(self, expr):
+        c, p, q = (self.doprint(a) for a in expr.args)
+        return f"select({q}, {p}, {c})"
+
+    def _pow_int(self, base, exp):
+        if not (exp.is_Integer and 0 <= int(exp) <= 8):
+            raise unsupported(f"power {exp} in an index")
+        if int(exp) == 0:
+            return "1"
+        b = self.parenthesize(base, PRECEDENCE["Mul"])
+        return "(" + " * ".join([b] * int(exp)) + ")"
+
+    def _print_Pow(self, expr):
+        return self._pow_int(*expr.args)
+
+    def _print_PowByNatural(self, expr):
+        return self._pow_int(*expr.args)
+
+    def _print_And(self, expr):
+        return " && ".join(self.parenthesize(a, PRECEDENCE["And"]) for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " || ".join(self.parenthesize(a, PRECEDENCE["Or"]) for a in expr.args)
+
+    def _print_Not(self, expr):
+        return f"!({self.doprint(expr.args[0])})"
+
+    def _print_Identity(self, expr):
+        return self.doprint(expr.args[0])
+
+    def _unsupported(self, expr):
+        raise unsupported(f"index expression {type(expr).__name__}")
+
+    _print_Float = _print_ToFloat = _print_IntTrueDiv = _print_FloatTrueDiv = _unsupported
+    _print_TruncToInt = _print_RoundToInt = _print_RoundDecimal = _print_FloorToInt = _print_CeilToInt = _unsupported
+    _print_floor = _print_ceiling = _print_FloatPow = _print_TruncToFloat = _unsupported
+    _print_Rational = _print_Infinity = _print_NegativeInfinity = _print_NaN = _unsupported
+
+
+def _dtype_of(x):
+    return getattr(x, "dtype", None)
+
+
+def _typed_value(v, dtype):
+    """A Python scalar or CSE variable as a WGSL value of `dtype`'s compute type."""
+    if isinstance(v, (bool, int, float)) and not isinstance(v, CSEVariable):
+        return WGSLOverrides.constant(v, dtype)
+    return str(v)
+
+
+_F = "f32"
+
+
+def _is_float(x):
+    d = _dtype_of(x)
+    return d is not None and d.is_floating_point
+
+
+class WGSLOverrides(OpOverrides):
+    """Pointwise ops as WGSL expressions. Ops not defined here raise NotImplementedError (the
+    OpsHandler default), which makes the graph fall back."""
+
+    @staticmethod
+    def constant(value, dtype):
+        if dtype == torch.bool:
+            return "true" if value else "false"
+        t = wtype(dtype)
+        if t == "f32":
+            return f32_literal(value)
+        if isinstance(value, float) and not float(value).is_integer():
+            raise unsupported(f"non-integral constant {value} of {dtype}")
+        return i32_literal(value)
+
+    @staticmethod
+    def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+        if dtype == torch.float64:
+            dtype = torch.float32  # Python float scalars that Inductor types as float64
+        src = src_dtype if src_dtype is not None else _dtype_of(x)
+        if src == torch.float64:
+            src = torch.float32
+        if src is None:
+            raise unsupported("cast from an unknown dtype")
+        st, dt = wtype(src), wtype(dtype)
+        if dtype in (torch.int16, torch.int8, torch.uint8):
+            raise unsupported(f"cast to {dtype}")
+        if dtype == torch.int64 and st == "f32":
+            raise unsupported("cast of a float to int64")
+        if dt == "f32":
+            if st == "f32":
+                v = str(x)
+            elif st == "i32":
+                v = f"i32_to_f32({x})"
+            else:
+                v = f"select(0.0, 1.0, {x})"
+            if dtype == torch.float16:
+                return f"f16_to_f32(f32_to_f16({v}))"
+            if dtype == torch.bfloat16:
+                return f"bitcast<f32>(f32_to_bf16({v}) << 16u)"
+            return v
+        if dt == "i32":
+            if st == "f32":
+                return f"f32_to_i32({x})"
+            if st == "bool":
+                return f"select(0i, 1i, {x})"
+            return str(x)
+        # bool
+        if st == "f32":
+            return f"({x} != 0.0)"
+        if st == "i32":
+            return f"({x} != 0i)"
+        return str(x)
+
+    @staticmethod
+    def to_dtype_bitcast(x, dtype, src_dtype):
+        if wtype(dtype) == "f32" and dtype == torch.float32 and src_dtype == torch.int32:
+            return f"bitcast<f32>({x})"
+        if dtype == torch.int32 and src_dtype == torch.float32:
+            return f"bitcast<i32>({x})"
+        raise unsupported(f"bitcast {src_dtype} -> {dtype}")
+
+    @staticmethod
+    def index_expr(expr, dtype):
+        idx = V.kernel.index_to_str(V.kernel.prepare_indexing(expr))
+        if dtype in (torch.int32, torch.int64):
+            return V.kernel.cse.generate(V.kernel.compute, idx, dtype=dtype)
+        var = V.kernel.cse.generate(V.kernel.compute, idx, dtype=torch.int32)
+        return WGSLOverrides.to_dtype(var, dtype, torch.int32)
+
+    @staticmethod
+    def masked(mask, body, other):
+        scoped = IndentedBuffer()
+        with V.kernel.swap_buffers(scoped), scoped.indent():
+            rc = body()
+        dtype = _dtype_of(rc)
+        if dtype is None:
+            raise unsupported("masked value of unknown dtype")
+        t = wtype(dtype)
+        var = V.kernel.cse.newvar(dtype=dtype)
+        V.kernel.compute.writeline(f"var {var}: {t};")
+        V.kernel.compute.writeline(f"if ({mask}) {{")
+        V.kernel.compute.splice(scoped)
+        with V.kernel.compute.indent():
+            V.kernel.compute.writeline(f"{var} = {rc};")
+        V.kernel.compute.writeline(f"}} else {{ {var} = {_typed_value(other, dtype)}; }}")
+        return var
+
+    @staticmethod
+    def where(a, b, c):
+        d = _dtype_of(b) if isinstance(b, CSEVariable) else _dtype_of(c)
+        if d is None:
+            d = torch.float32 if isinstance(b, float) or isinstance(c, float) else None
+        bs = _typed_value(b, d) if d is not None else str(b)
+        cs = _typed_value(c, d) if d is not None else str(c)
+        return f"select({cs}, {bs}, {a})"
+
+    # arithmetic
+    @staticmethod
+    def add(a, b):
+        return f"({a} + {b})"
+
+    @staticmethod
+    def sub(a, b):
+        return f"({a} - {b})"
+
+    @staticmethod
+    def mul(a, b):
+        if _dtype_of(a) == torch.bool and _dtype_of(b) == torch.bool:
+            return f"({a} && {b})"
+        return f"({a} * {b})"
+
+    @staticmethod
+    def truediv(a, b):
+        return f"({a} / {b})"
+
+    @staticmethod
+    def div(a, b):
+        return f"({a} / {b})"
+
+    @staticmethod
+    def truncdiv(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"trunc({a} / {b})"
+        return f"i32_div_trunc({a}, {b})"
+
+    @staticmethod
+    def floordiv(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_div_floor({a}, {b})"
+        return f"i32_div_floor({a}, {b})"
+
+    @staticmethod
+    def mod(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_remainder({a}, {b})"
+        return f"i32_remainder({a}, {b})"
+
+    @staticmethod
+    def remainder(a, b):
+        return WGSLOverrides.mod(a, b)
+
+    @staticmethod
+    def fmod(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_fmod({a}, {b})"
+        return f"i32_fmod({a}, {b})"
+
+    @staticmethod
+    def neg(x):
+        return f"(-{x})"
+
+    @staticmethod
+    def abs(x):
+        return f"abs({x})"
+
+    @staticmethod
+    def reciprocal(x):
+        return f"(1.0 / {x})"
+
+    @staticmethod
+    def square(x):
+        return f"({x} * {x})"
+
+    @staticmethod
+    def pow(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_pow({a}, {b})"
+        return f"i32_pow({a}, {b})"
+
+    @staticmethod
+    def maximum(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_maximum({a}, {b})"
+        if _dtype_of(a) == torch.bool:
+            return f"({a} || {b})"
+        return f"max({a}, {b})"
+
+    @staticmethod
+    def minimum(a, b):
+        if _is_float(a) or _is_float(b):
+            return f"f_minimum({a}, {b})"
+        if _dtype_of(a) == torch.bool:
+            return f"({a} && {b})"
+        return f"min({a}, {b})"
+
+    @staticmethod
+    def relu(x):
+        return f"f_clamp_min({x}, 0.0)" if _is_float(x) else f"max({x}, 0i)"
+
+    @staticmethod
+    def sign(x):
+        return f"f_sign({x})" if _is_float(x) else f"i32_sign({x})"
+
+    @staticmethod
+    def signbit(x):
+        return f"sign_bit({x})"
+
+    @staticmethod
+    def copysign(a, b):
+        return f"f_copysign({a}, {b})"
+
+    # comparisons and logic
+    @staticmethod
+    def eq(a, b):
+        return f"({a} == {b})"
+
+    @staticmethod
+    def ne(a, b):
+        return f"({a} != {b})"
+
+    @staticmethod
+    def lt(a, b):
+        return f"({a} < {b})"
+
+    @staticmethod
+    def le(a, b):
+        return f"({a} <= {b})"
+
+    @staticmethod
+    def gt(a, b):
+        return f"({a} > {b})"
+
+    @staticmethod
+    def ge(a, b):
+        return f"({a} >= {b})"
+
+    @staticmethod
+    def logical_not(a):
+        return f"(!{a})" if _dtype_of(a) in (torch.bool, None) else f"({a} == {_typed_value(0, _dtype_of(a))})"
+
+    @staticmethod
+    def logical_and(a, b):
+        return f"({a} && {b})"
+
+    @staticmethod
+    def logical_or(a, b):
+        return f"({a} || {b})"
+
+    @staticmethod
+    def logical_xor(a, b):
+        return f"({a} != {b})"
+
+    @staticmethod
+    def bitwise_and(a, b):
+        return f"({a} & {b})"
+
+    @staticmethod
+    def bitwise_or(a, b):
+        return f"({a} | {b})"
+
+    @staticmethod
+    def bitwise_xor(a, b):
+        return f"({a} ^ {b})"
+
+    @staticmethod
+    def bitwise_not(a):
+        return f"(!{a})" if _dtype_of(a) == torch.bool else f"(~{a})"
+
+    @staticmethod
+    def bitwise_left_shift(a, b):
+        return f"i32_lshift({a}, {b})"
+
+    @staticmethod
+    def bitwise_right_shift(a, b):
+        return f"i32_rshift({a}, {b})"
+
+    @staticmethod
+    def isnan(x):
+        return f"is_nan({x})" if _is_float(x) else "false"
+
+    @staticmethod
+    def isinf(x):
+        return f"is_inf({x})" if _is_float(x) else "false"
+
+    @staticmethod
+    def isfinite(x):
+        return f"is_finite({x})" if _is_float(x) else "true"
+
+    # rounding
+    @staticmethod
+    def floor(x):
+        return f"floor({x})"
+
+    @staticmethod
+    def ceil(x):
+        return f"ceil({x})"
+
+    @staticmethod
+    def trunc(x):
+        return f"trunc({x})"
+
+    @staticmethod
+    def round(x):
+        return f"round({x})"
+
+    # functions: the accurate versions the eager kernels use (wgsl/lib/pointwise.wgsl)
+    @staticmethod
+    def exp(x):
+        return f"f_exp({x})"
+
+    @staticmethod
+    def exp2(x):
+        return f"f_exp2({x})"
+
+    @staticmethod
+    def expm1(x):
+        return f"f_expm1({x})"
+
+    @staticmethod
+    def log(x):
+        return f"f_log({x})"
+
+    @staticmethod
+    def log2(x):
+        return f"f_log2({x})"
+
+    @staticmethod
+    def log10(x):
+        return f"f_log10({x})"
+
+    @staticmethod
+    def log1p(x):
+        return f"f_log1p({x})"
+
+    @staticmethod
+    def sqrt(x):
+        return f"f_sqrt({x})"
+
+    @staticmethod
+    def rsqrt(x):
+        return f"f_rsqrt({x})"
+
+    @staticmethod
+    def sigmoid(x):
+        return f"f_sigmoid({x})"
+
+    @staticmethod
+    def tanh(x):
+        return f"f_tanh({x})"
+
+    @staticmethod
+    def sinh(x):
+        return f"f_sinh({x})"
+
+    @staticmethod
+    def cosh(x):
+        return f"f_cosh({x})"
+
+    @staticmethod
+    def asinh(x):
+        return f"f_asinh({x})"
+
+    @staticmethod
+    def acosh(x):
+        return f"f_acosh({x})"
+
+    @staticmethod
+    def atanh(x):
+        return f"f_atanh({x})"
+
+    @staticmethod
+    def sin(x):
+        return f"f_sin({x})"
+
+    @staticmethod
+    def cos(x):
+        return f"f_cos({x})"
+
+    @staticmethod
+    def tan(x):
+        return f"f_tan({x})"
+
+    @staticmethod
+    def asin(x):
+        return f"f_asin({x})"
+
+    @staticmethod
+    def acos(x):
+        return f"f_acos({x})"
+
+    @staticmethod
+    def atan(x):
+        return f"f_atan({x})"
+
+    @staticmethod
+    def atan2(a, b):
+        return f"f_atan2({a}, {b})"
+
+    @staticmethod
+    def hypot(a, b):
+        return f"f_hypot({a}, {b})"
+
+    @staticmethod
+    def erf(x):
+        return f"f_erf({x})"
+
+    @staticmethod
+    def erfc(x):
+        return f"f_erfc({x})"
+
+    @staticmethod
+    def erfinv(x):
+        return f"f_erfinv({x})"
+
+    @staticmethod
+    def fmax(a, b):
+        return f"f_fmax({a}, {b})"
+
+    @staticmethod
+    def fmin(a, b):
+        return f"f_fmin({a}, {b})"
+
+    @staticmethod
+    def nextafter(a, b):
+        raise unsupported("nextafter")
+
+    @staticmethod
+    def libdevice_abs(x):
+        return WGSLOverrides.abs(x)
+
+    @staticmethod
+    def libdevice_exp(x):
+        return WGSLOverrides.exp(x)
+
+    @staticmethod
+    def libdevice_sqrt(x):
+        return WGSLOverrides.sqrt(x)
+
+    @staticmethod
+    def libdevice_log(x):
+        return WGSLOverrides.log(x)
+
+    @staticmethod
+    def libdevice_cos(x):
+        return WGSLOverrides.cos(x)
+
+    @staticmethod
+    def libdevice_sin(x):
+        return WGSLOverrides.sin(x)
+
+
+# Buffer access helpers by storage dtype: (binding element type, load body, store body). `e` is the
+# element index including the storage offset.
+def _accessors(dtype, b, written):
+    if dtype in (torch.float32, torch.int32):
+        t = wtype(dtype)
+        return t, f"return {b}[e];", f"{b}[e] = v;"
+    if dtype in (torch.bool, torch.uint8, torch.int8):
+        word = f"atomicLoad(&{b}[e >> 2u])" if written else f"{b}[e >> 2u]"
+        byte = f"(({word} >> ((e & 3u) * 8u)) & 0xffu)"
+        if dtype == torch.bool:
+            ld, val = f"return {byte} != 0u;", "select(0u, 1u, v)"
+        elif dtype == torch.uint8:
+            ld, val = f"return i32({byte});", "(bitcast<u32>(v) & 0xffu)"
+        else:
+            ld, val = f"return (bitcast<i32>({byte} << 24u) >> 24u);", "(bitcast<u32>(v) & 0xffu)"
+        st = (f"let sh = (e & 3u) * 8u; atomicAnd(&{b}[e >> 2u], ~(0xffu << sh)); "
+              f"atomicOr(&{b}[e >> 2u], {val} << sh);")
+        return ("atomic<u32>" if written else "u32"), ld, st
+    if dtype in (torch.float16, torch.bfloat16):
+        word = f"atomicLoad(&{b}[e >> 1u])" if written else f"{b}[e >> 1u]"
+        half = f"(({word} >> ((e & 1u) * 16u)) & 0xffffu)"
+        if dtype == torch.float16:
+            ld, val = f"return f16_to_f32({half});", "f32_to_f16(v)"
+        else:
+            ld, val = f"return bitcast<f32>({half} << 16u);", "f32_to_bf16(v)"
+        st = (f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
+              f"atomicOr(&{b}[e >> 1u], {val} << sh);")
+        return ("atomic<u32>" if written else "u32"), ld, st
+    raise unsupported(f"a buffer of dtype {dtype}")
+
+
+_RED_INIT = {
+    ("sum", "f32"): "0.0", ("sum", "i32"): "0i",
+    ("prod", "f32"): "1.0", ("prod", "i32"): "1i",
+    ("max", "f32"): "-f_inf()", ("max", "i32"): "(-2147483647i - 1i)", ("max", "bool"): "false",
+    ("min", "f32"): "f_inf()", ("min", "i32"): "2147483647i", ("min", "bool"): "true",
+    ("any", "bool"): "false",
+}
+
+
+def _red_combine(rt, t, a, b):
+    if rt == "sum":
+        return f"({a} + {b})"
+    if rt == "prod":
+        return f"({a} * {b})"
+    if rt == "max":
+        return {"f32": f"f_maximum({a}, {b})", "i32": f"max({a}, {b})", "bool": f"({a} || {b})"}[t]
+    if rt == "min":
+        return {"f32": f"f_minimum({a}, {b})", "i32": f"min({a}, {b})", "bool": f"({a} && {b})"}[t]
+    if rt == "any":
+        return f"({a} || {b})"
+    raise unsupported(f"reduction {rt}")
+
+
+WELFORD_FN = """
+fn welford_merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {  // (mean, m2, weight)
+  if (b.z == 0.0) { return a; }
+  if (a.z == 0.0) { return b; }
+  let w = a.z + b.z;
+  let d = b.x - a.x;
+  let nb = b.z / w;
+  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, w);
+}
+"""
+
+
+class WGSLKernel(SIMDKernel):
+    overrides = WGSLOverrides
+    suffix = ";"
+    newvar_prefix = "let "
+    sexpr = WGSLExprPrinter().doprint
+    kexpr = sexpr
+    pexpr = PythonPrinter().doprint
+    allow_block_ptr = False
+
+    def __init__(self, tiling, **kwargs):
+        kwargs.pop("override_persistent_reduction", None)
+        super().__init__(tiling, override_persistent_reduction=False, **kwargs)
+        self.acc_ids = itertools.count()
+        self.acc_decls = IndentedBuffer()  # accumulators, at the top of main
+        self.r_entries = IndentedBuffer()  # reduction index variables, at the top of each loop
+        self.post_loop = IndentedBuffer()  # workgroup combines after a loop
+        self.wg_decls = []
+        self.kept = set()  # CSE variables valid after their loop (reduction results)
+        self.uses_welford = False
+        self.wgsl_meta = None
+
+    # --- indexing ---------------------------------------------------------------------------
+    def should_use_persistent_reduction(self):
+        return False
+
+    def dtype_to_str(self, dtype):
+        return wtype(dtype)
+
+    @property
+    def index_dtype(self):
+        return "i32"
+
+    def codegen_iteration_ranges_entry(self, entry):
+        line = f"let {entry.name}: i32 = {self.sexpr(self.rename_indexing(entry.expr))};"
+        (self.r_entries if entry.is_reduction else self.indexing_code).writeline(line)
+
+    def check_bounds(self, expr, size, lower, upper):
+        # WGSL reads out of bounds are clamped by the implementation (no fault); eager raises.
+        pass
+
+    def device_assert_async(self, cond, msg):
+        pass
+
+    # --- loads and stores -------------------------------------------------------------------
+    def load(self, name, index):
+        dtype = V.graph.get_dtype(name)
+        if dtype not in _COMPUTE or dtype == torch.int64:
+            raise unsupported(f"load of a {dtype} buffer")
+        var = self.args.input(name)
+        idx = self.index_to_str(self.prepare_indexing(index))
+        cdtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+        return self.cse.generate(self.loads, f"ld_{var}({idx})", dtype=cdtype)
+
+    def store(self, name, index, value, mode=None):
+        if mode is not None:
+            raise unsupported(f"store mode {mode}")
+        dtype = V.graph.get_dtype(name)
+        if dtype not in _COMPUTE or dtype == torch.int64:
+            raise unsupported(f"store to a {dtype} buffer")
+        var = self.args.output(name)
+        idx = self.index_to_str(self.prepare_indexing(index))
+        line = f"st_{var}({idx}, {value});"
+        if self.inside_reduction:
+            self.compute.writeline(DeferredLine(name, line))
+        elif self.features.is_reduction():
+            self.stores.writeline(DeferredLine(name, f"if (lid == 0u) {{ {line} }}"))
+        else:
+            self.stores.writeline(DeferredLine(name, line))
+
+    def store_reduction(self, name, index, value):
+        dtype = V.graph.get_dtype(name)
+        if dtype not in _COMPUTE or dtype == torch.int64:
+            raise unsupported(f"store to a {dtype} buffer")
+        var = self.args.output(name)
+        idx = self.index_to_str(self.prepare_indexing(index))
+        self.stores.writeline(DeferredLine(name, f"if (lid == 0u) {{ st_{var}({idx}, {value}); }}"))
+
+    # --- reductions -------------------------------------------------------------------------
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        key = (src_dtype, reduction_type, value)
+        if key in self.cse.reduction_cache:
+            return self.cse.reduction_cache[key]
+        out = self._reduction(dtype, src_dtype, reduction_type, value)
+        self.cse.reduction_cache[key] = out
+        return out
+
+    def _wg_tree(self, wg, t, combine):
+        self.post_loop.writeline("workgroupBarrier();")
+        self.post_loop.writeline(f"for (var s: u32 = {WG // 2}u; s > 0u; s = s >> 1u) {{")
+        with self.post_loop.indent():
+            self.post_loop.writeline(f"if (lid < s) {{ {wg}[lid] = {combine(f'{wg}[lid]', f'{wg}[lid + s]')}; }}")
+            self.post_loop.writeline("workgroupBarrier();")
+        self.post_loop.writeline("}")
+
+    def _reduction(self, dtype, src_dtype, rt, value):
+        assert self.inside_reduction
+        k = next(self.acc_ids)
+        acc, wg = f"acc{k}", f"wg{k}"
+        if rt in ("welford_reduce", "welford_combine"):
+            self.uses_welford = True
+            self.acc_decls.writeline(f"var {acc}: vec3<f32> = vec3<f32>(0.0, 0.0, 0.0);")
+            if rt == "welford_reduce":
+                self.compute.writeline(
+                    f"{{ let d = {value} - {acc}.x; let w = {acc}.z + 1.0; let m = {acc}.x + d / w; "
+                    f"{acc} = vec3<f32>(m, {acc}.y + d * ({value} - m), w); }}")
+            else:
+                m, m2, w = value
+                self.compute.writeline(f"{acc} = welford_merge({acc}, vec3<f32>({m}, {m2}, {w}));")
+            self.wg_decls.append(f"var<workgroup> {wg}: array<vec3<f32>, {WG}>;")
+            self.post_loop.writeline(f"{wg}[lid] = {acc};")
+            self._wg_tree(wg, "vec3<f32>", lambda a, b: f"welford_merge({a}, {b})")
+            res = self.cse.newvar(dtype=torch.float32)
+            self.post_loop.writeline(f"let {res} = {wg}[0];")
+            outs = []
+            for c in "xyz":
+                v = self.cse.newvar(dtype=torch.float32)
+                self.post_loop.writeline(f"let {v} = {res}.{c};")
+                outs.append(v)
+            self.kept.update(outs)
+            return tuple(outs)
+        if rt == "xor_sum" or rt.startswith("arg") or rt not in ("sum", "prod", "max", "min", "any"):
+            raise unsupported(f"reduction {rt}")
+        t = wtype(dtype if rt in ("sum", "prod") else src_dtype)
+        init = _RED_INIT.get((rt, t))
+        if init is None:
+            raise unsupported(f"reduction {rt} over {t}")
+        self.acc_decls.writeline(f"var {acc}: {t} = {init};")
+        self.compute.writeline(f"{acc} = {_red_combine(rt, t, acc, value)};")
+        self.wg_decls.append(f"var<workgroup> {wg}: array<{t}, {WG}>;")
+        self.post_loop.writeline(f"{wg}[lid] = {acc};")
+        self._wg_tree(wg, t, lambda a, b: _red_combine(rt, t, a, b))
+        res = self.cse.newvar(dtype=dtype)
+        self.post_loop.writeline(f"let {res} = {wg}[0];")
+        self.kept.add(res)
+        return res
+
+    # --- assembly ---------------------------------------------------------------------------
+    def _trees(self):
+        xs = [t for t in self.range_trees if not t.is_reduction]
+        rs = [t for t in self.range_trees if t.is_reduction]
+        if len(xs) != 1 or len(rs) > 1:
+            raise unsupported(f"tiling {[t.prefix for t in self.range_trees]}")
+        return xs[0], (rs[0] if rs else None)
+
+    def codegen_body(self):
+        _, rtree = self._trees()
+        if self.inside_reduction and rtree is not None and (self.loads or self.compute or self.post_loop):
+            rn = self.sexpr(self.rename_indexing(rtree.numel))
+            r = rtree.name
+            self.body.writeline(f"for (var {r}: i32 = i32(lid); {r} < {rn}; {r} = {r} + {WG}i) {{")
+            with self.body.indent():
+                self.body.splice(self.r_entries)
+                self.body.splice(self.loads)
+                self.body.splice(self.compute)
+            self.body.writeline("}")
+            self.body.splice(self.post_loop)
+            self.body.splice(self.stores)
+            # what the loop defined is out of scope now; reduction results stay
+            self.cse.invalidate(OrderedSet(self.kept))
+            for node in self.range_tree_nodes.values():
+                if node.is_reduction and hasattr(node, "cache_clear"):
+                    node.cache_clear()
+            self.r_entries.clear()
+            self.post_loop.clear()
+        else:
+            self.body.splice(self.loads)
+            self.body.splice(self.compute)
+            self.body.splice(self.stores)
+        self.loads.clear()
+        self.compute.clear()
+        self.stores.clear()
+
+    def codegen_kernel(self, name=None):
+        self.codegen_body()
+        xtree, rtree = self._trees()
+        reduction = self.features.is_reduction()
+        body = self.body.getvalue() + self.indexing_code.getvalue() + self.acc_decls.getvalue()
+
+        # storage arguments in binding order; only those the body uses
+        _, call_args, _, _ = self.args.python_argdefs()
+        inner_names = {}
+        for inplaced in self.args.inplace_buffers.values():
+            if not isinstance(inplaced, str) and hasattr(inplaced, "other_names"):
+                inner_names[inplaced.other_names[-1]] = inplaced.inner_name
+        for outer, inner in itertools.chain(self.args.input_buffers.items(), self.args.output_buffers.items()):
+            if outer not in inner_names and isinstance(inner, str):
+                inner_names[outer] = inner
+        size_inners = list(self.args.sizevars.values())
+        helpers, bindings, tensors, elems, writable = [], [], [], [], []
+        for outer in call_args:
+            inner = inner_names.get(outer)
+            if inner is None or outer in self.removed_buffers:
+                continue
+            ld, st = f"ld_{inner}(", f"st_{inner}("
+            used_ld, used_st = ld in body, st in body
+            if not (used_ld or used_st):
+                continue
+            dtype = V.graph.get_dtype(outer)
+            k = len(bindings)
+            b = f"b{k}"
+            elem, ld_body, st_body = _accessors(dtype, b, used_st)
+            t = wtype(dtype)
+            if used_ld:
+                helpers.append(f"fn ld_{inner}(i: i32) -> {t} {{ let e = u32(P_off({k}u) + i); {ld_body} }}")
+            if used_st:
+                helpers.append(f"fn st_{inner}(i: i32, v: {t}) {{ let e = u32(P_off({k}u) + i); {st_body} }}")
+            bindings.append(b)
+            tensors.append(outer)
+            elems.append(elem)
+            writable.append(used_st)
+        if not bindings:
+            raise unsupported("a kernel without storage arguments")
+        if len(bindings) > 16:
+            raise unsupported(f"{len(bindings)} storage arguments (at most 16)")
+
+        xn = self.sexpr(self.rename_indexing(xtree.numel))  # may add a size parameter: before listing them
+        size_inners = list(self.args.sizevars.values())
+        code = IndentedBuffer()
+        if self.uses_welford:
+            code.splice(WELFORD_FN)
+        for d in self.wg_decls:
+            code.writeline(d)
+        for h in helpers:
+            code.writeline(h)
+        code.writeline(
+            f"@compute @workgroup_size({WG}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {")
+        with code.indent():
+            for i, inner in enumerate(size_inners):
+                code.writeline(f"let {inner}: i32 = P_ks({i}u);")
+            if reduction:
+                code.writeline(f"let {xtree.name}: i32 = i32((wid.z * nwg.y + wid.y) * nwg.x + wid.x);")
+            else:
+                code.writeline(f"let {xtree.name}: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
+            code.writeline(f"if ({xtree.name} >= {xn}) {{ return; }}")
+            code.splice(self.indexing_code)
+            code.splice(self.acc_decls)
+            code.splice(self.body)
+        code.writeline("}")
+        src = code.getvalue()
+        if len(size_inners) > 32:
+            raise unsupported("too many symbolic sizes")
+
+        sizes = list(self.args.sizevars.keys())
+        groups = xtree.numel if reduction else sympy.ceiling(xtree.numel / WG)
+        self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
+                              uses_sizes=bool(size_inners))
+        return src
+
+    def call_kernel(self, name, node=None, deallocate_ws=True):
+        wrapper = V.graph.wrapper_code
+        meta = self.wgsl_meta
+        for s in meta["sizes"]:
+            wrapper.ensure_size_computed(s)
+        xtree, _ = self._trees()
+        n = V.graph.sizevars.simplify(xtree.numel)
+        groups = self.pexpr(n) if self.features.is_reduction() else f"(({self.pexpr(n)}) + {WG - 1}) // {WG}"
+        args = [str(t) for t in meta["tensors"]] + [self.pexpr(s) for s in meta["sizes"]]
+        wrapper.writeline(f"{name}({groups}, {', '.join(args)})")
+
+
+class WGSLScheduling(SIMDScheduling):
+    kernel_type = WGSLKernel
+
+    @classmethod
+    def get_tiling_and_scores(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
+        # one flat x range (and one reduction range): the kernel indexes by a flat invocation id
+        return cls.create_tiling([numel], [reduction_numel]), None
+
+    @classmethod
+    def select_tiling(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
+        return cls.create_tiling([numel], [reduction_numel])
+
+    def define_kernel(self, src_code, node_schedule, kernel):
+        wrapper = V.graph.wrapper_code
+        if src_code in wrapper.src_to_kernel:
+            return wrapper.src_to_kernel[src_code]
+        name = f"wgsl_kernel_{wrapper.next_kernel_suffix()}"
+        wrapper.src_to_kernel[src_code] = name
+        if not getattr(wrapper, "_wgsl_import", False):
+            wrapper.header.writeline("from torch_webgpu._inductor.runtime import WGSLKernel as _WGSLKernel")
+            wrapper._wgsl_import = True
+        meta = kernel.wgsl_meta
+        wrapper.header.writeline(
+            f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r})")
+        return name
