@@ -39,7 +39,7 @@ class Launches:
 
 
 def close(a, b, rtol=1e-4, atol=1e-5):
-    torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), rtol=rtol, atol=atol)
+    torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), rtol=rtol, atol=atol, equal_nan=True)
 
 
 def test_fused_pointwise_chain_is_one_kernel():
@@ -145,6 +145,19 @@ def test_dtypes_bool_half_int():
         torch.testing.assert_close(g.cpu(), w)
 
 
+def test_int64_exact():
+    def f(x, i):
+        return (x.long() * 3_000_000_000 + i).sum(-1), torch.where(i > 2**33, i - 1, i * 2)
+
+    x = torch.randint(-50, 50, (6, 9)).float()
+    i = torch.randint(-2**40, 2**40, (6, 9))
+    with Launches() as n:
+        got = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(x.to(DEV), i.to(DEV))
+    assert n.n >= 1
+    for g, w in zip(got, f(x, i)):
+        assert torch.equal(g.cpu(), w)
+
+
 def test_strided_and_offset_inputs():
     def f(a, b):
         return a * 2 + b
@@ -162,9 +175,9 @@ def test_unsupported_graph_falls_back_with_warning(monkeypatch):
     monkeypatch.setenv("TORCH_WEBGPU_COMPILE_STRICT", "0")
 
     def f(x):
-        return (x.long() * 3).sum(-1) + 1  # int64 buffers: not generated
+        return x.argmax(-1) + 1  # argmax reductions are not generated
 
-    x = torch.randint(-50, 50, (6, 9)).float()
+    x = torch.randn(6, 9)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         y = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(x.to(DEV))

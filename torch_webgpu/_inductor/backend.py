@@ -147,7 +147,9 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
     def inner_compile(gm, example_inputs, **kwargs):
         eager = _copy_graph_module(gm)
         try:
-            return compile_fx_inner(gm, example_inputs, **kwargs)
+            # the backward graph compiles at the first backward call, outside compile_fx: patch again
+            with inductor_config.patch(patches):
+                return compile_fx_inner(gm, example_inputs, **kwargs)
         except Exception as e:  # noqa: BLE001
             reason = _reason(e)
             if reason is None or _strict():
@@ -165,6 +167,8 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
     patches.setdefault("fx_graph_cache", False)
     # Random ops stay calls to the eager RNG kernels (same streams as eager).
     patches.setdefault("fallback_random", True)
+    # Value ranges of every intermediate: int64 values are computed in 32 bits where these bound them.
+    patches.setdefault("compute_all_bounds", True)
     patches["triton.cudagraphs"] = False  # mode="reduce-overhead": no CUDA graphs on webgpu
     with inductor_config.patch(patches):
         return compile_fx(model, example_inputs, inner_compile=inner_compile)

@@ -38,7 +38,7 @@ class WGSLKernel:
         if groups <= 0:
             return
         if self._alias_check:
-            tensors = _unalias(tensors, self.writable)
+            tensors = _unalias(self.name, tensors, self.writable)
         rows = [(t, e, w) for t, (e, w) in zip(tensors, self._rows)]
         params = [("off", "i32s", [t.storage_offset() for t in tensors])]
         if sizes:
@@ -47,7 +47,7 @@ class WGSLKernel:
         launches += 1
 
 
-def _unalias(tensors, writable):
+def _unalias(name, tensors, writable):
     """A read-write binding may not alias another binding of the same dispatch: a read-only argument
     sharing its storage with a written one is read from a copy (the kernel reads values as they were
     before the launch, which is what Inductor assumes of distinct buffers)."""
@@ -58,7 +58,8 @@ def _unalias(tensors, writable):
         p = t.untyped_storage().data_ptr()
         if writable[i]:
             if p in seen_w:
-                raise RuntimeError("webgpu: a generated kernel writes two arguments that share storage")
+                raise RuntimeError(f"webgpu: generated kernel {name} writes two arguments that share storage "
+                                   f"(argument {i})")
             seen_w.add(p)
         elif p in written:
             out[i] = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)

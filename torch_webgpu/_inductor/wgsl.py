@@ -31,7 +31,7 @@ from sympy.printing.precedence import PRECEDENCE
 
 from torch._inductor.codegen.common import CSEVariable, DeferredLine, IndentedBuffer, OpOverrides
 from torch._inductor.codegen.simd import SIMDKernel, SIMDScheduling
-from torch._inductor.utils import get_kernel_metadata  # noqa: F401  (present in both supported versions)
+from torch._inductor.utils import sympy_index_symbol
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
 from torch.utils._sympy.printers import ExprPrinter
@@ -44,11 +44,12 @@ except ImportError:  # pragma: no cover
 WG = 256  # invocations per workgroup (the WebGPU default limit)
 I32_MAX = 2**31 - 1
 
-# Compute types: float types compute in f32 (as CPU's opmath), every integer type in i32 (int64
-# only for index arithmetic, which stays below 2^31 elements), bool in bool.
+# Compute types: float types compute in f32 (as CPU's opmath), int64 exactly as (lo, hi) words
+# (vec2<u32>, wgsl/lib/int64.wgsl), the other integer types in i32, bool in bool.
+I64 = "vec2<u32>"
 _COMPUTE = {
     torch.float32: "f32", torch.float16: "f32", torch.bfloat16: "f32",
-    torch.int32: "i32", torch.int64: "i32", torch.int16: "i32", torch.int8: "i32", torch.uint8: "i32",
+    torch.int32: "i32", torch.int64: I64, torch.int16: "i32", torch.int8: "i32", torch.uint8: "i32",
     torch.bool: "bool",
 }
 
@@ -74,6 +75,14 @@ def f32_literal(v):
     if "e" not in s and "." not in s:
         s += ".0"
     return f"f32({s})"
+
+
+def i64_literal(v):
+    v = int(v)
+    if not -(2**63) <= v < 2**63:
+        raise unsupported(f"integer constant {v} beyond int64")
+    u = v & (2**64 - 1)
+    return f"vec2<u32>({u & 0xffffffff}u, {u >> 32}u)"
 
 
 def i32_literal(v):
@@ -205,7 +214,7 @@ class WGSLOverrides(OpOverrides):
             return f32_literal(value)
         if isinstance(value, float) and not float(value).is_integer():
             raise unsupported(f"non-integral constant {value} of {dtype}")
-        return i32_literal(value)
+        return i64_literal(value) if t == I64 else i32_literal(value)
 
     @staticmethod
     def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
@@ -217,10 +226,31 @@ class WGSLOverrides(OpOverrides):
         if src is None:
             raise unsupported("cast from an unknown dtype")
         st, dt = wtype(src), wtype(dtype)
-        if dtype in (torch.int16, torch.int8, torch.uint8):
-            raise unsupported(f"cast to {dtype}")
-        if dtype == torch.int64 and st == "f32":
-            raise unsupported("cast of a float to int64")
+        if st == I64:  # int64 -> narrower: its low word, as a C cast; bool: nonzero; float: rounded
+            if dt == I64:
+                return str(x)
+            if dt == "bool":
+                return f"i64_nz({x})"
+            if dt == "f32":
+                x, st = f"i64_to_f32({x})", "f32"
+                if dtype == torch.float32:
+                    return x
+            else:
+                x, st = f"bitcast<i32>(({x}).x)", "i32"
+                if dtype == torch.int32:
+                    return x
+        if dt == I64:
+            if st == "f32":
+                return f"f32_to_i64({x})"
+            if st == "bool":
+                return f"b2l({x})"
+            return f"i64_from_i32({x})"
+        if dtype in (torch.int16, torch.int8, torch.uint8) and src != dtype:
+            v = f"f32_to_i32({x})" if st == "f32" else (f"select(0i, 1i, {x})" if st == "bool" else str(x))
+            if dtype == torch.uint8:
+                return f"({v} & 255i)"
+            sh = "24u" if dtype == torch.int8 else "16u"
+            return f"(({v} << {sh}) >> {sh})"
         if dt == "f32":
             if st == "f32":
                 v = str(x)
@@ -247,6 +277,13 @@ class WGSLOverrides(OpOverrides):
         return str(x)
 
     @staticmethod
+    def indirect_indexing(var, size, check=True, wrap_neg=True):
+        if _dtype_of(var) == torch.int64:  # an index: its low word (indices past int32 are out of range)
+            var = V.kernel.cse.generate(V.kernel.compute, f"bitcast<i32>({var}.x)", dtype=torch.int32,
+                                        bounds=var.bounds)
+        return sympy_index_symbol(str(var))
+
+    @staticmethod
     def to_dtype_bitcast(x, dtype, src_dtype):
         if wtype(dtype) == "f32" and dtype == torch.float32 and src_dtype == torch.int32:
             return f"bitcast<f32>({x})"
@@ -257,10 +294,16 @@ class WGSLOverrides(OpOverrides):
     @staticmethod
     def index_expr(expr, dtype):
         idx = V.kernel.index_to_str(V.kernel.prepare_indexing(expr))
-        if dtype in (torch.int32, torch.int64):
+        if dtype == torch.int64:
+            return V.kernel.cse.generate(V.kernel.compute, f"i64_from_i32({idx})", dtype=dtype)
+        if dtype == torch.int32:
             return V.kernel.cse.generate(V.kernel.compute, idx, dtype=dtype)
         var = V.kernel.cse.generate(V.kernel.compute, idx, dtype=torch.int32)
         return WGSLOverrides.to_dtype(var, dtype, torch.int32)
+
+    @staticmethod
+    def value_expr(expr, dtype):  # torch 2.13: an index expression used as a value
+        return WGSLOverrides.index_expr(expr, dtype)
 
     @staticmethod
     def masked(mask, body, other):
@@ -397,26 +440,38 @@ class WGSLOverrides(OpOverrides):
     # comparisons and logic
     @staticmethod
     def eq(a, b):
+        if str(a) == str(b) and _is_float(a):  # x == x: not NaN (WGSL may fold the comparison)
+            return f"(!is_nan({a}))"
         return f"({a} == {b})"
 
     @staticmethod
     def ne(a, b):
+        if str(a) == str(b) and _is_float(a):  # x != x: NaN
+            return f"is_nan({a})"
         return f"({a} != {b})"
 
     @staticmethod
     def lt(a, b):
+        if _dtype_of(a) == torch.bool or _dtype_of(b) == torch.bool:
+            return f"(!({a}) && ({b}))"
         return f"({a} < {b})"
 
     @staticmethod
     def le(a, b):
+        if _dtype_of(a) == torch.bool or _dtype_of(b) == torch.bool:
+            return f"(!({a}) || ({b}))"
         return f"({a} <= {b})"
 
     @staticmethod
     def gt(a, b):
+        if _dtype_of(a) == torch.bool or _dtype_of(b) == torch.bool:
+            return f"(({a}) && !({b}))"
         return f"({a} > {b})"
 
     @staticmethod
     def ge(a, b):
+        if _dtype_of(a) == torch.bool or _dtype_of(b) == torch.bool:
+            return f"(({a}) || !({b}))"
         return f"({a} >= {b})"
 
     @staticmethod
@@ -634,12 +689,76 @@ class WGSLOverrides(OpOverrides):
         return WGSLOverrides.sin(x)
 
 
+# int64 operands (exact, wgsl/lib/int64.wgsl): the op's form over (lo, hi) words. Python scalars
+# next to an int64 operand become int64 literals. Other ops on int64 raise (Inductor casts before
+# float math).
+_I64_OPS = {
+    "add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})", "neg": "i64_neg({0})",
+    "abs": "i64_abs({0})", "eq": "i64_eq({0}, {1})", "ne": "(!i64_eq({0}, {1}))", "lt": "i64_lt({0}, {1})",
+    "le": "i64_le({0}, {1})", "gt": "i64_lt({1}, {0})", "ge": "i64_le({1}, {0})", "maximum": "i64_max({0}, {1})",
+    "minimum": "i64_min({0}, {1})", "floordiv": "i64_div_floor({0}, {1})", "truncdiv": "i64_div({0}, {1})",
+    "mod": "i64_remainder({0}, {1})", "remainder": "i64_remainder({0}, {1})", "fmod": "i64_rem({0}, {1})",
+    "sign": "i64_sign({0})", "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
+    "bitwise_not": "(~{0})", "bitwise_left_shift": "i64_lshift({0}, {1})", "bitwise_right_shift": "i64_rshift({0}, {1})",
+    "pow": "i64_pow({0}, {1})", "square": "i64_mul({0}, {0})", "relu": "i64_max({0}, vec2<u32>(0u, 0u))",
+}
+_I64_PASS = {"where", "to_dtype", "to_dtype_bitcast", "indirect_indexing", "masked", "constant", "index_expr",
+             "load", "store", "reduction", "store_reduction"}
+
+
+def _is64(v):
+    return isinstance(v, CSEVariable) and _dtype_of(v) == torch.int64
+
+
+def _as64(v):
+    """An operand next to an int64 one, as int64 (Inductor narrows index expressions to int32 and
+    mixes them with int64 values)."""
+    if isinstance(v, CSEVariable) and _dtype_of(v) not in (torch.int64, None):
+        return WGSLOverrides.to_dtype(v, torch.int64, _dtype_of(v))
+    return _typed_value(v, torch.int64)
+
+
+def _with_i64(name, fn):
+    form = _I64_OPS.get(name)
+
+    def op(*args, **kwargs):
+        if any(_is64(a) for a in args):
+            if name == "where":
+                a, b, c = args
+                return f"select({_as64(c)}, {_as64(b)}, {a})"
+            if name in _I64_PASS:
+                return fn(*args, **kwargs)
+            if form is None:
+                raise unsupported(f"{name} on int64")
+            return form.format(*[_as64(a) for a in args])
+        return fn(*args, **kwargs)
+
+    return staticmethod(op)
+
+
+for _name, _fn in list(vars(WGSLOverrides).items()):
+    if isinstance(_fn, staticmethod) and not _name.startswith("_") and _name not in ("constant", "masked"):
+        setattr(WGSLOverrides, _name, _with_i64(_name, _fn.__func__))
+
+
 # Buffer access helpers by storage dtype: (binding element type, load body, store body). `e` is the
 # element index including the storage offset.
-def _accessors(dtype, b, written):
-    if dtype in (torch.float32, torch.int32):
+def _accessors(dtype, b, written, atomic=False):
+    if atomic:  # a buffer some invocation adds into (store mode atomic_add): every access atomic
+        if dtype not in (torch.float32, torch.int32):
+            raise unsupported(f"atomic add into {dtype}")
         t = wtype(dtype)
-        return t, f"return {b}[e];", f"{b}[e] = v;"
+        ld = f"return bitcast<{t}>(atomicLoad(&{b}[e]));"
+        st = f"atomicStore(&{b}[e], bitcast<u32>(v));"
+        if dtype == torch.int32:
+            add = f"atomicAdd(&{b}[e], bitcast<u32>(v));"
+        else:
+            add = (f"var old = atomicLoad(&{b}[e]); loop {{ let r = atomicCompareExchangeWeak(&{b}[e], old, "
+                   f"bitcast<u32>(bitcast<f32>(old) + v)); if (r.exchanged) {{ break; }} old = r.old_value; }}")
+        return "atomic<u32>", ld, st, add
+    if dtype in (torch.float32, torch.int32, torch.int64):
+        t = wtype(dtype)
+        return t, f"return {b}[e];", f"{b}[e] = v;", None
     if dtype in (torch.bool, torch.uint8, torch.int8):
         word = f"atomicLoad(&{b}[e >> 2u])" if written else f"{b}[e >> 2u]"
         byte = f"(({word} >> ((e & 3u) * 8u)) & 0xffu)"
@@ -651,7 +770,13 @@ def _accessors(dtype, b, written):
             ld, val = f"return (bitcast<i32>({byte} << 24u) >> 24u);", "(bitcast<u32>(v) & 0xffu)"
         st = (f"let sh = (e & 3u) * 8u; atomicAnd(&{b}[e >> 2u], ~(0xffu << sh)); "
               f"atomicOr(&{b}[e >> 2u], {val} << sh);")
-        return ("atomic<u32>" if written else "u32"), ld, st
+        return ("atomic<u32>" if written else "u32"), ld, st, None
+    if dtype == torch.int16:
+        word = f"atomicLoad(&{b}[e >> 1u])" if written else f"{b}[e >> 1u]"
+        ld = f"return (bitcast<i32>({word} << (16u - (e & 1u) * 16u)) >> 16u);"
+        st = (f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
+              f"atomicOr(&{b}[e >> 1u], (bitcast<u32>(v) & 0xffffu) << sh);")
+        return ("atomic<u32>" if written else "u32"), ld, st, None
     if dtype in (torch.float16, torch.bfloat16):
         word = f"atomicLoad(&{b}[e >> 1u])" if written else f"{b}[e >> 1u]"
         half = f"(({word} >> ((e & 1u) * 16u)) & 0xffffu)"
@@ -661,7 +786,7 @@ def _accessors(dtype, b, written):
             ld, val = f"return bitcast<f32>({half} << 16u);", "f32_to_bf16(v)"
         st = (f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
               f"atomicOr(&{b}[e >> 1u], {val} << sh);")
-        return ("atomic<u32>" if written else "u32"), ld, st
+        return ("atomic<u32>" if written else "u32"), ld, st, None
     raise unsupported(f"a buffer of dtype {dtype}")
 
 
@@ -671,10 +796,15 @@ _RED_INIT = {
     ("max", "f32"): "-f_inf()", ("max", "i32"): "(-2147483647i - 1i)", ("max", "bool"): "false",
     ("min", "f32"): "f_inf()", ("min", "i32"): "2147483647i", ("min", "bool"): "true",
     ("any", "bool"): "false",
+    ("sum", I64): "vec2<u32>(0u, 0u)", ("prod", I64): "vec2<u32>(1u, 0u)",
+    ("max", I64): "vec2<u32>(0u, 0x80000000u)", ("min", I64): "vec2<u32>(0xffffffffu, 0x7fffffffu)",
 }
 
 
 def _red_combine(rt, t, a, b):
+    if t == I64:
+        return {"sum": f"i64_add({a}, {b})", "prod": f"i64_mul({a}, {b})", "max": f"i64_max({a}, {b})",
+                "min": f"i64_min({a}, {b})"}[rt]
     if rt == "sum":
         return f"({a} + {b})"
     if rt == "prod":
@@ -746,7 +876,7 @@ class WGSLKernel(SIMDKernel):
     # --- loads and stores -------------------------------------------------------------------
     def load(self, name, index):
         dtype = V.graph.get_dtype(name)
-        if dtype not in _COMPUTE or dtype == torch.int64:
+        if dtype not in _COMPUTE:
             raise unsupported(f"load of a {dtype} buffer")
         var = self.args.input(name)
         idx = self.index_to_str(self.prepare_indexing(index))
@@ -754,14 +884,14 @@ class WGSLKernel(SIMDKernel):
         return self.cse.generate(self.loads, f"ld_{var}({idx})", dtype=cdtype)
 
     def store(self, name, index, value, mode=None):
-        if mode is not None:
+        if mode not in (None, "atomic_add"):
             raise unsupported(f"store mode {mode}")
         dtype = V.graph.get_dtype(name)
-        if dtype not in _COMPUTE or dtype == torch.int64:
+        if dtype not in _COMPUTE:
             raise unsupported(f"store to a {dtype} buffer")
         var = self.args.output(name)
         idx = self.index_to_str(self.prepare_indexing(index))
-        line = f"st_{var}({idx}, {value});"
+        line = f"{'aadd' if mode else 'st'}_{var}({idx}, {value});"
         if self.inside_reduction:
             self.compute.writeline(DeferredLine(name, line))
         elif self.features.is_reduction():
@@ -771,7 +901,7 @@ class WGSLKernel(SIMDKernel):
 
     def store_reduction(self, name, index, value):
         dtype = V.graph.get_dtype(name)
-        if dtype not in _COMPUTE or dtype == torch.int64:
+        if dtype not in _COMPUTE:
             raise unsupported(f"store to a {dtype} buffer")
         var = self.args.output(name)
         idx = self.index_to_str(self.prepare_indexing(index))
@@ -879,37 +1009,40 @@ class WGSLKernel(SIMDKernel):
         body = self.body.getvalue() + self.indexing_code.getvalue() + self.acc_decls.getvalue()
 
         # storage arguments in binding order; only those the body uses
-        _, call_args, _, _ = self.args.python_argdefs()
-        inner_names = {}
-        for inplaced in self.args.inplace_buffers.values():
-            if not isinstance(inplaced, str) and hasattr(inplaced, "other_names"):
-                inner_names[inplaced.other_names[-1]] = inplaced.inner_name
-        for outer, inner in itertools.chain(self.args.input_buffers.items(), self.args.output_buffers.items()):
-            if outer not in inner_names and isinstance(inner, str):
-                inner_names[outer] = inner
-        size_inners = list(self.args.sizevars.values())
+        arg_defs, call_args, _, _ = self.args.python_argdefs()
+        # (outer buffer, inner names used in the body, loaded?, stored?): a buffer that is both read
+        # and written under two inner names (a mutated graph input) is one read-write binding
+        uses = {}
+        for d, outer in zip(arg_defs, call_args):
+            inner = getattr(d, "name", d)
+            if not isinstance(inner, str) or inner.startswith("ks") or outer in self.removed_buffers:
+                continue
+            used_ld, used_st, used_add = (f"{p}_{inner}(" in body for p in ("ld", "st", "aadd"))
+            if not (used_ld or used_st or used_add):
+                continue
+            u = uses.setdefault(outer, [[], False, False])
+            u[0].append((inner, used_ld, used_st, used_add))
+            u[1] |= used_add
+            u[2] |= used_st or used_add
         helpers, bindings, tensors, elems, writable = [], [], [], [], []
-        for outer in call_args:
-            inner = inner_names.get(outer)
-            if inner is None or outer in self.removed_buffers:
-                continue
-            ld, st = f"ld_{inner}(", f"st_{inner}("
-            used_ld, used_st = ld in body, st in body
-            if not (used_ld or used_st):
-                continue
+        for outer, (inners, any_add, any_st) in uses.items():
             dtype = V.graph.get_dtype(outer)
             k = len(bindings)
             b = f"b{k}"
-            elem, ld_body, st_body = _accessors(dtype, b, used_st)
+            elem, ld_body, st_body, add_body = _accessors(dtype, b, any_st, any_add)
             t = wtype(dtype)
-            if used_ld:
-                helpers.append(f"fn ld_{inner}(i: i32) -> {t} {{ let e = u32(P_off({k}u) + i); {ld_body} }}")
-            if used_st:
-                helpers.append(f"fn st_{inner}(i: i32, v: {t}) {{ let e = u32(P_off({k}u) + i); {st_body} }}")
+            head = f"let e = u32(P_off({k}u) + i);"
+            for inner, used_ld, used_st, used_add in inners:
+                if used_ld:
+                    helpers.append(f"fn ld_{inner}(i: i32) -> {t} {{ {head} {ld_body} }}")
+                if used_st:
+                    helpers.append(f"fn st_{inner}(i: i32, v: {t}) {{ {head} {st_body} }}")
+                if used_add:
+                    helpers.append(f"fn aadd_{inner}(i: i32, v: {t}) {{ {head} {add_body} }}")
             bindings.append(b)
             tensors.append(outer)
             elems.append(elem)
-            writable.append(used_st)
+            writable.append(any_st)
         if not bindings:
             raise unsupported("a kernel without storage arguments")
         if len(bindings) > 16:
@@ -945,8 +1078,9 @@ class WGSLKernel(SIMDKernel):
 
         sizes = list(self.args.sizevars.keys())
         groups = xtree.numel if reduction else sympy.ceiling(xtree.numel / WG)
+        libraries = ["pointwise"] + (["int64"] if "i64_" in src or "u64_" in src else [])
         self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
-                              uses_sizes=bool(size_inners))
+                              libraries=libraries)
         return src
 
     def call_kernel(self, name, node=None, deallocate_ws=True):
@@ -984,5 +1118,6 @@ class WGSLScheduling(SIMDScheduling):
             wrapper._wgsl_import = True
         meta = kernel.wgsl_meta
         wrapper.header.writeline(
-            f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r})")
+            f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r}, "
+            f"{meta['libraries']!r})")
         return name
