@@ -263,3 +263,28 @@ def test_opinfo_samples_compiled_match_eager(op):
             assert n.n >= 1, f"{op.name}: no generated kernel ran"
         for g, e in zip(flat_g, flat_e):
             torch.testing.assert_close(g.cpu(), e.cpu(), rtol=2e-4, atol=2e-5, equal_nan=True)
+
+
+def test_example_gpt_forward_backward():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+    from gpt import GPT
+
+    torch.manual_seed(0)
+    ref = GPT(vocab=61, d=32, heads=4, layers=2, ctx=16)
+    m = GPT(vocab=61, d=32, heads=4, layers=2, ctx=16)
+    m.load_state_dict(ref.state_dict())
+    m.to(DEV)
+    idx, tgt = torch.randint(0, 61, (2, 16)), torch.randint(0, 61, (2, 16))
+
+    def loss_fn(model, idx, tgt):
+        return torch.nn.functional.cross_entropy(model(idx).reshape(-1, 61), tgt.reshape(-1))
+
+    with Launches() as n:
+        loss = torch.compile(loss_fn)(m, idx.to(DEV), tgt.to(DEV))
+        loss.backward()
+    assert n.n >= 2
+    want = loss_fn(ref, idx, tgt)
+    want.backward()
+    close(loss, want, rtol=1e-4, atol=1e-5)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        close(p.grad, q.grad, rtol=1e-3, atol=2e-5)
