@@ -7,7 +7,8 @@ buffers, an op without a WGSL form, ...) that graph runs with the eager kernels 
 aten graph AOT autograd produced, as backend="aot_eager" would), with a warning naming the reason.
 TORCH_WEBGPU_COMPILE_STRICT=1 raises instead (tests).
 """
-import copy
+import contextlib
+import logging
 import os
 import warnings
 
@@ -120,6 +121,19 @@ def _warn_fallback(reason):
         f"WGSL code generator cannot compile it: {reason}", stacklevel=3)
 
 
+class _QuietCodegenErrors:
+    """Inductor's scheduler logs a failed kernel's whole IR at CRITICAL before re-raising; here that
+    failure means "run this graph on the eager kernels", which _warn_fallback reports in one line."""
+
+    def __enter__(self):
+        self.log = logging.getLogger("torch._inductor.scheduler")
+        self.level = self.log.level
+        self.log.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc):
+        self.log.setLevel(self.level)
+
+
 def _copy_graph_module(gm):
     g = torch.fx.Graph()
     out = g.graph_copy(gm.graph, {})
@@ -146,9 +160,10 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
 
     def inner_compile(gm, example_inputs, **kwargs):
         eager = _copy_graph_module(gm)
+        quiet = _QuietCodegenErrors() if not _strict() else contextlib.nullcontext()
         try:
             # the backward graph compiles at the first backward call, outside compile_fx: patch again
-            with inductor_config.patch(patches):
+            with inductor_config.patch(patches), quiet:
                 return compile_fx_inner(gm, example_inputs, **kwargs)
         except Exception as e:  # noqa: BLE001
             reason = _reason(e)
