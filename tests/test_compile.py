@@ -77,7 +77,7 @@ def test_default_torch_compile_uses_wgsl_backend():
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "log_softmax0", "layer_norm", "sum", "mean_keep", "amax", "var",
-                                  "sum_all", "prod", "any"])
+                                  "sum_all", "prod", "any", "softmax_short", "var_short"])
 def test_reductions_fused_with_prologue_epilogue(name):
     fns = {
         "softmax": lambda x: torch.softmax(x * 2.0, -1),
@@ -91,6 +91,8 @@ def test_reductions_fused_with_prologue_epilogue(name):
         "sum_all": lambda x: torch.sigmoid(x).sum(),
         "prod": lambda x: (x * 0.1 + 1).prod(-1),
         "any": lambda x: (x > 2.5).any(-1),
+        "softmax_short": lambda x: torch.softmax(x.view(-1, 8), -1),  # rows of 8: one invocation per row
+        "var_short": lambda x: torch.var_mean(x.view(-1, 20), -1)[0],
     }
     f = fns[name]
     x = torch.randn(37, 1000)
@@ -98,7 +100,7 @@ def test_reductions_fused_with_prologue_epilogue(name):
     with Launches() as n:
         y = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(x.to(DEV))
     assert n.n >= 1
-    if name in ("softmax", "log_softmax", "layer_norm", "mean_keep", "sum"):
+    if name in ("softmax", "log_softmax", "layer_norm", "mean_keep", "sum", "softmax_short"):
         assert n.n == 1, n.n  # prologue, reduction(s) and epilogue in one kernel
     close(y, f(x), rtol=2e-4, atol=2e-4)
 

@@ -17,9 +17,9 @@ launches = 0  # generated-kernel launches in this process (tests check that comp
 
 
 class WGSLKernel:
-    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check")
+    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n")
 
-    def __init__(self, name, source, elems, writable, libraries=("pointwise",)):
+    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True):
         self.name = name
         self.source = source
         self.key = KEY_PREFIX + hashlib.sha1(source.encode()).hexdigest()[:20]
@@ -27,22 +27,22 @@ class WGSLKernel:
         self.writable = tuple(writable)
         self.libraries = list(libraries)
         self._rows = tuple(zip(self.elems, self.writable))
-        self._alias_check = any(self.writable) and len(self.elems) > 1
+        self._alias_check = check_alias and any(self.writable) and len(self.elems) > 1
+        self._n = len(self.elems)
 
     def __call__(self, groups, *args):
         """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes."""
         global launches
-        n = len(self.elems)
-        tensors = args[:n]
-        sizes = [int(s) for s in args[n:]]
+        n = self._n
         if groups <= 0:
             return
+        tensors = args[:n]
         if self._alias_check:
             tensors = _unalias(self.name, tensors, self.writable)
         rows = [(t, e, w) for t, (e, w) in zip(tensors, self._rows)]
         params = [("off", "i32s", [t.storage_offset() for t in tensors])]
-        if sizes:
-            params.append(("ks", "i32s", sizes))
+        if len(args) > n:
+            params.append(("ks", "i32s", [int(s) for s in args[n:]]))
         _C._launch_wgsl(self.key, self.source, rows, params, groups, "", self.libraries)
         launches += 1
 

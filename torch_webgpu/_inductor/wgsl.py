@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover
     from torch.utils._sympy.printers import PythonPrinter
 
 WG = 256  # invocations per workgroup (the WebGPU default limit)
+SERIAL_R = 32  # reductions this short run one invocation per output row
 I32_MAX = 2**31 - 1
 
 # Compute types: float types compute in f32 (as CPU's opmath), int64 exactly as (lo, hi) words
@@ -850,6 +851,11 @@ class WGSLKernel(SIMDKernel):
         self.kept = set()  # CSE variables valid after their loop (reduction results)
         self.uses_welford = False
         self.wgsl_meta = None
+        # Short reductions (a static range of at most SERIAL_R): one invocation per output row that
+        # loops over the row, no workgroup combine; longer ones: a workgroup per row.
+        rn = self.numels.get("r0_", sympy.S.One)
+        self.serial = self.features.is_reduction() and isinstance(rn, (int, sympy.Integer)) and int(rn) <= SERIAL_R
+        self.row_guard = self.features.is_reduction() and not self.serial  # stores by one invocation of the row
 
     # --- indexing ---------------------------------------------------------------------------
     def should_use_persistent_reduction(self):
@@ -894,7 +900,7 @@ class WGSLKernel(SIMDKernel):
         line = f"{'aadd' if mode else 'st'}_{var}({idx}, {value});"
         if self.inside_reduction:
             self.compute.writeline(DeferredLine(name, line))
-        elif self.features.is_reduction():
+        elif self.row_guard:
             self.stores.writeline(DeferredLine(name, f"if (lid == 0u) {{ {line} }}"))
         else:
             self.stores.writeline(DeferredLine(name, line))
@@ -905,7 +911,8 @@ class WGSLKernel(SIMDKernel):
             raise unsupported(f"store to a {dtype} buffer")
         var = self.args.output(name)
         idx = self.index_to_str(self.prepare_indexing(index))
-        self.stores.writeline(DeferredLine(name, f"if (lid == 0u) {{ st_{var}({idx}, {value}); }}"))
+        line = f"st_{var}({idx}, {value});"
+        self.stores.writeline(DeferredLine(name, f"if (lid == 0u) {{ {line} }}" if self.row_guard else line))
 
     # --- reductions -------------------------------------------------------------------------
     def reduction(self, dtype, src_dtype, reduction_type, value):
@@ -938,11 +945,14 @@ class WGSLKernel(SIMDKernel):
             else:
                 m, m2, w = value
                 self.compute.writeline(f"{acc} = welford_merge({acc}, vec3<f32>({m}, {m2}, {w}));")
-            self.wg_decls.append(f"var<workgroup> {wg}: array<vec3<f32>, {WG}>;")
-            self.post_loop.writeline(f"{wg}[lid] = {acc};")
-            self._wg_tree(wg, "vec3<f32>", lambda a, b: f"welford_merge({a}, {b})")
             res = self.cse.newvar(dtype=torch.float32)
-            self.post_loop.writeline(f"let {res} = {wg}[0];")
+            if self.serial:
+                self.post_loop.writeline(f"let {res} = {acc};")
+            else:
+                self.wg_decls.append(f"var<workgroup> {wg}: array<vec3<f32>, {WG}>;")
+                self.post_loop.writeline(f"{wg}[lid] = {acc};")
+                self._wg_tree(wg, "vec3<f32>", lambda a, b: f"welford_merge({a}, {b})")
+                self.post_loop.writeline(f"let {res} = {wg}[0];")
             outs = []
             for c in "xyz":
                 v = self.cse.newvar(dtype=torch.float32)
@@ -958,11 +968,14 @@ class WGSLKernel(SIMDKernel):
             raise unsupported(f"reduction {rt} over {t}")
         self.acc_decls.writeline(f"var {acc}: {t} = {init};")
         self.compute.writeline(f"{acc} = {_red_combine(rt, t, acc, value)};")
-        self.wg_decls.append(f"var<workgroup> {wg}: array<{t}, {WG}>;")
-        self.post_loop.writeline(f"{wg}[lid] = {acc};")
-        self._wg_tree(wg, t, lambda a, b: _red_combine(rt, t, a, b))
         res = self.cse.newvar(dtype=dtype)
-        self.post_loop.writeline(f"let {res} = {wg}[0];")
+        if self.serial:
+            self.post_loop.writeline(f"let {res} = {acc};")
+        else:
+            self.wg_decls.append(f"var<workgroup> {wg}: array<{t}, {WG}>;")
+            self.post_loop.writeline(f"{wg}[lid] = {acc};")
+            self._wg_tree(wg, t, lambda a, b: _red_combine(rt, t, a, b))
+            self.post_loop.writeline(f"let {res} = {wg}[0];")
         self.kept.add(res)
         return res
 
@@ -979,7 +992,10 @@ class WGSLKernel(SIMDKernel):
         if self.inside_reduction and rtree is not None and (self.loads or self.compute or self.post_loop):
             rn = self.sexpr(self.rename_indexing(rtree.numel))
             r = rtree.name
-            self.body.writeline(f"for (var {r}: i32 = i32(lid); {r} < {rn}; {r} = {r} + {WG}i) {{")
+            if self.serial:
+                self.body.writeline(f"for (var {r}: i32 = 0i; {r} < {rn}; {r} = {r} + 1i) {{")
+            else:
+                self.body.writeline(f"for (var {r}: i32 = i32(lid); {r} < {rn}; {r} = {r} + {WG}i) {{")
             with self.body.indent():
                 self.body.splice(self.r_entries)
                 self.body.splice(self.loads)
@@ -1063,7 +1079,7 @@ class WGSLKernel(SIMDKernel):
         with code.indent():
             for i, inner in enumerate(size_inners):
                 code.writeline(f"let {inner}: i32 = P_ks({i}u);")
-            if reduction:
+            if self.row_guard:
                 code.writeline(f"let {xtree.name}: i32 = i32((wid.z * nwg.y + wid.y) * nwg.x + wid.x);")
             else:
                 code.writeline(f"let {xtree.name}: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
@@ -1077,10 +1093,15 @@ class WGSLKernel(SIMDKernel):
             raise unsupported("too many symbolic sizes")
 
         sizes = list(self.args.sizevars.keys())
-        groups = xtree.numel if reduction else sympy.ceiling(xtree.numel / WG)
+        groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
         libraries = ["pointwise"] + (["int64"] if "i64_" in src or "u64_" in src else [])
+        # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
+        # the launch checks for aliasing only where a graph input is written next to another.
+        inputs = set(getattr(V.graph, "graph_inputs", {}) or {})
+        from_inputs = [t in inputs for t in tensors]
+        check_alias = sum(from_inputs) >= 2 and any(w and i for w, i in zip(writable, from_inputs))
         self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
-                              libraries=libraries)
+                              libraries=libraries, check_alias=check_alias)
         return src
 
     def call_kernel(self, name, node=None, deallocate_ws=True):
@@ -1090,7 +1111,7 @@ class WGSLKernel(SIMDKernel):
             wrapper.ensure_size_computed(s)
         xtree, _ = self._trees()
         n = V.graph.sizevars.simplify(xtree.numel)
-        groups = self.pexpr(n) if self.features.is_reduction() else f"(({self.pexpr(n)}) + {WG - 1}) // {WG}"
+        groups = self.pexpr(n) if self.row_guard else f"(({self.pexpr(n)}) + {WG - 1}) // {WG}"
         args = [str(t) for t in meta["tensors"]] + [self.pexpr(s) for s in meta["sizes"]]
         wrapper.writeline(f"{name}({groups}, {', '.join(args)})")
 
@@ -1119,5 +1140,5 @@ class WGSLScheduling(SIMDScheduling):
         meta = kernel.wgsl_meta
         wrapper.header.writeline(
             f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r}, "
-            f"{meta['libraries']!r})")
+            f"{meta['libraries']!r}, {meta['check_alias']!r})")
         return name
