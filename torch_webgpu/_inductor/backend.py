@@ -146,11 +146,15 @@ def _strict():
 
 
 def _reason(e):
+    """Why Inductor could not compile a webgpu graph: the code generator's NotImplementedError where
+    there is one, else the error itself (an Inductor of another version failing inside our hooks,
+    say): the graph then runs on the eager kernels rather than failing the program."""
+    first = e
     while e is not None:
         if isinstance(e, NotImplementedError):
             return str(e) or type(e).__name__
         e = e.__cause__ or e.__context__
-    return None
+    return f"{type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}"
 
 
 def compile_fx_webgpu(model, example_inputs, config_patches=None):
@@ -166,9 +170,9 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
             with inductor_config.patch(patches), quiet:
                 return compile_fx_inner(gm, example_inputs, **kwargs)
         except Exception as e:  # noqa: BLE001
-            reason = _reason(e)
-            if reason is None or _strict():
+            if _strict():
                 raise
+            reason = _reason(e)
             _warn_fallback(reason)
 
             def run(args):
