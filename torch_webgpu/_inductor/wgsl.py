@@ -819,6 +819,30 @@ def _red_combine(rt, t, a, b):
     raise unsupported(f"reduction {rt}")
 
 
+# argmax/argmin: does (v, i) replace (a, ai)?
+_ARG_FN = {
+    ("argmax", "f32"): """
+fn argmax_f32(v: f32, i: i32, a: f32, ai: i32) -> bool {
+  let vn = is_nan(v); let an = is_nan(a);
+  if (vn || an) { return vn && (!an || i < ai); }
+  return v > a || (v == a && i < ai);
+}
+""",
+    ("argmin", "f32"): """
+fn argmin_f32(v: f32, i: i32, a: f32, ai: i32) -> bool {
+  let vn = is_nan(v); let an = is_nan(a);
+  if (vn || an) { return vn && (!an || i < ai); }
+  return v < a || (v == a && i < ai);
+}
+""",
+    ("argmax", "i32"): """
+fn argmax_i32(v: i32, i: i32, a: i32, ai: i32) -> bool { return v > a || (v == a && i < ai); }
+""",
+    ("argmin", "i32"): """
+fn argmin_i32(v: i32, i: i32, a: i32, ai: i32) -> bool { return v < a || (v == a && i < ai); }
+""",
+}
+
 WELFORD_FN = """
 fn welford_merge(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {  // (mean, m2, weight)
   if (b.z == 0.0) { return a; }
@@ -850,6 +874,7 @@ class WGSLKernel(SIMDKernel):
         self.wg_decls = []
         self.kept = set()  # CSE variables valid after their loop (reduction results)
         self.uses_welford = False
+        self.helper_fns = {}  # name -> WGSL of functions the kernel's reductions use
         self.wgsl_meta = None
         # Short reductions (a static range of at most SERIAL_R): one invocation per output row that
         # loops over the row, no workgroup combine; longer ones: a workgroup per row.
@@ -960,7 +985,9 @@ class WGSLKernel(SIMDKernel):
                 outs.append(v)
             self.kept.update(outs)
             return tuple(outs)
-        if rt == "xor_sum" or rt.startswith("arg") or rt not in ("sum", "prod", "max", "min", "any"):
+        if rt in ("argmax", "argmin"):
+            return self._arg_reduction(rt, src_dtype, value, k)
+        if rt not in ("sum", "prod", "max", "min", "any"):
             raise unsupported(f"reduction {rt}")
         t = wtype(dtype if rt in ("sum", "prod") else src_dtype)
         init = _RED_INIT.get((rt, t))
@@ -976,6 +1003,42 @@ class WGSLKernel(SIMDKernel):
             self.post_loop.writeline(f"{wg}[lid] = {acc};")
             self._wg_tree(wg, t, lambda a, b: _red_combine(rt, t, a, b))
             self.post_loop.writeline(f"let {res} = {wg}[0];")
+        self.kept.add(res)
+        return res
+
+    def _arg_reduction(self, rt, src_dtype, value, k):
+        """argmax/argmin: (value, index) pairs; NaN counts as the largest (argmax) or smallest
+        (argmin) and ties go to the first index, as on CPU. The index is the reduction range's linear
+        index; the result is int64."""
+        t = wtype(src_dtype)
+        if t not in ("f32", "i32"):
+            raise unsupported(f"{rt} over {src_dtype}")
+        _, rtree = self._trees()
+        fn = f"{rt}_{t}"
+        self.helper_fns[fn] = _ARG_FN[(rt, t)]
+        av, ai, wv, wi = f"acc{k}", f"acci{k}", f"wg{k}", f"wgi{k}"
+        init = {("argmax", "f32"): "-f_inf()", ("argmin", "f32"): "f_inf()", ("argmax", "i32"): "(-2147483647i - 1i)",
+                ("argmin", "i32"): "2147483647i"}[(rt, t)]
+        self.acc_decls.writeline(f"var {av}: {t} = {init};")
+        self.acc_decls.writeline(f"var {ai}: i32 = 2147483647i;")
+        self.compute.writeline(f"if ({fn}({value}, {rtree.name}, {av}, {ai})) {{ {av} = {value}; {ai} = {rtree.name}; }}")
+        res = self.cse.newvar(dtype=torch.int64)
+        if self.serial:
+            self.post_loop.writeline(f"let {res} = i64_from_i32({ai});")
+        else:
+            self.wg_decls.append(f"var<workgroup> {wv}: array<{t}, {WG}>;")
+            self.wg_decls.append(f"var<workgroup> {wi}: array<i32, {WG}>;")
+            pl = self.post_loop
+            pl.writeline(f"{wv}[lid] = {av};")
+            pl.writeline(f"{wi}[lid] = {ai};")
+            pl.writeline("workgroupBarrier();")
+            pl.writeline(f"for (var s: u32 = {WG // 2}u; s > 0u; s = s >> 1u) {{")
+            with pl.indent():
+                pl.writeline(f"if (lid < s && {fn}({wv}[lid + s], {wi}[lid + s], {wv}[lid], {wi}[lid])) "
+                             f"{{ {wv}[lid] = {wv}[lid + s]; {wi}[lid] = {wi}[lid + s]; }}")
+                pl.writeline("workgroupBarrier();")
+            pl.writeline("}")
+            pl.writeline(f"let {res} = i64_from_i32({wi}[0]);")
         self.kept.add(res)
         return res
 
@@ -1069,6 +1132,8 @@ class WGSLKernel(SIMDKernel):
         code = IndentedBuffer()
         if self.uses_welford:
             code.splice(WELFORD_FN)
+        for f in self.helper_fns.values():
+            code.splice(f)
         for d in self.wg_decls:
             code.writeline(d)
         for h in helpers:
