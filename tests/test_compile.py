@@ -229,23 +229,28 @@ def test_cnn_training_step():
 
 # --- OpInfo samples through torch.compile (a bounded subset: pointwise and reduction entries) ---
 
-OPINFO_NAMES = ["add", "mul", "sub", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin",
-                "erf", "pow", "maximum", "clamp", "where", "nn.functional.silu", "nn.functional.gelu", "sum", "mean",
-                "amax", "amin", "var", "std", "softmax", "log_softmax", "logsumexp", "norm"]
+OPINFO_F32 = ["add", "mul", "sub", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "erf",
+              "pow", "maximum", "clamp", "where", "remainder", "atan2", "lerp", "nan_to_num", "nn.functional.silu",
+              "nn.functional.gelu", "nn.functional.mish", "sum", "mean", "amax", "amin", "argmax", "var", "std",
+              "softmax", "log_softmax", "logsumexp", "norm", "nn.functional.layer_norm", "nn.functional.cross_entropy"]
+OPINFO_OTHER = [("fmod", torch.int32), ("remainder", torch.int64), ("floor_divide", torch.int64),
+                ("bitwise_xor", torch.bool), ("sum", torch.bool), ("mul", torch.float16), ("softmax", torch.float16),
+                ("bitwise_left_shift", torch.int64), ("amax", torch.int32)]
 
 
 def _opinfo_cases():
     from torch.testing._internal.common_methods_invocations import op_db
     by_name = {}
     for op in op_db:
-        if op.name in OPINFO_NAMES and op.variant_test_name == "" and op.name not in by_name:
+        if op.variant_test_name == "" and op.name not in by_name:
             by_name[op.name] = op
-    return [by_name[n] for n in OPINFO_NAMES if n in by_name]
+    cases = [(n, torch.float32) for n in OPINFO_F32] + OPINFO_OTHER
+    return [pytest.param(by_name[n], d, id=f"{n}-{str(d).split('.')[-1]}") for n, d in cases if n in by_name]
 
 
-@pytest.mark.parametrize("op", _opinfo_cases(), ids=lambda o: o.name)
-def test_opinfo_samples_compiled_match_eager(op):
-    samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))
+@pytest.mark.parametrize("op,dtype", _opinfo_cases())
+def test_opinfo_samples_compiled_match_eager(op, dtype):
+    samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))
     samples = [s for s in samples if s.input.numel() > 0][:2]
     if not samples:
         pytest.skip("no non-empty samples")

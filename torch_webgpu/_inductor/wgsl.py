@@ -369,14 +369,16 @@ class WGSLOverrides(OpOverrides):
         return f"i32_div_floor({a}, {b})"
 
     @staticmethod
-    def mod(a, b):
+    def mod(a, b):  # Inductor's mod is C's (truncated; integer fmod lowers to it)
+        if _is_float(a) or _is_float(b):
+            return f"f_fmod({a}, {b})"
+        return f"i32_fmod({a}, {b})"
+
+    @staticmethod
+    def remainder(a, b):  # Python's (the sign of the divisor)
         if _is_float(a) or _is_float(b):
             return f"f_remainder({a}, {b})"
         return f"i32_remainder({a}, {b})"
-
-    @staticmethod
-    def remainder(a, b):
-        return WGSLOverrides.mod(a, b)
 
     @staticmethod
     def fmod(a, b):
@@ -501,6 +503,8 @@ class WGSLOverrides(OpOverrides):
 
     @staticmethod
     def bitwise_xor(a, b):
+        if _dtype_of(a) == torch.bool or _dtype_of(b) == torch.bool:
+            return f"({a} != {b})"
         return f"({a} ^ {b})"
 
     @staticmethod
@@ -698,7 +702,7 @@ _I64_OPS = {
     "abs": "i64_abs({0})", "eq": "i64_eq({0}, {1})", "ne": "(!i64_eq({0}, {1}))", "lt": "i64_lt({0}, {1})",
     "le": "i64_le({0}, {1})", "gt": "i64_lt({1}, {0})", "ge": "i64_le({1}, {0})", "maximum": "i64_max({0}, {1})",
     "minimum": "i64_min({0}, {1})", "floordiv": "i64_div_floor({0}, {1})", "truncdiv": "i64_div({0}, {1})",
-    "mod": "i64_remainder({0}, {1})", "remainder": "i64_remainder({0}, {1})", "fmod": "i64_rem({0}, {1})",
+    "mod": "i64_rem({0}, {1})", "remainder": "i64_remainder({0}, {1})", "fmod": "i64_rem({0}, {1})",
     "sign": "i64_sign({0})", "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
     "bitwise_not": "(~{0})", "bitwise_left_shift": "i64_lshift({0}, {1})", "bitwise_right_shift": "i64_rshift({0}, {1})",
     "pow": "i64_pow({0}, {1})", "square": "i64_mul({0}, {0})", "relu": "i64_max({0}, vec2<u32>(0u, 0u))",
@@ -1159,7 +1163,7 @@ class WGSLKernel(SIMDKernel):
 
         sizes = list(self.args.sizevars.keys())
         groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
-        libraries = ["pointwise"] + (["int64"] if "i64_" in src or "u64_" in src else [])
+        libraries = ["pointwise"] + (["int64"] if any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
         # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
         # the launch checks for aliasing only where a graph input is written next to another.
         inputs = set(getattr(V.graph, "graph_inputs", {}) or {})
