@@ -166,6 +166,21 @@ def test_int64_exact():
         assert torch.equal(g.cpu(), w)
 
 
+def test_many_inputs_split_across_kernels():
+    xs = [torch.randn(100) for _ in range(24)]
+
+    def f(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = acc * 0.9 + torch.sin(x)
+        return acc
+
+    with Launches() as n:
+        y = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(*[x.to(DEV) for x in xs])
+    assert 2 <= n.n <= 4  # fusion stops before a kernel would need more than 16 storage bindings
+    close(y, f(*xs))
+
+
 def test_strided_and_offset_inputs():
     def f(a, b):
         return a * 2 + b

@@ -1185,8 +1185,26 @@ class WGSLKernel(SIMDKernel):
         wrapper.writeline(f"{name}({groups}, {', '.join(args)})")
 
 
+MAX_FUSED_BUFFERS = 14  # a kernel binds at most 16 storage buffers; leave room for a mutated input's twin
+
+
+def _buffer_names(node):
+    rw = node.read_writes
+    return {d.name for d in rw.reads} | {d.name for d in rw.writes}
+
+
 class WGSLScheduling(SIMDScheduling):
     kernel_type = WGSLKernel
+
+    def can_fuse(self, node1, node2):
+        """Inductor's rules, and no fusion whose buffers could not all be bound in one dispatch
+        (counted before fusion removes intermediates: conservative)."""
+        if not super().can_fuse(node1, node2):
+            return False
+        return len(_buffer_names(node1) | _buffer_names(node2)) <= MAX_FUSED_BUFFERS
+
+    can_fuse_vertical = can_fuse
+    can_fuse_horizontal = can_fuse
 
     @classmethod
     def get_tiling_and_scores(cls, node_schedule, numel, reduction_numel=sympy.S.One, coalesce_analysis=None):
