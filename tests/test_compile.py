@@ -166,6 +166,19 @@ def test_int64_exact():
         assert torch.equal(g.cpu(), w)
 
 
+def test_indirect_index_out_of_range_raises_like_eager():
+    emb = torch.nn.Embedding(61, 8).to(DEV)
+    f = torch.compile(lambda i: emb(i) * 2, backend=torch_webgpu._inductor.compile_fx_webgpu)
+    ok = torch.tensor([0, 60, 5, 7])
+    with Launches() as n:
+        close(f(ok.to(DEV)), emb.weight.detach().cpu()[ok] * 2)
+    assert n.n == 1  # the gather is a generated kernel
+    for bad in ([1, 61, 2, 3], [-1, 0, 0, 0], [2**33 + 1, 0, 0, 0]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            f(torch.tensor(bad).to(DEV)).cpu()
+    close(f(ok.to(DEV)), emb.weight.detach().cpu()[ok] * 2)  # the device is fine afterwards
+
+
 def test_many_inputs_split_across_kernels():
     xs = [torch.randn(100) for _ in range(24)]
 

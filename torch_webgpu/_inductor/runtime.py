@@ -17,9 +17,9 @@ launches = 0  # generated-kernel launches in this process (tests check that comp
 
 
 class WGSLKernel:
-    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n")
+    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n", "_err_op")
 
-    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True):
+    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True, index_errors=False):
         self.name = name
         self.source = source
         self.key = KEY_PREFIX + hashlib.sha1(source.encode()).hexdigest()[:20]
@@ -29,6 +29,8 @@ class WGSLKernel:
         self._rows = tuple(zip(self.elems, self.writable))
         self._alias_check = check_alias and any(self.writable) and len(self.elems) > 1
         self._n = len(self.elems)
+        # kernels that index through loaded values report bad indices as IndexError, as eager does
+        self._err_op = "index (torch.compile kernel)" if index_errors else ""
 
     def __call__(self, groups, *args):
         """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes."""
@@ -43,7 +45,7 @@ class WGSLKernel:
         params = [("off", "i32s", [t.storage_offset() for t in tensors])]
         if len(args) > n:
             params.append(("ks", "i32s", [int(s) for s in args[n:]]))
-        _C._launch_wgsl(self.key, self.source, rows, params, groups, "", self.libraries)
+        _C._launch_wgsl(self.key, self.source, rows, params, groups, "", self.libraries, self._err_op)
         launches += 1
 
 

@@ -279,8 +279,9 @@ class WGSLOverrides(OpOverrides):
 
     @staticmethod
     def indirect_indexing(var, size, check=True, wrap_neg=True):
-        if _dtype_of(var) == torch.int64:  # an index: its low word (indices past int32 are out of range)
-            var = V.kernel.cse.generate(V.kernel.compute, f"bitcast<i32>({var}.x)", dtype=torch.int32,
+        if _dtype_of(var) == torch.int64:  # an index: int32 (values past it saturate, out of range)
+            V.kernel.helper_fns["i64_index"] = I64_INDEX_FN
+            var = V.kernel.cse.generate(V.kernel.compute, f"i64_index({var})", dtype=torch.int32,
                                         bounds=var.bounds)
         return sympy_index_symbol(str(var))
 
@@ -823,6 +824,13 @@ def _red_combine(rt, t, a, b):
     raise unsupported(f"reduction {rt}")
 
 
+I64_INDEX_FN = """
+fn i64_index(v: vec2<u32>) -> i32 {
+  if (v.y == select(0u, 0xffffffffu, (v.x >> 31u) == 1u)) { return bitcast<i32>(v.x); }
+  return select(2147483647i, -2147483647i - 1i, (v.y >> 31u) == 1u);
+}
+"""
+
 # argmax/argmin: does (v, i) replace (a, ai)?
 _ARG_FN = {
     ("argmax", "f32"): """
@@ -902,8 +910,17 @@ class WGSLKernel(SIMDKernel):
         (self.r_entries if entry.is_reduction else self.indexing_code).writeline(line)
 
     def check_bounds(self, expr, size, lower, upper):
-        # WGSL reads out of bounds are clamped by the implementation (no fault); eager raises.
-        pass
+        """An indirect index out of range is reported as the eager kernels do (the Stream's
+        index-error slot: IndexError at the next synchronisation or read of a poisoned result);
+        the clamped read that follows is never seen."""
+        if not (lower or upper):
+            return
+        idx = self.index_to_str(self.prepare_indexing(expr))
+        n = self.index_to_str(self.prepare_indexing(size))
+        cond = " || ".join(c for c, on in ((f"({idx}) < 0", lower), (f"({idx}) >= ({n})", upper)) if on)
+        self.compute.writeline(
+            f"if ({cond}) {{ report_index_error(P.err_op, 0u, vec2<u32>(bitcast<u32>({idx}), "
+            f"select(0u, 0xffffffffu, ({idx}) < 0)), u32({n})); }}")
 
     def device_assert_async(self, cond, msg):
         pass
@@ -1128,7 +1145,8 @@ class WGSLKernel(SIMDKernel):
             writable.append(any_st)
         if not bindings:
             raise unsupported("a kernel without storage arguments")
-        if len(bindings) > 16:
+        index_errors = "report_index_error(" in body
+        if len(bindings) + index_errors > 16:
             raise unsupported(f"{len(bindings)} storage arguments (at most 16)")
 
         xn = self.sexpr(self.rename_indexing(xtree.numel))  # may add a size parameter: before listing them
@@ -1170,7 +1188,7 @@ class WGSLKernel(SIMDKernel):
         from_inputs = [t in inputs for t in tensors]
         check_alias = sum(from_inputs) >= 2 and any(w and i for w, i in zip(writable, from_inputs))
         self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
-                              libraries=libraries, check_alias=check_alias)
+                              libraries=libraries, check_alias=check_alias, index_errors=index_errors)
         return src
 
     def call_kernel(self, name, node=None, deallocate_ws=True):
@@ -1227,5 +1245,5 @@ class WGSLScheduling(SIMDScheduling):
         meta = kernel.wgsl_meta
         wrapper.header.writeline(
             f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r}, "
-            f"{meta['libraries']!r}, {meta['check_alias']!r})")
+            f"{meta['libraries']!r}, {meta['check_alias']!r}, {meta['index_errors']!r})")
         return name
