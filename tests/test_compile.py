@@ -56,6 +56,27 @@ def test_fused_pointwise_chain_is_one_kernel():
     assert any(k.startswith("wgsl:" + rt.KEY_PREFIX) for k in torch_webgpu._C._pipeline_keys(-1))
 
 
+def test_vec4_variant_and_unaligned_offsets():
+    """A flat pointwise kernel has a variant moving 4 elements per invocation as vec4; a launch whose
+    storage offsets are not multiples of 4 takes the scalar kernel. Both agree with eager."""
+    def f(x, w, b):
+        return torch.nn.functional.gelu(x * w + b) * 0.5
+
+    base = torch.randn(3 * 4097)
+    cf = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)
+    X = base.to(DEV)
+    before = set(torch_webgpu._C._pipeline_keys(-1))
+    with Launches() as n:
+        y_unaligned = cf(X[:4096], X[4097:8193], X[8194:12290])
+        y_aligned = cf(*(base[i:i + 4096].clone().to(DEV) for i in (0, 4097, 8194)))
+    assert n.n == 2
+    new = {k for k in torch_webgpu._C._pipeline_keys(-1) if "inductor_" in k} - before
+    assert len(new) == 2  # the scalar and the vec4 kernel each ran
+    want = f(base[:4096], base[4097:8193], base[8194:12290])
+    close(y_unaligned, want)
+    close(y_aligned, want)
+
+
 def test_default_torch_compile_uses_wgsl_backend():
     torch.manual_seed(0)
     ref = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32), torch.nn.Linear(32, 4))

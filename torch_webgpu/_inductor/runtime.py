@@ -17,9 +17,11 @@ launches = 0  # generated-kernel launches in this process (tests check that comp
 
 
 class WGSLKernel:
-    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n", "_err_op")
+    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n", "_err_op",
+                 "_vec4")
 
-    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True, index_errors=False):
+    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True, index_errors=False,
+                 vec4=None):
         self.name = name
         self.source = source
         self.key = KEY_PREFIX + hashlib.sha1(source.encode()).hexdigest()[:20]
@@ -29,6 +31,12 @@ class WGSLKernel:
         self._rows = tuple(zip(self.elems, self.writable))
         self._alias_check = check_alias and any(self.writable) and len(self.elems) > 1
         self._n = len(self.elems)
+        # (key, source, rows) of the variant moving 4 elements per invocation as vec4, where there is one
+        self._vec4 = None
+        if vec4 is not None:
+            src4, elems4 = vec4
+            self._vec4 = (KEY_PREFIX + hashlib.sha1(src4.encode()).hexdigest()[:20], src4,
+                          tuple(zip(elems4, self.writable)))
         # kernels that index through loaded values report bad indices as IndexError, as eager does
         self._err_op = "index (torch.compile kernel)" if index_errors else ""
 
@@ -41,11 +49,16 @@ class WGSLKernel:
         tensors = args[:n]
         if self._alias_check:
             tensors = _unalias(self.name, tensors, self.writable)
-        rows = [(t, e, w) for t, (e, w) in zip(tensors, self._rows)]
-        params = [("off", "i32s", [t.storage_offset() for t in tensors])]
+        offs = [t.storage_offset() for t in tensors]
+        key, source, layout = self.key, self.source, self._rows
+        if self._vec4 is not None and not any(o & 3 for o in offs):
+            key, source, layout = self._vec4
+            groups = (groups + 3) // 4
+        rows = [(t, e, w) for t, (e, w) in zip(tensors, layout)]
+        params = [("off", "i32s", offs)]
         if len(args) > n:
             params.append(("ks", "i32s", [int(s) for s in args[n:]]))
-        _C._launch_wgsl(self.key, self.source, rows, params, groups, "", self.libraries, self._err_op)
+        _C._launch_wgsl(key, source, rows, params, groups, "", self.libraries, self._err_op)
         launches += 1
 
 

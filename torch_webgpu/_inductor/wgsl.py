@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover
     from torch.utils._sympy.printers import PythonPrinter
 
 WG = 256  # invocations per workgroup (the WebGPU default limit)
+VEC4 = __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "1") != "0"  # the vec4 pointwise variant
 SERIAL_R = 32  # reductions this short run one invocation per output row
 I32_MAX = 2**31 - 1
 
@@ -887,6 +888,7 @@ class WGSLKernel(SIMDKernel):
         self.kept = set()  # CSE variables valid after their loop (reduction results)
         self.uses_welford = False
         self.helper_fns = {}  # name -> WGSL of functions the kernel's reductions use
+        self.access_idx = set()  # index expressions of loads and stores (the vec4 variant needs flat ones)
         self.wgsl_meta = None
         # Short reductions (a static range of at most SERIAL_R): one invocation per output row that
         # loops over the row, no workgroup combine; longer ones: a workgroup per row.
@@ -932,6 +934,7 @@ class WGSLKernel(SIMDKernel):
             raise unsupported(f"load of a {dtype} buffer")
         var = self.args.input(name)
         idx = self.index_to_str(self.prepare_indexing(index))
+        self.access_idx.add(idx)
         cdtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
         return self.cse.generate(self.loads, f"ld_{var}({idx})", dtype=cdtype)
 
@@ -943,6 +946,7 @@ class WGSLKernel(SIMDKernel):
             raise unsupported(f"store to a {dtype} buffer")
         var = self.args.output(name)
         idx = self.index_to_str(self.prepare_indexing(index))
+        self.access_idx.add(idx)
         line = f"{'aadd' if mode else 'st'}_{var}({idx}, {value});"
         if self.inside_reduction:
             self.compute.writeline(DeferredLine(name, line))
@@ -1176,6 +1180,7 @@ class WGSLKernel(SIMDKernel):
             code.splice(self.body)
         code.writeline("}")
         src = code.getvalue()
+        vec4 = self._vec4_variant(xtree, xn, uses, size_inners) if not self.features.is_reduction() else None
         if len(size_inners) > 32:
             raise unsupported("too many symbolic sizes")
 
@@ -1188,8 +1193,65 @@ class WGSLKernel(SIMDKernel):
         from_inputs = [t in inputs for t in tensors]
         check_alias = sum(from_inputs) >= 2 and any(w and i for w, i in zip(writable, from_inputs))
         self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
-                              libraries=libraries, check_alias=check_alias, index_errors=index_errors)
+                              libraries=libraries, check_alias=check_alias, index_errors=index_errors, vec4=vec4)
         return src
+
+    def _vec4_variant(self, xtree, xn, uses, size_inners):
+        """A pointwise kernel whose every load and store is at the flat index itself, over 4-byte
+        dtypes and a static length divisible by 4, also gets a variant where each invocation moves
+        4 consecutive elements per buffer as one vec4 (16-byte accesses, as the eager elementwise
+        engine does); the scalar body runs on the 4 lanes. The launch takes it when every tensor's
+        storage offset is a multiple of 4. Returns (source, elements) or None."""
+        if not VEC4 or size_inners or not isinstance(xtree.numel, (int, sympy.Integer)) or int(xtree.numel) % 4:
+            return None
+        flat = {xtree.name} | {e.name for e in self.range_tree_nodes.values()
+                               if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)}
+        if not self.access_idx or not self.access_idx <= flat or self.helper_fns or "report_index_error(" in (
+                self.body.getvalue()):
+            return None
+        body = self.body.getvalue()
+        helpers, pre, post, elems = [], [], [], []
+        for k, (outer, (inners, any_add, any_st)) in enumerate(uses.items()):
+            dtype = V.graph.get_dtype(outer)
+            if dtype not in (torch.float32, torch.int32) or any_add:
+                return None
+            t = wtype(dtype)
+            elems.append(f"vec4<{t}>")
+            w = f"u32((P_off({k}u) >> 2u) + t4)"
+            if any(ld for _, ld, _, _ in inners):
+                helpers.append(f"var<private> pf{k}: vec4<{t}>;")
+                pre.append(f"pf{k} = b{k}[{w}];")
+            if any_st:
+                helpers.append(f"var<private> ps{k}: vec4<{t}>;")
+                post.append(f"b{k}[{w}] = ps{k};")
+                if any(ld for _, ld, _, _ in inners):
+                    pre.append(f"ps{k} = pf{k};")
+            for inner, used_ld, used_st, _ in inners:
+                if used_ld:
+                    helpers.append(f"fn ld_{inner}(i: i32) -> {t} {{ return pf{k}[i & 3]; }}")
+                if used_st:
+                    helpers.append(f"fn st_{inner}(i: i32, v: {t}) {{ ps{k}[i & 3] = v; }}")
+        code = IndentedBuffer()
+        for h in helpers:
+            code.writeline(h)
+        code.writeline(
+            f"@compute @workgroup_size({WG}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {")
+        with code.indent():
+            code.writeline(f"let t4: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
+            code.writeline(f"if (t4 * 4i >= {xn}) {{ return; }}")
+            for line in pre:
+                code.writeline(line)
+            code.writeline("for (var lane: i32 = 0i; lane < 4i; lane = lane + 1i) {")
+            with code.indent():
+                code.writeline(f"let {xtree.name}: i32 = t4 * 4i + lane;")
+                code.splice(self.indexing_code)
+                code.splice(body)
+            code.writeline("}")
+            for line in post:
+                code.writeline(line)
+        code.writeline("}")
+        return code.getvalue(), elems
 
     def call_kernel(self, name, node=None, deallocate_ws=True):
         wrapper = V.graph.wrapper_code
@@ -1245,5 +1307,5 @@ class WGSLScheduling(SIMDScheduling):
         meta = kernel.wgsl_meta
         wrapper.header.writeline(
             f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r}, "
-            f"{meta['libraries']!r}, {meta['check_alias']!r}, {meta['index_errors']!r})")
+            f"{meta['libraries']!r}, {meta['check_alias']!r}, {meta['index_errors']!r}, {meta['vec4']!r})")
         return name
