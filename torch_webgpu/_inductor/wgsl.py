@@ -42,7 +42,12 @@ except ImportError:  # pragma: no cover
     from torch.utils._sympy.printers import PythonPrinter
 
 WG = 256  # invocations per workgroup (the WebGPU default limit)
-VEC4 = __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "1") != "0"  # the vec4 pointwise variant
+
+
+def _vec4_enabled():
+    # The vec4 pointwise variant: off by default (on an H200 it ran slower than the scalar kernel,
+    # 1153 vs 1552 GB/s on the gelu chain; see _vec4_variant). TORCH_WEBGPU_COMPILE_VEC4=1 turns it on.
+    return __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0") not in ("", "0")
 SERIAL_R = 32  # reductions this short run one invocation per output row
 I32_MAX = 2**31 - 1
 
@@ -1201,8 +1206,10 @@ class WGSLKernel(SIMDKernel):
         dtypes and a static length divisible by 4, also gets a variant where each invocation moves
         4 consecutive elements per buffer as one vec4 (16-byte accesses, as the eager elementwise
         engine does); the scalar body runs on the 4 lanes. The launch takes it when every tensor's
-        storage offset is a multiple of 4. Returns (source, elements) or None."""
-        if not VEC4 or size_inners or not isinstance(xtree.numel, (int, sympy.Integer)) or int(xtree.numel) % 4:
+        storage offset is a multiple of 4. Returns (source, elements) or None. Off unless
+        TORCH_WEBGPU_COMPILE_VEC4=1: the lanes' dynamic indexing of private vectors made it slower than
+        the scalar kernel on an H200 (unrolling the lanes is the next thing to try)."""
+        if not _vec4_enabled() or size_inners or not isinstance(xtree.numel, (int, sympy.Integer)) or int(xtree.numel) % 4:
             return None
         flat = {xtree.name} | {e.name for e in self.range_tree_nodes.values()
                                if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)}
