@@ -100,8 +100,8 @@ def test_default_torch_compile_uses_wgsl_backend():
         close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["softmax", "log_softmax", "log_softmax0", "layer_norm", "sum", "mean_keep", "amax", "var",
-                                  "sum_all", "prod", "any", "softmax_short", "var_short", "argmax",
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "log_softmax0", "layer_norm", "sum", "mean_keep", "amax",
+                                  "var", "sum_all", "prod", "any", "softmax_short", "var_short", "argmax",
                                   "argmin_short"])
 def test_reductions_fused_with_prologue_epilogue(name):
     fns = {

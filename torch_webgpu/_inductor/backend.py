@@ -17,10 +17,6 @@ import torch
 _registered = False
 
 
-class Unsupported(NotImplementedError):
-    pass
-
-
 def _device_op_overrides():
     from torch._inductor.codegen.common import DeviceOpOverrides
 

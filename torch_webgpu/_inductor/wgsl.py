@@ -8,14 +8,15 @@ schedule into one WGSL compute shader:
 - reduction kernel: one workgroup per x index (output row); its 256 invocations stride over the
   reduction range, each keeping an accumulator, then combine through workgroup memory. Every
   invocation gets the result, so a later loop over the same row (softmax's exp(x - max) / sum)
-  and the stores of per-row values follow in the same kernel.
+  and the stores of per-row values follow in the same kernel. Rows of at most SERIAL_R elements
+  take one invocation each instead.
 
 Each storage argument is read and written through a helper generated per buffer (ld_<name>,
 st_<name>) that adds the tensor's storage offset and unpacks sub-word dtypes (docs/design.md, "Dtype
-storage"): f32 and i32 directly, bool/uint8/int8 and float16/bfloat16 from packed words (stores of
-those through atomics, since neighbours share a word). int64 buffers are not handled: such a graph
-falls back (backend.py). Floating-point functions use wgsl/lib/pointwise.wgsl's f_* (as the eager
-kernels do), so compiled and eager results agree to the same tolerances.
+storage"): f32, i32 and int64 (vec2<u32>, exact through wgsl/lib/int64.wgsl) directly;
+bool/uint8/int8/int16/float16/bfloat16 from packed words, stored through atomics since neighbours
+share a word. Floating-point functions use wgsl/lib/pointwise.wgsl's f_* (as the eager kernels
+do), so compiled and eager results agree to the same tolerances.
 
 Anything this generator cannot express raises NotImplementedError during code generation; the
 compile entry (backend.py) then runs that graph with the eager kernels instead.
@@ -198,9 +199,6 @@ def _typed_value(v, dtype):
     if isinstance(v, (bool, int, float)) and not isinstance(v, CSEVariable):
         return WGSLOverrides.constant(v, dtype)
     return str(v)
-
-
-_F = "f32"
 
 
 def _is_float(x):
@@ -711,7 +709,8 @@ _I64_OPS = {
     "minimum": "i64_min({0}, {1})", "floordiv": "i64_div_floor({0}, {1})", "truncdiv": "i64_div({0}, {1})",
     "mod": "i64_rem({0}, {1})", "remainder": "i64_remainder({0}, {1})", "fmod": "i64_rem({0}, {1})",
     "sign": "i64_sign({0})", "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
-    "bitwise_not": "(~{0})", "bitwise_left_shift": "i64_lshift({0}, {1})", "bitwise_right_shift": "i64_rshift({0}, {1})",
+    "bitwise_not": "(~{0})", "bitwise_left_shift": "i64_lshift({0}, {1})",
+    "bitwise_right_shift": "i64_rshift({0}, {1})",
     "pow": "i64_pow({0}, {1})", "square": "i64_mul({0}, {0})", "relu": "i64_max({0}, vec2<u32>(0u, 0u))",
 }
 _I64_PASS = {"where", "to_dtype", "to_dtype_bitcast", "indirect_indexing", "masked", "constant", "index_expr",
@@ -1051,7 +1050,8 @@ class WGSLKernel(SIMDKernel):
                 ("argmin", "i32"): "2147483647i"}[(rt, t)]
         self.acc_decls.writeline(f"var {av}: {t} = {init};")
         self.acc_decls.writeline(f"var {ai}: i32 = 2147483647i;")
-        self.compute.writeline(f"if ({fn}({value}, {rtree.name}, {av}, {ai})) {{ {av} = {value}; {ai} = {rtree.name}; }}")
+        r = rtree.name
+        self.compute.writeline(f"if ({fn}({value}, {r}, {av}, {ai})) {{ {av} = {value}; {ai} = {r}; }}")
         res = self.cse.newvar(dtype=torch.int64)
         if self.serial:
             self.post_loop.writeline(f"let {res} = i64_from_i32({ai});")
@@ -1209,7 +1209,8 @@ class WGSLKernel(SIMDKernel):
         storage offset is a multiple of 4. Returns (source, elements) or None. Off unless
         TORCH_WEBGPU_COMPILE_VEC4=1: the lanes' dynamic indexing of private vectors made it slower than
         the scalar kernel on an H200 (unrolling the lanes is the next thing to try)."""
-        if not _vec4_enabled() or size_inners or not isinstance(xtree.numel, (int, sympy.Integer)) or int(xtree.numel) % 4:
+        static = isinstance(xtree.numel, (int, sympy.Integer))
+        if not _vec4_enabled() or size_inners or not static or int(xtree.numel) % 4:
             return None
         flat = {xtree.name} | {e.name for e in self.range_tree_nodes.values()
                                if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)}
