@@ -177,6 +177,20 @@ def test_dtypes_bool_half_int():
         torch.testing.assert_close(g.cpu(), w)
 
 
+def test_small_int_arithmetic_wraps_per_op():
+    def f(a, b, u):
+        return (a + b) > 0, a * b, (a + b).to(torch.int32), u + 100
+
+    a = torch.tensor([100, -100, 50, 127], dtype=torch.int8)
+    b = torch.tensor([100, -100, 10, 1], dtype=torch.int8)
+    u = torch.tensor([200, 10, 3, 255], dtype=torch.uint8)
+    with Launches() as n:
+        got = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(a.to(DEV), b.to(DEV), u.to(DEV))
+    assert n.n >= 1
+    for g, w in zip(got, f(a, b, u)):
+        assert torch.equal(g.cpu(), w)
+
+
 def test_int64_exact():
     def f(x, i):
         return (x.long() * 3_000_000_000 + i).sum(-1), torch.where(i > 2**33, i - 1, i * 2)

@@ -729,10 +729,21 @@ def _as64(v):
     return _typed_value(v, torch.int64)
 
 
+# Arithmetic on int8/uint8/int16 computes in i32; its result wraps to the dtype as CPU's would at
+# each op (a comparison of int8 100 + 100 sees -56).
+_NARROW_INT_OPS = {"add", "sub", "mul", "neg", "abs", "square", "pow", "floordiv", "truncdiv", "bitwise_left_shift"}
+_NARROW_WRAP = {torch.int8: "((({0}) << 24u) >> 24u)", torch.int16: "((({0}) << 16u) >> 16u)",
+                torch.uint8: "(({0}) & 255i)"}
+
+
 def _with_i64(name, fn):
     form = _I64_OPS.get(name)
 
     def op(*args, **kwargs):
+        if name in _NARROW_INT_OPS:
+            dts = {_dtype_of(a) for a in args if isinstance(a, CSEVariable)}
+            if len(dts) == 1 and next(iter(dts)) in _NARROW_WRAP:
+                return _NARROW_WRAP[next(iter(dts))].format(fn(*args, **kwargs))
         if any(_is64(a) for a in args):
             if name == "where":
                 a, b, c = args
