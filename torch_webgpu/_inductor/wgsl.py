@@ -1123,6 +1123,12 @@ class WGSLKernel(SIMDKernel):
         self.stores.clear()
 
     def codegen_kernel(self, name=None):
+        try:  # Inductor asks for 64-bit indexing past 2^31 elements; these kernels index in i32
+            wide = self.features.select_index_dtype() == torch.int64
+        except Exception:  # noqa: BLE001  (an Inductor without this query: sizes are checked at launch)
+            wide = False
+        if wide:
+            raise unsupported("tensors of 2^31 elements or more (64-bit indexing)")
         self.codegen_body()
         xtree, rtree = self._trees()
         reduction = self.features.is_reduction()
