@@ -299,7 +299,9 @@ def test_cnn_training_step():
 OPINFO_F32 = ["add", "mul", "sub", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "erf",
               "pow", "maximum", "clamp", "where", "remainder", "atan2", "lerp", "nan_to_num", "nn.functional.silu",
               "nn.functional.gelu", "nn.functional.mish", "sum", "mean", "amax", "amin", "argmax", "var", "std",
-              "softmax", "log_softmax", "logsumexp", "norm", "nn.functional.layer_norm", "nn.functional.cross_entropy"]
+              "softmax", "log_softmax", "logsumexp", "norm", "nn.functional.layer_norm", "nn.functional.cross_entropy",
+              "roll", "nn.functional.adaptive_avg_pool2d", "nn.functional.upsample_bilinear", "lgamma", "digamma",
+              "special.i0e"]
 OPINFO_OTHER = [("fmod", torch.int32), ("remainder", torch.int64), ("floor_divide", torch.int64),
                 ("bitwise_xor", torch.bool), ("sum", torch.bool), ("mul", torch.float16), ("softmax", torch.float16),
                 ("bitwise_left_shift", torch.int64), ("amax", torch.int32)]

@@ -111,10 +111,14 @@ class WGSLExprPrinter(ExprPrinter):
     def _print_Symbol(self, expr):
         return str(expr.name)
 
+    # Operands are parenthesised: sympy's printer gives "7 + x0", and "7 + x0 % 10" is not the index.
+    def _p(self, e):
+        return f"({self.doprint(e)})"
+
     def _print_FloorDiv(self, expr):
         x, div = expr.args
         if x.is_nonnegative and div.is_positive:
-            return f"({self.doprint(x)} / {self.doprint(div)})"
+            return f"({self._p(x)} / {self._p(div)})"
         return f"i32_div_floor({self.doprint(x)}, {self.doprint(div)})"
 
     def _print_CleanDiv(self, expr):
@@ -122,11 +126,11 @@ class WGSLExprPrinter(ExprPrinter):
 
     def _print_ModularIndexing(self, expr):
         x, div, mod = expr.args
-        xs = self.doprint(x)
+        xs = self._p(x)
         if div != 1:
-            xs = f"({xs} / {self.doprint(div)})"
+            xs = f"({xs} / {self._p(div)})"
         if x.is_nonnegative:
-            return f"({xs} % {self.doprint(mod)})"
+            return f"({xs} % {self._p(mod)})"
         return f"i32_remainder({xs}, {self.doprint(mod)})"
 
     def _print_PythonMod(self, expr):
@@ -151,9 +155,12 @@ class WGSLExprPrinter(ExprPrinter):
     def _print_Abs(self, expr):
         return f"abs({self.doprint(expr.args[0])})"
 
+    def _print_Relational(self, expr):
+        return f"({self._p(expr.lhs)} {expr.rel_op} {self._p(expr.rhs)})"
+
     def _print_Where(self, expr):
         c, p, q = (self.doprint(a) for a in expr.args)
-        return f"select({q}, {p}, {c})"
+        return f"select({q}, {p}, ({c}))"
 
     def _pow_int(self, base, exp):
         if not (exp.is_Integer and 0 <= int(exp) <= 8):
@@ -225,7 +232,9 @@ class WGSLOverrides(OpOverrides):
     def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
         if dtype == torch.float64:
             dtype = torch.float32  # Python float scalars that Inductor types as float64
-        src = src_dtype if src_dtype is not None else _dtype_of(x)
+        # the value's own dtype first: Inductor narrows index expressions to int32 but may still
+        # name int64 as the cast's source
+        src = _dtype_of(x) if _dtype_of(x) is not None else src_dtype
         if src == torch.float64:
             src = torch.float32
         if src is None:
@@ -673,6 +682,47 @@ class WGSLOverrides(OpOverrides):
     @staticmethod
     def nextafter(a, b):
         raise unsupported("nextafter")
+
+    # special functions: wgsl/lib/special.wgsl's, as the eager kernels use
+    @staticmethod
+    def lgamma(x):
+        return f"sp_lgamma({x})"
+
+    @staticmethod
+    def digamma(x):
+        return f"sp_digamma({x})"
+
+    @staticmethod
+    def i0(x):
+        return f"sp_i0({x})"
+
+    @staticmethod
+    def i0e(x):
+        return f"sp_i0e({x})"
+
+    @staticmethod
+    def i1(x):
+        return f"sp_i1({x})"
+
+    @staticmethod
+    def i1e(x):
+        return f"sp_i1e({x})"
+
+    @staticmethod
+    def erfcx(x):
+        return f"sp_erfcx({x})"
+
+    @staticmethod
+    def ndtri(x):
+        return f"sp_ndtri({x})"
+
+    @staticmethod
+    def log_ndtr(x):
+        return f"sp_log_ndtr({x})"
+
+    @staticmethod
+    def zeta(x, q):
+        return f"sp_zeta({x}, {q})"
 
     @staticmethod
     def libdevice_abs(x):
@@ -1208,7 +1258,9 @@ class WGSLKernel(SIMDKernel):
 
         sizes = list(self.args.sizevars.keys())
         groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
-        libraries = ["pointwise"] + (["int64"] if any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
+        special = "sp_" in src  # special.wgsl uses int64.wgsl's helpers
+        libraries = (["pointwise"] + (["int64"] if special or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
+                     + (["special"] if special else []))
         # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
         # the launch checks for aliasing only where a graph input is written next to another.
         inputs = set(getattr(V.graph, "graph_inputs", {}) or {})
