@@ -301,7 +301,7 @@ OPINFO_F32 = ["add", "mul", "sub", "div", "neg", "abs", "exp", "log", "sqrt", "r
               "nn.functional.gelu", "nn.functional.mish", "sum", "mean", "amax", "amin", "argmax", "var", "std",
               "softmax", "log_softmax", "logsumexp", "norm", "nn.functional.layer_norm", "nn.functional.cross_entropy",
               "roll", "nn.functional.adaptive_avg_pool2d", "nn.functional.upsample_bilinear", "lgamma", "digamma",
-              "special.i0e"]
+              "special.i0e", "nn.functional.avg_pool1d"]
 OPINFO_OTHER = [("fmod", torch.int32), ("remainder", torch.int64), ("floor_divide", torch.int64),
                 ("bitwise_xor", torch.bool), ("sum", torch.bool), ("mul", torch.float16), ("softmax", torch.float16),
                 ("bitwise_left_shift", torch.int64), ("amax", torch.int32)]

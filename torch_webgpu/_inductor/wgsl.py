@@ -786,10 +786,26 @@ _NARROW_WRAP = {torch.int8: "((({0}) << 24u) >> 24u)", torch.int16: "((({0}) << 
                 torch.uint8: "(({0}) & 255i)"}
 
 
+_FLOAT_BINARY = {"add", "sub", "mul", "truediv", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+                 "fmod", "remainder", "mod", "floordiv", "truncdiv", "atan2", "hypot", "copysign", "fmax", "fmin"}
+
+
+def _float_operand(v):
+    """An integer or bool value next to a float one, as f32 (WGSL has no mixed arithmetic; Inductor
+    leaves some such pairs, e.g. a pooling divisor from an index expression)."""
+    d = _dtype_of(v)
+    if isinstance(v, CSEVariable) and d is not None and not d.is_floating_point:
+        return WGSLOverrides.to_dtype(v, torch.float32, d)
+    return v
+
+
 def _with_i64(name, fn):
     form = _I64_OPS.get(name)
 
     def op(*args, **kwargs):
+        if name in _FLOAT_BINARY and len(args) == 2 and any(_is_float(a) for a in args) and not all(
+                _is_float(a) or not isinstance(a, CSEVariable) for a in args):
+            args = tuple(_float_operand(a) for a in args)
         if name in _NARROW_INT_OPS:
             dts = {_dtype_of(a) for a in args if isinstance(a, CSEVariable)}
             if len(dts) == 1 and next(iter(dts)) in _NARROW_WRAP:
