@@ -372,6 +372,75 @@ def int_mm_4096(dev, n: int = 4096) -> float:
     return 2.0 * n ** 3 / t / 1e12
 
 
+def compile_rows() -> list:
+    """Rows for torch.compile (issue 16): on webgpu, Inductor with the generated-WGSL backend; on the
+    reference device, its own default (Triton on CUDA, C++ on CPU). Each first call compiles (in the
+    warm-up); results are checked against CPU eager."""
+
+    def fused_pointwise(dev, n: int = 1 << 24) -> float:
+        g = torch.Generator().manual_seed(11)
+        x_cpu, w_cpu, b_cpu = (torch.randn(n, generator=g) for _ in range(3))
+
+        def f(x, w, b):
+            return torch.nn.functional.gelu(x * w + b) * 0.5
+
+        cf = torch.compile(f)
+        x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
+        check_close("compiled gelu chain", cf(x, w, b), cpu_reference("gelu_chain", lambda: f(x_cpu, w_cpu, b_cpu)),
+                    1e-5, 1e-5)
+        t = timed(dev, lambda: cf(x, w, b), 20, warmup=3)
+        return 4 * 4 * n / t / 1e9  # three inputs read, one output written
+
+    def gpt2(dev, tokens: int = 128) -> float:
+        _examples()
+        import gpt
+
+        torch.manual_seed(0)
+        model = gpt.GPT(50257, 768, 12, 12, 1024).eval()
+        idx_cpu = torch.randint(0, 50257, (1, tokens), generator=torch.Generator().manual_seed(7))
+        want = cpu_reference("gpt2", lambda: model(idx_cpu).detach())
+        model = model.to(dev)
+        cm = torch.compile(model)
+        idx = idx_cpu.to(dev)
+        with torch.no_grad():
+            check_close("compiled gpt2 logits", cm(idx), want, 1e-3, 2e-3)
+            t = timed(dev, lambda: cm(idx), 10)
+        return 1.0 / t
+
+    def cnn(dev, batch: int = 32, size: int = 64) -> float:
+        nn = torch.nn
+
+        def block(cin, cout):
+            return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
+
+        torch.manual_seed(0)
+        model = nn.Sequential(*block(3, 32), *block(32, 64), *block(64, 128), *block(128, 256),
+                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10))
+        g = torch.Generator().manual_seed(8)
+        x_cpu, y_cpu = torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)
+        want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
+        model = model.to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x, y = x_cpu.to(dev), y_cpu.to(dev)
+        loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
+
+        def step():
+            loss = loss_fn(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+
+        check_close("compiled cnn first loss", step(), want, 1e-4, 1e-4)
+        return 1.0 / timed(dev, step, 10)
+
+    return [
+        Bench("torch.compile: gelu(x * w + b) * scale, 2^24 f32", "GB/s", True, fused_pointwise),
+        Bench("torch.compile: GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2),
+        Bench("torch.compile: CNN training step, batch 32, 64x64", "step/s", True, cnn, ref_in_child=True),
+    ]
+
+
 @dataclass
 class Bench:
     name: str
@@ -406,6 +475,7 @@ BENCHMARKS = [
     Bench("CNN training step, AMP (autocast f16 + GradScaler)", "step/s", True, cnn_train_step_amp, goal=0.5,
           ref_in_child=True),
 ]
+BENCHMARKS += compile_rows()
 
 
 # ----------------------------------------------------------------------------- running

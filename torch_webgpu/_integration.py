@@ -126,10 +126,13 @@ def _install_reductions():
 
 
 # --- torch.compile -----------------------------------------------------------------------------
-# Inductor has no webgpu code generator: its default backend fails deep inside code generation
-# (KeyError: 'webgpu'). Until one exists, a graph that touches webgpu tensors runs through
-# backend="aot_eager" (AOT autograd over our eager kernels: same results, no fusion) with a one-time
-# warning, so a program written for CUDA runs unchanged. CPU graphs still go to Inductor.
+# torch.compile's default backend (Inductor) compiles graphs on webgpu with torch_webgpu._inductor:
+# pointwise and reduction nodes become generated WGSL kernels, matmul/convolution/attention stay
+# calls to the eager kernels (docs/design.md, "torch.compile"). A graph the WGSL generator cannot
+# compile runs with the eager kernels (a warning names why). If Inductor itself cannot be set up for
+# webgpu (a torch whose Inductor lacks what the backend needs), graphs on webgpu run with
+# backend="aot_eager" instead, with a one-time warning. TORCH_WEBGPU_COMPILE=aot_eager forces that.
+# CPU graphs still go to Inductor unchanged.
 
 _compile_warned = False
 
@@ -149,7 +152,19 @@ def _graph_uses_webgpu(gm, inputs):
     return False
 
 
-def _install_compile_fallback():
+def _aot_eager(model_, inputs_, why):
+    global _compile_warned
+    if not _compile_warned:
+        _compile_warned = True
+        warnings.warn(
+            f"torch.compile: {why}; graphs on webgpu run with backend=\"aot_eager\" instead (same results, "
+            "no kernel fusion). Pass backend=\"aot_eager\" to torch.compile to silence this warning.",
+            stacklevel=3)
+    from torch._dynamo.backends.debugging import aot_eager
+    return aot_eager(model_, inputs_)
+
+
+def _install_compile_backend():
     wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
     if wrapper is None or getattr(wrapper.__call__, "_webgpu", False):
         return
@@ -158,16 +173,14 @@ def _install_compile_fallback():
     def __call__(self, model_, inputs_, **kwargs):
         if not _graph_uses_webgpu(model_, inputs_):
             return original(self, model_, inputs_, **kwargs)
-        global _compile_warned
-        if not _compile_warned:
-            _compile_warned = True
-            warnings.warn(
-                "torch.compile: Inductor (the default backend) cannot generate code for the webgpu device "
-                "yet; graphs on webgpu run with backend=\"aot_eager\" instead (same results, no kernel "
-                "fusion). Pass backend=\"aot_eager\" to torch.compile to silence this warning.",
-                stacklevel=2)
-        from torch._dynamo.backends.debugging import aot_eager
-        return aot_eager(model_, inputs_)
+        if os.environ.get("TORCH_WEBGPU_COMPILE", "") == "aot_eager":
+            return _aot_eager(model_, inputs_, "TORCH_WEBGPU_COMPILE=aot_eager")
+        try:
+            from ._inductor import compile_fx_webgpu, register
+            register()
+        except Exception as e:  # noqa: BLE001  (an Inductor without the registration hooks we use)
+            return _aot_eager(model_, inputs_, f"Inductor cannot generate code for webgpu here ({e})")
+        return compile_fx_webgpu(model_, inputs_, config_patches=getattr(self, "config", None))
 
     __call__._webgpu = True
     wrapper.__call__ = __call__
@@ -227,5 +240,5 @@ def install():
     _install_printing()
     _install_fork_hooks()
     _install_reductions()
-    _install_compile_fallback()
+    _install_compile_backend()
     _install_grad_scaler()

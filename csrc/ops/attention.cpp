@@ -6,6 +6,7 @@
 // (dropout, grouped-query heads, other ranks, larger head dims) takes ATen's math path, which is
 // composite (matmul, softmax, ...). _native_multi_head_attention (nn.MultiheadAttention's inference
 // fast path) is composed here from native ops the way CPU's kernel computes it.
+#include <numeric>
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
@@ -97,6 +98,37 @@ at::Tensor expanded_mask(const std::optional<at::Tensor>& bias, const Shape& s) 
   return bias->expand({s.B, s.H, s.L, s.S});
 }
 
+// The kernels write contiguous results; the op's meta function (what torch.compile plans buffers by)
+// gives the output the query's memory layout and each gradient its input's (empty_like). Results
+// are returned in those layouts, so compiled graphs that index them by the planned strides read
+// them right.
+at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like) {
+  if (result.strides() == like.strides()) return result;
+  at::Tensor r = at::empty_like(like);
+  r.copy_(result);
+  return r;
+}
+
+at::Tensor in_query_layout(const at::Tensor& out, const at::Tensor& q) {
+  at::Tensor r;
+  if (out.sizes() == q.sizes()) {
+    r = at::empty_like(q.transpose(1, 2)).transpose(1, 2);
+  } else {
+    std::vector<int64_t> order(q.dim());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
+    std::vector<int64_t> shape, inv(q.dim());
+    for (size_t i = 0; i < order.size(); ++i) {
+      shape.push_back(out.size(order[i]));
+      inv[order[i]] = int64_t(i);
+    }
+    r = at::empty(shape, out.options()).permute(inv);
+  }
+  if (r.strides() == out.strides()) return out;
+  r.copy_(out);
+  return r;
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
 sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::optional<at::Tensor>& attn_bias,
            double dropout_p, bool is_causal, bool return_debug_mask, std::optional<double> scale) {
@@ -124,7 +156,7 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   kr.param_index("lse_off", lse.storage_offset());
   kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
   const auto lo = q.options().dtype(at::kLong);
-  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
+  return {in_query_layout(out, q), lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
           at::empty({}, lo), at::Tensor()};
 }
 
@@ -187,6 +219,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();
   }
+  if (dq.defined()) dq = in_layout_of(dq, q);
+  if (dk.defined()) dk = in_layout_of(dk, k);
+  if (dv.defined()) dv = in_layout_of(dv, v);
   return {dq, dk, dv, dbias};
 }
 

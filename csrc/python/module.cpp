@@ -56,7 +56,8 @@ const char* storage_elem(const std::string& e) {
 }
 
 void launch_wgsl(const std::string& key, const std::string& body, const py::list& args, const py::list& params,
-                 uint64_t groups, const std::string& directives, const std::vector<std::string>& libraries) {
+                 uint64_t groups, const std::string& directives, const std::vector<std::string>& libraries,
+                 const std::string& index_error_op) {
   TORCH_CHECK(args.size() >= 1 && args.size() <= 16, "webgpu: _launch_wgsl: ", key,
               ": between 1 and 16 storage arguments, got ", args.size());
   std::vector<at::Tensor> tensors;
@@ -108,10 +109,14 @@ void launch_wgsl(const std::string& key, const std::string& body, const py::list
       TORCH_CHECK(false, "webgpu: _launch_wgsl: ", key, ": parameter '", name, "' has unknown type '", type, "'");
     }
   }
+  // index_error_op: bind the Stream's index-error slot (as Kernel::error_flag does); the body reads
+  // the op's code as P.err_op and reports through report_index_error(P.err_op, dim, idx, size).
+  const bool error_flag = !index_error_op.empty();
+  if (error_flag) p.u32("err_op", rt::Stream::error_op_code(index_error_op, true));
   kernel::Source src;
   src.directives = directives;
   src.libraries = libraries;
-  kernel::launch("wgsl:" + key, storage, p, groups, [&] { return body; }, src);
+  kernel::launch("wgsl:" + key + (error_flag ? "|E" : ""), storage, p, groups, [&] { return body; }, src, error_flag);
 }
 
 // A dict of named counters.
@@ -249,7 +254,9 @@ PYBIND11_MODULE(_C, m) {
         "(as in info()) and limits.");
   m.def("_launch_wgsl", &launch_wgsl, py::arg("key"), py::arg("body"), py::arg("args"), py::arg("params"),
         py::arg("groups"), py::arg("directives") = "", py::arg("libraries") = std::vector<std::string>{},
-        "One dispatch of a WGSL body (generated kernels, probes); see launch_wgsl in module.cpp.");
+        py::arg("index_error_op") = "",
+        "One dispatch of a WGSL body (generated kernels, probes); see launch_wgsl in module.cpp. index_error_op: "
+        "the op named by IndexError when the body calls report_index_error(P.err_op, dim, idx, size).");
   m.def("_info", &info, py::arg("index") = -1);
   // sizeof of every Dawn struct as this build sees it, to compare with the installed wgpudawn.
   m.def("_abi_struct_sizes", []() {

@@ -1,0 +1,189 @@
+"""Inductor for the webgpu device: registration, and the compile entry that torch.compile's default
+backend uses for graphs on webgpu (torch_webgpu/_integration.py).
+
+compile_fx_webgpu runs Inductor's compile_fx with an inner compiler that, per graph (forward and
+backward separately), generates WGSL kernels; where the generator cannot express a node (int64
+buffers, an op without a WGSL form, ...) that graph runs with the eager kernels instead (the
+aten graph AOT autograd produced, as backend="aot_eager" would), with a warning naming the reason.
+TORCH_WEBGPU_COMPILE_STRICT=1 raises instead (tests).
+"""
+import contextlib
+import logging
+import os
+import warnings
+
+import torch
+
+_registered = False
+
+
+def _device_op_overrides():
+    from torch._inductor.codegen.common import DeviceOpOverrides
+
+    class WebGPUDeviceOpOverrides(DeviceOpOverrides):
+        def import_get_raw_stream_as(self, name):
+            return f"def {name}(idx): return 0"
+
+        def set_device(self, device_idx):
+            return f"torch.webgpu.set_device({device_idx})"
+
+        def synchronize(self):
+            return "torch.webgpu.synchronize()"
+
+        def device_guard(self, device_idx):
+            return f"torch.webgpu.device({device_idx})"
+
+    return WebGPUDeviceOpOverrides()
+
+
+def _device_interface():
+    from collections import namedtuple
+
+    from torch._dynamo.device_interface import DeviceInterface
+
+    class WebGPUInterface(DeviceInterface):
+        @staticmethod
+        def is_available():
+            return torch.webgpu.is_available()
+
+        @staticmethod
+        def device_count():
+            return torch.webgpu.device_count()
+
+        @staticmethod
+        def current_device():
+            return torch.webgpu.current_device()
+
+        @staticmethod
+        def set_device(device):
+            torch.webgpu.set_device(device)
+
+        @staticmethod
+        def synchronize(device=None):
+            torch.webgpu.synchronize(device)
+
+        @staticmethod
+        def is_bf16_supported(including_emulation=False):
+            return True
+
+        @classmethod
+        def is_dtype_supported(cls, dtype, including_emulation=False):
+            return dtype not in (torch.float64, torch.complex64, torch.complex128)
+
+        @staticmethod
+        def get_compute_capability(device=None):
+            return ""
+
+        class Worker:
+            @staticmethod
+            def get_device_properties(device=None):
+                # Inductor sizes split reductions by this count (the partial sums of one reduction).
+                return namedtuple("WebGPUProperties", ["multi_processor_count"])(64)
+
+            @staticmethod
+            def current_device():
+                return torch.webgpu.current_device()
+
+    return WebGPUInterface
+
+
+def register():
+    """Registers the WGSL scheduling and the Python wrapper for the "webgpu" device (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    from .wgsl import WGSLScheduling
+
+    register_backend_for_device("webgpu", WGSLScheduling, PythonWrapperCodegen)
+    register_device_op_overrides("webgpu", _device_op_overrides())
+    from torch._dynamo.device_interface import register_interface_for_device
+
+    register_interface_for_device("webgpu", _device_interface())
+    _registered = True
+
+
+_warned = set()
+
+
+def _warn_fallback(reason):
+    if reason in _warned:
+        return
+    _warned.add(reason)
+    warnings.warn(
+        "torch.compile on webgpu: a graph runs with the eager kernels (no generated WGSL) because the "
+        f"WGSL code generator cannot compile it: {reason}", stacklevel=3)
+
+
+class _QuietCodegenErrors:
+    """Inductor's scheduler logs a failed kernel's whole IR at CRITICAL before re-raising; here that
+    failure means "run this graph on the eager kernels", which _warn_fallback reports in one line."""
+
+    def __enter__(self):
+        self.log = logging.getLogger("torch._inductor.scheduler")
+        self.level = self.log.level
+        self.log.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc):
+        self.log.setLevel(self.level)
+
+
+def _copy_graph_module(gm):
+    g = torch.fx.Graph()
+    out = g.graph_copy(gm.graph, {})
+    g.output(out)
+    return torch.fx.GraphModule(gm, g)
+
+
+def _strict():
+    return os.environ.get("TORCH_WEBGPU_COMPILE_STRICT", "0") not in ("", "0")
+
+
+def _reason(e):
+    """Why Inductor could not compile a webgpu graph: the code generator's NotImplementedError where
+    there is one, else the error itself (an Inductor of another version failing inside our hooks,
+    say): the graph then runs on the eager kernels rather than failing the program."""
+    first = e
+    while e is not None:
+        if isinstance(e, NotImplementedError):
+            return str(e) or type(e).__name__
+        e = e.__cause__ or e.__context__
+    return f"{type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}"
+
+
+def compile_fx_webgpu(model, example_inputs, config_patches=None):
+    register()
+    from torch._inductor import config as inductor_config
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    def inner_compile(gm, example_inputs, **kwargs):
+        eager = _copy_graph_module(gm)
+        quiet = _QuietCodegenErrors() if not _strict() else contextlib.nullcontext()
+        try:
+            # the backward graph compiles at the first backward call, outside compile_fx: patch again
+            with inductor_config.patch(patches), quiet:
+                return compile_fx_inner(gm, example_inputs, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            if _strict():
+                raise
+            reason = _reason(e)
+            _warn_fallback(reason)
+
+            def run(args):
+                return torch.fx.Interpreter(eager).boxed_run(args)
+
+            run._boxed_call = True
+            return run
+
+    patches = dict(config_patches or {})
+    # Kernel sources are not part of Inductor's cache keys for an out-of-tree device: compile anew.
+    patches.setdefault("fx_graph_cache", False)
+    # Random ops stay calls to the eager RNG kernels (same streams as eager).
+    patches.setdefault("fallback_random", True)
+    # Value ranges of every intermediate: int64 values are computed in 32 bits where these bound them.
+    patches.setdefault("compute_all_bounds", True)
+    patches["triton.cudagraphs"] = False  # mode="reduce-overhead": no CUDA graphs on webgpu
+    with inductor_config.patch(patches):
+        return compile_fx(model, example_inputs, inner_compile=inner_compile)
