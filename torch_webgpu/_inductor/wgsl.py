@@ -683,7 +683,7 @@ class WGSLOverrides(OpOverrides):
     def nextafter(a, b):
         raise unsupported("nextafter")
 
-    # special functions: wgsl/lib/special.wgsl's, as the eager kernels use
+    # special functions: wgsl/lib/special.wgsl's (I0/I1: bessel_i.wgsl's), as the eager kernels use
     @staticmethod
     def lgamma(x):
         return f"sp_lgamma({x})"
@@ -694,19 +694,19 @@ class WGSLOverrides(OpOverrides):
 
     @staticmethod
     def i0(x):
-        return f"sp_i0({x})"
+        return f"f_bessel_i0({x})"
 
     @staticmethod
     def i0e(x):
-        return f"sp_i0e({x})"
+        return f"f_bessel_i0e({x})"
 
     @staticmethod
     def i1(x):
-        return f"sp_i1({x})"
+        return f"f_bessel_i1({x})"
 
     @staticmethod
     def i1e(x):
-        return f"sp_i1e({x})"
+        return f"f_bessel_i1e({x})"
 
     @staticmethod
     def erfcx(x):
@@ -1276,7 +1276,7 @@ class WGSLKernel(SIMDKernel):
         groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
         special = "sp_" in src  # special.wgsl uses int64.wgsl's helpers
         libraries = (["pointwise"] + (["int64"] if special or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
-                     + (["special"] if special else []))
+                     + (["bessel_i"] if "f_bessel_i" in src else []) + (["special"] if special else []))
         # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
         # the launch checks for aliasing only where a graph input is written next to another.
         inputs = set(getattr(V.graph, "graph_inputs", {}) or {})
