@@ -22,8 +22,12 @@ os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--compare", choices=["cuda", "cpu"], default=None,
-                   help="reference device (default: cuda when available, else cpu)")
+    p.add_argument(
+        "--compare",
+        choices=["cuda", "cpu"],
+        default=None,
+        help="reference device (default: cuda when available, else cpu)",
+    )
     p.add_argument("--out", default=None, help="write results as JSON lines to FILE")
     p.add_argument("--quick", action="store_true", help="small shapes (CPU reference, CPU Vulkan driver)")
     p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
@@ -38,6 +42,7 @@ if args.tiles is not None:
     os.environ["TORCH_WEBGPU_MATMUL_TILES"] = args.tiles
 
 import torch  # noqa: E402
+
 import torch_webgpu  # noqa: E402,F401
 
 # (name, batch or None, M, K, N, B transposed)
@@ -106,8 +111,10 @@ def main():
         shapes = [s for s in shapes if args.only in s[0]]
     out = open(args.out, "w") if args.out else None
     print(f"webgpu: {torch.webgpu.info().get('adapter', '?') if hasattr(torch.webgpu, 'info') else '?'}")
-    print(f"reference: {ref}{' (' + torch.cuda.get_device_name(ref) + ')' if ref.type == 'cuda' else ''}, "
-          f"dtype {args.dtype}, tiles {os.environ.get('TORCH_WEBGPU_MATMUL_TILES', 'default')}")
+    print(
+        f"reference: {ref}{' (' + torch.cuda.get_device_name(ref) + ')' if ref.type == 'cuda' else ''}, "
+        f"dtype {args.dtype}, tiles {os.environ.get('TORCH_WEBGPU_MATMUL_TILES', 'default')}"
+    )
     print(f"{'shape':34s} {'webgpu ms':>10s} {'TFLOP/s':>8s} {'ref ms':>10s} {'TFLOP/s':>8s} {'ratio':>6s}  rel.err")
     failed = False
     for name, batch, M, K, N, bt in shapes:
@@ -126,14 +133,35 @@ def main():
         t_w = timed(a_w, b_w, wg, iters)
         t_r = timed(a_r, b_r, ref, iters)
         tf_w, tf_r = flops / t_w / 1e12, flops / t_r / 1e12
-        print(f"{name:34s} {t_w * 1e3:10.3f} {tf_w:8.3f} {t_r * 1e3:10.3f} {tf_r:8.3f} {t_r / t_w:6.2f}  "
-              f"{err:.1e}{'' if ok else '  MISMATCH'}", flush=True)
+        print(
+            f"{name:34s} {t_w * 1e3:10.3f} {tf_w:8.3f} {t_r * 1e3:10.3f} {tf_r:8.3f} {t_r / t_w:6.2f}  "
+            f"{err:.1e}{'' if ok else '  MISMATCH'}",
+            flush=True,
+        )
         if out:
-            out.write(json.dumps({"shape": name, "batch": batch or 1, "M": M, "K": K, "N": N, "b_transposed": bt,
-                                  "dtype": args.dtype, "reference": str(ref), "webgpu_ms": t_w * 1e3,
-                                  "webgpu_tflops": tf_w, "ref_ms": t_r * 1e3, "ref_tflops": tf_r,
-                                  "ratio": t_r / t_w, "rel_err": err, "ok": ok,
-                                  "tiles": os.environ.get("TORCH_WEBGPU_MATMUL_TILES", "")}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "shape": name,
+                        "batch": batch or 1,
+                        "M": M,
+                        "K": K,
+                        "N": N,
+                        "b_transposed": bt,
+                        "dtype": args.dtype,
+                        "reference": str(ref),
+                        "webgpu_ms": t_w * 1e3,
+                        "webgpu_tflops": tf_w,
+                        "ref_ms": t_r * 1e3,
+                        "ref_tflops": tf_r,
+                        "ratio": t_r / t_w,
+                        "rel_err": err,
+                        "ok": ok,
+                        "tiles": os.environ.get("TORCH_WEBGPU_MATMUL_TILES", ""),
+                    }
+                )
+                + "\n"
+            )
         del a_w, b_w, a_r, b_r
         torch.webgpu.empty_cache() if hasattr(torch.webgpu, "empty_cache") else None
     if out:

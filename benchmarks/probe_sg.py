@@ -6,16 +6,23 @@ For each tile setting (TORCH_WEBGPU_MATMUL_SG_TILES, read at every call) and eac
 the webgpu result against CUDA's (when present, else CPU in float32) and prints TFLOP/s, with
 cuBLAS's in the same process for the ratio. A tuning aid: the figures that count are benchmarks/run.py's.
 """
+
 import argparse
 import os
 import time
 
 import torch
+
 import torch_webgpu  # noqa: F401
 
 DEFAULT_TILES = [
     "",  # the built-in size classes
-    "L=4x2x2x4x32", "L=2x2x4x4x32", "L=2x2x4x4x64", "L=2x4x4x4x32", "L=4x2x4x4x16", "L=4x2x4x2x32",
+    "L=4x2x2x4x32",
+    "L=2x2x4x4x32",
+    "L=2x2x4x4x64",
+    "L=2x4x4x4x32",
+    "L=4x2x4x4x16",
+    "L=4x2x4x2x32",
     "L=2x4x4x2x32",
 ]
 
@@ -44,7 +51,11 @@ def main():
         M, N, K = (int(v) for v in shape.rstrip("t").split("x"))
         g = torch.Generator().manual_seed(0)
         a = torch.randn(M, K, generator=g).half()
-        b = (torch.randn(N, K, generator=g) * K ** -0.5).half() if bt else (torch.randn(K, N, generator=g) * K ** -0.5).half()
+        b = (
+            (torch.randn(N, K, generator=g) * K**-0.5).half()
+            if bt
+            else (torch.randn(K, N, generator=g) * K**-0.5).half()
+        )
         flops = 2.0 * M * N * K
         if cuda:
             ac, bc = a.cuda(), b.cuda()
@@ -53,7 +64,7 @@ def main():
             t_ref = timed(f, torch.cuda.synchronize, args.iters)
             print(f"{shape}: cuBLAS {flops / t_ref / 1e12:.1f} TFLOP/s")
         else:
-            want = (a.float() @ (b.float().t() if bt else b.float()))
+            want = a.float() @ (b.float().t() if bt else b.float())
             t_ref = None
         aw, bw = a.to("webgpu"), b.to("webgpu")
         fw = (lambda: aw @ bw.t()) if bt else (lambda: aw @ bw)

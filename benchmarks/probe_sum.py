@@ -25,6 +25,7 @@ import time
 
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 import torch  # noqa: E402
+
 import torch_webgpu  # noqa: E402,F401
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -168,12 +169,13 @@ def main():
         r = probe(wg, n, op)
         refs[op] = rr
         print(f"--- {op}, n = 2^{args.n}, GB/s; windows of 20 calls unless said")
-        for k in ("fresh", "fresh200", "idle", "realloc", "upload_kept", "upload_freed", "device_freed",
-                  "after_rows"):
+        for k in ("fresh", "fresh200", "idle", "realloc", "upload_kept", "upload_freed", "device_freed", "after_rows"):
             if k in r:
                 print(f"{k:12s} webgpu {fmt(r[k]):24s}  {args.compare} {fmt(rr.get(k, []))}")
-        print(f"record / total us per call: webgpu {r['record_us']:.1f} / {r['total_us']:.1f}"
-              + (f"   {args.compare} {rr['record_us']:.1f} / {rr['total_us']:.1f}" if "record_us" in rr else ""))
+        print(
+            f"record / total us per call: webgpu {r['record_us']:.1f} / {r['total_us']:.1f}"
+            + (f"   {args.compare} {rr['record_us']:.1f} / {rr['total_us']:.1f}" if "record_us" in rr else "")
+        )
     if args.timeline:
         with open(args.timeline, "w") as f:
             for label, a, b in TIMELINE:
@@ -184,8 +186,13 @@ def main():
         for kv in v.split(","):
             k, _, val = kv.partition("=")
             env[k] = val.replace(":", ",")
-        out = subprocess.run([sys.executable, __file__, "--child", "--n", str(args.n)], env=env,
-                             capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", "--n", str(args.n)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         lines = [ln.split() for ln in out.stdout.splitlines() if ln.startswith("CHILD")]
         realloc = [ln[2:] for ln in lines if ln[1] == "realloc"]
         lines = [ln for ln in lines if ln[1] != "realloc"]

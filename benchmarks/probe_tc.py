@@ -12,16 +12,20 @@ f16 config (SM x SN x SK). Modes:
 It prints TFLOP/s per probe. A tuning aid for wgsl/kernels/matmul_sg.wgsl: it says what bounds
 that kernel, not how fast any op is (benchmarks/run.py says that).
 """
+
 import argparse
 import time
 
 import torch
+
 import torch_webgpu
 
 C = torch_webgpu._C
 
-HEAD = ("enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
-        "diagnostic(off, chromium.subgroup_matrix_uniformity);\n")
+HEAD = (
+    "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
+    "diagnostic(off, chromium.subgroup_matrix_uniformity);\n"
+)
 
 
 def load(syntax, typ, arr, off, stride, col_major=False):
@@ -51,13 +55,19 @@ def probe_wgsl(mode, syntax, cfg, sgs, tm, tn):
     if mode != "gl":
         lines += [f"var<workgroup> As: array<f16, {a_size}>;", f"var<workgroup> Bs: array<f16, {b_size}>;"]
     arr_a, arr_b = ("b1", "b2") if mode == "gl" else ("As", "Bs")
-    lines += [f"@compute @workgroup_size({wg}) fn main(@builtin(workgroup_id) wid: vec3<u32>,",
-              "    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {",
-              f"  let sg = lid / {sg}u;", f"  let wm = sg / {wsn}u;", f"  let wn = sg % {wsn}u;"]
+    lines += [
+        f"@compute @workgroup_size({wg}) fn main(@builtin(workgroup_id) wid: vec3<u32>,",
+        "    @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {",
+        f"  let sg = lid / {sg}u;",
+        f"  let wm = sg / {wsn}u;",
+        f"  let wn = sg % {wsn}u;",
+    ]
     if mode != "gl":
-        lines += [f"  for (var i = lid; i < {a_size}u; i = i + {wg}u) {{ As[i] = f16(i % 7u) * 0.01h; }}",
-                  f"  for (var i = lid; i < {b_size}u; i = i + {wg}u) {{ Bs[i] = f16(i % 5u) * 0.01h; }}",
-                  "  workgroupBarrier();"]
+        lines += [
+            f"  for (var i = lid; i < {a_size}u; i = i + {wg}u) {{ As[i] = f16(i % 7u) * 0.01h; }}",
+            f"  for (var i = lid; i < {b_size}u; i = i + {wg}u) {{ Bs[i] = f16(i % 5u) * 0.01h; }}",
+            "  workgroupBarrier();",
+        ]
     for i in range(tm):
         for j in range(tn):
             lines.append(f"  var acc{i}_{j} = {ct}();")
@@ -117,14 +127,21 @@ def main():
                     gl = []
                     if mode == "gl":
                         _, a_size, b_size = probe_wgsl("ld", 1, cfg, sgs, tm, tn)
-                        gl = [(torch.randn(a_size // 2, device="webgpu"), "f32", False),
-                              (torch.randn(b_size // 2, device="webgpu"), "f32", False)]
+                        gl = [
+                            (torch.randn(a_size // 2, device="webgpu"), "f32", False),
+                            (torch.randn(b_size // 2, device="webgpu"), "f32", False),
+                        ]
 
                     def run(syn, iters):
                         src, _, _ = probe_wgsl(mode, syn, cfg, sgs, tm, tn)
                         key = f"probe_tc:{mode}:{syn}:{sm}x{sn}x{sk}:{sgs}:{tm}x{tn}"
-                        C._launch_wgsl(key, src, [(out, "f32", True)] + [(t, "f16", False) for t, _, _ in gl],
-                                       [("iters", "u32", iters)], args.groups)
+                        C._launch_wgsl(
+                            key,
+                            src,
+                            [(out, "f32", True)] + [(t, "f16", False) for t, _, _ in gl],
+                            [("iters", "u32", iters)],
+                            args.groups,
+                        )
 
                     try:
                         if syntax is None:
@@ -147,10 +164,14 @@ def main():
                         torch.webgpu.synchronize()
                         dt = (time.perf_counter() - t0) / reps
                         flops = 2.0 * sm * sn * sk * tm * tn * sgs * args.groups * args.iters
-                        print(f"{sm}x{sn}x{sk} {mode:6s} subgroups {sgs} tiles {tile}: {flops / dt / 1e12:7.1f} TFLOP/s")
+                        print(
+                            f"{sm}x{sn}x{sk} {mode:6s} subgroups {sgs} tiles {tile}: {flops / dt / 1e12:7.1f} TFLOP/s"
+                        )
                     except RuntimeError as e:
-                        print(f"{sm}x{sn}x{sk} {mode:6s} subgroups {sgs} tiles {tile}: failed: "
-                              f"{str(e).splitlines()[0][:300]}")
+                        print(
+                            f"{sm}x{sn}x{sk} {mode:6s} subgroups {sgs} tiles {tile}: failed: "
+                            f"{str(e).splitlines()[0][:300]}"
+                        )
 
 
 if __name__ == "__main__":

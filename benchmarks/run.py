@@ -24,6 +24,7 @@ from typing import Callable, Optional
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
 
 import torch  # noqa: E402
+
 # A reference-only child process (see measure_in_child) runs without torch_webgpu: PyTorch keeps one
 # accelerator per process, and with PrivateUse1 registered CUDA's autograd engine loses its streams
 # (torch 2.11: "opt_ready_stream && opt_parent_stream" assert in engine.cpp on a CUDA backward).
@@ -194,7 +195,7 @@ def _matmul_flops(dev, m, k, n, dtype, batch=None, iters=10, rtol=2e-3, atol=2e-
     a, b = a_cpu.to(dev), b_cpu.to(dev)
     out = torch.matmul(a, b)
     want = cpu_reference(("mm", m, k, n, dtype, batch), lambda: torch.matmul(a_cpu.float(), b_cpu.float()))
-    scale = max(1.0, k ** 0.5)
+    scale = max(1.0, k**0.5)
     check_close(f"matmul {shape_a}x{shape_b}", out, want, rtol, atol * scale * (20 if dtype != torch.float32 else 1))
     t = timed(dev, lambda: torch.matmul(a, b), iters)
     return 2.0 * m * n * k * (batch or 1) / t / 1e12
@@ -220,7 +221,7 @@ def linear_f16(dev, tokens: int = 2048, d_in: int = 4096, d_out: int = 4096) -> 
     """F.linear with bias in f16 (x @ W^T + b: a transposed operand and the addmm epilogue)."""
     g = torch.Generator().manual_seed(7)
     x_cpu = torch.randn(tokens, d_in, generator=g).half()
-    w_cpu = (torch.randn(d_out, d_in, generator=g) * d_in ** -0.5).half()
+    w_cpu = (torch.randn(d_out, d_in, generator=g) * d_in**-0.5).half()
     b_cpu = torch.randn(d_out, generator=g).half()
     x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
     f = lambda: torch.nn.functional.linear(x, w, b)  # noqa: E731
@@ -250,7 +251,11 @@ def softmax_bandwidth(dev, rows: int = 4096, cols: int = 4096) -> float:
 def layernorm_bandwidth(dev, rows: int = 4096, cols: int = 4096) -> float:
     """layer_norm (weight, bias) over the last dim of 4096x4096 float32: GB/s of one read + one write."""
     g = torch.Generator().manual_seed(5)
-    x_cpu, w_cpu, b_cpu = torch.randn(rows, cols, generator=g), torch.randn(cols, generator=g), torch.randn(cols, generator=g)
+    x_cpu, w_cpu, b_cpu = (
+        torch.randn(rows, cols, generator=g),
+        torch.randn(cols, generator=g),
+        torch.randn(cols, generator=g),
+    )
     x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
     f = lambda: torch.nn.functional.layer_norm(x, (cols,), w, b)  # noqa: E731
     want = cpu_reference("layernorm", lambda: torch.nn.functional.layer_norm(x_cpu, (cols,), w_cpu, b_cpu))
@@ -317,8 +322,15 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
         return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
 
     torch.manual_seed(0)
-    model = nn.Sequential(*block(3, 32), *block(32, 64), *block(64, 128), *block(128, 256),
-                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10))
+    model = nn.Sequential(
+        *block(3, 32),
+        *block(32, 64),
+        *block(64, 128),
+        *block(128, 256),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(256, 10),
+    )
     g = torch.Generator().manual_seed(8)
     x_cpu, y_cpu = torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)
     want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
@@ -327,6 +339,7 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
     x, y = x_cpu.to(dev), y_cpu.to(dev)
 
     if not amp:
+
         def step():
             loss = torch.nn.functional.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
@@ -369,7 +382,7 @@ def int_mm_4096(dev, n: int = 4096) -> float:
     if not torch.equal(got[rows], want):
         raise CheckFailed("_int_mm: differs from the CPU result")
     t = timed(dev, lambda: torch._int_mm(a, b), 10)
-    return 2.0 * n ** 3 / t / 1e12
+    return 2.0 * n**3 / t / 1e12
 
 
 def compile_rows() -> list:
@@ -386,8 +399,9 @@ def compile_rows() -> list:
 
         cf = torch.compile(f)
         x, w, b = x_cpu.to(dev), w_cpu.to(dev), b_cpu.to(dev)
-        check_close("compiled gelu chain", cf(x, w, b), cpu_reference("gelu_chain", lambda: f(x_cpu, w_cpu, b_cpu)),
-                    1e-5, 1e-5)
+        check_close(
+            "compiled gelu chain", cf(x, w, b), cpu_reference("gelu_chain", lambda: f(x_cpu, w_cpu, b_cpu)), 1e-5, 1e-5
+        )
         t = timed(dev, lambda: cf(x, w, b), 20, warmup=3)
         return 4 * 4 * n / t / 1e9  # three inputs read, one output written
 
@@ -414,8 +428,15 @@ def compile_rows() -> list:
             return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
 
         torch.manual_seed(0)
-        model = nn.Sequential(*block(3, 32), *block(32, 64), *block(64, 128), *block(128, 256),
-                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 10))
+        model = nn.Sequential(
+            *block(3, 32),
+            *block(32, 64),
+            *block(64, 128),
+            *block(128, 256),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(256, 10),
+        )
         g = torch.Generator().manual_seed(8)
         x_cpu, y_cpu = torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)
         want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
@@ -470,10 +491,15 @@ BENCHMARKS = [
     Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
     Bench("GPT-2-small forward, 128 tokens, autocast f16", "fwd/s", True, gpt2_forward_amp, goal=0.8),
-    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3,
-          ref_in_child=True),
-    Bench("CNN training step, AMP (autocast f16 + GradScaler)", "step/s", True, cnn_train_step_amp, goal=0.5,
-          ref_in_child=True),
+    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3, ref_in_child=True),
+    Bench(
+        "CNN training step, AMP (autocast f16 + GradScaler)",
+        "step/s",
+        True,
+        cnn_train_step_amp,
+        goal=0.5,
+        ref_in_child=True,
+    ),
 ]
 BENCHMARKS += compile_rows()
 
@@ -502,9 +528,11 @@ def measure_in_child(bench: Bench, ref: torch.device) -> float:
     # Without torch_webgpu: `import torch` alone would load it through the device-backend autoload
     # entry point, and the CUDA backward then fails as described at the top.
     env = dict(os.environ, TORCH_WEBGPU_BENCH_REF_CHILD="1", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    code = (f"import sys; sys.argv = ['run.py']; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-            f"import run, torch; b = [x for x in run.BENCHMARKS if x.name == {bench.name!r}][0]; "
-            f"run.ref_type_tf32_off(); print('VALUE', b.fn(torch.device({str(ref)!r})))")
+    code = (
+        f"import sys; sys.argv = ['run.py']; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+        f"import run, torch; b = [x for x in run.BENCHMARKS if x.name == {bench.name!r}][0]; "
+        f"run.ref_type_tf32_off(); print('VALUE', b.fn(torch.device({str(ref)!r})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
     for line in out.stdout.splitlines():
         if line.startswith("VALUE "):
@@ -560,8 +588,7 @@ def header_lines(ref: torch.device) -> list:
         f"python {platform.python_version()}",
         f"webgpu: {wg}",
         f"reference: {device_description(ref)}",
-        "ratio: > 1 means webgpu is faster than the reference "
-        "(ref/webgpu for times, webgpu/ref for throughput)",
+        "ratio: > 1 means webgpu is faster than the reference (ref/webgpu for times, webgpu/ref for throughput)",
     ]
 
 
@@ -626,9 +653,19 @@ def results_json(results: list, ref: torch.device) -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "header": header_lines(ref),
         "reference": ref.type,
-        "rows": [{"name": r.bench.name, "unit": r.bench.unit, "webgpu": r.webgpu, "ref": r.ref,
-                  "ratio": r.ratio, "goal": r.bench.goal, "error": r.error, "counters": r.counters}
-                 for r in results],
+        "rows": [
+            {
+                "name": r.bench.name,
+                "unit": r.bench.unit,
+                "webgpu": r.webgpu,
+                "ref": r.ref,
+                "ratio": r.ratio,
+                "goal": r.bench.goal,
+                "error": r.error,
+                "counters": r.counters,
+            }
+            for r in results
+        ],
     }
 
 
@@ -647,8 +684,14 @@ def write_doc(data: dict, path: str) -> None:
         ratios = [r["ratio"] or 0.0 for r in rows]
         fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.2))
         y = list(range(len(rows)))[::-1]
-        colors = ["#2b8a3e" if r["goal"] is not None and (r["ratio"] or 0) >= r["goal"] else
-                  "#c92a2a" if r["goal"] is not None else "#5c7cfa" for r in rows]
+        colors = [
+            "#2b8a3e"
+            if r["goal"] is not None and (r["ratio"] or 0) >= r["goal"]
+            else "#c92a2a"
+            if r["goal"] is not None
+            else "#5c7cfa"
+            for r in rows
+        ]
         ax.barh(y, ratios, color=colors)
         for yi, r in zip(y, rows):
             if r["goal"] is not None:
@@ -671,7 +714,9 @@ def write_doc(data: dict, path: str) -> None:
     out += [f"| benchmark | unit | webgpu | {ref} | ratio | goal |", "|---|---|---:|---:|---:|---:|"]
     for r in rows:
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] else "-"
-        goal = "-" if r["goal"] is None else (f"{r['goal']}x " + ("met" if (r["ratio"] or 0) >= r["goal"] else "not met"))
+        goal = (
+            "-" if r["goal"] is None else (f"{r['goal']}x " + ("met" if (r["ratio"] or 0) >= r["goal"] else "not met"))
+        )
         out.append(f"| {r['name']} | {r['unit']} | {fmt(r['webgpu'])} | {fmt(r['ref'])} | {ratio} | {goal} |")
     errs = [r for r in rows if r["error"]]
     if errs:
@@ -686,13 +731,21 @@ def write_doc(data: dict, path: str) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--compare", choices=["cuda", "cpu"], default=None,
-                   help="reference device (default: cuda if available, else cpu)")
+    p.add_argument(
+        "--compare",
+        choices=["cuda", "cpu"],
+        default=None,
+        help="reference device (default: cuda if available, else cpu)",
+    )
     p.add_argument("--out", metavar="FILE", help="also write the table as markdown to FILE")
     p.add_argument("--only", metavar="SUBSTRING", help="run only benchmarks whose name contains this")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
-    p.add_argument("--doc", metavar="FILE", help="write the benchmark report (markdown, with a PNG plot beside "
-                   "it when matplotlib is present) to FILE, e.g. docs/benchmarks.md")
+    p.add_argument(
+        "--doc",
+        metavar="FILE",
+        help="write the benchmark report (markdown, with a PNG plot beside "
+        "it when matplotlib is present) to FILE, e.g. docs/benchmarks.md",
+    )
     p.add_argument("--render", metavar="JSON", help="do not run: write --doc from a JSON file of an earlier run")
     args = p.parse_args(argv)
     if args.render:
@@ -707,8 +760,11 @@ def main(argv=None) -> int:
     if ref_type == "cuda" and not torch.cuda.is_available():
         p.error("--compare cuda: torch.cuda.is_available() is False")
     if not torch.webgpu.is_available():
-        print("torch.webgpu.is_available() is False: no WebGPU adapter (install a Vulkan driver, "
-              "e.g. mesa-vulkan-drivers)", file=sys.stderr)
+        print(
+            "torch.webgpu.is_available() is False: no WebGPU adapter (install a Vulkan driver, "
+            "e.g. mesa-vulkan-drivers)",
+            file=sys.stderr,
+        )
         return 2
     ref = torch.device(ref_type, 0) if ref_type == "cuda" else torch.device("cpu")
     webgpu = torch.device("webgpu", 0)

@@ -79,7 +79,7 @@ def train(device, epochs: int = 12, batch: int = 64, lr: float = 2e-3, seed: int
         perm = torch.randperm(n, generator=order).to(device)
         total = torch.zeros((), device=device)
         for s in range(steps):
-            idx = perm[s * batch:(s + 1) * batch]
+            idx = perm[s * batch : (s + 1) * batch]
             loss = F.cross_entropy(model(x_tr[idx]), y_tr[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -138,19 +138,26 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Train a small CNN on the digits data set on webgpu.")
     p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--plot", default="demo_loss_curves.png", help="where to write the PNG of the loss curves")
-    p.add_argument("--min-accuracy", type=float, default=0.9,
-                   help="exit non-zero below this webgpu test accuracy (default 0.9, for 12 epochs)")
+    p.add_argument(
+        "--min-accuracy",
+        type=float,
+        default=0.9,
+        help="exit non-zero below this webgpu test accuracy (default 0.9, for 12 epochs)",
+    )
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU run used for comparison")
     args = p.parse_args(argv)
 
     info = torch_webgpu.info()
     print(f"webgpu adapter: {info['adapter']} ({info['backend']}, {info['adapter_type']})")
     if info["adapter_type"] == "cpu":
-        print("note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the "
-              "point here")
+        print(
+            "note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the point here"
+        )
     losses, acc, sec = train("webgpu", epochs=args.epochs, progress=True)
-    print(f"webgpu: test accuracy {acc * 100:.1f}%, final loss {losses[-1]:.4f}, {sec:.1f} s "
-          "(including the first-use compilation of its kernels)")
+    print(
+        f"webgpu: test accuracy {acc * 100:.1f}%, final loss {losses[-1]:.4f}, {sec:.1f} s "
+        "(including the first-use compilation of its kernels)"
+    )
     ok = acc >= args.min_accuracy
     cpu_losses = None
     if not args.no_cpu:
@@ -158,8 +165,10 @@ def main(argv=None) -> int:
         print(f"cpu:    test accuracy {cpu_acc * 100:.1f}%, final loss {cpu_losses[-1]:.4f}, {cpu_sec:.1f} s")
         c = closeness(losses, cpu_losses)
         within = c <= TOLERANCE
-        print(f"loss curves: largest per-epoch difference {c:.1e} of the first epoch's loss "
-              f"(tolerance {TOLERANCE:.0e}): {'OK' if within else 'TOO FAR APART'}")
+        print(
+            f"loss curves: largest per-epoch difference {c:.1e} of the first epoch's loss "
+            f"(tolerance {TOLERANCE:.0e}): {'OK' if within else 'TOO FAR APART'}"
+        )
         ok = ok and within
     path = os.path.abspath(args.plot)
     plot(path, losses, cpu_losses, info["adapter"])

@@ -52,8 +52,19 @@ class GPT(nn.Module):
         return self.ln(x) @ self.tok.weight.t()  # tied head
 
 
-def train_steps(device, steps: int = 15, vocab: int = 97, d: int = 64, heads: int = 4, layers: int = 2,
-                ctx: int = 32, batch: int = 4, lr: float = 3e-3, seed: int = 0, progress: bool = False):
+def train_steps(
+    device,
+    steps: int = 15,
+    vocab: int = 97,
+    d: int = 64,
+    heads: int = 4,
+    layers: int = 2,
+    ctx: int = 32,
+    batch: int = 4,
+    lr: float = 3e-3,
+    seed: int = 0,
+    progress: bool = False,
+):
     """Adam steps on two fixed random token batches from a seeded CPU initialisation; returns the losses."""
     from tqdm import tqdm
 
@@ -82,8 +93,10 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     t0 = time.perf_counter()
     losses = train_steps(a.device, a.steps, progress=True)
-    print(f"{a.device}: {a.steps} Adam steps in {time.perf_counter() - t0:.1f} s; losses "
-          + " ".join(f"{v:.4f}" for v in losses))
+    print(
+        f"{a.device}: {a.steps} Adam steps in {time.perf_counter() - t0:.1f} s; losses "
+        + " ".join(f"{v:.4f}" for v in losses)
+    )
     return 0
 
 

@@ -31,8 +31,15 @@ def tiny_model(arch: str, seed: int = 0):
     if arch == "gpt2":
         cfg = transformers.GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=256, **common)
         return transformers.GPT2LMHeadModel(cfg)
-    dec = dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-               num_key_value_heads=2, max_position_embeddings=256, **common)
+    dec = dict(
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        **common,
+    )
     if arch == "qwen3":
         return transformers.Qwen3ForCausalLM(transformers.Qwen3Config(head_dim=32, **dec))
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**dec))
@@ -42,16 +49,25 @@ def generate(model, ids, mask, new_tokens):
     """Greedy generation; returns (output ids on the CPU, seconds). `.cpu()` waits for the device."""
     t0 = time.perf_counter()
     with torch.no_grad():
-        out = model.generate(ids, attention_mask=mask, max_new_tokens=new_tokens, do_sample=False,
-                             pad_token_id=model.generation_config.pad_token_id or 0).cpu()
+        out = model.generate(
+            ids,
+            attention_mask=mask,
+            max_new_tokens=new_tokens,
+            do_sample=False,
+            pad_token_id=model.generation_config.pad_token_id or 0,
+        ).cpu()
     return out, time.perf_counter() - t0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Greedy generation with a transformers causal LM on webgpu.")
     p.add_argument("--model", help="a local checkpoint directory (default: a small random model)")
-    p.add_argument("--arch", default="llama", choices=["llama", "gpt2", "qwen3"],
-                   help="architecture of the random model (without --model)")
+    p.add_argument(
+        "--arch",
+        default="llama",
+        choices=["llama", "gpt2", "qwen3"],
+        help="architecture of the random model (without --model)",
+    )
     p.add_argument("--prompt", default="The capital of France is", help="prompt text (with --model's tokenizer)")
     p.add_argument("--new-tokens", type=int, default=32)
     args = p.parse_args(argv)
@@ -71,8 +87,10 @@ def main(argv=None) -> int:
     else:
         model = tiny_model(args.arch)
         c = model.config
-        what = (f"{type(model).__name__} with random weights from a small config ({c.num_hidden_layers} layers, "
-                f"hidden size {c.hidden_size}, vocabulary {c.vocab_size})")
+        what = (
+            f"{type(model).__name__} with random weights from a small config ({c.num_hidden_layers} layers, "
+            f"hidden size {c.hidden_size}, vocabulary {c.vocab_size})"
+        )
     model.eval()
     params = sum(t.numel() for t in model.parameters())
     print(f"model: {what}, {params / 1e6:.2f} M parameters")
@@ -86,8 +104,9 @@ def main(argv=None) -> int:
     info = torch_webgpu.info()
     print(f"webgpu adapter: {info['adapter']} ({info['backend']}, {info['adapter_type']})")
     if info["adapter_type"] == "cpu":
-        print("note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the "
-              "point here")
+        print(
+            "note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the point here"
+        )
 
     generate(model, ids, mask, 2)  # warm-up on each device, so neither timing holds first-call costs
     cpu_out, cpu_sec = generate(model, ids, mask, args.new_tokens)
@@ -97,8 +116,9 @@ def main(argv=None) -> int:
         out, sec = generate(gpu_model, ids.to("webgpu"), mask.to("webgpu"), args.new_tokens)
     n = out.shape[1] - ids.shape[1]
     n_cpu = cpu_out.shape[1] - ids.shape[1]
-    print(f"webgpu: {n} new tokens in {sec:.2f} s, {n / sec:.1f} tokens/s (after a warm-up run that compiled "
-          "the kernels)")
+    print(
+        f"webgpu: {n} new tokens in {sec:.2f} s, {n / sec:.1f} tokens/s (after a warm-up run that compiled the kernels)"
+    )
     print(f"cpu:    {n_cpu} new tokens in {cpu_sec:.2f} s, {n_cpu / cpu_sec:.1f} tokens/s (after a warm-up run)")
     same = 0
     while same < min(n, n_cpu) and out[0, ids.shape[1] + same] == cpu_out[0, ids.shape[1] + same]:
@@ -106,13 +126,15 @@ def main(argv=None) -> int:
     if same == n == n_cpu:
         print(f"tokens: the same as the CPU's ({n} of {n})")
     else:
-        print(f"tokens: the first {same} of {max(n, n_cpu)} are the CPU's (greedy decoding can flip on a near "
-              "tie of two logits)")
+        print(
+            f"tokens: the first {same} of {max(n, n_cpu)} are the CPU's (greedy decoding can flip on a near "
+            "tie of two logits)"
+        )
     print("CPU fallback: off (every op of the generation ran a webgpu kernel)")
     if tokenizer is not None:
         print("text:", tokenizer.decode(out[0], skip_special_tokens=True))
     else:
-        print("new token ids:", out[0, ids.shape[1]:].tolist())
+        print("new token ids:", out[0, ids.shape[1] :].tolist())
     return 0
 
 

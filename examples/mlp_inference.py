@@ -38,8 +38,9 @@ def main() -> int:
         pred = dev_model(x.to("webgpu")).argmax(1).cpu()
     acc = (pred == y).float().mean().item()
     agree = (pred == cpu_pred).float().mean().item()
-    print(f"webgpu predictions: accuracy {acc * 100:.1f}% on {len(y)} digits, "
-          f"{agree * 100:.2f}% identical to the CPU's")
+    print(
+        f"webgpu predictions: accuracy {acc * 100:.1f}% on {len(y)} digits, {agree * 100:.2f}% identical to the CPU's"
+    )
     return 0 if agree > 0.99 else 1
 
 

@@ -41,8 +41,20 @@ def batches(steps: int, batch: int, ctx: int, vocab: int, seed: int):
         yield seq[:, :-1], seq[:, 1:]
 
 
-def train(device, steps: int, amp_dtype=None, vocab: int = 128, d: int = 64, heads: int = 4, layers: int = 2,
-          ctx: int = 32, batch: int = 8, lr: float = 1e-2, seed: int = 0, progress: bool = True):
+def train(
+    device,
+    steps: int,
+    amp_dtype=None,
+    vocab: int = 128,
+    d: int = 64,
+    heads: int = 4,
+    layers: int = 2,
+    ctx: int = 32,
+    batch: int = 8,
+    lr: float = 1e-2,
+    seed: int = 0,
+    progress: bool = True,
+):
     """AdamW steps from a seeded CPU initialisation; with `amp_dtype`, under autocast with a GradScaler.
     Returns (losses, seconds, scaler or None)."""
     torch.manual_seed(seed)
@@ -51,8 +63,13 @@ def train(device, steps: int, amp_dtype=None, vocab: int = 128, d: int = 64, hea
     scaler = torch.amp.GradScaler(device) if amp_dtype is not None else None
     losses = []
     t0 = time.perf_counter()
-    bar = tqdm(batches(steps, batch, ctx, vocab, seed + 1), total=steps, unit="step", disable=not progress,
-               desc=f"{device} {'amp ' + str(amp_dtype).replace('torch.', '') if amp_dtype else 'float32'}")
+    bar = tqdm(
+        batches(steps, batch, ctx, vocab, seed + 1),
+        total=steps,
+        unit="step",
+        disable=not progress,
+        desc=f"{device} {'amp ' + str(amp_dtype).replace('torch.', '') if amp_dtype else 'float32'}",
+    )
     for s, (x, y) in enumerate(bar):
         x, y = x.to(device), y.to(device)
         opt.zero_grad(set_to_none=True)
@@ -84,13 +101,18 @@ def main(argv=None) -> int:
     info = torch_webgpu.info()
     print(f"webgpu adapter: {info['adapter']} ({info['backend']}, {info['adapter_type']})")
     if info["adapter_type"] == "cpu":
-        print("note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the "
-              "point here")
-    print(f'amp: torch.autocast("webgpu", dtype=torch.{a.dtype}) and torch.amp.GradScaler("webgpu"), AdamW, '
-          f"{a.steps} steps")
+        print(
+            "note: this adapter is a CPU emulation of a GPU (as in CI): results are real, speed is not the point here"
+        )
+    print(
+        f'amp: torch.autocast("webgpu", dtype=torch.{a.dtype}) and torch.amp.GradScaler("webgpu"), AdamW, '
+        f"{a.steps} steps"
+    )
     losses, sec, scaler = train("webgpu", a.steps, dtype)
-    print(f"webgpu amp {a.dtype}: loss {losses[0]:.4f} -> {losses[-1]:.4f}, {sec:.1f} s "
-          f"(including the first-use compilation of its kernels); grad scale {scaler.get_scale():g}")
+    print(
+        f"webgpu amp {a.dtype}: loss {losses[0]:.4f} -> {losses[-1]:.4f}, {sec:.1f} s "
+        f"(including the first-use compilation of its kernels); grad scale {scaler.get_scale():g}"
+    )
     ok = math.isfinite(losses[-1]) and losses[-1] < losses[0]
     if not ok:
         print("the webgpu loss did not fall", file=sys.stderr)
@@ -100,8 +122,10 @@ def main(argv=None) -> int:
         # Half-precision matmul inputs round differently from float32, so the curves are close, not equal.
         c = max(abs(x - y) for x, y in zip(losses, cpu)) / abs(cpu[0])
         within = c <= TOLERANCE
-        print(f"loss curves: largest per-step difference {c:.1e} of the first step's loss "
-              f"(tolerance {TOLERANCE:.0e}): {'OK' if within else 'TOO FAR APART'}")
+        print(
+            f"loss curves: largest per-step difference {c:.1e} of the first step's loss "
+            f"(tolerance {TOLERANCE:.0e}): {'OK' if within else 'TOO FAR APART'}"
+        )
         ok = ok and within
     return 0 if ok else 1
 

@@ -12,4 +12,5 @@ webgpu_env.fallback_off()
 
 import pytest  # noqa: E402,F401
 import torch  # noqa: E402,F401
+
 import torch_webgpu  # noqa: E402,F401

@@ -6,16 +6,17 @@
 
 Each rank writes OUT.<rank> (a torch.save'd dict) for the test to compare.
 """
+
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

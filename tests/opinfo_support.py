@@ -13,6 +13,7 @@ kernel it is "partial": its native samples must still match (a mismatch fails), 
 reported (skip in pytest, "partial" in docs/ops.md) rather than passed, so a pass means every sample
 ran on a webgpu kernel.
 """
+
 import collections
 import dataclasses
 import os
@@ -24,19 +25,26 @@ import zlib
 import numpy
 import torch
 import torch.utils._pytree as pytree
+from known_failures import KNOWN_FAILURES
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.common_methods_invocations import op_db
+from webgpu_env import DEV as DEVICE
 
 import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
 from torch_webgpu.fallback import fallback_enabled
 
-from known_failures import KNOWN_FAILURES
-
-from webgpu_env import DEV as DEVICE
-
 # Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
-ALL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
-              torch.int8, torch.uint8, torch.bool)
+ALL_DTYPES = (
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
 
 # TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
 # still visits every entry: four dtypes that cover the kernel families, at most a few samples each.
@@ -63,9 +71,11 @@ HALF_GRAD_TOL = (5e-2, 5e-2)
 
 # Per-entry tolerances beyond the defaults and the OpInfo's own overrides, with the reason:
 # {("op name", torch.float32): ((atol, rtol), "why")}. Keep it short; every row is a claim.
-_BN_BF16 = ("bfloat16 batch norm: CPU rounds its per-channel affine terms (alpha = invstd * weight, "
-            "beta = bias - mean * alpha) to bfloat16 on its non-contiguous path and keeps them in float on "
-            "the contiguous one; webgpu keeps them in float: outputs differ by up to 8 bfloat16 ulps")
+_BN_BF16 = (
+    "bfloat16 batch norm: CPU rounds its per-channel affine terms (alpha = invstd * weight, "
+    "beta = bias - mean * alpha) to bfloat16 on its non-contiguous path and keeps them in float on "
+    "the contiguous one; webgpu keeps them in float: outputs differ by up to 8 bfloat16 ulps"
+)
 TOLERANCES = {
     ("native_batch_norm", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
     ("_native_batch_norm_legit", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
@@ -73,11 +83,15 @@ TOLERANCES = {
     ("nn.functional.batch_norm", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
     ("nn.functional.instance_norm", torch.bfloat16): ((7e-2, 1.6e-2), _BN_BF16),
     ("nn.functional.interpolate.bicubic", torch.float32): (
-        (5e-4, 1e-4), "345x456 -> 270x270: CPU forms the source coordinate scale * (o + 0.5) - 0.5 as a fused "
-        "multiply-add and lavapipe's WGSL fma is unfused; the outputs differ by up to 3.6e-4 (as bilinear's)"),
+        (5e-4, 1e-4),
+        "345x456 -> 270x270: CPU forms the source coordinate scale * (o + 0.5) - 0.5 as a fused "
+        "multiply-add and lavapipe's WGSL fma is unfused; the outputs differ by up to 3.6e-4 (as bilinear's)",
+    ),
     ("nn.functional.interpolate.bilinear", torch.float32): (
-        (5e-4, 1e-4), "345x456 -> 270x270: float32 source coordinates round differently from CPU's; both are "
-        "3.0e-4 from a float64 reference"),
+        (5e-4, 1e-4),
+        "345x456 -> 270x270: float32 source coordinates round differently from CPU's; both are "
+        "3.0e-4 from a float64 reference",
+    ),
 }
 
 # OpInfo tests whose skips (DecorateInfo(unittest.skip(...), "TestCommon", test)) we honour per
@@ -138,6 +152,7 @@ def dtypes_for(op, dtypes=None):
 
 
 # ---- OpInfo metadata -------------------------------------------------------------------------------
+
 
 def _active(di, test, dtype):
     return di.is_active("TestCommon", test, DEVICE, dtype, {})
@@ -235,6 +250,7 @@ def samples(op, dtype, max_samples=None, seed=0):
 
 # ---- moving values between devices -----------------------------------------------------------------
 
+
 class Unsupported(Exception):
     """The sample (or its CPU result) holds a dtype the webgpu device cannot hold."""
 
@@ -260,6 +276,7 @@ def may_overlap(t):
 def _relayout(tree, make_base, bases):
     """Each tensor of tree rebuilt over make_base(a flat tensor over its whole storage), keeping
     sizes, strides, storage offset and the storage sharing between tensors (bases memoizes)."""
+
     def move(x):
         if isinstance(x, torch.Tensor):
             _check_dtype(x)
@@ -383,8 +400,9 @@ def assert_same(actual, expected, op, dtype, where, grad=False, half=False):
                 atol, rtol = max(atol, HALF_GRAD_TOL[0]), max(rtol, HALF_GRAD_TOL[1])
         else:
             atol, rtol = tolerance(op, dtype, torch.float32 if isinstance(e, float) else torch.int64)
-        torch.testing.assert_close(a, e, atol=atol, rtol=rtol, equal_nan=True, check_device=True,
-                                   msg=lambda m: f"{where}: result {i}: {m}")
+        torch.testing.assert_close(
+            a, e, atol=atol, rtol=rtol, equal_nan=True, check_device=True, msg=lambda m: f"{where}: result {i}: {m}"
+        )
 
 
 # Ops whose index output CPU leaves unspecified among equal elements (its stable=False sort, topk,
@@ -415,8 +433,12 @@ def align_tie_indices(op, inp, args, kwargs, actual, expected):
     if len(a_leaves) <= leaf or len(e_leaves) != len(a_leaves):
         return actual
     ia, ie = a_leaves[leaf], e_leaves[leaf]
-    if not (isinstance(ia, torch.Tensor) and isinstance(ie, torch.Tensor) and ia.dtype == ie.dtype == torch.long
-            and ia.shape == ie.shape) or torch.equal(ia, ie):
+    if not (
+        isinstance(ia, torch.Tensor)
+        and isinstance(ie, torch.Tensor)
+        and ia.dtype == ie.dtype == torch.long
+        and ia.shape == ie.shape
+    ) or torch.equal(ia, ie):
         return actual
     dim = dim % inp.dim()
     if not keepdim:
@@ -424,8 +446,12 @@ def align_tie_indices(op, inp, args, kwargs, actual, expected):
     if ia.numel() and (ia.min() < 0 or ia.max() >= inp.size(dim)):
         return actual
     va, ve = inp.gather(dim, ia), inp.gather(dim, ie)
-    same = torch.equal(va, ve) if not va.is_floating_point() else torch.equal(
-        torch.where(va.isnan(), 0, va), torch.where(ve.isnan(), 0, ve)) and torch.equal(va.isnan(), ve.isnan())
+    same = (
+        torch.equal(va, ve)
+        if not va.is_floating_point()
+        else torch.equal(torch.where(va.isnan(), 0, va), torch.where(ve.isnan(), 0, ve))
+        and torch.equal(va.isnan(), ve.isnan())
+    )
     if same:
         a_leaves[leaf] = e_leaves[leaf]
         return pytree.tree_unflatten(a_leaves, a_spec)
@@ -451,7 +477,8 @@ def run_sample(op, sample, dtype, variant):
     # Move first, from the pristine sample; the CPU reference then runs on its own copy.
     inp, args, kwargs = move_sample(op, sample)
     if kwargs.get("device") != DEVICE and not any(
-            isinstance(x, torch.Tensor) and x.device.type == DEVICE for x in pytree.tree_leaves((inp, args, kwargs))):
+        isinstance(x, torch.Tensor) and x.device.type == DEVICE for x in pytree.tree_leaves((inp, args, kwargs))
+    ):
         raise Skip("no webgpu tensor or device in the sample (a factory call without device=)")
     c_inp, c_args, c_kwargs = cpu_copy(op, sample)
 
@@ -482,6 +509,7 @@ def run_sample(op, sample, dtype, variant):
         if not leaves or not all(isinstance(t, torch.Tensor) for t in leaves):
             raise Skip("result is not a tensor or a tuple of tensors")
         check_result_dtypes(result)
+
         # Out tensors of the result's shape and layout holding wrong values (7, or True), so a kernel
         # that leaves elements unwritten is caught; CPU fills its own set the same way, and a sample
         # whose out= call CPU refuses (where with Python scalars has no out overload) is skipped.
@@ -560,12 +588,14 @@ def run_error_input(op, ei):
     except Exception as e:
         if classify_exception(e):
             raise
-        raise AssertionError(f"{where}: raised {type(e).__name__}({str(e)[:200]}), expected "
-                             f"{ei.error_type.__name__} as on CPU") from e
+        raise AssertionError(
+            f"{where}: raised {type(e).__name__}({str(e)[:200]}), expected {ei.error_type.__name__} as on CPU"
+        ) from e
     raise AssertionError(f"{where}: did not raise; CPU raises {ei.error_type.__name__} ({ei.error_regex})")
 
 
 # ---- results -----------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Result:
@@ -609,8 +639,10 @@ class Result:
         return "\n".join(self.failures)
 
     def describe_partial(self):
-        return (f"partially native: {self.passed} sample(s) ran natively, {sum(self.fallback.values())} "
-                f"reached a missing kernel ({', '.join(self.fallback_ops() or self.fallback)})")
+        return (
+            f"partially native: {self.passed} sample(s) ran natively, {sum(self.fallback.values())} "
+            f"reached a missing kernel ({', '.join(self.fallback_ops() or self.fallback)})"
+        )
 
 
 def _seed(*parts):

@@ -3,13 +3,13 @@
 on the native _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ (csrc/ops/amp.cpp).
 Results are compared with CPU (CPU autocast, CPU's GradScaler and CPU's own _amp_* kernels) and with
 float32; nothing is hard-coded but the policy's dtypes. The CPU fallback is off: all of it is native."""
+
 import math
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from webgpu_env import DEV
 
 LOW = [torch.float16, torch.bfloat16]
@@ -21,6 +21,7 @@ def rnd(*shape, seed=0, scale=1.0):
 
 
 # ---------------------------------------------------------------- autocast: state and API
+
 
 def test_autocast_state_and_nesting():
     assert torch.amp.is_autocast_available(DEV)
@@ -77,6 +78,7 @@ def test_autocast_unsupported_dtype_warns_and_disables():
 
 # ---------------------------------------------------------------- autocast: the cast policy
 
+
 def _policy_cases(low):
     """(name, fn(device) -> output, expected dtype): CUDA's lists in ATen/autocast_mode.h."""
     x, w, b = rnd(6, 16), rnd(12, 16, seed=1) * 0.25, rnd(12, seed=2)
@@ -103,8 +105,13 @@ def _policy_cases(low):
         ("group_norm", lambda d: F.group_norm(F.conv2d(img.to(d), k.to(d)), 2), f32),
         ("exp", lambda d: torch.exp(F.linear(x.to(d), w.to(d))), f32),
         ("sum", lambda d: F.linear(x.to(d), w.to(d)).sum(), f32),
-        ("bce_with_logits", lambda d: F.binary_cross_entropy_with_logits(
-            F.linear(x.to(d), w.to(d)), torch.rand(6, 12, generator=torch.Generator().manual_seed(1)).to(d)), f32),
+        (
+            "bce_with_logits",
+            lambda d: F.binary_cross_entropy_with_logits(
+                F.linear(x.to(d), w.to(d)), torch.rand(6, 12, generator=torch.Generator().manual_seed(1)).to(d)
+            ),
+            f32,
+        ),
         # promote: the widest of the inputs
         ("addcmul_promote", lambda d: torch.addcmul(b.to(d), F.linear(x.to(d), w.to(d)), b.to(d)), f32),
         # ops outside the lists run in whatever dtype they get
@@ -130,9 +137,14 @@ def test_autocast_policy_dtypes_and_values(low):
                 cpu_ac = fn("cpu")
             assert cpu_ac.dtype == low
             # both round the same low-precision inputs and accumulate in float32: one or two ulps
-            ulp = 2.0 ** -10 if low == torch.float16 else 2.0 ** -7
-            torch.testing.assert_close(got.float().cpu(), cpu_ac.float(), rtol=2 * ulp, atol=2 * ulp,
-                                       msg=lambda m: f"{name} vs CPU autocast: {m}")
+            ulp = 2.0**-10 if low == torch.float16 else 2.0**-7
+            torch.testing.assert_close(
+                got.float().cpu(),
+                cpu_ac.float(),
+                rtol=2 * ulp,
+                atol=2 * ulp,
+                msg=lambda m: f"{name} vs CPU autocast: {m}",
+            )
 
 
 def test_autocast_fp32_ops_compute_in_fp32():
@@ -246,6 +258,7 @@ def test_custom_fwd_bwd():
 
 # ---------------------------------------------------------------- GradScaler's device ops
 
+
 def _bits(t):
     return t.contiguous().view(torch.int16 if t.element_size() == 2 else torch.int32)
 
@@ -268,14 +281,18 @@ def _unscale_cases():
         "nan_f32": lambda d: [with_nan.to(d), base.to(d)],
         "f16_overflowed": lambda d: [(base * 100).half().to(d)],  # 1000 * 100 overflows half: infs
         # dense in another order (done in place), and strided views (through a contiguous copy)
-        "noncontig": lambda d: [base.clone().to(d).t(), base.clone().to(d)[:, ::2], base.half().to(d)[1:, 2:5],
-                                base.bfloat16().to(d).t()[::3]],
+        "noncontig": lambda d: [
+            base.clone().to(d).t(),
+            base.clone().to(d)[:, ::2],
+            base.half().to(d)[1:, 2:5],
+            base.bfloat16().to(d).t()[::3],
+        ],
         "zero_numel": lambda d: [torch.empty(0, 4).to(d), base.to(d)],
     }
 
 
 @pytest.mark.parametrize("case", list(_unscale_cases()))
-@pytest.mark.parametrize("inv", [0.5, 1.0 / 3.0, 1.0, 2.0 ** -20])
+@pytest.mark.parametrize("inv", [0.5, 1.0 / 3.0, 1.0, 2.0**-20])
 def test_unscale_matches_cpu_bitwise(case, inv):
     make = _unscale_cases()[case]
     cpu, dev = make("cpu"), make(DEV)
@@ -308,7 +325,9 @@ def test_unscale_found_inf_is_only_ever_set():
     torch._amp_foreach_non_finite_check_and_unscale_([torch.ones(3000, device=DEV)], df, torch.ones(1, device=DEV))
     assert df.item() == 1.0
     df.zero_()
-    torch._amp_foreach_non_finite_check_and_unscale_([torch.ones(3000, device=DEV)], df, torch.full((1,), 2.0, device=DEV))
+    torch._amp_foreach_non_finite_check_and_unscale_(
+        [torch.ones(3000, device=DEV)], df, torch.full((1,), 2.0, device=DEV)
+    )
     assert df.item() == 0.0
     torch._amp_foreach_non_finite_check_and_unscale_([], df, torch.full((1,), 2.0, device=DEV))  # empty: nothing
 
@@ -365,9 +384,12 @@ def test_inv_scale_matches_cpu_double_reciprocal():
     """GradScaler.unscale_'s inv_scale = scale.double().reciprocal().float(); on webgpu it comes from
     webgpu::_amp_inv_scale, which must give the same bits (normal, subnormal, huge, 0, inf)."""
     g = torch.Generator().manual_seed(9)
-    vals = torch.cat([torch.tensor([65536.0, 3.0, 1.001, 0.3, 1e-38, 1.5e-45, 3e38, 8.5e37, 0.0, -0.0, float("inf"),
-                                    -7.25]),
-                      torch.rand(200, generator=g) * 2.0 ** torch.randint(-60, 60, (200,), generator=g)])
+    vals = torch.cat(
+        [
+            torch.tensor([65536.0, 3.0, 1.001, 0.3, 1e-38, 1.5e-45, 3e38, 8.5e37, 0.0, -0.0, float("inf"), -7.25]),
+            torch.rand(200, generator=g) * 2.0 ** torch.randint(-60, 60, (200,), generator=g),
+        ]
+    )
     dv = vals.to(DEV)
     got = torch.stack([torch.ops.webgpu._amp_inv_scale(dv[i]) for i in range(len(vals))]).cpu()
     ref = vals.double().reciprocal().float()
@@ -380,8 +402,14 @@ def test_update_scale_matches_cpu_bitwise():
     g = torch.Generator().manual_seed(5)
     scales = [65536.0, 1.0, 3.0e38, 1.5e-45, 1.2e-38, 7.0, 0.1, float("inf"), 0.0]
     scales += (torch.rand(12, generator=g) * 2.0 ** torch.randint(-40, 40, (12,), generator=g)).tolist()
-    factors = [(2.0, 0.5), (1.001, 0.3), (1.0 + 2.0 ** -30, 1.0 / 3.0), (3.7, 0.999999999), (1e30, 1e-30),
-               (1.0000001192092896, 0.99999994)]
+    factors = [
+        (2.0, 0.5),
+        (1.001, 0.3),
+        (1.0 + 2.0**-30, 1.0 / 3.0),
+        (3.7, 0.999999999),
+        (1e30, 1e-30),
+        (1.0000001192092896, 0.99999994),
+    ]
     cases = []
     for s in scales:
         for gf, bf in factors:
@@ -398,22 +426,30 @@ def test_update_scale_matches_cpu_bitwise():
             torch._amp_update_scale_(sc[i], tr[i], fi[i], gf, bf, interval)
         outs.append((sc.cpu().view(torch.int32), tr.cpu()))
     (cs, ct), (ds, dt) = outs
-    bad = [(cases[i], hex(cs[i].item()), hex(ds[i].item())) for i in range(len(cases))
-           if cs[i] != ds[i] and not (math.isnan(cs[i:i+1].view(torch.float32).item())
-                                       and math.isnan(ds[i:i+1].view(torch.float32).item()))]
+    bad = [
+        (cases[i], hex(cs[i].item()), hex(ds[i].item()))
+        for i in range(len(cases))
+        if cs[i] != ds[i]
+        and not (
+            math.isnan(cs[i : i + 1].view(torch.float32).item())
+            and math.isnan(ds[i : i + 1].view(torch.float32).item())
+        )
+    ]
     assert not bad, bad[:5]
     assert torch.equal(dt, ct)
 
 
 # ---------------------------------------------------------------- a CUDA AMP training loop
 
+
 class TinyGPT(nn.Module):
     def __init__(self, vocab=24, d=32, heads=2, ctx=8):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Parameter(torch.randn(ctx, d) * 0.02)
-        self.block = nn.TransformerEncoderLayer(d, heads, dim_feedforward=64, dropout=0.0, batch_first=True,
-                                                norm_first=True)
+        self.block = nn.TransformerEncoderLayer(
+            d, heads, dim_feedforward=64, dropout=0.0, batch_first=True, norm_first=True
+        )
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab)
         self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(ctx), persistent=False)
@@ -432,14 +468,12 @@ def _data(steps, batch=4, ctx=8, vocab=24):
     return seq[..., :-1], seq[..., 1:]
 
 
-def train(device, steps=20, amp_dtype=torch.float16, use_scaler=True, inf_at=(), init_scale=2.0 ** 12,
-          growth_interval=5):
+def train(device, steps=20, amp_dtype=torch.float16, use_scaler=True, inf_at=(), init_scale=2.0**12, growth_interval=5):
     """The usual CUDA AMP loop, written once for any device string."""
     torch.manual_seed(0)
     model = TinyGPT().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    scaler = torch.amp.GradScaler(device, init_scale=init_scale, growth_interval=growth_interval,
-                                  enabled=use_scaler)
+    scaler = torch.amp.GradScaler(device, init_scale=init_scale, growth_interval=growth_interval, enabled=use_scaler)
     xs, ys = _data(steps)
     losses, scales, skipped = [], [], []
     for step in range(steps):
@@ -527,7 +561,7 @@ def test_grad_scaler_unscale_clip_and_state_dict():
         fresh = torch.amp.GradScaler(dev)
         fresh.load_state_dict(sd)
         assert fresh.state_dict() == sd
-        assert fresh.get_scale() == scaler.get_scale() == 256.0 * 2 ** 3
+        assert fresh.get_scale() == scaler.get_scale() == 256.0 * 2**3
         res.append((norms, sd, [p.detach().cpu() for p in model.parameters()]))
     (cn, csd, cp), (gn, gsd, gp) = res
     assert gsd == csd

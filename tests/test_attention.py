@@ -5,8 +5,8 @@
 import pytest
 import torch
 import torch.nn.functional as F
-
 from webgpu_env import DEV
+
 FUSED = int(torch.nn.attention.SDPBackend.OVERRIDEABLE)
 TOL = {torch.float32: 2e-5, torch.float16: 3e-3, torch.bfloat16: 2e-2}
 
@@ -15,8 +15,22 @@ def gen(seed):
     return torch.Generator().manual_seed(seed)
 
 
-def run_case(B, H, L, S, E, EV, dtype=torch.float32, causal=False, mask=None, scale=None, grad=True,
-             transpose_inputs=False, mask_grad=False, HK=None):
+def run_case(
+    B,
+    H,
+    L,
+    S,
+    E,
+    EV,
+    dtype=torch.float32,
+    causal=False,
+    mask=None,
+    scale=None,
+    grad=True,
+    transpose_inputs=False,
+    mask_grad=False,
+    HK=None,
+):
     HK = HK or H
     gqa = {"enable_gqa": True} if HK != H else {}
     q = torch.randn(B, H, L, E, generator=gen(1))
@@ -127,6 +141,7 @@ def test_fused_op_direct_and_errors():
     assert out[1].shape == (1, 2, 8) and out[1].dtype == torch.float32
     with pytest.raises(RuntimeError):  # mismatched head dims of query and key: ATen's own check
         F.scaled_dot_product_attention(q.to(DEV), torch.randn(1, 2, 8, 8).to(DEV), q.to(DEV))
+
 
 def test_causal_and_mask_together():
     # CPU applies both (the causal mask and the additive one); so does the fused kernel.

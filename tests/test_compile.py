@@ -5,6 +5,7 @@ instead of falling back to the eager kernels) and checks that generated kernels 
 (launch counts, pipeline keys), so a test cannot pass on eager kernels alone. Results are compared
 with the eager webgpu kernels (and CPU) within the tolerances of the eager tests.
 """
+
 import os
 import sys
 import warnings
@@ -71,7 +72,7 @@ def test_vec4_variant_and_unaligned_offsets(monkeypatch):
     before = set(torch_webgpu._C._pipeline_keys(-1))
     with Launches() as n:
         y_unaligned = cf(X[:4096], X[4097:8193], X[8194:12290])
-        y_aligned = cf(*(base[i:i + 4096].clone().to(DEV) for i in (0, 4097, 8194)))
+        y_aligned = cf(*(base[i : i + 4096].clone().to(DEV) for i in (0, 4097, 8194)))
     assert n.n == 2
     new = {k for k in torch_webgpu._C._pipeline_keys(-1) if "inductor_" in k} - before
     assert len(new) == 2  # the scalar and the vec4 kernel each ran
@@ -100,9 +101,26 @@ def test_default_torch_compile_uses_wgsl_backend():
         close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["softmax", "log_softmax", "log_softmax0", "layer_norm", "sum", "mean_keep", "amax",
-                                  "var", "sum_all", "prod", "any", "softmax_short", "var_short", "argmax",
-                                  "argmin_short"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "softmax",
+        "log_softmax",
+        "log_softmax0",
+        "layer_norm",
+        "sum",
+        "mean_keep",
+        "amax",
+        "var",
+        "sum_all",
+        "prod",
+        "any",
+        "softmax_short",
+        "var_short",
+        "argmax",
+        "argmin_short",
+    ],
+)
 def test_reductions_fused_with_prologue_epilogue(name):
     fns = {
         "softmax": lambda x: torch.softmax(x * 2.0, -1),
@@ -196,7 +214,7 @@ def test_int64_exact():
         return (x.long() * 3_000_000_000 + i).sum(-1), torch.where(i > 2**33, i - 1, i * 2)
 
     x = torch.randint(-50, 50, (6, 9)).float()
-    i = torch.randint(-2**40, 2**40, (6, 9))
+    i = torch.randint(-(2**40), 2**40, (6, 9))
     with Launches() as n:
         got = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(x.to(DEV), i.to(DEV))
     assert n.n >= 1
@@ -241,7 +259,8 @@ def test_strided_and_offset_inputs():
     a, b = base[2:12, 3:20], base.t()[5:15, 1:18]
     with Launches() as n:
         y = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(
-            base.to(DEV)[2:12, 3:20], base.to(DEV).t()[5:15, 1:18])
+            base.to(DEV)[2:12, 3:20], base.to(DEV).t()[5:15, 1:18]
+        )
     assert n.n == 1
     close(y, f(a, b))
 
@@ -264,8 +283,14 @@ def test_cnn_training_step():
     torch.manual_seed(0)
 
     def make():
-        return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-                                   torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 4 * 4, 10))
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1),
+            torch.nn.BatchNorm2d(8),
+            torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2),
+            torch.nn.Flatten(),
+            torch.nn.Linear(8 * 4 * 4, 10),
+        )
 
     ref = make()
     m = make()
@@ -296,19 +321,69 @@ def test_cnn_training_step():
 
 # --- OpInfo samples through torch.compile (a bounded subset: pointwise and reduction entries) ---
 
-OPINFO_F32 = ["add", "mul", "sub", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "erf",
-              "pow", "maximum", "clamp", "where", "remainder", "atan2", "lerp", "nan_to_num", "nn.functional.silu",
-              "nn.functional.gelu", "nn.functional.mish", "sum", "mean", "amax", "amin", "argmax", "var", "std",
-              "softmax", "log_softmax", "logsumexp", "norm", "nn.functional.layer_norm", "nn.functional.cross_entropy",
-              "roll", "nn.functional.adaptive_avg_pool2d", "nn.functional.upsample_bilinear", "lgamma", "digamma",
-              "special.i0e", "nn.functional.avg_pool1d"]
-OPINFO_OTHER = [("fmod", torch.int32), ("remainder", torch.int64), ("floor_divide", torch.int64),
-                ("bitwise_xor", torch.bool), ("sum", torch.bool), ("mul", torch.float16), ("softmax", torch.float16),
-                ("bitwise_left_shift", torch.int64), ("amax", torch.int32)]
+OPINFO_F32 = [
+    "add",
+    "mul",
+    "sub",
+    "div",
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "sigmoid",
+    "sin",
+    "erf",
+    "pow",
+    "maximum",
+    "clamp",
+    "where",
+    "remainder",
+    "atan2",
+    "lerp",
+    "nan_to_num",
+    "nn.functional.silu",
+    "nn.functional.gelu",
+    "nn.functional.mish",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "argmax",
+    "var",
+    "std",
+    "softmax",
+    "log_softmax",
+    "logsumexp",
+    "norm",
+    "nn.functional.layer_norm",
+    "nn.functional.cross_entropy",
+    "roll",
+    "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.upsample_bilinear",
+    "lgamma",
+    "digamma",
+    "special.i0e",
+    "nn.functional.avg_pool1d",
+]
+OPINFO_OTHER = [
+    ("fmod", torch.int32),
+    ("remainder", torch.int64),
+    ("floor_divide", torch.int64),
+    ("bitwise_xor", torch.bool),
+    ("sum", torch.bool),
+    ("mul", torch.float16),
+    ("softmax", torch.float16),
+    ("bitwise_left_shift", torch.int64),
+    ("amax", torch.int32),
+]
 
 
 def _opinfo_cases():
     from torch.testing._internal.common_methods_invocations import op_db
+
     by_name = {}
     for op in op_db:
         if op.variant_test_name == "" and op.name not in by_name:

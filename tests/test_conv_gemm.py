@@ -2,21 +2,21 @@
 batched GEMM; on adapters with f16 subgroup matrices it is float16's default path and runs on the
 matrix units). TORCH_WEBGPU_CONV_GEMM=1 takes it on any adapter, so lavapipe checks the columns,
 the layout, bias and the batch chunks against CPU; =0 keeps the direct kernel."""
+
 import pytest
 import torch
 import torch.nn.functional as F
-
-import torch_webgpu  # noqa: F401
 from webgpu_env import DEV
 
+import torch_webgpu  # noqa: F401
 
 CASES = [
     # (input shape, weight shape, kwargs)
     ((2, 3, 8, 10), (5, 3, 3, 3), dict(padding=1)),
     ((1, 4, 9, 8), (6, 4, 3, 2), dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2))),
-    ((3, 2, 12), (4, 2, 5), dict(stride=1, padding=2)),                       # 1-d
-    ((1, 2, 4, 6, 6), (3, 2, 3, 3, 3), dict(padding=1)),                     # 3-d
-    ((2, 16, 6, 6), (32, 16, 1, 1), dict()),                                  # 1x1
+    ((3, 2, 12), (4, 2, 5), dict(stride=1, padding=2)),  # 1-d
+    ((1, 2, 4, 6, 6), (3, 2, 3, 3, 3), dict(padding=1)),  # 3-d
+    ((2, 16, 6, 6), (32, 16, 1, 1), dict()),  # 1x1
 ]
 
 

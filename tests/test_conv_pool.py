@@ -6,8 +6,8 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-
 from webgpu_env import DEV
+
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 TOL = {torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
@@ -55,15 +55,27 @@ CONV = {
     "conv1d": (lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), (2, 4, 19), (6, 4, 3), 6),
     "conv1d_same_dil": (lambda x, w, b: F.conv1d(x, w, b, padding="same", dilation=2), (3, 4, 17), (5, 4, 4), 5),
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1), (2, 3, 9, 10), (8, 3, 3, 3), 8),
-    "conv2d_stride_dil_groups": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
-                                 (2, 6, 9, 11), (4, 3, 3, 2), 4),
+    "conv2d_stride_dil_groups": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+        (2, 6, 9, 11),
+        (4, 3, 3, 2),
+        4,
+    ),
     "conv2d_depthwise": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=6), (2, 6, 7, 7), (12, 1, 3, 3), 12),
     "conv2d_valid_1x1": (lambda x, w, b: F.conv2d(x, w, b, padding="valid"), (1, 5, 4, 6), (7, 5, 1, 1), 7),
     "conv3d": (lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), (2, 3, 5, 6, 4), (4, 3, 2, 3, 2), 4),
-    "conv_transpose1d": (lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, dilation=2, padding=1),
-                         (2, 4, 10), (4, 5, 4), 5),
-    "conv_transpose2d": (lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
-                         (2, 4, 7, 6), (4, 3, 3, 3), 6),
+    "conv_transpose1d": (
+        lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, dilation=2, padding=1),
+        (2, 4, 10),
+        (4, 5, 4),
+        5,
+    ),
+    "conv_transpose2d": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+        (2, 4, 7, 6),
+        (4, 3, 3, 3),
+        6,
+    ),
     "conv_transpose2d_plain": (lambda x, w, b: F.conv_transpose2d(x, w, b), (1, 3, 5, 5), (3, 2, 2, 2), 2),
 }
 
@@ -78,8 +90,7 @@ def test_conv(name, dtype):
 @pytest.mark.parametrize("name", ["conv2d_stride_dil_groups", "conv_transpose2d", "conv1d"])
 def test_conv_int64_exact(name):
     fn, xs, ws, nb = CONV[name]
-    r = [torch.randint(-60, 60, s, generator=torch.Generator().manual_seed(i)) for i, s in
-         enumerate((xs, ws, (nb,)))]
+    r = [torch.randint(-60, 60, s, generator=torch.Generator().manual_seed(i)) for i, s in enumerate((xs, ws, (nb,)))]
     compare(fn, *r, dtype=torch.int64)
 
 
@@ -100,8 +111,13 @@ def test_conv_multi_tile_and_split_k():
 
 def test_conv_module_training_step():
     torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                            torch.nn.Conv2d(8, 4, 3), torch.nn.AdaptiveAvgPool2d(1))
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 4, 3),
+        torch.nn.AdaptiveAvgPool2d(1),
+    )
     md = copy.deepcopy(m).to(DEV)
     x = rnd(2, 3, 12, 12, seed=11)
     m(x).sum().backward()
@@ -118,8 +134,9 @@ def test_conv_empty_and_errors():
     with pytest.raises(RuntimeError):  # kernel larger than the padded input
         F.conv2d(torch.randn(1, 3, 2, 2).to(DEV), torch.randn(4, 3, 3, 3).to(DEV))
     with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
-        F.conv2d(torch.ones(1, 3, 5, 5, dtype=torch.int32, device=DEV),
-                 torch.ones(4, 3, 3, 3, dtype=torch.int32, device=DEV))
+        F.conv2d(
+            torch.ones(1, 3, 5, 5, dtype=torch.int32, device=DEV), torch.ones(4, 3, 3, 3, dtype=torch.int32, device=DEV)
+        )
 
 
 # ---- pooling ----

@@ -6,10 +6,11 @@ import threading
 
 import pytest
 import torch
+from webgpu_env import DEV
+
 import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
 
-from webgpu_env import DEV
 TIMEOUT = 60
 
 
@@ -35,6 +36,7 @@ def run_threads(*fns):
                 fn()
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
+
         return body
 
     ts = [threading.Thread(target=wrap(f)) for f in fns]
@@ -156,8 +158,7 @@ def test_synchronize_raises_once_then_the_stream_is_usable():
     torch.webgpu.synchronize()  # raised once
     assert state() == {"armed": 0, "found": 0, "tainted": 0}
     assert y.shape == (1, 3)
-    assert x.index_select(0, torch.tensor([3]).to(DEV)).sum().item() == pytest.approx(x.cpu()[3].sum().item(),
-                                                                                      rel=1e-5)
+    assert x.index_select(0, torch.tensor([3]).to(DEV)).sum().item() == pytest.approx(x.cpu()[3].sum().item(), rel=1e-5)
 
 
 def test_synchronize_in_another_thread_leaves_the_error_to_its_owner():
@@ -221,6 +222,7 @@ def test_more_checked_kernels_than_slots():
             else:
                 with pytest.raises(IndexError, match="index 10"):
                     torch.webgpu.synchronize()
+
         return body
 
     run_threads(worker(150), worker(None))

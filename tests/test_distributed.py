@@ -1,6 +1,7 @@
 """torch.distributed on webgpu tensors (torch_webgpu/distributed.py): two processes on this machine's
 adapter, started by torchrun, check every collective against its definition and train examples/gpt.py's
 GPT under DistributedDataParallel against the same model trained alone on the global batch."""
+
 import os
 import socket
 import subprocess
@@ -10,9 +11,9 @@ import tempfile
 import pytest
 import torch
 import torch.distributed as dist
+from webgpu_env import native_env
 
 import torch_webgpu  # noqa: F401
-from webgpu_env import native_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WS = 2
@@ -26,8 +27,18 @@ def _free_port():
 
 def _torchrun(mode, backend, tmp):
     out = os.path.join(tmp, "r")
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={WS}", "--master-addr=127.0.0.1",
-           f"--master-port={_free_port()}", os.path.join(HERE, "distributed_worker.py"), mode, backend, out]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={WS}",
+        "--master-addr=127.0.0.1",
+        f"--master-port={_free_port()}",
+        os.path.join(HERE, "distributed_worker.py"),
+        mode,
+        backend,
+        out,
+    ]
     env = native_env(OMP_NUM_THREADS="1")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-6000:]
@@ -47,7 +58,9 @@ def test_collectives(backend, tmp_path):
         base = (torch.arange(6) + 1).to(dt)
         per_rank = [base * (r + 1) for r in range(WS)]
         want = {
-            "SUM": sum(per_rank), "MAX": per_rank[-1], "MIN": per_rank[0],
+            "SUM": sum(per_rank),
+            "MAX": per_rank[-1],
+            "MIN": per_rank[0],
             "PRODUCT": per_rank[0] * per_rank[1],
         }
         if dt.is_floating_point:
@@ -64,7 +77,7 @@ def test_collectives(backend, tmp_path):
             assert torch.equal(R[f"broadcast/{dt}"], torch.full((5,), 1 + 7, dtype=dt))
             assert torch.equal(R[f"all_gather/{dt}"], gathered)
             assert torch.equal(R[f"all_gather_into_tensor/{dt}"], flat)
-            assert torch.equal(R[f"reduce_scatter_tensor/{dt}"], rs_in[2 * rank:2 * rank + 2])
+            assert torch.equal(R[f"reduce_scatter_tensor/{dt}"], rs_in[2 * rank : 2 * rank + 2])
             assert torch.equal(R[f"reduce_scatter/{dt}"], torch.full((3,), sum(rank + r for r in range(WS)), dtype=dt))
         assert torch.equal(res[0][f"reduce/{dt}"], torch.full((2,), sum(r + 1 for r in range(WS)), dtype=dt))
     assert torch.equal(res[1]["recv"], torch.tensor([1.5, 2.5]))

@@ -3,27 +3,136 @@
 # +-max, rounding ties, int64 extremes, 2^24 + 1, 2^53 + 1, negative floats to uint8, ...
 import platform
 
-
 import pytest
 import torch
+from webgpu_env import DEV
+
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-          torch.uint8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 
-F32_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, 0.1, -0.7, 127.5, 128.0, 255.0,
-               255.9, 256.0, 257.0, -128.0, -129.0, -1.5, -255.0, -256.0, 32767.0, 32768.0, -32768.0, -32769.0,
-               65504.0, 65519.0, 65520.0, 2.0**24 + 2, 16777216.0, 2.0**31 - 128, -(2.0**31), 2.0**31, 2.0**32,
-               2.0**63, -(2.0**63), 1e10, -1e10, 3e38, -3.4028234663852886e38, 3.4028234663852886e38, 1e-40, -1e-45,
-               1.1754943508222875e-38, 5.96e-8, 6e-8, 2.98e-8, 1e-5, 3.3895e38, 1.0000001, 1.00390625, 1.001953125,
-               1.0039063, -1.0039062, float("inf"), float("-inf"), float("nan"), -float("nan")]
-INT64_SPECIAL = [0, 1, -1, 2, 127, 128, 255, 256, 257, -128, -129, -255, -256, 32767, 32768, 65535, 65536, -32768,
-                 -32769, 2**24, 2**24 + 1, 2**24 + 3, -(2**24) - 1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1,
-                 2**32 - 1, 2**32 + 5, -(2**32) - 5, 2**53, 2**53 + 1, 2**53 + 3, -(2**53) - 1, 2**62 + 2**38 + 1,
-                 2**63 - 1, -(2**63), -(2**63) + 1, 0x7FFFFF7FFFFFFFFF, 0x7FFFFF8000000000, 65504, 65520, 65519,
-                 3 * 2**40 + 1, 0x1000001, 0x2000003, 12345678901]
+F32_SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    1.5,
+    2.5,
+    -2.5,
+    0.49999997,
+    0.1,
+    -0.7,
+    127.5,
+    128.0,
+    255.0,
+    255.9,
+    256.0,
+    257.0,
+    -128.0,
+    -129.0,
+    -1.5,
+    -255.0,
+    -256.0,
+    32767.0,
+    32768.0,
+    -32768.0,
+    -32769.0,
+    65504.0,
+    65519.0,
+    65520.0,
+    2.0**24 + 2,
+    16777216.0,
+    2.0**31 - 128,
+    -(2.0**31),
+    2.0**31,
+    2.0**32,
+    2.0**63,
+    -(2.0**63),
+    1e10,
+    -1e10,
+    3e38,
+    -3.4028234663852886e38,
+    3.4028234663852886e38,
+    1e-40,
+    -1e-45,
+    1.1754943508222875e-38,
+    5.96e-8,
+    6e-8,
+    2.98e-8,
+    1e-5,
+    3.3895e38,
+    1.0000001,
+    1.00390625,
+    1.001953125,
+    1.0039063,
+    -1.0039062,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    -float("nan"),
+]
+INT64_SPECIAL = [
+    0,
+    1,
+    -1,
+    2,
+    127,
+    128,
+    255,
+    256,
+    257,
+    -128,
+    -129,
+    -255,
+    -256,
+    32767,
+    32768,
+    65535,
+    65536,
+    -32768,
+    -32769,
+    2**24,
+    2**24 + 1,
+    2**24 + 3,
+    -(2**24) - 1,
+    2**31 - 1,
+    2**31,
+    -(2**31),
+    -(2**31) - 1,
+    2**32 - 1,
+    2**32 + 5,
+    -(2**32) - 5,
+    2**53,
+    2**53 + 1,
+    2**53 + 3,
+    -(2**53) - 1,
+    2**62 + 2**38 + 1,
+    2**63 - 1,
+    -(2**63),
+    -(2**63) + 1,
+    0x7FFFFF7FFFFFFFFF,
+    0x7FFFFF8000000000,
+    65504,
+    65520,
+    65519,
+    3 * 2**40 + 1,
+    0x1000001,
+    0x2000003,
+    12345678901,
+]
 
 
 def values(dt):
@@ -64,8 +173,9 @@ def assert_bit_equal(cpu, dev):
         cpu, dev = cpu[~nan], dev[~nan]
     if not torch.equal(cb, db):
         bad = (cb != db).nonzero().flatten()[:8]
-        raise AssertionError(f"{(cb != db).sum()} mismatches; at {bad.tolist()}: cpu {cpu[bad].tolist()} "
-                             f"dev {dev[bad].tolist()}")
+        raise AssertionError(
+            f"{(cb != db).sum()} mismatches; at {bad.tolist()}: cpu {cpu[bad].tolist()} dev {dev[bad].tolist()}"
+        )
 
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -137,8 +247,20 @@ def test_uint8_wraparound_and_negative_floats():
 
 
 def test_large_ints_to_float_round_to_nearest_even():
-    i = torch.tensor([2**24 + 1, 2**24 + 3, 2**53 + 1, 2**63 - 1, -(2**63), 2**31 - 1, 0x7FFFFF7FFFFFFFFF,
-                      0x0000010000008000, 0x0000010000018000], dtype=torch.int64)
+    i = torch.tensor(
+        [
+            2**24 + 1,
+            2**24 + 3,
+            2**53 + 1,
+            2**63 - 1,
+            -(2**63),
+            2**31 - 1,
+            0x7FFFFF7FFFFFFFFF,
+            0x0000010000008000,
+            0x0000010000018000,
+        ],
+        dtype=torch.int64,
+    )
     for dt in [torch.float32, torch.float16, torch.bfloat16]:
         assert_bit_equal(i.to(dt), i.to(DEV).to(dt))
     assert_bit_equal(i.to(torch.int32).to(torch.float32), i.to(torch.int32).to(DEV).to(torch.float32))
@@ -183,8 +305,10 @@ def test_nan_payload_to_f16():
     assert torch.equal(bits(x.to(torch.float16)), bits(x.to(DEV).to(torch.float16).cpu()))
 
 
-@pytest.mark.xfail(reason="CPU's f16->f32 NaN bits depend on its code path (0x7fffffff on a strided copy here, a "
-                   "quieted payload elsewhere); the device keeps the payload exactly")
+@pytest.mark.xfail(
+    reason="CPU's f16->f32 NaN bits depend on its code path (0x7fffffff on a strided copy here, a "
+    "quieted payload elsewhere); the device keeps the payload exactly"
+)
 def test_signalling_nan_from_f16():
     h = torch.tensor([0x7C01, 0x7C01], dtype=torch.int16).view(torch.float16)
     assert torch.equal(bits(h[::2].float()), bits(h.to(DEV)[::2].float().cpu()))

@@ -4,6 +4,7 @@ as a new user runs them, at small settings, with the CPU fallback off: each exit
 lines README.md shows, with figures that hold (the demo's loss curves within its stated tolerance and
 a real PNG, the Hugging Face model's tokens equal to the CPU's, the AMP loss falling with the CPU's).
 README.md's expected outputs are checked against the same line patterns."""
+
 import importlib.metadata
 import os
 import re
@@ -82,6 +83,7 @@ def check_adapter_note(m, text):
 
 # ---------------------------------------------------------------------------------------- autoload
 
+
 def _installed():
     """Skips where torch_webgpu is not pip-installed (a staged developer build has no entry point);
     where it is, its `torch.backends` entry point must be the package's _autoload."""
@@ -95,8 +97,10 @@ def _installed():
 
 def test_import_torch_alone_registers_webgpu(tmp_path):
     _installed()
-    code = ("import sys, torch; x = torch.ones(1, device='webgpu'); "
-            "print(x.device, 'torch_webgpu' in sys.modules, (x + 1).cpu().item(), torch.webgpu.device_count() >= 1)")
+    code = (
+        "import sys, torch; x = torch.ones(1, device='webgpu'); "
+        "print(x.device, 'torch_webgpu' in sys.modules, (x + 1).cpu().item(), torch.webgpu.device_count() >= 1)"
+    )
     rc, out, err = run_python(["-c", code], tmp_path)
     assert rc == 0, err
     assert out.splitlines()[-1] == "webgpu:0 True 2.0 True", out
@@ -105,8 +109,10 @@ def test_import_torch_alone_registers_webgpu(tmp_path):
 def test_import_torch_webgpu_first_still_works(tmp_path):
     # torch's import (inside ours) runs the autoload, which finds torch_webgpu half-imported.
     _installed()
-    code = ("import torch_webgpu, torch; import torch_webgpu as again; assert again is torch_webgpu; "
-            "print(torch.ones(2, device='webgpu').sum().item(), 'adapter' in torch_webgpu.info())")
+    code = (
+        "import torch_webgpu, torch; import torch_webgpu as again; assert again is torch_webgpu; "
+        "print(torch.ones(2, device='webgpu').sum().item(), 'adapter' in torch_webgpu.info())"
+    )
     rc, out, err = run_python(["-c", code], tmp_path)
     assert rc == 0, err
     assert out.splitlines()[-1] == "2.0 True", out
@@ -114,11 +120,13 @@ def test_import_torch_webgpu_first_still_works(tmp_path):
 
 def test_autoload_opt_out(tmp_path):
     _installed()
-    code = ("import sys, torch\n"
-            "print('loaded', 'torch_webgpu' in sys.modules)\n"
-            "try:\n    torch.ones(1, device='webgpu')\nexcept RuntimeError as e:\n    print('refused:', e)\n"
-            "import torch_webgpu\n"
-            "print('explicit', torch.ones(1, device='webgpu').device)\n")
+    code = (
+        "import sys, torch\n"
+        "print('loaded', 'torch_webgpu' in sys.modules)\n"
+        "try:\n    torch.ones(1, device='webgpu')\nexcept RuntimeError as e:\n    print('refused:', e)\n"
+        "import torch_webgpu\n"
+        "print('explicit', torch.ones(1, device='webgpu').device)\n"
+    )
     rc, out, err = run_python(["-c", code], tmp_path, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
     assert rc == 0, err
     lines = out.splitlines()
@@ -132,22 +140,24 @@ def test_broken_package_leaves_import_torch_working(tmp_path):
     # a warning says so, CPU work goes on, and `import torch_webgpu` raises the real error, then works
     # once the cause is gone.
     _installed()
-    code = ("import sys, warnings\n"
-            "class Broken:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'torch_webgpu._C':\n"
-            "            raise ImportError('simulated: _C was built for another torch')\n"
-            "blocker = Broken()\n"
-            "sys.meta_path.insert(0, blocker)\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    import torch\n"
-            "print('warned', [str(x.message).split(' (')[0] for x in w if 'torch_webgpu' in str(x.message)])\n"
-            "print('cpu', torch.ones(3).sum().item(), 'torch_webgpu' in sys.modules)\n"
-            "try:\n    import torch_webgpu\nexcept ImportError as e:\n    print('import error:', e)\n"
-            "sys.meta_path.remove(blocker)\n"
-            "import torch_webgpu\n"
-            "print('fixed', torch.ones(1, device='webgpu').device)\n")
+    code = (
+        "import sys, warnings\n"
+        "class Broken:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch_webgpu._C':\n"
+        "            raise ImportError('simulated: _C was built for another torch')\n"
+        "blocker = Broken()\n"
+        "sys.meta_path.insert(0, blocker)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import torch\n"
+        "print('warned', [str(x.message).split(' (')[0] for x in w if 'torch_webgpu' in str(x.message)])\n"
+        "print('cpu', torch.ones(3).sum().item(), 'torch_webgpu' in sys.modules)\n"
+        "try:\n    import torch_webgpu\nexcept ImportError as e:\n    print('import error:', e)\n"
+        "sys.meta_path.remove(blocker)\n"
+        "import torch_webgpu\n"
+        "print('fixed', torch.ones(1, device='webgpu').device)\n"
+    )
     rc, out, err = run_python(["-c", code], tmp_path)
     assert rc == 0, err
     lines = out.splitlines()
@@ -160,9 +170,11 @@ def test_broken_package_leaves_import_torch_working(tmp_path):
 def test_no_adapter_leaves_import_torch_working(tmp_path):
     # No adapter of the asked-for backend: `import torch` works, and the device's first use raises.
     _installed()
-    code = ("import torch\n"
-            "print('available', torch.webgpu.is_available(), torch.ones(2).sum().item())\n"
-            "try:\n    torch.ones(1, device='webgpu')\nexcept RuntimeError as e:\n    print('error:', e)\n")
+    code = (
+        "import torch\n"
+        "print('available', torch.webgpu.is_available(), torch.ones(2).sum().item())\n"
+        "try:\n    torch.ones(1, device='webgpu')\nexcept RuntimeError as e:\n    print('error:', e)\n"
+    )
     rc, out, err = run_python(["-c", code], tmp_path, env={"TORCH_WEBGPU_BACKEND": "d3d12"})
     assert rc == 0, err
     lines = out.splitlines()
@@ -171,6 +183,7 @@ def test_no_adapter_leaves_import_torch_working(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- examples
+
 
 def test_demo(tmp_path):
     pytest.importorskip("sklearn")
@@ -203,8 +216,9 @@ def test_hf_generate_local_checkpoint(tmp_path):
     import torch
 
     torch.manual_seed(0)
-    T.GPT2LMHeadModel(T.GPT2Config(n_layer=1, n_embd=64, n_head=4, vocab_size=500, n_positions=64,
-                                   eos_token_id=None, bos_token_id=1)).save_pretrained(tmp_path / "ckpt")
+    T.GPT2LMHeadModel(
+        T.GPT2Config(n_layer=1, n_embd=64, n_head=4, vocab_size=500, n_positions=64, eos_token_id=None, bos_token_id=1)
+    ).save_pretrained(tmp_path / "ckpt")
     out = run_example("hf_generate", ["--model", str(tmp_path / "ckpt"), "--new-tokens", "4"], tmp_path)
     model, _, gpu, _, same, _ = match_lines("hf_generate", out)
     assert "GPT2LMHeadModel from " + str(tmp_path / "ckpt") in model.group(0), out
@@ -232,6 +246,7 @@ def test_gpt_and_mlp_inference(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- README
+
 
 @pytest.mark.parametrize("name", sorted(LINES))
 def test_readme_shows_expected_output(name):

@@ -2,6 +2,7 @@
 with a daemon thread still recording, after errors (issue: the first hour; on NVIDIA every such
 process used to end with SIGSEGV in static destructors, on lavapipe 5 of 6 unsynchronised exits
 crashed or hung)."""
+
 import subprocess
 import sys
 import textwrap
@@ -56,7 +57,6 @@ SCRIPTS = {
 def test_process_exits_cleanly(name):
     code = "import sys, torch, torch_webgpu\n" + textwrap.dedent(SCRIPTS[name])
     for attempt in range(2):  # crashes at exit were intermittent: two runs each
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                           env=native_env())
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=native_env())
         assert r.returncode == 0, f"{name} run {attempt}: rc={r.returncode}\n{r.stdout}\n{r.stderr[-3000:]}"
         assert "terminate called" not in r.stderr and "Traceback" not in r.stderr, r.stderr[-3000:]

@@ -2,16 +2,17 @@
 as CUDA) where the adapter has it, packed (software conversion) otherwise; TORCH_WEBGPU_NO_F16=1
 forces the packed path on any adapter. Both must give CPU's bits for single-rounding ops, subnormals,
 overflow and NaN, on contiguous (vectorised), offset, ragged and strided operands."""
+
 import subprocess
 import sys
 
 import pytest
 import torch
-import torch_webgpu  # noqa: F401
-
 from webgpu_env import DEV, native_env
 
-CHECK = r'''
+import torch_webgpu  # noqa: F401
+
+CHECK = r"""
 import sys, torch, torch_webgpu
 torch.manual_seed(0)
 bad = []
@@ -55,7 +56,7 @@ if not torch.equal(base.cpu(), e):
 print("features", torch_webgpu.info()["features"])
 print("BAD", bad)
 sys.exit(1 if bad else 0)
-'''
+"""
 
 
 def _run(env_extra):
@@ -82,7 +83,12 @@ def test_half_vector_path_with_cpu_scalar_operands(dtype):
     # A CPU scalar tensor as the first input (rsub, 2.5 ** t) leaves only later operands bound.
     a = torch.randn(1000).to(dtype)
     s = torch.tensor(2.5)
-    for f in (lambda x: torch.rsub(x, s), lambda x: s - x, lambda x: torch.pow(2.5, x), lambda x: torch.add(s, x, alpha=2)):
+    for f in (
+        lambda x: torch.rsub(x, s),
+        lambda x: s - x,
+        lambda x: torch.pow(2.5, x),
+        lambda x: torch.add(s, x, alpha=2),
+    ):
         r = f(a.to(DEV)).cpu()
         e = f(a)
         torch.testing.assert_close(r, e, equal_nan=True)

@@ -2,14 +2,23 @@
 # each result is compared with CPU, and views must share the base's storage with CPU's metadata.
 import platform
 
-
 import pytest
 import torch
+from webgpu_env import DEV
+
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-          torch.uint8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 NUMERIC = [d for d in DTYPES if d is not torch.bool]
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -23,8 +32,11 @@ def same(cpu, dev):
     """Bit-exact equality of a device result with the CPU one, dtype and shape included."""
     dev = dev.cpu()
     assert dev.dtype == cpu.dtype and dev.shape == cpu.shape, (dev.dtype, dev.shape, cpu.dtype, cpu.shape)
-    assert torch.equal(dev, cpu) or torch.equal(dev.isnan(), cpu.isnan()) and torch.equal(
-        dev.nan_to_num(0), cpu.nan_to_num(0)), f"\ncpu={cpu}\ndev={dev}"
+    assert (
+        torch.equal(dev, cpu)
+        or torch.equal(dev.isnan(), cpu.isnan())
+        and torch.equal(dev.nan_to_num(0), cpu.nan_to_num(0))
+    ), f"\ncpu={cpu}\ndev={dev}"
 
 
 def both(f):
@@ -39,6 +51,7 @@ def both(f):
 
 
 # ---------------------------------------------------------------- factories
+
 
 def fill_value(dt):
     return True if dt is torch.bool else 3.5 if dt.is_floating_point else -7 if dt is not torch.uint8 else 200
@@ -79,14 +92,44 @@ def test_simple_factories(name, dt):
 
 # Sequences: (args, kwargs) for the op. Float aranges are compared with a tolerance: CPU computes
 # them in vectorized chunks whose rounding depends on the CPU and the thread count.
-ARANGE = [((10,), {}), ((2, 30), {}), ((1, 100, 3), {}), ((50, -7, -4), {}), ((0, 1, 0.1), {}),
-          ((-3.7, 10.3, 0.013), {}), ((5, 5), {}), ((-2.5, 3.5), {}), ((0, 600, 1), {}), ((0, 2**20, 37), {})]
-LINSPACE = [((0, 10, 7), {}), ((-5, 100, 1001), {}), ((10, -3, 50), {}), ((0, 1, 0), {}), ((3, 9, 1), {}),
-            ((0, 1, 2), {}), ((-1, 1, 5), {}), ((1.5, 2.5, 11), {}), ((-1000, 1000, 4097), {}),
-            ((0, 7, 50), {}), ((2**40, -(2**40) + 3, 999), {})]
-LOGSPACE = [((0, 2, 5), {}), ((0, 3, 4), {}), ((-2, 2, 9), {}), ((0, 10, 11), {"base": 2}),
-            ((0, 6, 7), {"base": 3}), ((1, 0, 6), {"base": 0.5}), ((0, 4, 5), {"base": -2}), ((0, 1, 1), {}),
-            ((0, 2, 3), {"base": 1}), ((-1, 1, 3), {"base": 0}), ((0, 3, 13), {"base": 4})]
+ARANGE = [
+    ((10,), {}),
+    ((2, 30), {}),
+    ((1, 100, 3), {}),
+    ((50, -7, -4), {}),
+    ((0, 1, 0.1), {}),
+    ((-3.7, 10.3, 0.013), {}),
+    ((5, 5), {}),
+    ((-2.5, 3.5), {}),
+    ((0, 600, 1), {}),
+    ((0, 2**20, 37), {}),
+]
+LINSPACE = [
+    ((0, 10, 7), {}),
+    ((-5, 100, 1001), {}),
+    ((10, -3, 50), {}),
+    ((0, 1, 0), {}),
+    ((3, 9, 1), {}),
+    ((0, 1, 2), {}),
+    ((-1, 1, 5), {}),
+    ((1.5, 2.5, 11), {}),
+    ((-1000, 1000, 4097), {}),
+    ((0, 7, 50), {}),
+    ((2**40, -(2**40) + 3, 999), {}),
+]
+LOGSPACE = [
+    ((0, 2, 5), {}),
+    ((0, 3, 4), {}),
+    ((-2, 2, 9), {}),
+    ((0, 10, 11), {"base": 2}),
+    ((0, 6, 7), {"base": 3}),
+    ((1, 0, 6), {"base": 0.5}),
+    ((0, 4, 5), {"base": -2}),
+    ((0, 1, 1), {}),
+    ((0, 2, 3), {"base": 1}),
+    ((-1, 1, 3), {"base": 0}),
+    ((0, 3, 13), {"base": 4}),
+]
 
 
 def in_range(dt, args):
@@ -164,8 +207,10 @@ def test_linspace_random_exact():
         si, ei = int(s * 1e6), int(e * 1e6)
         for dt in [torch.int64, torch.int32]:
             same(torch.linspace(si, ei, n, dtype=dt), torch.linspace(si, ei, n, dtype=dt, device=DEV))
-        same(torch.linspace(int(s), int(e), n, dtype=torch.int16),
-             torch.linspace(int(s), int(e), n, dtype=torch.int16, device=DEV))
+        same(
+            torch.linspace(int(s), int(e), n, dtype=torch.int16),
+            torch.linspace(int(s), int(e), n, dtype=torch.int16, device=DEV),
+        )
 
 
 def test_linspace_tensor_args_and_out():
@@ -199,8 +244,10 @@ def test_logspace_random_exact():
             same(torch.logspace(s, e, n, base=base, dtype=dt), torch.logspace(s, e, n, base=base, dtype=dt, device=DEV))
         si, ei = int(s) // 3, int(e) // 3
         for dt in [torch.int64, torch.int16]:
-            same(torch.logspace(si, ei, n, base=base, dtype=dt),
-                 torch.logspace(si, ei, n, base=base, dtype=dt, device=DEV))
+            same(
+                torch.logspace(si, ei, n, base=base, dtype=dt),
+                torch.logspace(si, ei, n, base=base, dtype=dt, device=DEV),
+            )
 
 
 def test_logspace_integer_powers_exact():
@@ -209,8 +256,10 @@ def test_logspace_integer_powers_exact():
             n = 13 if base != 2 else 40
             if dt is torch.float16:
                 n = 5
-            same(torch.logspace(0, n - 1, n, base=base, dtype=dt),
-                 torch.logspace(0, n - 1, n, base=base, dtype=dt, device=DEV))
+            same(
+                torch.logspace(0, n - 1, n, base=base, dtype=dt),
+                torch.logspace(0, n - 1, n, base=base, dtype=dt, device=DEV),
+            )
 
 
 def test_factories_refuse_float64():
@@ -220,13 +269,27 @@ def test_factories_refuse_float64():
         torch.arange(3, dtype=torch.float64, device=DEV)
 
 
-@pytest.mark.parametrize("op", ["arange.start_out", "range.out", "linspace.out", "logspace.out", "eye.out",
-                                "eye.m_out", "unfold", "as_strided", "view", "_reshape_alias"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "arange.start_out",
+        "range.out",
+        "linspace.out",
+        "logspace.out",
+        "eye.out",
+        "eye.m_out",
+        "unfold",
+        "as_strided",
+        "view",
+        "_reshape_alias",
+    ],
+)
 def test_kernels_registered(op):
     assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + op, "PrivateUse1")
 
 
 # ---------------------------------------------------------------- views
+
 
 def make_base(kind, dt, device):
     """A (2, 3, 4, 5) tensor of distinct values, laid out as `kind`."""
@@ -248,8 +311,15 @@ VIEWS = {
     "view_-1": lambda x: x.view(-1),
     "view_split_dim": lambda x: x.view(2, 3, 2, 2, 5),
     "view_as": lambda x: x.view_as(torch.empty(6, 4, 5)),
-    "view_dtype_same": lambda x: x.view(torch.int16 if x.element_size() == 2 else torch.uint8 if x.element_size() == 1
-                                        else torch.int32 if x.element_size() == 4 else torch.int64),
+    "view_dtype_same": lambda x: x.view(
+        torch.int16
+        if x.element_size() == 2
+        else torch.uint8
+        if x.element_size() == 1
+        else torch.int32
+        if x.element_size() == 4
+        else torch.int64
+    ),
     "view_dtype_narrower": lambda x: x.view(torch.uint8),
     "reshape": lambda x: x.reshape(6, 4, 5),
     "reshape_-1": lambda x: x.reshape(-1),
@@ -361,20 +431,41 @@ def test_view(name, kind, dt):
 def test_view_ops_are_views_of_base():
     # The ops the issue lists produce true views on the device: _base set, storage shared.
     x = torch.arange(24.0).reshape(2, 3, 4).to(DEV)
-    for f in [lambda t: t.view(6, 4), lambda t: t.reshape(4, 6), lambda t: t.flatten(),
-              lambda t: t.unflatten(2, (2, 2)), lambda t: t.permute(2, 0, 1), lambda t: t.transpose(0, 2),
-              lambda t: t[0].t(), lambda t: t[:1].squeeze(0), lambda t: t.unsqueeze(1),
-              lambda t: t[:, :1].expand(2, 5, 4), lambda t: t[:1].broadcast_to(3, 3, 4), lambda t: t.narrow(2, 1, 2),
-              lambda t: t.select(1, 2), lambda t: t.unbind(1)[1], lambda t: t.split(2, 2)[1],
-              lambda t: t.chunk(3, 1)[2], lambda t: t.movedim(0, 2), lambda t: t.diagonal(0, 1, 2),
-              lambda t: t.unfold(2, 2, 1), lambda t: t.as_strided((3, 3), (2, 5), 1)]:
+    for f in [
+        lambda t: t.view(6, 4),
+        lambda t: t.reshape(4, 6),
+        lambda t: t.flatten(),
+        lambda t: t.unflatten(2, (2, 2)),
+        lambda t: t.permute(2, 0, 1),
+        lambda t: t.transpose(0, 2),
+        lambda t: t[0].t(),
+        lambda t: t[:1].squeeze(0),
+        lambda t: t.unsqueeze(1),
+        lambda t: t[:, :1].expand(2, 5, 4),
+        lambda t: t[:1].broadcast_to(3, 3, 4),
+        lambda t: t.narrow(2, 1, 2),
+        lambda t: t.select(1, 2),
+        lambda t: t.unbind(1)[1],
+        lambda t: t.split(2, 2)[1],
+        lambda t: t.chunk(3, 1)[2],
+        lambda t: t.movedim(0, 2),
+        lambda t: t.diagonal(0, 1, 2),
+        lambda t: t.unfold(2, 2, 1),
+        lambda t: t.as_strided((3, 3), (2, 5), 1),
+    ]:
         v = f(x)
         assert v._base is x and shares(v, x)
 
 
 def test_inplace_view_ops():
-    for f in [lambda t: t.squeeze_(1), lambda t: t.unsqueeze_(0), lambda t: t.transpose_(0, 2), lambda t: t[0].t_(),
-              lambda t: t.as_strided_((2, 2), (1, 2), 1), lambda t: t.swapdims_(0, 1)]:
+    for f in [
+        lambda t: t.squeeze_(1),
+        lambda t: t.unsqueeze_(0),
+        lambda t: t.transpose_(0, 2),
+        lambda t: t[0].t_(),
+        lambda t: t.as_strided_((2, 2), (1, 2), 1),
+        lambda t: t.swapdims_(0, 1),
+    ]:
         xc = torch.arange(24.0).reshape(2, 1, 12)
         xd = xc.to(DEV)
         rc, rd = f(xc), f(xd)
@@ -412,8 +503,16 @@ def test_unfold_backward(kind, dim, size, step):
 
 def test_view_backward():
     # gradients of views flow back natively (select/slice/diagonal backward, expand's sum, ...)
-    for f in [lambda t: t.select(1, 2), lambda t: t[:, 1:, ::2], lambda t: t.diagonal(0, 2, 3), lambda t: t.permute(3, 1, 0, 2),
-              lambda t: t[:, :1].expand(2, 3, 4, 5), lambda t: t.flatten(1), lambda t: t.movedim(0, 3), lambda t: t.mT]:
+    for f in [
+        lambda t: t.select(1, 2),
+        lambda t: t[:, 1:, ::2],
+        lambda t: t.diagonal(0, 2, 3),
+        lambda t: t.permute(3, 1, 0, 2),
+        lambda t: t[:, :1].expand(2, 3, 4, 5),
+        lambda t: t.flatten(1),
+        lambda t: t.movedim(0, 3),
+        lambda t: t.mT,
+    ]:
         xc = torch.arange(120.0).reshape(2, 3, 4, 5).requires_grad_()
         xd = torch.arange(120.0).reshape(2, 3, 4, 5).to(DEV).requires_grad_()
         yc, yd = f(xc), f(xd)
@@ -423,7 +522,9 @@ def test_view_backward():
         same(xc.grad, xd.grad)
 
 
-@pytest.mark.parametrize("dt", [torch.float32, torch.int8, torch.float16], ids=ids([torch.float32, torch.int8, torch.float16]))
+@pytest.mark.parametrize(
+    "dt", [torch.float32, torch.int8, torch.float16], ids=ids([torch.float32, torch.int8, torch.float16])
+)
 def test_narrow_copy(dt):
     xc, xd = make_base("permuted", dt, "cpu"), make_base("permuted", dt, DEV)
     for args in [(0, 1, 1), (3, -3, 2), (2, 4, 0), (-1, 0, 5)]:

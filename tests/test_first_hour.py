@@ -1,8 +1,9 @@
 """The first hour of a PyTorch user (issue 14): printing, ops given a CPU operand, pickling, tied
 parameters through Module.to, fork and multiprocessing queues, torch.compile. Whatever used to crash
 or hang runs in a subprocess with a timeout; results are compared against PyTorch on the CPU."""
-import os
+
 import io
+import os
 import pickle
 import re
 import subprocess
@@ -13,12 +14,21 @@ import textwrap
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
-DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-          torch.uint8, torch.bool)
+DTYPES = (
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
 
 
 def run_py(code, timeout=240):
@@ -31,8 +41,7 @@ def run_py(code, timeout=240):
         path = os.path.join(d, "script.py")
         with open(path, "w") as f:
             f.write(textwrap.dedent(code))
-        return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=d)
+        return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=timeout, env=env, cwd=d)
 
 
 def check_ok(r):
@@ -124,6 +133,7 @@ def test_print_options_and_autograd_suffixes():
 
 # --- 2. ops given a CPU operand ------------------------------------------------------------------
 
+
 def test_mixed_device_ops_raise():
     r = run_py("""
         import torch, torch.nn as nn, torch.nn.functional as F, torch_webgpu
@@ -199,6 +209,7 @@ def test_zero_dim_cpu_scalar_still_works():
 
 # --- 3. pickle and legacy torch.save -------------------------------------------------------------
 
+
 def test_pickle_and_legacy_save_roundtrip():
     r = run_py("""
         import io, pickle, torch, torch_webgpu
@@ -248,6 +259,7 @@ def test_save_default_and_map_location():
 
 
 # --- 4. tied parameters through Module.to --------------------------------------------------------
+
 
 class Tied(torch.nn.Module):
     def __init__(self):
@@ -315,8 +327,10 @@ def test_tied_parameters_survive_to():
 
 # --- 5. fork and multiprocessing -----------------------------------------------------------------
 
+
 def test_fork_after_use_raises_in_child():
-    r = run_py("""
+    r = run_py(
+        """
         import os, sys, torch, torch_webgpu
         t = torch.arange(4.0, device="webgpu") * 2
         assert t.cpu().tolist() == [0.0, 2.0, 4.0, 6.0]
@@ -355,12 +369,15 @@ def test_fork_after_use_raises_in_child():
         # The parent still works.
         assert (t + 1).cpu().tolist() == [1.0, 3.0, 5.0, 7.0]
         print("OK")
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert "OK" in check_ok(r)
 
 
 def test_fork_before_use_is_fine():
-    r = run_py("""
+    r = run_py(
+        """
         import os, torch, torch_webgpu
         pid = os.fork()
         if pid == 0:
@@ -369,12 +386,15 @@ def test_fork_before_use_is_fine():
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
         print("OK")
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert "OK" in check_ok(r)
 
 
 def test_multiprocessing_queue_spawn():
-    r = run_py("""
+    r = run_py(
+        """
         import multiprocessing as mp, torch, torch_webgpu
 
         def worker(q_in, q_out):
@@ -407,12 +427,15 @@ def test_multiprocessing_queue_spawn():
             assert s.device.type == "webgpu" and s.nbytes() == 12
             assert torch.equal(torch.empty(0, dtype=torch.int16).set_(s.cpu()), torch.arange(6, dtype=torch.int16))
             print("OK")
-    """, timeout=240)
+    """,
+        timeout=240,
+    )
     assert "OK" in check_ok(r)
 
 
 def test_multiprocessing_fork_worker_raises():
-    r = run_py("""
+    r = run_py(
+        """
         import multiprocessing as mp, torch, torch_webgpu
 
         def worker(q):
@@ -432,14 +455,18 @@ def test_multiprocessing_fork_worker_raises():
         assert "forked subprocess" in msg, msg
         assert p.exitcode == 0
         print("OK")
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert "OK" in check_ok(r)
 
 
 # --- 6. torch.compile ----------------------------------------------------------------------------
 
+
 def test_compile_default_backend():
-    r = run_py("""
+    r = run_py(
+        """
         import warnings, torch, torch_webgpu
         torch.manual_seed(0)
         ref = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 3))
@@ -464,7 +491,9 @@ def test_compile_default_backend():
         torch.testing.assert_close(y2.detach().cpu(), ref(x * 2).detach(), rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(m[0].weight.grad.cpu(), ref[0].weight.grad, rtol=1e-4, atol=1e-5)
         print("OK")
-    """, timeout=400)
+    """,
+        timeout=400,
+    )
     assert "OK" in check_ok(r)
 
 
@@ -473,6 +502,7 @@ def test_ops_past_the_binding_limit_work_or_raise_at_the_call():
     the call naming the limit; either way the next, unrelated op and readback are right (no error
     surfacing later, no stale result)."""
     import torch.nn.functional as F
+
     limit = torch.webgpu.info()["limits"]["maxStorageBufferBindingSize"]
     if limit > (1 << 30):
         pytest.skip("binding limit too large to exceed cheaply here")

@@ -3,6 +3,7 @@ in the first models people run (Hugging Face generate(), torchvision's ViT), sin
 arguments, deterministic scatters, unique(dim=0) with NaN rows. Every result is compared with
 PyTorch's CPU result, and with the OpInfo samples where op_db has an entry (run with the fallback
 off, so a pass means native kernels only)."""
+
 import math
 import os
 import sys
@@ -11,11 +12,11 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
 import numpy  # noqa: E402
+import opinfo_support as H  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import opinfo_support as H  # noqa: E402
 import torch_webgpu  # noqa: E402,F401
 
 W = "webgpu"
@@ -42,12 +43,14 @@ def opinfo_passes(name, dtypes, variants=("op", "noncontig", "out"), sample_filt
             if r.skip_reason or r.status == "n/a":  # no sample applies (CPU raises for all of them)
                 continue
             assert r.status == "pass", f"{name} {dtype} {variant}: {r.status}: " + (
-                r.describe_failure() or r.describe_partial() if r.native else ", ".join(r.fallback))
+                r.describe_failure() or r.describe_partial() if r.native else ", ".join(r.fallback)
+            )
             ran += 1
     assert ran, f"{name}: no OpInfo case ran"
 
 
 # ---- 1. isin, _native_multi_head_attention ----------------------------------------------------------
+
 
 def test_isin_opinfo():
     opinfo_passes("isin", FLOATS + INTS)
@@ -87,7 +90,10 @@ def test_isin_mixed_dtypes_and_empty():
     same(torch.isin(e.to(W), t.to(W)), torch.isin(e, t))
     same(torch.isin(e.to(W), t.to(W).to(torch.int64)), torch.isin(e, t.to(torch.int64)))
     same(torch.isin(torch.empty(0, 3, device=W), t.to(W).float()), torch.isin(torch.empty(0, 3), t.float()))
-    same(torch.isin(e.to(W), torch.empty(0, dtype=torch.int32, device=W)), torch.isin(e, torch.empty(0, dtype=torch.int32)))
+    same(
+        torch.isin(e.to(W), torch.empty(0, dtype=torch.int32, device=W)),
+        torch.isin(e, torch.empty(0, dtype=torch.int32)),
+    )
     with pytest.raises(RuntimeError, match="isin"):
         torch.isin(torch.ones(2, dtype=torch.bool, device=W), torch.ones(2, dtype=torch.bool, device=W))
 
@@ -97,8 +103,12 @@ def _mha_args(B, T, D, H_, dtype, seed=0, distinct=False):
     q = torch.randn(B, T, D, generator=g).to(dtype)
     k = torch.randn(B, T, D, generator=g).to(dtype) if distinct else q
     v = torch.randn(B, T, D, generator=g).to(dtype) if distinct else q
-    ws = [torch.randn(3 * D, D, generator=g) * 0.3, torch.randn(3 * D, generator=g) * 0.1,
-          torch.randn(D, D, generator=g) * 0.3, torch.randn(D, generator=g) * 0.1]
+    ws = [
+        torch.randn(3 * D, D, generator=g) * 0.3,
+        torch.randn(3 * D, generator=g) * 0.1,
+        torch.randn(D, D, generator=g) * 0.3,
+        torch.randn(D, generator=g) * 0.1,
+    ]
     return q, k, v, [w.to(dtype) for w in ws]
 
 
@@ -130,7 +140,11 @@ def test_native_multi_head_attention(dtype, distinct, mask_kind, need_weights, a
         args_w = [_to(a) for a in args]
     c = torch._native_multi_head_attention(*args)
     r = torch._native_multi_head_attention(*args_w)
-    tol = dict(atol=1e-5, rtol=1e-5, equal_nan=True) if dtype == torch.float32 else dict(atol=2e-3, rtol=2e-3, equal_nan=True)
+    tol = (
+        dict(atol=1e-5, rtol=1e-5, equal_nan=True)
+        if dtype == torch.float32
+        else dict(atol=2e-3, rtol=2e-3, equal_nan=True)
+    )
     torch.testing.assert_close(r[0].cpu(), c[0], **tol)
     if c[1] is None or c[1].numel() == 0:
         assert r[1] is None or r[1].numel() == 0
@@ -146,8 +160,13 @@ def test_multihead_attention_module_fast_path():
     pad = torch.zeros(3, 7, dtype=torch.bool)
     pad[1, 5:] = True
     with torch.no_grad():
-        for kw in ({}, dict(need_weights=False), dict(key_padding_mask=pad), dict(average_attn_weights=False),
-                   dict(attn_mask=torch.triu(torch.ones(7, 7, dtype=torch.bool), 1))):
+        for kw in (
+            {},
+            dict(need_weights=False),
+            dict(key_padding_mask=pad),
+            dict(average_attn_weights=False),
+            dict(attn_mask=torch.triu(torch.ones(7, 7, dtype=torch.bool), 1)),
+        ):
             c = mha(x, x, x, **kw)
             m = mha.to(W)
             r = m(x.to(W), x.to(W), x.to(W), **{n: _to(a) for n, a in kw.items()})
@@ -164,11 +183,13 @@ def test_native_multi_head_attention_errors():
     with pytest.raises(RuntimeError, match="divide evenly"):
         torch._native_multi_head_attention(q.to(W), q.to(W), q.to(W), 16, 3, w.to(W), b.to(W), pw.to(W), pb.to(W))
     with pytest.raises(RuntimeError, match="shapes to match"):
-        torch._native_multi_head_attention(q.to(W), q[:, :3].to(W), q.to(W), 16, 4, w.to(W), b.to(W), pw.to(W),
-                                           pb.to(W))
+        torch._native_multi_head_attention(
+            q.to(W), q[:, :3].to(W), q.to(W), 16, 4, w.to(W), b.to(W), pw.to(W), pb.to(W)
+        )
 
 
 # ---- 2. ops that made float64 internally; index_reduce_ with int32 indices ---------------------------
+
 
 @pytest.mark.parametrize("name", ["__rpow__", "ldexp"])
 def test_scalar_base_pow_opinfo(name):
@@ -183,7 +204,7 @@ def test_scalar_base_pow(dtype):
     for base in (2.5, 2, -1.5, 0.0, 1, True):
         if not dtype.is_floating_point and isinstance(base, int) and (e < 0).any():
             continue  # integers to negative powers raise on CPU
-        expected = base ** e
+        expected = base**e
         torch.testing.assert_close((base ** e.to(W)).cpu(), expected, equal_nan=True)
         torch.testing.assert_close(torch.pow(base, e.to(W)).cpu(), torch.pow(base, e), equal_nan=True)
     out = torch.empty(e.shape, device=W)
@@ -205,6 +226,7 @@ def _with_decompositions_only(fn):
     """Runs fn with the CPU fallback on, and checks that only the matrix decompositions (which have no
     webgpu kernel yet) went through it: the pinv/matrix_rank arithmetic around them is native."""
     from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts
+
     reset_fallback_counts()
     with fallback_enabled(True), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the fallback's one-time warning
@@ -293,10 +315,11 @@ def test_index_reduce_int32_index(reduce, include_self, dtype):
 
 # ---- 3. sin, cos, tan of large arguments ---------------------------------------------------------
 
+
 def _ulps(actual, expected):
     """|actual - expected| in units of the last place of expected (float32)."""
     spacing = torch.from_numpy(numpy.spacing(expected.abs().numpy()))
-    return ((actual.double() - expected.double()).abs() / spacing.double())
+    return (actual.double() - expected.double()).abs() / spacing.double()
 
 
 def _trig_inputs():
@@ -305,8 +328,14 @@ def _trig_inputs():
     sweep = (mag * torch.where(torch.rand(mag.shape, generator=g) < 0.5, -1, 1)).float()
     k = torch.arange(1, 50000, dtype=torch.float64)
     # The floats nearest to multiples of pi/2 and pi/4: the worst cancellations of the reduction.
-    mult = torch.cat([(k * math.pi / 2).float(), -(k * math.pi / 4).float(), (k ** 3 * math.pi / 2).float(),
-                      (k ** 5 * math.pi / 2).float()])
+    mult = torch.cat(
+        [
+            (k * math.pi / 2).float(),
+            -(k * math.pi / 4).float(),
+            (k**3 * math.pi / 2).float(),
+            (k**5 * math.pi / 2).float(),
+        ]
+    )
     return torch.cat([sweep, mult, torch.tensor([1e20, 3e7, 51000.0, 51472.0, 4096.0, 4097.0, 3.4e38, -3.4e38])])
 
 
@@ -322,8 +351,9 @@ def test_trig_large_arguments(name, max_ulp):
 
 
 def test_trig_special_values():
-    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), math.pi / 2, -math.pi / 2, math.pi,
-                      1e-30, -1e-30, 1e-6])
+    x = torch.tensor(
+        [0.0, -0.0, float("inf"), float("-inf"), float("nan"), math.pi / 2, -math.pi / 2, math.pi, 1e-30, -1e-30, 1e-6]
+    )
     for fn in (torch.sin, torch.cos, torch.tan):
         torch.testing.assert_close(fn(x.to(W)).cpu(), fn(x), atol=0, rtol=3e-7, equal_nan=True)
     assert torch.sin(torch.tensor(-0.0, device=W)).cpu().item() == 0.0
@@ -343,6 +373,7 @@ def test_trig_opinfo(name):
 
 
 # ---- 5. torch.use_deterministic_algorithms(True) ----------------------------------------------------
+
 
 @pytest.fixture
 def deterministic():

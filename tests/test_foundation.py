@@ -2,8 +2,8 @@
 # out-of-memory, the Stream's batching (counters), and the first kernel (add, float32).
 import ctypes
 import gc
-import math
 import json
+import math
 import os
 import subprocess
 import sys
@@ -11,10 +11,19 @@ import threading
 
 import pytest
 import torch
-
 from webgpu_env import DEV
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
-          torch.int8, torch.uint8, torch.bool]
+
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 
 
 def special_values(dtype, n=64, seed=0):
@@ -28,8 +37,24 @@ def special_values(dtype, n=64, seed=0):
         raw = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(bits)
         x = raw.view(dtype).clone()
         fi = torch.finfo(dtype)
-        specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), fi.max, -fi.max,
-                                 fi.tiny, fi.tiny / 4, -fi.tiny / 8, fi.eps, 1.0, -1.0], dtype=dtype)
+        specials = torch.tensor(
+            [
+                0.0,
+                -0.0,
+                float("inf"),
+                float("-inf"),
+                float("nan"),
+                fi.max,
+                -fi.max,
+                fi.tiny,
+                fi.tiny / 4,
+                -fi.tiny / 8,
+                fi.eps,
+                1.0,
+                -1.0,
+            ],
+            dtype=dtype,
+        )
         x[: specials.numel()] = specials
         # A NaN with a payload, to check the bits travel unchanged.
         payload = {torch.float32: 0x7FC01234, torch.float16: 0x7E12, torch.bfloat16: 0x7FC3}[dtype]
@@ -53,6 +78,7 @@ def assert_bits_equal(a, b):
 
 
 # ---------------------------------------------------------------- device and module API
+
 
 def test_seed_examples():
     a = torch.tensor([-1.5, 2.7, 1.0, 2.0], device="webgpu")
@@ -106,12 +132,16 @@ def test_abi_matches_installed_wgpudawn():
     """Struct sizes compiled into the extension equal those of the installed wgpudawn module (cffi
     measured them against Dawn's own headers), so a changed Dawn is caught before it corrupts memory."""
     from torch_webgpu import _C
-    code = ("import json, sys; from torch_webgpu import _dawn; m = _dawn._load_cffi_module(); "
-            "print(json.dumps({n: m.ffi.sizeof(n) for n in json.loads(sys.argv[1])}))")
+
+    code = (
+        "import json, sys; from torch_webgpu import _dawn; m = _dawn._load_cffi_module(); "
+        "print(json.dumps({n: m.ffi.sizeof(n) for n in json.loads(sys.argv[1])}))"
+    )
     compiled = dict(_C._abi_struct_sizes())
     assert len(compiled) > 100
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(sorted(compiled))],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(sorted(compiled))], capture_output=True, text=True, check=True
+    ).stdout
     expected = json.loads(out)
     for name, size in compiled.items():
         assert expected[name] == size, name
@@ -122,6 +152,7 @@ def test_dawn_is_the_pinned_wgpudawn():
     assert info["dawn"] == "wgpudawn"
     assert info["dawn_version"].startswith("v2026"), info["dawn_version"]
     from importlib.metadata import version
+
     assert version("wgpudawn") == "0.32.0.4"
 
 
@@ -151,6 +182,7 @@ def test_float64_and_complex_refused():
 
 # ---------------------------------------------------------------- copies
 
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_roundtrip_bit_exact(dtype):
     x = special_values(dtype, 257)
@@ -169,12 +201,16 @@ def test_roundtrip_noncontiguous(dtype):
         "offset": base[3:, 1:],
     }
     for name, src in sources.items():
-        d = src.to(DEV)                      # non-contiguous CPU source
+        d = src.to(DEV)  # non-contiguous CPU source
         assert_bits_equal(d.cpu(), src.contiguous())
         # non-contiguous webgpu source back to CPU
         dev_base = base.to(DEV)
-        view = {"transposed": dev_base.t(), "stepped": dev_base[1::3, ::2],
-                "expanded": dev_base[:1].expand(5, 10), "offset": dev_base[3:, 1:]}[name]
+        view = {
+            "transposed": dev_base.t(),
+            "stepped": dev_base[1::3, ::2],
+            "expanded": dev_base[:1].expand(5, 10),
+            "offset": dev_base[3:, 1:],
+        }[name]
         assert_bits_equal(view.cpu(), src.contiguous())
         # non-contiguous webgpu destination
         dst_base = torch.zeros(24, 20, dtype=dtype, device=DEV)
@@ -194,7 +230,7 @@ def test_roundtrip_noncontiguous(dtype):
 def test_device_to_device_views_of_one_storage(dtype):
     x = special_values(dtype, 100, seed=2)
     d = x.to(DEV)
-    d[50:].copy_(d[:50])                     # disjoint views of one storage
+    d[50:].copy_(d[:50])  # disjoint views of one storage
     e = x.clone()
     e[50:] = x[:50]
     assert_bits_equal(d.cpu(), e)
@@ -259,9 +295,15 @@ def test_item_fill_zero_clone(dtype):
 def test_views_share_storage():
     x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
     d = x.to(DEV)
-    for view, ref in [(d[1], x[1]), (d[:, 2], x[:, 2]), (d.t(), x.t()), (d.view(6, 4), x.view(6, 4)),
-                      (d[1:3, ::2], x[1:3, ::2]), (d.as_strided((2, 2), (1, 6), 1), x.as_strided((2, 2), (1, 6), 1)),
-                      (d.reshape(2, 12), x.reshape(2, 12))]:
+    for view, ref in [
+        (d[1], x[1]),
+        (d[:, 2], x[:, 2]),
+        (d.t(), x.t()),
+        (d.view(6, 4), x.view(6, 4)),
+        (d[1:3, ::2], x[1:3, ::2]),
+        (d.as_strided((2, 2), (1, 6), 1), x.as_strided((2, 2), (1, 6), 1)),
+        (d.reshape(2, 12), x.reshape(2, 12)),
+    ]:
         assert view.untyped_storage().data_ptr() == d.untyped_storage().data_ptr()
         assert torch.equal(view.cpu(), ref)
     d.select(1, 2).fill_(-1.0)
@@ -287,11 +329,12 @@ def test_resize_and_set():
 
 # ---------------------------------------------------------------- add, the first kernel
 
+
 def test_add_float32_cases():
     g = torch.Generator().manual_seed(5)
     a, b = torch.randn(33, 17, generator=g), torch.randn(17, generator=g)
     da, db = a.to(DEV), b.to(DEV)
-    assert torch.equal((da + db).cpu(), a + b)                       # broadcast
+    assert torch.equal((da + db).cpu(), a + b)  # broadcast
     assert torch.equal((da.t()[::2] + 1.5).cpu(), a.t()[::2] + 1.5)  # strided, scalar
     assert torch.allclose(torch.add(da, db, alpha=-0.5).cpu(), torch.add(a, b, alpha=-0.5))
     out = torch.empty(33, 17, device=DEV)
@@ -300,10 +343,11 @@ def test_add_float32_cases():
     c = da.clone()
     c += db
     assert torch.equal(c.cpu(), a + b)
-    assert torch.equal((da + torch.tensor(2.0)).cpu(), a + 2.0)      # CPU 0-dim tensor operand
+    assert torch.equal((da + torch.tensor(2.0)).cpu(), a + 2.0)  # CPU 0-dim tensor operand
 
 
 # ---------------------------------------------------------------- the Stream
+
 
 def test_dependent_chain_is_batched():
     x = torch.zeros(4, device=DEV)
@@ -327,8 +371,8 @@ def test_dependent_chain_is_batched():
 def test_upload_after_recorded_reads_keeps_order():
     """A host write into memory that recorded-but-unsubmitted work reads must not overtake it."""
     src = torch.full((1024,), 1.0, device=DEV)
-    dst = src + 0.0                          # recorded, not submitted
-    src.copy_(torch.full((1024,), 2.0))      # host upload into the buffer `dst` was computed from
+    dst = src + 0.0  # recorded, not submitted
+    src.copy_(torch.full((1024,), 2.0))  # host upload into the buffer `dst` was computed from
     assert torch.equal(dst.cpu(), torch.full((1024,), 1.0))
     assert torch.equal(src.cpu(), torch.full((1024,), 2.0))
 
@@ -339,10 +383,10 @@ def test_large_uploads_through_staging(nbytes):
     lands, at a storage offset, after recorded work that reads the destination."""
     gen = torch.Generator().manual_seed(nbytes)
     n = nbytes // 4
-    host = torch.randint(-2**31, 2**31 - 1, (n,), dtype=torch.int32, generator=gen)
+    host = torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, generator=gen)
     base = torch.zeros(n + 3, dtype=torch.int32, device=DEV)
-    dst = base[3:]                       # a storage offset into the block
-    before = dst + 1                     # recorded, not submitted: reads the zeros
+    dst = base[3:]  # a storage offset into the block
+    before = dst + 1  # recorded, not submitted: reads the zeros
     dst.copy_(host)
     assert torch.equal(before.cpu(), torch.ones(n, dtype=torch.int32))
     assert torch.equal(dst.cpu(), host)
@@ -377,6 +421,7 @@ def test_threads_share_the_stream():
 
 
 # ---------------------------------------------------------------- memory
+
 
 def test_memory_accounting_returns_to_start():
     torch.webgpu.synchronize()
@@ -435,8 +480,10 @@ def test_tensor_past_binding_limit():
 
 
 def test_missing_library_is_a_clear_error():
-    code = ("import torch, torch_webgpu\n"
-            "try:\n    torch.zeros(2, device='webgpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n")
+    code = (
+        "import torch, torch_webgpu\n"
+        "try:\n    torch.zeros(2, device='webgpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n"
+    )
     env = dict(os.environ, TORCH_WEBGPU_DAWN_LIBRARY="/nonexistent/libwebgpu_dawn.so")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "ERR" in out.stdout and "TORCH_WEBGPU_DAWN_LIBRARY" in out.stdout, out.stdout + out.stderr

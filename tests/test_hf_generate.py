@@ -4,6 +4,7 @@ fixed seed (no hub access), produce exactly the CPU's token ids, and a forward p
 within 1e-4 of the CPU's. Llama also runs without the KV cache and on a left-padded batch of two
 with an attention mask (T5, an encoder-decoder, on a right-padded one). Written against
 transformers 5.23.0 (what pip picks for torch 2.13)."""
+
 import copy
 import warnings
 
@@ -22,11 +23,31 @@ ARCHS = ["gpt2", "llama", "qwen3", "mistral", "t5"]
 
 def build(name):
     torch.manual_seed(0)
-    dec = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-               num_key_value_heads=2, max_position_embeddings=64, bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    dec = dict(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     if name == "gpt2":
-        m = T.GPT2LMHeadModel(T.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=64,
-                                           bos_token_id=1, eos_token_id=2, pad_token_id=0))
+        m = T.GPT2LMHeadModel(
+            T.GPT2Config(
+                n_layer=2,
+                n_embd=64,
+                n_head=4,
+                vocab_size=VOCAB,
+                n_positions=64,
+                bos_token_id=1,
+                eos_token_id=2,
+                pad_token_id=0,
+            )
+        )
     elif name == "llama":
         m = T.LlamaForCausalLM(T.LlamaConfig(**dec))
     elif name == "qwen3":
@@ -34,9 +55,20 @@ def build(name):
     elif name == "mistral":
         m = T.MistralForCausalLM(T.MistralConfig(sliding_window=None, **dec))
     else:
-        m = T.T5ForConditionalGeneration(T.T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2,
-                                                    num_decoder_layers=2, num_heads=4, decoder_start_token_id=0,
-                                                    pad_token_id=0, eos_token_id=1))
+        m = T.T5ForConditionalGeneration(
+            T.T5Config(
+                vocab_size=VOCAB,
+                d_model=64,
+                d_kv=16,
+                d_ff=128,
+                num_layers=2,
+                num_decoder_layers=2,
+                num_heads=4,
+                decoder_start_token_id=0,
+                pad_token_id=0,
+                eos_token_id=1,
+            )
+        )
     return m.eval()
 
 

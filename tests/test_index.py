@@ -5,12 +5,21 @@
 # device-side bounds check (an error raised at the next synchronisation, nothing written).
 import pytest
 import torch
-
 from webgpu_env import DEV
+
 g = torch.Generator().manual_seed(0)
 
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
-       torch.bool]
+ALL = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 NUM = [d for d in ALL if d != torch.bool]
 
 
@@ -56,6 +65,7 @@ def noncontig(x):
 
 # ---- gather / scatter ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_gather_dtypes(dtype):
     x = rand((6, 7, 5), dtype)
@@ -94,9 +104,20 @@ def test_scatter_add_duplicates(dtype):
     # ~29 updates per slot added through atomics: the rounding order of half-type sums varies run to run
     # (bfloat16's 8-bit mantissa makes that up to a few ulps of a sum near 5).
     half_tol = 3e-1 if dtype == torch.bfloat16 else 5e-2
-    check(lambda x, i, s: x.scatter_add(0, i, s), x, i, src, tol=half_tol if dtype in (torch.float16, torch.bfloat16) else 1e-4)
-    check(lambda x, i, s: x.scatter_add(1, i.T.clamp(max=29).contiguous()[:, :7].T.contiguous()[:7], s[:7]),
-          x, i, src, tol=5e-2)
+    check(
+        lambda x, i, s: x.scatter_add(0, i, s),
+        x,
+        i,
+        src,
+        tol=half_tol if dtype in (torch.float16, torch.bfloat16) else 1e-4,
+    )
+    check(
+        lambda x, i, s: x.scatter_add(1, i.T.clamp(max=29).contiguous()[:, :7].T.contiguous()[:7], s[:7]),
+        x,
+        i,
+        src,
+        tol=5e-2,
+    )
 
 
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
@@ -110,8 +131,13 @@ def test_scatter_reduce(dtype, reduce):
     tol = 5e-2 if dtype in (torch.float16, torch.bfloat16) else 1e-4
     for inc in (True, False):
         check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=inc), x, i, src, tol=tol)
-    check(lambda x, i, s: x.scatter_reduce(1, i.T[:, :4].contiguous() % 5, s.T[:, :4], reduce), noncontig(x), i,
-          src, tol=tol)
+    check(
+        lambda x, i, s: x.scatter_reduce(1, i.T[:, :4].contiguous() % 5, s.T[:, :4], reduce),
+        noncontig(x),
+        i,
+        src,
+        tol=tol,
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int8], ids=str)
@@ -130,11 +156,12 @@ def test_scatter_add_large_float_atomic():
     src = torch.rand(100000, generator=g)
     i = torch.randint(0, 13, (100000,), generator=g)
     check(lambda z, s, i: z.scatter_add(0, i, s), torch.zeros(13), src, i, tol=1e-3)
-    si = torch.randint(-1000, 1000, (100000,), generator=g) * (2 ** 40)
+    si = torch.randint(-1000, 1000, (100000,), generator=g) * (2**40)
     check(lambda z, s, i: z.scatter_add(0, i, s), torch.zeros(13, dtype=torch.long), si, i)
 
 
 # ---- advanced indexing -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_getitem_dtypes(dtype):
@@ -150,9 +177,9 @@ def test_getitem_forms():
     x = torch.randn(6, 7, 5, 4, generator=g)
     a = torch.tensor([[0, 2], [5, -1]])
     b = torch.tensor([1, -2])
-    check(lambda x, a, b: x[a, b], x, a, b)                  # broadcast index tensors
+    check(lambda x, a, b: x[a, b], x, a, b)  # broadcast index tensors
     check(lambda x, a, b: x[:, a, b], x, a.clamp(max=4), b)  # after a slice
-    check(lambda x, a, b: x[a, :, b], x, a, b)               # non-adjacent: dims go first
+    check(lambda x, a, b: x[a, :, b], x, a, b)  # non-adjacent: dims go first
     check(lambda x, a: x[None, 1:, a, ..., 2], x, a.clamp(max=4))
     check(lambda x, a: x[a.to(torch.int32)], x, a)
     check(lambda x: x[torch.tensor([], dtype=torch.long)], x)
@@ -174,6 +201,7 @@ def test_setitem_and_index_put(dtype):
         x = x.clone()
         x[i] = v
         return x
+
     check(put, x, idx, v)
     check(put, noncontig(x), idx, noncontig(v))
     check(lambda x, i: put(x, i, x[0, 0].item()), x, idx)
@@ -196,10 +224,12 @@ def test_index_put_accumulate_duplicates(dtype):
         x = x.clone()
         x[:, j] += 1
         return x
+
     check(iadd, x, j[:5].unique())
 
 
 # ---- index_* ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_index_select(dtype):
@@ -240,6 +270,7 @@ def test_index_reduce(dtype, reduce):
 
 
 # ---- take / put / masked / nonzero -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_take_put(dtype):
@@ -283,7 +314,7 @@ def test_masked_and_nonzero(dtype):
 
 def test_nonzero_sizes():
     for n in (0, 1, 1023, 1024, 1025, 5000):
-        x = (torch.rand(n, generator=g) > 0.7)
+        x = torch.rand(n, generator=g) > 0.7
         check(torch.nonzero, x)
     check(torch.nonzero, torch.rand(3, 300, 17, generator=g) > 0.5)
     check(torch.nonzero, torch.tensor(3.0))
@@ -294,6 +325,7 @@ def test_nonzero_sizes():
 
 
 # ---- embedding ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_embedding_and_backward(dtype):
@@ -308,6 +340,7 @@ def test_embedding_and_backward(dtype):
             w = w.detach().clone().requires_grad_()
             torch.nn.functional.embedding(i, w, padding_idx=pad, scale_grad_by_freq=freq).backward(gr)
             return w.grad
+
         check(back, w, idx, gr, tol=tol)
 
 
@@ -319,8 +352,10 @@ BAD = {
     "index_select": (lambda x, i: x.index_select(0, i.view(1)), IndexError),
     "getitem": (lambda x, i: x[i.view(1)], IndexError),
     "setitem": (lambda x, i: x.index_put_((i.view(1),), torch.ones(5, device=x.device)), IndexError),
-    "index_put_acc": (lambda x, i: x.index_put_((i.view(1),), torch.ones(5, device=x.device), accumulate=True),
-                      IndexError),
+    "index_put_acc": (
+        lambda x, i: x.index_put_((i.view(1),), torch.ones(5, device=x.device), accumulate=True),
+        IndexError,
+    ),
     "embedding": (lambda x, i: torch.nn.functional.embedding(i.view(1), x), IndexError),
     "index_add": (lambda x, i: x.index_add_(0, i.view(1), x[:1].clone()), RuntimeError),
     "index_copy": (lambda x, i: x.index_copy_(0, i.view(1), x[:1].clone()), IndexError),

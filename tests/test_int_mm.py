@@ -6,7 +6,6 @@
 # There is no OpInfo entry for _int_mm in torch 2.13's op_db, so these cases are the yardstick.
 import pytest
 import torch
-
 from webgpu_env import DEV
 
 
@@ -46,7 +45,7 @@ def ref_int_mm(a, b):
     if a.dtype == torch.int8 or CPU_UINT8:
         return torch._int_mm(a, b)
     full = a.long() @ b.long()
-    return ((full + 2 ** 31) % 2 ** 32 - 2 ** 31).to(torch.int32)
+    return ((full + 2**31) % 2**32 - 2**31).to(torch.int32)
 
 
 def check(a_pair, b_pair):
@@ -60,8 +59,10 @@ def check(a_pair, b_pair):
     got = got.cpu()
     if not torch.equal(got, want):
         bad = (got != want).nonzero()
-        raise AssertionError(f"{bad.shape[0]} of {want.numel()} differ, first at {bad[0].tolist()}: "
-                             f"{got[tuple(bad[0])].item()} != {want[tuple(bad[0])].item()}")
+        raise AssertionError(
+            f"{bad.shape[0]} of {want.numel()} differ, first at {bad[0].tolist()}: "
+            f"{got[tuple(bad[0])].item()} != {want[tuple(bad[0])].item()}"
+        )
 
 
 def plain(M, K, N, seed=0, adtype=torch.int8):
@@ -70,8 +71,22 @@ def plain(M, K, N, seed=0, adtype=torch.int8):
     return same_view(a, lambda t: t), same_view(b, lambda t: t)
 
 
-SHAPES = [(1, 1, 1), (3, 5, 7), (2, 3, 4), (4, 4, 4), (5, 1, 3), (1, 37, 1), (7, 2, 9), (17, 33, 9),
-          (64, 32, 64), (65, 31, 63), (63, 65, 65), (33, 100, 130), (130, 7, 5), (2, 130, 70)]
+SHAPES = [
+    (1, 1, 1),
+    (3, 5, 7),
+    (2, 3, 4),
+    (4, 4, 4),
+    (5, 1, 3),
+    (1, 37, 1),
+    (7, 2, 9),
+    (17, 33, 9),
+    (64, 32, 64),
+    (65, 31, 63),
+    (63, 65, 65),
+    (33, 100, 130),
+    (130, 7, 5),
+    (2, 130, 70),
+]
 
 
 @pytest.mark.parametrize("M,K,N", SHAPES)
@@ -92,10 +107,10 @@ def a_layouts(M, K):
         "contig": (rnd((M, K), seed=2), lambda t: t),
         "transposed": (rnd((K, M), seed=3), lambda t: t.t()),
         "transposed_offset1": (rnd((K * M + 1,), seed=10), lambda t: t[1:].view(K, M).t()),
-        "transposed_padded": (rnd((K, M + 6), seed=11), lambda t: t[:, 3:M + 3].t()),
+        "transposed_padded": (rnd((K, M + 6), seed=11), lambda t: t[:, 3 : M + 3].t()),
         "offset1": (rnd((M * K + 1,), seed=4), lambda t: t[1:].view(M, K)),
         "offset3": (rnd((M * K + 3,), seed=5), lambda t: t[3:].view(M, K)),
-        "padded_rows": (rnd((M, K + 3), seed=6), lambda t: t[:, 1:K + 1]),
+        "padded_rows": (rnd((M, K + 3), seed=6), lambda t: t[:, 1 : K + 1]),
         "k_stepped": (rnd((M, 2 * K), seed=7), lambda t: t[:, ::2]),
         "both_stepped": (rnd((2 * M, 3 * K + 1), seed=8), lambda t: t[::2, 1::3]),
         "expanded_k": (rnd((M, 1), seed=9), lambda t: t.expand(M, K)),
@@ -107,9 +122,9 @@ def b_layouts(K, N):
         "contig": (rnd((K, N), seed=12), lambda t: t),
         "w_t": (rnd((N, K), seed=13), lambda t: t.t()),
         "w_t_offset2": (rnd((N * K + 2,), seed=14), lambda t: t[2:].view(N, K).t()),
-        "w_t_offset1_padded": (rnd((N, K + 5), seed=15), lambda t: t[:, 1:K + 1].t()),
+        "w_t_offset1_padded": (rnd((N, K + 5), seed=15), lambda t: t[:, 1 : K + 1].t()),
         "offset1": (rnd((K * N + 1,), seed=16), lambda t: t[1:].view(K, N)),
-        "padded_offset3": (rnd((K, N + 5), seed=19), lambda t: t[:, 3:N + 3]),
+        "padded_offset3": (rnd((K, N + 5), seed=19), lambda t: t[:, 3 : N + 3]),
         "stepped": (rnd((2 * K, 2 * N), seed=17), lambda t: t[::2, 1::2]),
         "expanded_n": (rnd((K, 1), seed=18), lambda t: t.expand(K, N)),
     }
@@ -199,7 +214,7 @@ def test_out():
 def test_out_storage_offset():
     (a, ad), (b, bd) = plain(9, 13, 11, seed=51)
     buf = torch.full((9 * 11 + 5,), -1, dtype=torch.int32, device=DEV)
-    out = buf[3:3 + 99].view(9, 11)
+    out = buf[3 : 3 + 99].view(9, 11)
     torch._int_mm(ad, bd, out=out)
     assert torch.equal(out.cpu(), torch._int_mm(a, b))
     got = buf.cpu()

@@ -1,10 +1,11 @@
 """torch_webgpu._C._launch_wgsl: one dispatch of a WGSL body given as text (the entry point for
 generated kernels), against CPU, and its errors."""
+
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu
-from webgpu_env import DEV
 
 C = torch_webgpu._C
 
@@ -18,8 +19,13 @@ BODY = """
 
 
 def params(n, s=2.0, in_off=0, out_off=0):
-    return [("n", "u32", n), ("s", "f32", s), ("add", "f32s", [0.5, -3.0]), ("in_off", "u32", in_off),
-            ("out_off", "u32", out_off)]
+    return [
+        ("n", "u32", n),
+        ("s", "f32", s),
+        ("add", "f32s", [0.5, -3.0]),
+        ("in_off", "u32", in_off),
+        ("out_off", "u32", out_off),
+    ]
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 1000, 70000])
@@ -27,8 +33,13 @@ def test_launch_matches_cpu(n):
     x = torch.randn(n + 5)
     y = torch.zeros(n + 3, device=DEV)
     xs = x.to(DEV)[5:]  # a view: the kernel indexes with its storage offset
-    C._launch_wgsl("test_affine", BODY, [(xs, "f32", False), (y, "f32", True)], params(n, 1.5, xs.storage_offset(), 3),
-                   (n + 63) // 64)
+    C._launch_wgsl(
+        "test_affine",
+        BODY,
+        [(xs, "f32", False), (y, "f32", True)],
+        params(n, 1.5, xs.storage_offset(), 3),
+        (n + 63) // 64,
+    )
     want = torch.zeros(n + 3)
     want[3:] = x[5:] * 1.5 + torch.tensor([0.5, -3.0]).repeat((n + 1) // 2)[:n]
     torch.testing.assert_close(y.cpu(), want)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 import torch
-
 from webgpu_env import DEV
+
 g = torch.Generator().manual_seed(0)
 
 
@@ -24,10 +24,10 @@ def rnd(*shape, dtype=torch.float32):
 
 def tol(dtype, k=64):
     if dtype == torch.float32:
-        return dict(rtol=1e-4, atol=1e-4 * max(1.0, k ** 0.5))
+        return dict(rtol=1e-4, atol=1e-4 * max(1.0, k**0.5))
     if dtype == torch.float16:
-        return dict(rtol=1e-2, atol=1e-2 * max(1.0, k ** 0.5))
-    return dict(rtol=2e-2, atol=4e-2 * max(1.0, k ** 0.5))
+        return dict(rtol=1e-2, atol=1e-2 * max(1.0, k**0.5))
+    return dict(rtol=2e-2, atol=4e-2 * max(1.0, k**0.5))
 
 
 def check(fn, *xs, k=64):
@@ -45,8 +45,20 @@ def check(fn, *xs, k=64):
 # --------------------------------------------------------------------------- the tiled kernel
 
 # (M, K, N) around the 64x64x16 tile's edges and the 16x128 small-M tile's (tall narrow products run transposed).
-EDGE_SHAPES = [(1, 1, 2), (2, 1, 2), (3, 5, 7), (15, 16, 17), (64, 16, 64), (65, 17, 63), (63, 33, 129),
-               (130, 31, 66), (16, 40, 131), (17, 9, 128), (5, 100, 4), (130, 40, 7)]  # last: tall, narrow
+EDGE_SHAPES = [
+    (1, 1, 2),
+    (2, 1, 2),
+    (3, 5, 7),
+    (15, 16, 17),
+    (64, 16, 64),
+    (65, 17, 63),
+    (63, 33, 129),
+    (130, 31, 66),
+    (16, 40, 131),
+    (17, 9, 128),
+    (5, 100, 4),
+    (130, 40, 7),
+]  # last: tall, narrow
 
 
 @pytest.mark.parametrize("mkn", EDGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
@@ -113,14 +125,20 @@ def test_tile_shapes_from_environment():
 
 # --------------------------------------------------------------------------- dtypes
 
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_half_types(dtype):
     check(torch.mm, rnd(33, 70, dtype=dtype), rnd(70, 65, dtype=dtype), k=70)
     check(lambda a, b: a.t() @ b, rnd(70, 33, dtype=dtype), rnd(70, 65, dtype=dtype), k=70)
     check(torch.mv, rnd(33, 300, dtype=dtype), rnd(300, dtype=dtype), k=300)
     check(torch.dot, rnd(500, dtype=dtype), rnd(500, dtype=dtype), k=500)
-    check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2), rnd(20, dtype=dtype), rnd(9, 30, dtype=dtype),
-          rnd(30, 20, dtype=dtype), k=30)
+    check(
+        lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2),
+        rnd(20, dtype=dtype),
+        rnd(9, 30, dtype=dtype),
+        rnd(30, 20, dtype=dtype),
+        k=30,
+    )
     check(torch.bmm, rnd(3, 9, 30, dtype=dtype), rnd(3, 30, 20, dtype=dtype), k=30)
 
 
@@ -131,8 +149,12 @@ def test_integers_exact(dtype):
     check(lambda a, b: a.t() @ b, rnd(37, 19, dtype=dtype), rnd(37, 21, dtype=dtype))
     check(torch.mv, rnd(19, 37, dtype=dtype), rnd(37, dtype=dtype))
     check(torch.dot, rnd(100, dtype=dtype), rnd(100, dtype=dtype))
-    check(lambda c, a, b: torch.addmm(c, a, b, beta=3, alpha=-2), rnd(21, dtype=dtype), rnd(19, 37, dtype=dtype),
-          rnd(37, 21, dtype=dtype))
+    check(
+        lambda c, a, b: torch.addmm(c, a, b, beta=3, alpha=-2),
+        rnd(21, dtype=dtype),
+        rnd(19, 37, dtype=dtype),
+        rnd(37, 21, dtype=dtype),
+    )
     check(torch.bmm, rnd(2, 5, 7, dtype=dtype), rnd(2, 7, 3, dtype=dtype))
 
 
@@ -152,6 +174,7 @@ def test_bool_refused_like_cpu():
 
 # --------------------------------------------------------------------------- mat-vec
 
+
 def test_mv_dot_vdot():
     check(torch.mv, rnd(100, 37), rnd(37))
     check(torch.mv, rnd(37, 100).t(), rnd(37))  # columns shape
@@ -169,6 +192,7 @@ def test_mv_dot_vdot():
 
 # --------------------------------------------------------------------------- beta / alpha / out / in-place / empty
 
+
 def test_addmm_beta_alpha():
     c, a, b = rnd(70, 90), rnd(70, 40), rnd(40, 90)
     check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=-2), c, a, b)
@@ -178,8 +202,9 @@ def test_addmm_beta_alpha():
     nan = torch.full((70, 90), float("nan"))
     check(lambda c, a, b: torch.addmm(c, a, b, beta=0), nan, a, b)  # beta=0 ignores NaN
     check(lambda c, a, b: torch.addmv(c, a, b, beta=0), torch.full((70,), float("nan")), a, rnd(40))
-    check(lambda c, a, b: torch.baddbmm(c, a, b, beta=0), torch.full((3, 7, 9), float("nan")), rnd(3, 7, 5),
-          rnd(3, 5, 9))
+    check(
+        lambda c, a, b: torch.baddbmm(c, a, b, beta=0), torch.full((3, 7, 9), float("nan")), rnd(3, 7, 5), rnd(3, 5, 9)
+    )
 
 
 def test_addmm_split_k_with_bias():
@@ -197,8 +222,11 @@ def test_inplace_and_out():
     check(lambda a, b: torch.mm(a, b, out=torch.empty(9, 7, device=a.device).t()), rnd(7, 5), rnd(5, 9))
     check(lambda a, b: torch.mm(a, b, out=torch.empty(0, device=a.device)), rnd(7, 5), rnd(5, 9))
     check(lambda a, b: torch.bmm(a, b, out=torch.empty(0, device=a.device)), rnd(2, 7, 5), rnd(2, 5, 9))
-    check(lambda a, b: torch.addbmm(torch.zeros(7, 9, device=a.device), a, b,
-                                    out=torch.empty(0, device=a.device)), rnd(2, 7, 5), rnd(2, 5, 9))
+    check(
+        lambda a, b: torch.addbmm(torch.zeros(7, 9, device=a.device), a, b, out=torch.empty(0, device=a.device)),
+        rnd(2, 7, 5),
+        rnd(2, 5, 9),
+    )
     check(lambda a, b: torch.dot(a, b, out=torch.empty(3, device=a.device)), rnd(5), rnd(5))
     check(lambda a, b: torch.mv(a, b, out=torch.empty(0, device=a.device)), rnd(5, 4), rnd(4))
 
@@ -266,8 +294,22 @@ def test_gradients():
 
 # --------------------------------------------------------------------------- errors
 
-@pytest.mark.parametrize("case", ["mm_shape", "mm_dim", "mm_dtype", "bmm_batch", "dot_dim", "dot_size", "dot_dtype",
-                                  "mv_shape", "addmm_self", "addbmm_batch"])
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "mm_shape",
+        "mm_dim",
+        "mm_dtype",
+        "bmm_batch",
+        "dot_dim",
+        "dot_size",
+        "dot_dtype",
+        "mv_shape",
+        "addmm_self",
+        "addbmm_batch",
+    ],
+)
 def test_errors_like_cpu(case):
     f = {
         "mm_shape": lambda d: torch.mm(torch.ones(2, 3, device=d), torch.ones(4, 2, device=d)),
@@ -278,10 +320,12 @@ def test_errors_like_cpu(case):
         "dot_size": lambda d: torch.dot(torch.ones(3, device=d), torch.ones(4, device=d)),
         "dot_dtype": lambda d: torch.dot(torch.ones(3, device=d), torch.ones(3, device=d, dtype=torch.half)),
         "mv_shape": lambda d: torch.mv(torch.ones(2, 3, device=d), torch.ones(4, device=d)),
-        "addmm_self": lambda d: torch.addmm(torch.ones(5, device=d), torch.ones(2, 3, device=d),
-                                            torch.ones(3, 4, device=d)),
-        "addbmm_batch": lambda d: torch.addbmm(torch.ones(2, 2, device=d), torch.ones(2, 2, 3, device=d),
-                                               torch.ones(3, 3, 2, device=d)),
+        "addmm_self": lambda d: torch.addmm(
+            torch.ones(5, device=d), torch.ones(2, 3, device=d), torch.ones(3, 4, device=d)
+        ),
+        "addbmm_batch": lambda d: torch.addbmm(
+            torch.ones(2, 2, device=d), torch.ones(2, 2, 3, device=d), torch.ones(3, 3, 2, device=d)
+        ),
     }[case]
     with pytest.raises(RuntimeError) as cpu_err:
         f("cpu")

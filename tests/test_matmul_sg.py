@@ -6,16 +6,17 @@ f16 subgroup-matrix config (NVIDIA with a current Dawn); CI's lavapipe has none,
 that f16 products take the FMA kernels and stay right, and the subgroup-matrix tests skip. They ran
 on the GPU machine (see the closing note of the tensor-core issue).
 """
+
 import os
 import subprocess
 import sys
 
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 _C = torch_webgpu._C
 
 # What Dawn reports on an H200 (NVIDIA Vulkan driver): f16 -> f32/f16 and i8 -> i32 configs, subgroup 32.
@@ -41,7 +42,8 @@ def info():
 def has_sg():
     i = info()
     return "chromium-experimental-subgroup-matrix" in i["features"] and any(
-        c["component"] == "f16" and c["result"] == "f32" for c in i["subgroup_matrix_configs"])
+        c["component"] == "f16" and c["result"] == "f32" for c in i["subgroup_matrix_configs"]
+    )
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -90,7 +92,7 @@ def test_plan_needs_configs_f16_and_fixed_subgroups():
 
 
 def test_plan_tiny_and_limits():
-    assert plan(H200, 8, 1024, 1024)["use"] == "0"          # smaller than one matrix: FMA small-M path
+    assert plan(H200, 8, 1024, 1024)["use"] == "0"  # smaller than one matrix: FMA small-M path
     assert plan(H200, 1024, 1024, 1024, wg_storage=4096)["use"] == "0"
     # A smaller workgroup-memory budget still fits the small tiles (single-buffered if need be).
     p = plan(H200, 4096, 4096, 4096, wg_storage=16384)
@@ -103,8 +105,10 @@ def test_plan_picks_16x8_when_it_is_the_only_config():
 
 
 def _plan_in_subprocess(env_extra):
-    code = ("import torch, torch_webgpu\n"
-            f"print(torch_webgpu._C._sg_gemm_plan({H200!r}, True, 49152, 1024, torch.float16, 1, 4096, 4096, 4096))")
+    code = (
+        "import torch, torch_webgpu\n"
+        f"print(torch_webgpu._C._sg_gemm_plan({H200!r}, True, 49152, 1024, torch.float16, 1, 4096, 4096, 4096))"
+    )
     env = dict(os.environ, **env_extra)
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
 
@@ -126,10 +130,10 @@ SHAPES = [
     # (batch, M, N, K)
     (None, 256, 256, 256),
     (None, 128, 768, 768),
-    (None, 100, 72, 40),        # ragged in every dimension
-    (None, 17, 33, 9),          # K shorter than one matrix step
-    (None, 512, 384, 2048),     # split-K candidate
-    (3, 64, 80, 96),            # batched
+    (None, 100, 72, 40),  # ragged in every dimension
+    (None, 17, 33, 9),  # K shorter than one matrix step
+    (None, 512, 384, 2048),  # split-K candidate
+    (3, 64, 80, 96),  # batched
 ]
 
 
@@ -138,8 +142,8 @@ def _operands(batch, M, N, K, seed=0, a_t=False, b_t=False):
     sa = (batch, M, K) if batch else (M, K)
     sb = (batch, K, N) if batch else (K, N)
     a = torch.randn(sa, generator=g).half()
-    b = (torch.randn(sb, generator=g) * K ** -0.5).half()
-    if a_t:   # same values, column-major storage
+    b = (torch.randn(sb, generator=g) * K**-0.5).half()
+    if a_t:  # same values, column-major storage
         a = a.transpose(-1, -2).contiguous().transpose(-1, -2)
     if b_t:
         b = b.transpose(-1, -2).contiguous().transpose(-1, -2)
@@ -170,8 +174,10 @@ def test_f16_addmm_linear_baddbmm_activation():
     x = torch.randn(70, 96, generator=g).half()
     w = (torch.randn(48, 96, generator=g) * 0.1).half()
     bias = torch.randn(48, generator=g).half()
-    _close(torch.nn.functional.linear(x.to(DEV), w.to(DEV), bias.to(DEV)),
-           torch.nn.functional.linear(x.float(), w.float(), bias.float()))
+    _close(
+        torch.nn.functional.linear(x.to(DEV), w.to(DEV), bias.to(DEV)),
+        torch.nn.functional.linear(x.float(), w.float(), bias.float()),
+    )
     c = torch.randn(70, 48, generator=g).half()
     got = torch.addmm(c.to(DEV), x.to(DEV), w.t().to(DEV), beta=0.5, alpha=2.0)
     _close(got, torch.addmm(c.float(), x.float(), w.float().t(), beta=0.5, alpha=2.0))
@@ -182,8 +188,10 @@ def test_f16_addmm_linear_baddbmm_activation():
     bb1 = torch.randn(4, 33, 40, generator=g).half()
     bb2 = (torch.randn(4, 40, 24, generator=g) * 0.2).half()
     bc = torch.randn(4, 33, 24, generator=g).half()
-    _close(torch.baddbmm(bc.to(DEV), bb1.to(DEV), bb2.to(DEV), beta=-1.0),
-           torch.baddbmm(bc.float(), bb1.float(), bb2.float(), beta=-1.0))
+    _close(
+        torch.baddbmm(bc.to(DEV), bb1.to(DEV), bb2.to(DEV), beta=-1.0),
+        torch.baddbmm(bc.float(), bb1.float(), bb2.float(), beta=-1.0),
+    )
     gelu = torch.ops.aten._addmm_activation(bias.to(DEV), x.to(DEV), w.t().to(DEV), use_gelu=True)
     want = torch.nn.functional.gelu(torch.addmm(bias.float(), x.float(), w.float().t()).half().float())
     torch.testing.assert_close(gelu.cpu().float(), want, rtol=4e-3, atol=4e-3)
@@ -266,9 +274,11 @@ def test_f16_conv2d_matches_cpu(cfg):
     x = torch.randn(N, Ci, H, W, generator=g).half()
     w = (torch.randn(Co, Ci, k, k, generator=g) * (Ci * k * k) ** -0.5).half()
     b = torch.randn(Co, generator=g).half() if bias else None
-    got = torch.nn.functional.conv2d(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), stride=s, padding=p,
-                                     dilation=d)
-    want = torch.nn.functional.conv2d(x.float(), w.float(), None if b is None else b.float(), stride=s, padding=p,
-                                      dilation=d)
+    got = torch.nn.functional.conv2d(
+        x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), stride=s, padding=p, dilation=d
+    )
+    want = torch.nn.functional.conv2d(
+        x.float(), w.float(), None if b is None else b.float(), stride=s, padding=p, dilation=d
+    )
     assert got.dtype == torch.float16 and got.shape == want.shape and got.is_contiguous()
     torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)

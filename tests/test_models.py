@@ -2,6 +2,7 @@
 (examples/demo.py) trains to >= 93% test accuracy with a matching loss curve; a two-layer GPT-style
 model (examples/gpt.py) takes 15 Adam steps with losses within 2e-3 relative of the CPU's; the MLP
 inference example predicts what the CPU predicts."""
+
 import importlib.util
 import os
 

@@ -2,17 +2,18 @@
 ordered by TORCH_WEBGPU_VISIBLE_DEVICES. CI's machine has one adapter, so these tests make two
 devices on it ("0,0": two WGPUDevices, which share no memory, exactly like two GPUs) in a
 subprocess, since the adapter list is read once per process."""
+
 import subprocess
 import sys
 import textwrap
 
 import pytest
 import torch
-
-import torch_webgpu  # noqa: F401
 from webgpu_env import native_env
 
-TWO_DEVICES = textwrap.dedent(r'''
+import torch_webgpu  # noqa: F401
+
+TWO_DEVICES = textwrap.dedent(r"""
     import torch, torch_webgpu
     import torch.nn.functional as F
 
@@ -91,7 +92,7 @@ TWO_DEVICES = textwrap.dedent(r'''
     else:
         raise AssertionError("webgpu:2 accepted")
     print("OK")
-''')
+""")
 
 
 def _run(code, visible):

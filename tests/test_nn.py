@@ -3,13 +3,13 @@ values and gradients through autograd, every float dtype, reductions, weights, i
 non-contiguous inputs, empty and 0-dim inputs, long rows (multi-pass workgroup paths) and many rows
 (folded grids). Half types are compared with a float32 CPU computation of the same (rounded) inputs,
 since the webgpu kernels compute in float32 and round once."""
+
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
-
-from webgpu_env import DEV
 
 
 @pytest.fixture(autouse=True)
@@ -18,8 +18,11 @@ def _seed():
 
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
-TOL = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.float16: dict(atol=2e-2, rtol=2e-2),
-       torch.bfloat16: dict(atol=5e-2, rtol=5e-2)}
+TOL = {
+    torch.float32: dict(atol=1e-4, rtol=1e-4),
+    torch.float16: dict(atol=2e-2, rtol=2e-2),
+    torch.bfloat16: dict(atol=5e-2, rtol=5e-2),
+}
 
 
 def _leaf(t, device, dtype, grad):
@@ -55,9 +58,12 @@ def check(f, *inputs, dtype=torch.float32, grad=True, nograd=(), tol=None):
 
 # ---- softmax ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("shape,dim", [((3, 5), 1), ((4, 5000), -1), ((2, 7, 5), 1), ((6,), 0), ((), 0),
-                                       ((2, 3, 4), 0), ((3, 300, 2), 1), ((0, 4), 1)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((3, 5), 1), ((4, 5000), -1), ((2, 7, 5), 1), ((6,), 0), ((), 0), ((2, 3, 4), 0), ((3, 300, 2), 1), ((0, 4), 1)],
+)
 @pytest.mark.parametrize("fn", [torch.softmax, torch.log_softmax])
 def test_softmax(fn, shape, dim, dtype):
     check(lambda x: fn(x, dim), torch.randn(shape) * 4, dtype=dtype)
@@ -94,11 +100,11 @@ def test_softmax_half_to_float_and_errors():
     with pytest.raises(RuntimeError):
         torch._softmax(torch.arange(4).to(DEV), 0, False)
     # dtype= casts first
-    torch.testing.assert_close(torch.softmax(x.to(DEV), 1, dtype=torch.float32).cpu(),
-                               torch.softmax(x.float(), 1))
+    torch.testing.assert_close(torch.softmax(x.to(DEV), 1, dtype=torch.float32).cpu(), torch.softmax(x.float(), 1))
 
 
 # ---- normalisation -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_layer_norm(dtype):
@@ -112,8 +118,12 @@ def test_layer_norm(dtype):
 
 def test_layer_norm_long_rows_and_stats():
     # rows past 1024 take the 256-wide workgroup; 300 rows take several chunks for the weight grads
-    check(lambda x, w, b: F.layer_norm(x, [3000], w, b), torch.randn(300, 3000) * 2 + 5, torch.randn(3000),
-          torch.randn(3000))
+    check(
+        lambda x, w, b: F.layer_norm(x, [3000], w, b),
+        torch.randn(300, 3000) * 2 + 5,
+        torch.randn(3000),
+        torch.randn(3000),
+    )
     for dt in [torch.float32, torch.float16]:
         x = torch.randn(3, 7).to(dt)
         y, m, r = torch.native_layer_norm(x.to(DEV), [7], None, None, 1e-5)
@@ -122,8 +132,7 @@ def test_layer_norm_long_rows_and_stats():
         torch.testing.assert_close(m.cpu(), mc, **TOL[dt])
         torch.testing.assert_close(r.cpu(), rc, **TOL[dt])
     # mixed precision: half input, float parameters -> float statistics
-    _, m, _ = torch.native_layer_norm(torch.randn(2, 4).to(DEV).half(), [4], torch.ones(4).to(DEV),
-                                      None, 1e-5)
+    _, m, _ = torch.native_layer_norm(torch.randn(2, 4).to(DEV).half(), [4], torch.ones(4).to(DEV), None, 1e-5)
     assert m.dtype == torch.float32
     # empty
     for dt in FLOATS:
@@ -161,6 +170,7 @@ def test_batch_norm(dtype, training):
     def bn(x, w, b):
         r = (rmw, rvw) if x.device.type == DEV else (rm, rv)
         return F.batch_norm(x, r[0], r[1], w, b, training, 0.3, 1e-4)
+
     check(bn, x, torch.randn(6), torch.randn(6), dtype=dtype)
     # both calls (forward of check's CPU and webgpu runs) updated the running stats once each
     torch.testing.assert_close(rmw.cpu(), rm, **TOL[dtype])
@@ -196,16 +206,32 @@ def test_batch_norm_running_stats_and_modules():
 # ---- activation backwards ----------------------------------------------------------------------------
 
 ACTS = {
-    "relu": F.relu, "relu6": F.relu6, "elu": lambda x: F.elu(x, 0.7), "selu": F.selu,
-    "celu": lambda x: F.celu(x, 1.3), "elu_inplace": lambda x: F.elu(x * 1, 0.5, inplace=True),
-    "leaky_relu": lambda x: F.leaky_relu(x, 0.1), "leaky_relu_inplace": lambda x: F.leaky_relu(x * 1, 0.2, True),
-    "softplus": lambda x: F.softplus(x, 2, 3), "hardsigmoid": F.hardsigmoid, "hardswish": F.hardswish,
-    "hardtanh": lambda x: F.hardtanh(x, -0.5, 1.0), "mish": F.mish, "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu, "sigmoid": torch.sigmoid,
-    "tanh": torch.tanh, "logsigmoid": F.logsigmoid, "softshrink": lambda x: F.softshrink(x, 0.4),
-    "hardshrink": lambda x: F.hardshrink(x, 0.4), "tanhshrink": F.tanhshrink,
-    "logit": lambda x: torch.logit(torch.sigmoid(x * 0.3)), "logit_eps": lambda x: torch.logit(x, 0.2),
-    "glu": lambda x: F.glu(x, 1), "glu_last": lambda x: F.glu(x, -1),
+    "relu": F.relu,
+    "relu6": F.relu6,
+    "elu": lambda x: F.elu(x, 0.7),
+    "selu": F.selu,
+    "celu": lambda x: F.celu(x, 1.3),
+    "elu_inplace": lambda x: F.elu(x * 1, 0.5, inplace=True),
+    "leaky_relu": lambda x: F.leaky_relu(x, 0.1),
+    "leaky_relu_inplace": lambda x: F.leaky_relu(x * 1, 0.2, True),
+    "softplus": lambda x: F.softplus(x, 2, 3),
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
+    "hardtanh": lambda x: F.hardtanh(x, -0.5, 1.0),
+    "mish": F.mish,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": F.silu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "logsigmoid": F.logsigmoid,
+    "softshrink": lambda x: F.softshrink(x, 0.4),
+    "hardshrink": lambda x: F.hardshrink(x, 0.4),
+    "tanhshrink": F.tanhshrink,
+    "logit": lambda x: torch.logit(torch.sigmoid(x * 0.3)),
+    "logit_eps": lambda x: torch.logit(x, 0.2),
+    "glu": lambda x: F.glu(x, 1),
+    "glu_last": lambda x: F.glu(x, -1),
     "threshold": lambda x: F.threshold(x, 0.3, -2.0),
 }
 
@@ -225,13 +251,20 @@ def test_activation_backward_nan():
     g = torch.randn(9)
     A = torch.ops.aten
     cases = [
-        lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, False, x), lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, True, x),
-        lambda g, x: A.hardtanh_backward(g, x, -1.0, 1.0), lambda g, x: A.leaky_relu_backward(g, x, 0.1, False),
-        lambda g, x: A.softplus_backward(g, x, 1.0, 20.0), lambda g, x: A.hardsigmoid_backward(g, x),
-        lambda g, x: A.hardswish_backward(g, x), lambda g, x: A.softshrink_backward(g, x, 0.5),
-        lambda g, x: A.hardshrink_backward(g, x, 0.5), lambda g, x: A.logit_backward(g, x.sigmoid(), 0.1),
-        lambda g, x: A.logit_backward(g, x.sigmoid()), lambda g, x: A.mish_backward(g, x),
-        lambda g, x: A.softshrink(x, 0.5) * g, lambda g, x: A.hardshrink(x, 0.5) * g,
+        lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, False, x),
+        lambda g, x: A.elu_backward(g, 0.8, 1.0, 1.0, True, x),
+        lambda g, x: A.hardtanh_backward(g, x, -1.0, 1.0),
+        lambda g, x: A.leaky_relu_backward(g, x, 0.1, False),
+        lambda g, x: A.softplus_backward(g, x, 1.0, 20.0),
+        lambda g, x: A.hardsigmoid_backward(g, x),
+        lambda g, x: A.hardswish_backward(g, x),
+        lambda g, x: A.softshrink_backward(g, x, 0.5),
+        lambda g, x: A.hardshrink_backward(g, x, 0.5),
+        lambda g, x: A.logit_backward(g, x.sigmoid(), 0.1),
+        lambda g, x: A.logit_backward(g, x.sigmoid()),
+        lambda g, x: A.mish_backward(g, x),
+        lambda g, x: A.softshrink(x, 0.5) * g,
+        lambda g, x: A.hardshrink(x, 0.5) * g,
     ]
     for i, f in enumerate(cases):
         torch.testing.assert_close(f(g.to(DEV), x.to(DEV)).cpu(), f(g, x), equal_nan=True, msg=f"case {i}")
@@ -248,8 +281,10 @@ def test_activation_backward_out_and_errors():
     out = torch.empty(5).to(DEV)
     torch.ops.aten.elu_backward.grad_input(g.to(DEV), 1.0, 1.0, 1.0, False, x.to(DEV), grad_input=out)
     torch.testing.assert_close(out.cpu(), torch.ops.aten.elu_backward(g, 1.0, 1.0, 1.0, False, x))
-    torch.testing.assert_close(torch.ops.aten.hardtanh_backward(g.to(DEV), x.to(DEV), -0.5, 0.5).cpu(),
-                               torch.ops.aten.hardtanh_backward(g, x, -0.5, 0.5))
+    torch.testing.assert_close(
+        torch.ops.aten.hardtanh_backward(g.to(DEV), x.to(DEV), -0.5, 0.5).cpu(),
+        torch.ops.aten.hardtanh_backward(g, x, -0.5, 0.5),
+    )
     with pytest.raises(RuntimeError, match="Halving dimension must be even"):
         F.glu(torch.randn(3, 5).to(DEV), 1)
     with pytest.raises(RuntimeError):
@@ -271,8 +306,14 @@ def test_pointwise_losses(red, dtype):
     check(lambda a, b: F.smooth_l1_loss(a, b, reduction=red, beta=0.0), x, y, dtype=dtype)
     check(lambda a, b: F.huber_loss(a, b, reduction=red, delta=0.7), x, y, dtype=dtype)
     check(lambda a, b: F.binary_cross_entropy(a, b, reduction=red), x.sigmoid(), y.sigmoid(), dtype=dtype)
-    check(lambda a, b, w: F.binary_cross_entropy(a, b, w, reduction=red), x.sigmoid(), y.sigmoid(),
-          torch.rand(7), dtype=dtype, nograd=(2,))
+    check(
+        lambda a, b, w: F.binary_cross_entropy(a, b, w, reduction=red),
+        x.sigmoid(),
+        y.sigmoid(),
+        torch.rand(7),
+        dtype=dtype,
+        nograd=(2,),
+    )
     check(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=red), x, y.sigmoid(), dtype=dtype)
     check(lambda a, b: F.kl_div(a, b, reduction=red), x.log_softmax(1), y.softmax(1), dtype=dtype)
     check(lambda a, b: F.soft_margin_loss(a, b, reduction=red), x, y.sign(), dtype=dtype, nograd=(1,))
@@ -297,24 +338,40 @@ def test_nll_cross_entropy(red, dtype):
     t[1] = -100
     w = torch.rand(7)
     check(lambda a, t: F.nll_loss(a, t, reduction=red), x.log_softmax(1), t, dtype=dtype)
-    check(lambda a, t, w: F.nll_loss(a, t, w, reduction=red, ignore_index=3), x.log_softmax(1), t.clamp(0), w,
-          dtype=dtype, nograd=(2,))
+    check(
+        lambda a, t, w: F.nll_loss(a, t, w, reduction=red, ignore_index=3),
+        x.log_softmax(1),
+        t.clamp(0),
+        w,
+        dtype=dtype,
+        nograd=(2,),
+    )
     check(lambda a, t: F.cross_entropy(a, t, reduction=red), x, t, dtype=dtype)
     if red != "mean":  # mean with label smoothing and ignore_index reaches masked_select (not native yet)
-        check(lambda a, t, w: F.cross_entropy(a, t, w, reduction=red, label_smoothing=0.2), x, t, w, dtype=dtype,
-              nograd=(2,))
+        check(
+            lambda a, t, w: F.cross_entropy(a, t, w, reduction=red, label_smoothing=0.2),
+            x,
+            t,
+            w,
+            dtype=dtype,
+            nograd=(2,),
+        )
     check(lambda a, t: F.cross_entropy(a, t, reduction=red, label_smoothing=0.2), x, t.clamp(0), dtype=dtype)
     check(lambda a, b: F.cross_entropy(a, b, reduction=red), x, torch.randn(6, 7).softmax(1), dtype=dtype)
-    check(lambda a, b: F.cross_entropy(a, b, reduction=red, label_smoothing=0.1), x, torch.rand(6, 7),
-          dtype=dtype)
+    check(lambda a, b: F.cross_entropy(a, b, reduction=red, label_smoothing=0.1), x, torch.rand(6, 7), dtype=dtype)
     # spatial (nll_loss2d) and K-dim targets, 1-D input with a 0-dim target
     x4, t4 = torch.randn(2, 3, 4, 5), torch.randint(0, 3, (2, 4, 5))
     t4[0, 1, 2] = 1000
     check(lambda a, t: F.cross_entropy(a, t, reduction=red, ignore_index=1000), x4, t4, dtype=dtype)
-    check(lambda a, t, w: F.cross_entropy(a, t, w, reduction=red), x4, t4.clamp(max=2), torch.rand(3),
-          dtype=dtype, nograd=(2,))
-    check(lambda a, t: F.nll_loss(a, t, reduction=red), torch.randn(2, 3, 4), torch.randint(0, 3, (2, 4)),
-          dtype=dtype)
+    check(
+        lambda a, t, w: F.cross_entropy(a, t, w, reduction=red),
+        x4,
+        t4.clamp(max=2),
+        torch.rand(3),
+        dtype=dtype,
+        nograd=(2,),
+    )
+    check(lambda a, t: F.nll_loss(a, t, reduction=red), torch.randn(2, 3, 4), torch.randint(0, 3, (2, 4)), dtype=dtype)
     check(lambda a, t: F.nll_loss(a, t, reduction=red), x[0], t[0], dtype=dtype)
     check(lambda a, t: F.cross_entropy(a.t(), t, reduction=red), torch.randn(7, 6), t, dtype=dtype)
 
@@ -331,11 +388,13 @@ def test_nll_edges_and_errors():
     with pytest.raises(ValueError):
         F.nll_loss(torch.randn(3, 4).to(DEV), torch.zeros(4, dtype=torch.long).to(DEV))
     with pytest.raises(RuntimeError):
-        torch.ops.aten.nll_loss_forward(torch.randn(3, 4).to(DEV), torch.zeros(3, dtype=torch.long).to(DEV),
-                                        torch.ones(5).to(DEV), 1, -100)
+        torch.ops.aten.nll_loss_forward(
+            torch.randn(3, 4).to(DEV), torch.zeros(3, dtype=torch.long).to(DEV), torch.ones(5).to(DEV), 1, -100
+        )
     with pytest.raises(RuntimeError):
-        torch.ops.aten.nll_loss2d_forward(torch.randn(3, 4).to(DEV), torch.zeros(3, dtype=torch.long).to(DEV),
-                                          None, 1, -100)
+        torch.ops.aten.nll_loss2d_forward(
+            torch.randn(3, 4).to(DEV), torch.zeros(3, dtype=torch.long).to(DEV), None, 1, -100
+        )
 
 
 def test_nll_invalid_target_raises():
@@ -352,10 +411,8 @@ def test_nll_invalid_target_raises():
 def test_training_step():
     """A small MLP with layer norm, dropout-free, cross entropy: one SGD step matches CPU."""
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(),
-                              torch.nn.Linear(16, 4))
-    netw = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(),
-                               torch.nn.Linear(16, 4))
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+    netw = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.LayerNorm(16), torch.nn.GELU(), torch.nn.Linear(16, 4))
     netw.load_state_dict(net.state_dict())
     try:
         netw = netw.to(DEV)

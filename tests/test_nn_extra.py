@@ -3,18 +3,22 @@ forward values and gradients through autograd, every float dtype the device hold
 edge cases the kernels branch on (align_corners, padding modes, out-of-range grid points, empty bags,
 padding_idx, repeated unpool indices), non-contiguous inputs, and the errors CPU raises. Half types
 are compared with a float32 CPU computation of the same (rounded) inputs."""
+
 import itertools
 
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
-TOL = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.float16: dict(atol=2e-2, rtol=2e-2),
-       torch.bfloat16: dict(atol=6e-2, rtol=6e-2)}
+TOL = {
+    torch.float32: dict(atol=1e-4, rtol=1e-4),
+    torch.float16: dict(atol=2e-2, rtol=2e-2),
+    torch.bfloat16: dict(atol=6e-2, rtol=6e-2),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -64,13 +68,16 @@ def raises_like_cpu(f, *inputs):
 
 # ---- grid_sample ------------------------------------------------------------------------------------
 
+
 def _grid(shape, spread=1.3):
     # Points beyond [-1, 1] (spread > 1) exercise the padding modes.
     return (torch.rand(shape) * 2 - 1) * spread
 
 
-@pytest.mark.parametrize("mode,padding,align", list(itertools.product(
-    ["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"], [False, True])))
+@pytest.mark.parametrize(
+    "mode,padding,align",
+    list(itertools.product(["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"], [False, True])),
+)
 def test_grid_sample_2d_modes(mode, padding, align):
     x, g = torch.randn(2, 3, 5, 7), _grid((2, 4, 6, 2))
     f = lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding, align_corners=align)  # noqa: E731
@@ -78,12 +85,18 @@ def test_grid_sample_2d_modes(mode, padding, align):
     check(f, x, g, tol=dict(atol=2e-4, rtol=2e-4))
 
 
-@pytest.mark.parametrize("mode,padding,align", list(itertools.product(
-    ["bilinear", "nearest"], ["zeros", "border", "reflection"], [False, True])))
+@pytest.mark.parametrize(
+    "mode,padding,align",
+    list(itertools.product(["bilinear", "nearest"], ["zeros", "border", "reflection"], [False, True])),
+)
 def test_grid_sample_3d_modes(mode, padding, align):
     x, g = torch.randn(2, 2, 3, 4, 5), _grid((2, 3, 2, 4, 3))
-    check(lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding, align_corners=align), x, g,
-          tol=dict(atol=2e-4, rtol=2e-4))
+    check(
+        lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding, align_corners=align),
+        x,
+        g,
+        tol=dict(atol=2e-4, rtol=2e-4),
+    )
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -92,7 +105,7 @@ def test_grid_sample_dtypes_and_noncontiguous(mode, dtype):
     # Half types: CPU (and CUDA) compute the coordinates in the half type, rounding every operation;
     # webgpu does the same, so the comparison is with CPU in the same dtype.
     x = torch.randn(2, 6, 9, 3).permute(0, 1, 3, 2)[:, ::2].to(dtype)  # non-contiguous input
-    g = _grid((2, 4, 5, 2)).transpose(1, 2).to(dtype)                   # non-contiguous grid
+    g = _grid((2, 4, 5, 2)).transpose(1, 2).to(dtype)  # non-contiguous grid
     for padding, align in (("zeros", False), ("reflection", True), ("border", False)):
         f = lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding, align_corners=align)  # noqa: E731
         xc, gc = x.clone().requires_grad_(), g.clone().requires_grad_()
@@ -103,8 +116,9 @@ def test_grid_sample_dtypes_and_noncontiguous(mode, dtype):
         go = torch.randn(yc.shape).to(dtype)
         (dxc,) = torch.autograd.grad(yc, xc, go)
         (dxw,) = torch.autograd.grad(yw, xw, go.to(DEV))
-        torch.testing.assert_close(dxw.cpu(), dxc, **(TOL[dtype] if dtype == torch.float32 else
-                                                       dict(atol=5e-2, rtol=5e-2)))
+        torch.testing.assert_close(
+            dxw.cpu(), dxc, **(TOL[dtype] if dtype == torch.float32 else dict(atol=5e-2, rtol=5e-2))
+        )
 
 
 def test_grid_sample_far_and_exact_points():
@@ -112,18 +126,23 @@ def test_grid_sample_far_and_exact_points():
     x = torch.randn(1, 2, 4, 5)
     pts = torch.tensor([-1.0, 1.0, 0.0, -5.0, 7.5, 1e4, -1e4, 0.25, -0.75, 3.0])
     g = torch.stack(torch.meshgrid(pts, pts.flip(0), indexing="ij"), -1).unsqueeze(0)
-    for mode, padding, align in itertools.product(["bilinear", "nearest", "bicubic"],
-                                                  ["zeros", "border", "reflection"], [False, True]):
+    for mode, padding, align in itertools.product(
+        ["bilinear", "nearest", "bicubic"], ["zeros", "border", "reflection"], [False, True]
+    ):
         f = lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding, align_corners=align)  # noqa: E731
         check(f, x, g, grad=False)
         check(f, x, g, nograd=(1,))  # input gradient only: the grid's has kinks on these exact points
 
 
 def test_grid_sample_single_pixel_and_empty():
-    check(lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=True),
-          torch.randn(1, 2, 1, 1), _grid((1, 3, 3, 2)))
-    check(lambda a, b: F.grid_sample(a, b, align_corners=False), torch.randn(2, 3, 4, 4), _grid((2, 0, 3, 2)),
-          grad=False)
+    check(
+        lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=True),
+        torch.randn(1, 2, 1, 1),
+        _grid((1, 3, 3, 2)),
+    )
+    check(
+        lambda a, b: F.grid_sample(a, b, align_corners=False), torch.randn(2, 3, 4, 4), _grid((2, 0, 3, 2)), grad=False
+    )
     x = torch.randn(0, 3, 4, 4, device=DEV)
     assert F.grid_sample(x, torch.zeros(0, 2, 2, 2, device=DEV), align_corners=False).shape == (0, 3, 2, 2)
 
@@ -141,8 +160,9 @@ def test_grid_sample_errors():
     raises_like_cpu(lambda a, b: torch.grid_sampler_2d(a, b, 0, 0, False), x, torch.rand(2, 2, 2, 2))
     raises_like_cpu(lambda a, b: torch.grid_sampler_2d(a, b, 0, 0, False), x, torch.rand(1, 2, 2, 3))
     raises_like_cpu(lambda a, b: torch.grid_sampler_3d(a, b, 0, 0, False), x, g)
-    raises_like_cpu(lambda a, b: torch.grid_sampler_3d(a, b, 2, 0, False), torch.rand(1, 1, 2, 2, 2),
-                    torch.rand(1, 1, 1, 1, 3))
+    raises_like_cpu(
+        lambda a, b: torch.grid_sampler_3d(a, b, 2, 0, False), torch.rand(1, 1, 2, 2, 2), torch.rand(1, 1, 1, 1, 3)
+    )
     raises_like_cpu(lambda a, b: torch.grid_sampler_2d(a, b, 0, 0, False), torch.rand(1, 2, 0, 3), g)
     raises_like_cpu(lambda a, b: torch.grid_sampler_2d(a, b, 0, 0, False), x, g.half())
 
@@ -150,7 +170,10 @@ def test_grid_sample_errors():
 # ---- unfold / fold ----------------------------------------------------------------------------------
 
 FOLD_CASES = [  # kernel, dilation, padding, stride
-    ((2, 3), 1, 0, 1), ((3, 3), (2, 1), (1, 2), (2, 1)), ((1, 1), 1, 0, 1), ((4, 2), 1, (2, 0), (3, 2)),
+    ((2, 3), 1, 0, 1),
+    ((3, 3), (2, 1), (1, 2), (2, 1)),
+    ((1, 1), 1, 0, 1),
+    ((4, 2), 1, (2, 0), (3, 2)),
     ((2, 2), 2, 1, 3),
 ]
 
@@ -173,8 +196,10 @@ def test_unfold_fold_noncontiguous_out_and_ints():
     c = torch.randn(2, 12, 8).transpose(1, 2).contiguous().transpose(1, 2)
     check(lambda a: F.fold(a, (5, 6), (2, 3), stride=(1, 2)), c)
     xb = torch.randint(0, 2, (2, 3, 5, 4)).bool()
-    assert torch.equal(torch._C._nn.im2col(xb.to(DEV), (2, 2), (1, 1), (1, 0), (2, 1)).cpu(),
-                       torch._C._nn.im2col(xb, (2, 2), (1, 1), (1, 0), (2, 1)))
+    assert torch.equal(
+        torch._C._nn.im2col(xb.to(DEV), (2, 2), (1, 1), (1, 0), (2, 1)).cpu(),
+        torch._C._nn.im2col(xb, (2, 2), (1, 1), (1, 0), (2, 1)),
+    )
     raises_like_cpu(lambda a: torch._C._nn.im2col(a, (2, 2), (1, 1), (1, 0), (2, 1)), xb.to(torch.uint8))
     out = torch.full((2, 12, 99), 5.0, device=DEV)
     torch._C._nn.im2col(x.to(DEV), (2, 2), (1, 1), (1, 1), (1, 1), out=out)
@@ -190,6 +215,7 @@ def test_unfold_fold_errors():
 
 # ---- embedding_bag ----------------------------------------------------------------------------------
 
+
 def _bags(n, num_weights, offsets):
     return torch.randint(0, num_weights, (n,)), torch.tensor(offsets)
 
@@ -200,8 +226,11 @@ def test_embedding_bag_modes(mode, dtype):
     w = torch.randn(10, 5)
     idx, offs = _bags(9, 10, [0, 2, 2, 5, 9])  # bags 1 and 4 are empty
     check(lambda ww: F.embedding_bag(idx.to(ww.device), ww, offs.to(ww.device), mode=mode), w, dtype=dtype)
-    check(lambda ww: F.embedding_bag(idx.to(ww.device), ww, offs.to(ww.device), mode=mode,
-                                     include_last_offset=True), w, dtype=dtype)
+    check(
+        lambda ww: F.embedding_bag(idx.to(ww.device), ww, offs.to(ww.device), mode=mode, include_last_offset=True),
+        w,
+        dtype=dtype,
+    )
     # 2-D input (bags of equal length), padding_idx (skipped, and not counted by mean)
     i2 = torch.tensor([[1, 3, 3], [3, 3, 3], [0, 9, 2]])
     check(lambda ww: F.embedding_bag(i2.to(ww.device), ww, mode=mode, padding_idx=3), w, dtype=dtype)
@@ -211,13 +240,25 @@ def test_embedding_bag_modes(mode, dtype):
 def test_embedding_bag_per_sample_weights_and_freq(dtype):
     w, psw = torch.randn(8, 4), torch.randn(7)
     idx, offs = torch.tensor([1, 2, 1, 7, 1, 0, 2]), torch.tensor([0, 3, 3, 6])
-    check(lambda ww, p: F.embedding_bag(idx.to(ww.device), ww, offs.to(ww.device), mode="sum",
-                                        per_sample_weights=p, padding_idx=7), w, psw, dtype=dtype)
+    check(
+        lambda ww, p: F.embedding_bag(
+            idx.to(ww.device), ww, offs.to(ww.device), mode="sum", per_sample_weights=p, padding_idx=7
+        ),
+        w,
+        psw,
+        dtype=dtype,
+    )
     for mode in ("sum", "mean"):
         # scale_grad_by_freq divides by each index's own frequency, as CUDA does and CPU's sparse path;
         # CPU's dense path divides by the frequency of another index (the i-th in sorted order).
-        f = lambda ww, sparse=False: F.embedding_bag(idx.to(ww.device), ww, offs.to(ww.device), mode=mode,  # noqa
-                                                     scale_grad_by_freq=True, sparse=sparse)
+        f = lambda ww, sparse=False: F.embedding_bag(
+            idx.to(ww.device),
+            ww,
+            offs.to(ww.device),
+            mode=mode,  # noqa
+            scale_grad_by_freq=True,
+            sparse=sparse,
+        )
         check(f, w, dtype=dtype, grad=False)
         g = torch.randn(4, 4).to(dtype)
         ends = offs.tolist()[1:] + [len(idx)]
@@ -239,8 +280,9 @@ def test_embedding_bag_int32_noncontiguous_module():
     mw.load_state_dict(m.state_dict())
     torch.testing.assert_close(mw(idx.to(DEV), offs.to(DEV)).cpu(), m(idx, offs))
     # no indices at all: every bag empty
-    r = F.embedding_bag(torch.zeros(0, dtype=torch.long, device=DEV), w.to(DEV), torch.zeros(3, dtype=torch.long,
-                                                                                             device=DEV))
+    r = F.embedding_bag(
+        torch.zeros(0, dtype=torch.long, device=DEV), w.to(DEV), torch.zeros(3, dtype=torch.long, device=DEV)
+    )
     assert torch.equal(r.cpu(), torch.zeros(3, 5))
 
 
@@ -261,18 +303,19 @@ def test_embedding_max_norm_renorms_rows_in_place(dtype):
 
 def test_embedding_bag_bad_indices_and_offsets_raise():
     w = torch.randn(10, 3)
-    for idx, offs in ([[1, 10], [0, 1]], [[1, -1], [0, 1]], [[1, 2], [1, 1]], [[1, 2], [0, 3]],
-                      [[1, 2, 3], [0, 2, 1]]):
+    for idx, offs in ([[1, 10], [0, 1]], [[1, -1], [0, 1]], [[1, 2], [1, 1]], [[1, 2], [0, 3]], [[1, 2, 3], [0, 2, 1]]):
         raises_like_cpu(lambda i, o, ww: F.embedding_bag(i, ww, o), torch.tensor(idx), torch.tensor(offs), w)
     # the device stays usable afterwards
     i, o = torch.tensor([1, 2]), torch.tensor([0, 1])
     torch.testing.assert_close(F.embedding_bag(i.to(DEV), w.to(DEV), o.to(DEV)).cpu(), F.embedding_bag(i, w, o))
-    raises_like_cpu(lambda i, o, ww: F.embedding_bag(i, ww, o, mode="mean", per_sample_weights=torch.ones_like(
-        ww[:2, 0])), i, o, w)
+    raises_like_cpu(
+        lambda i, o, ww: F.embedding_bag(i, ww, o, mode="mean", per_sample_weights=torch.ones_like(ww[:2, 0])), i, o, w
+    )
     raises_like_cpu(lambda i, o, ww: F.embedding_bag(i, ww, o), i.float(), o, w)
 
 
 # ---- max_unpool -------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("dims", [1, 2, 3])
@@ -310,14 +353,14 @@ def test_max_unpool_errors():
     raises_like_cpu(lambda a, i: F.max_unpool2d(a, i, 2), v, torch.tensor([0, -1, 2, 3]).reshape(1, 1, 2, 2))
     raises_like_cpu(lambda a, i: F.max_unpool2d(a, i, 2), v, torch.zeros(1, 1, 2, 2, dtype=torch.int32))
     raises_like_cpu(lambda a, i: F.max_unpool2d(a, i, 2), v, torch.zeros(1, 1, 2, 3, dtype=torch.long))
-    raises_like_cpu(lambda a, i: F.max_unpool3d(a, i, 2), torch.randn(1, 1, 1, 2, 2),
-                    torch.full((1, 1, 1, 2, 2), 64))
+    raises_like_cpu(lambda a, i: F.max_unpool3d(a, i, 2), torch.randn(1, 1, 1, 2, 2), torch.full((1, 1, 1, 2, 2), 64))
     # still usable
     i = torch.tensor([0, 1, 6, 7]).reshape(1, 1, 2, 2)
     assert torch.equal(F.max_unpool2d(v.to(DEV), i.to(DEV), 2).cpu(), F.max_unpool2d(v, i, 2))
 
 
 # ---- channel_shuffle, renorm, cross -----------------------------------------------------------------
+
 
 def test_channel_shuffle():
     for dt in FLOATS + [torch.int64, torch.uint8, torch.bool]:
@@ -340,8 +383,9 @@ def test_renorm(dtype):
     torch.testing.assert_close(y.cpu().float(), torch.renorm(x.to(dtype).float(), 2, 0, 1.0), **TOL[dtype])
     out = torch.empty(0, device=DEV, dtype=dtype)
     torch.renorm(xw.transpose(0, 2), 2, 1, 1.0, out=out)
-    torch.testing.assert_close(out.cpu().float(), torch.renorm(x.to(dtype).float().transpose(0, 2), 2, 1, 1.0),
-                               **TOL[dtype])
+    torch.testing.assert_close(
+        out.cpu().float(), torch.renorm(x.to(dtype).float().transpose(0, 2), 2, 1, 1.0), **TOL[dtype]
+    )
     raises_like_cpu(lambda a: torch.renorm(a, -1, 0, 1.0), x)
     raises_like_cpu(lambda a: torch.renorm(a, 2, 0, 1.0), x[0, 0])
 
@@ -351,8 +395,7 @@ def test_cross(dtype):
     a, b = torch.randn(4, 3, 2) * 5, torch.randn(4, 3, 2) * 5
     if dtype.is_floating_point:
         check(lambda x, y: torch.linalg.cross(x, y, dim=1), a, b, dtype=dtype)
-        check(lambda x, y: torch.cross(x, y, dim=1), a.transpose(0, 2).contiguous().transpose(0, 2), b[:1],
-              dtype=dtype)
+        check(lambda x, y: torch.cross(x, y, dim=1), a.transpose(0, 2).contiguous().transpose(0, 2), b[:1], dtype=dtype)
         return
     ai, bi = a.to(dtype), b.to(dtype)
     assert torch.equal(torch.linalg.cross(ai.to(DEV), bi.to(DEV), dim=1).cpu(), torch.linalg.cross(ai, bi, dim=1))
@@ -364,34 +407,50 @@ def test_cross(dtype):
 
 # ---- interpolate bicubic ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("align", [False, True])
-@pytest.mark.parametrize("size,scale", [((9, 13), None), ((3, 2), None), ((1, 1), None), (None, (2.5, 0.7)),
-                                        (None, (1.0, 3.0))])
+@pytest.mark.parametrize(
+    "size,scale", [((9, 13), None), ((3, 2), None), ((1, 1), None), (None, (2.5, 0.7)), (None, (1.0, 3.0))]
+)
 def test_interpolate_bicubic(size, scale, align, dtype):
     x = torch.randn(2, 3, 5, 6)
-    check(lambda a: F.interpolate(a, size=size, scale_factor=scale, mode="bicubic", align_corners=align), x,
-          dtype=dtype)
+    check(
+        lambda a: F.interpolate(a, size=size, scale_factor=scale, mode="bicubic", align_corners=align), x, dtype=dtype
+    )
 
 
 def test_interpolate_bicubic_noncontiguous_and_single_pixel():
     check(lambda a: F.interpolate(a, size=(7, 4), mode="bicubic"), torch.randn(2, 4, 6, 5).transpose(2, 3))
     check(lambda a: F.interpolate(a, size=(5, 3), mode="bicubic", align_corners=True), torch.randn(1, 2, 1, 1))
-    check(lambda a: F.interpolate(a, scale_factor=0.5, mode="bicubic", recompute_scale_factor=False),
-          torch.randn(1, 2, 9, 8))
+    check(
+        lambda a: F.interpolate(a, scale_factor=0.5, mode="bicubic", recompute_scale_factor=False),
+        torch.randn(1, 2, 9, 8),
+    )
 
 
 # ---- cdist / pdist ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, 0.5, float("inf")])
 def test_cdist(p):
     x1, x2 = torch.randn(2, 4, 5), torch.randn(3, 1, 6, 5)  # broadcast batch dims
     x2[0, 0, 1] = x1[1, 2]  # a zero distance
     for mode in ("use_mm_for_euclid_dist_if_necessary", "donot_use_mm_for_euclid_dist"):
-        check(lambda a, b: torch.cdist(a, b, p=p, compute_mode=mode), x1, x2,
-              tol=dict(atol=2e-4, rtol=2e-4), grad=p != 0.5)  # p < 1: the gradient is singular at 0
-    check(lambda a, b: torch.cdist(a, b, p=p), x1.transpose(1, 2).contiguous().transpose(1, 2), x2[0],
-          tol=dict(atol=2e-4, rtol=2e-4), grad=False)
+        check(
+            lambda a, b: torch.cdist(a, b, p=p, compute_mode=mode),
+            x1,
+            x2,
+            tol=dict(atol=2e-4, rtol=2e-4),
+            grad=p != 0.5,
+        )  # p < 1: the gradient is singular at 0
+    check(
+        lambda a, b: torch.cdist(a, b, p=p),
+        x1.transpose(1, 2).contiguous().transpose(1, 2),
+        x2[0],
+        tol=dict(atol=2e-4, rtol=2e-4),
+        grad=False,
+    )
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 1.5, float("inf")])

@@ -4,13 +4,13 @@ variant assembles its own WGSL and named parameters (a parameter the kernel does
 reads and the launch does not set, raises at pipeline build), including the variants the other files
 reach only through OpInfo's samples (weight-only norms, every cdist p, divisor_override, integer
 pools, nll's weight and reductions)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
-
-from webgpu_env import DEV
 
 
 @pytest.fixture(autouse=True)
@@ -20,9 +20,15 @@ def _seed():
 
 def check(f, *inputs, grad=True, nograd=(), tol=1e-4):
     """f on webgpu against f on CPU: the outputs and the gradients of every floating input."""
+
     def leaves(device):
-        return [t.detach().to(device).requires_grad_(grad and t.is_floating_point() and i not in nograd)
-                if isinstance(t, torch.Tensor) else t for i, t in enumerate(inputs)]
+        return [
+            t.detach().to(device).requires_grad_(grad and t.is_floating_point() and i not in nograd)
+            if isinstance(t, torch.Tensor)
+            else t
+            for i, t in enumerate(inputs)
+        ]
+
     cin, win = leaves("cpu"), leaves(DEV)
     yc, yw = f(*cin), f(*win)
     yc, yw = (yc, yw) if isinstance(yc, tuple) else ((yc,), (yw,))
@@ -43,8 +49,9 @@ def check(f, *inputs, grad=True, nograd=(), tol=1e-4):
 X4, X5 = (2, 3, 9, 8), (2, 2, 5, 6, 7)
 
 
-@pytest.mark.parametrize("case", ["max2d", "max3d", "adaptive_max", "avg", "avg_divisor", "avg3d_pad", "adaptive_avg",
-                                  "adaptive_avg3d"])
+@pytest.mark.parametrize(
+    "case", ["max2d", "max3d", "adaptive_max", "avg", "avg_divisor", "avg3d_pad", "adaptive_avg", "adaptive_avg3d"]
+)
 def test_pools(case):
     x4, x5 = torch.randn(X4), torch.randn(X5)
     f, x = {
@@ -66,15 +73,26 @@ def test_integer_pools():
     check(lambda x: F.avg_pool2d(x, 2), x, grad=False)
 
 
-@pytest.mark.parametrize("mode, align", [("nearest", None), ("nearest-exact", None), ("bilinear", False),
-                                         ("bilinear", True), ("bicubic", False), ("bicubic", True)])
+@pytest.mark.parametrize(
+    "mode, align",
+    [
+        ("nearest", None),
+        ("nearest-exact", None),
+        ("bilinear", False),
+        ("bilinear", True),
+        ("bicubic", False),
+        ("bicubic", True),
+    ],
+)
 def test_interpolate(mode, align):
     check(lambda x: F.interpolate(x, size=(13, 5), mode=mode, align_corners=align), torch.randn(X4))
 
 
 def test_interpolate_trilinear_and_bytes():
     check(lambda x: F.interpolate(x, scale_factor=1.7, mode="trilinear"), torch.randn(X5))
-    check(lambda x: F.interpolate(x, scale_factor=2), torch.randint(0, 255, (1, 2, 3, 4), dtype=torch.uint8), grad=False)
+    check(
+        lambda x: F.interpolate(x, scale_factor=2), torch.randint(0, 255, (1, 2, 3, 4), dtype=torch.uint8), grad=False
+    )
 
 
 def test_unpool_unfold_fold():
@@ -88,24 +106,37 @@ def test_unpool_unfold_fold():
 def test_grid_sample(mode):
     g2, g3 = torch.rand(2, 4, 5, 2) * 2.2 - 1.1, torch.rand(2, 3, 4, 5, 3) * 2.2 - 1.1
     for pad in ["zeros", "border", "reflection"]:
-        check(lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=pad, align_corners=False), torch.randn(X4), g2,
-              tol=1e-3)
+        check(
+            lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=pad, align_corners=False),
+            torch.randn(X4),
+            g2,
+            tol=1e-3,
+        )
     check(lambda a, b: F.grid_sample(a, b, align_corners=True), torch.randn(X5), g3, nograd=(0,), tol=1e-3)
 
 
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(mode):
     idx, off = torch.randint(0, 10, (7,)), torch.tensor([0, 2, 2, 5])
-    check(lambda w: F.embedding_bag(idx.to(w.device), w, off.to(w.device), mode=mode, padding_idx=3), torch.randn(10, 4))
+    check(
+        lambda w: F.embedding_bag(idx.to(w.device), w, off.to(w.device), mode=mode, padding_idx=3), torch.randn(10, 4)
+    )
     if mode == "sum":
-        check(lambda w, p: F.embedding_bag(idx.to(w.device), w, off.to(w.device), mode="sum", per_sample_weights=p),
-              torch.randn(10, 4), torch.rand(7))
+        check(
+            lambda w, p: F.embedding_bag(idx.to(w.device), w, off.to(w.device), mode="sum", per_sample_weights=p),
+            torch.randn(10, 4),
+            torch.rand(7),
+        )
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, float("inf"), 1.5])
 def test_distances(p):
-    check(lambda u, v: torch.cdist(u, v, p=p, compute_mode="donot_use_mm_for_euclid_dist"), torch.randn(2, 5, 4),
-          torch.randn(2, 6, 4), tol=1e-3)
+    check(
+        lambda u, v: torch.cdist(u, v, p=p, compute_mode="donot_use_mm_for_euclid_dist"),
+        torch.randn(2, 5, 4),
+        torch.randn(2, 6, 4),
+        tol=1e-3,
+    )
     check(lambda u: F.pdist(u, p=p), torch.randn(6, 4), tol=1e-3)
 
 
@@ -119,6 +150,7 @@ def test_pad_backward():
 def test_norms(affine):
     def params(n):
         return [torch.randn(n) for _ in affine]
+
     check(lambda x, *p: F.layer_norm(x, (8,), *p), torch.randn(X4), *params(8))
     check(lambda x, *p: F.layer_norm(x, (1100,), *p), torch.randn(3, 1100), *params(1100), tol=1e-3)
     check(lambda x, *p: F.group_norm(x, 2, *p), torch.randn(2, 4, 5, 3), *params(4))

@@ -11,6 +11,7 @@ subset (opinfo_support.CI_DTYPES, CI_MAX_SAMPLES). Full mode compiles thousands 
 the runtime keeps (about 2 MB each on lavapipe): on a machine under ~32 GB run it in slices, e.g.
 `-k float32`. Known failures: tests/known_failures.py.
 """
+
 import os
 import subprocess
 import sys
@@ -20,13 +21,13 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # works under --import-mode=importlib
 
+import opinfo_support as H  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from webgpu_env import native_env  # noqa: E402
 
-import opinfo_support as H  # noqa: E402
 import torch_webgpu  # noqa: E402,F401
 from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts  # noqa: E402
-from webgpu_env import native_env  # noqa: E402
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 # Subprocesses run outside the repository, so the source tree's torch_webgpu/ never shadows the
@@ -79,8 +80,9 @@ def _judge(r, known):
             # Known failures are claims about the full sample set; the bounded CI subset may not hold
             # the failing sample. Full mode (TORCH_WEBGPU_OPINFO=full) still flags a stale entry.
             pytest.skip(f"known failure not reproduced on the bounded CI samples: {known}")
-        pytest.fail(f"listed as a known failure ({known}) but passes: remove it from tests/known_failures.py",
-                    pytrace=False)
+        pytest.fail(
+            f"listed as a known failure ({known}) but passes: remove it from tests/known_failures.py", pytrace=False
+        )
 
 
 @pytest.mark.parametrize("op, dtype, variant", CASES)
@@ -188,8 +190,14 @@ def test_harness_catches_planted_wrong_kernels():
     """Wrong kernels planted over add (in a subprocess, so they never leak into other tests) fail
     the harness, each in the variant built to catch it."""
     env = native_env()
-    p = subprocess.run([sys.executable, "-c", f"TESTS_DIR = {TESTS_DIR!r}\n" + _PLANT], env=env,
-                       capture_output=True, text=True, timeout=600, cwd=SUBPROCESS_CWD)
+    p = subprocess.run(
+        [sys.executable, "-c", f"TESTS_DIR = {TESTS_DIR!r}\n" + _PLANT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=SUBPROCESS_CWD,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     lines = dict(line.split(" ", 1) for line in p.stdout.splitlines() if " " in line)
     assert lines["off_by_one"] == "fail", p.stdout
@@ -211,12 +219,14 @@ _LIB.define("igam_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
 _LIB.define("igam.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
 _LIB.impl("igam", lambda a, b: torch.igamma(a, b), "CPU")
 _LIB.impl("igam_", lambda a, b: a.copy_(torch.igamma(a, b)), "CPU")
-_LIB.impl("igam.out", lambda a, b, out: out.resize_(torch.broadcast_shapes(a.shape, b.shape)).copy_(torch.igamma(a, b)),
-          "CPU")
+_LIB.impl(
+    "igam.out", lambda a, b, out: out.resize_(torch.broadcast_shapes(a.shape, b.shape)).copy_(torch.igamma(a, b)), "CPU"
+)
 
 
 class _Op:
     """torch.X / Tensor.X_ / out= spelled over the test operator."""
+
     name = f"{_NS}::igam"
 
     def __call__(self, a, b, out=None):
@@ -345,8 +355,9 @@ def test_fallback_follows_env_variable():
         env = {k: v for k, v in os.environ.items() if k != "TORCH_WEBGPU_FALLBACK"}
         if value is not None:
             env["TORCH_WEBGPU_FALLBACK"] = value
-        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                           cwd=SUBPROCESS_CWD)
+        p = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd=SUBPROCESS_CWD
+        )
         assert p.returncode == 0, p.stderr
         outs[value] = (p.stdout.strip().splitlines()[-1], p.stderr.count("has no webgpu kernel"))
     assert outs["0"] == ("raised True", 0)

@@ -3,12 +3,12 @@ weight_decay, maximize), Adam and AdamW (amsgrad, weight_decay, maximize, tensor
 for-loop, foreach=True and fused=True implementations, 5 steps on a small model's parameters; the
 fused kernels called directly against CPU's own fused kernels (grad_scale, found_inf, lr tensor,
 half parameters); _foreach_norm and clip_grad_norm_. The CPU fallback is off: these run natively."""
+
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
-
-from webgpu_env import DEV
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
@@ -27,8 +27,12 @@ IMPLS = {"forloop": dict(foreach=False), "foreach": dict(foreach=True), "fused":
 def make_params(seed=0):
     g = torch.Generator().manual_seed(seed)
     # a small two-layer model's parameters, one of them non-square, one a bias
-    return [torch.randn(6, 5, generator=g), torch.randn(6, generator=g), torch.randn(3, 6, generator=g) * 0.5,
-            torch.randn(3, generator=g)]
+    return [
+        torch.randn(6, 5, generator=g),
+        torch.randn(6, generator=g),
+        torch.randn(3, 6, generator=g) * 0.5,
+        torch.randn(3, generator=g),
+    ]
 
 
 def loss_fn(ps, x):
@@ -96,8 +100,14 @@ def test_fused_adam_direct(op, dtype, variant):
     steps = [torch.tensor(3.0), torch.tensor(1.0), torch.tensor(10.0)]
     dev_lists = [[t.to(DEV) for t in lst] for lst in cpu_lists]
     dev_steps = [s.to(DEV) for s in steps]
-    kw = dict(beta1=0.9, beta2=0.999, weight_decay=0.05, eps=1e-8, amsgrad=variant == "amsgrad_max",
-              maximize=variant == "amsgrad_max")
+    kw = dict(
+        beta1=0.9,
+        beta2=0.999,
+        weight_decay=0.05,
+        eps=1e-8,
+        amsgrad=variant == "amsgrad_max",
+        maximize=variant == "amsgrad_max",
+    )
     lr = 0.01
     if variant == "scale":
         kw["grad_scale"] = torch.tensor(4.0)
@@ -122,8 +132,7 @@ def test_fused_adam_direct(op, dtype, variant):
         torch.testing.assert_close(dev_lists[0][1].cpu(), orig[0])
 
 
-@pytest.mark.parametrize("variant", ["plain", "momentum_first", "momentum", "nesterov_scale", "found_inf",
-                                     "lr_tensor"])
+@pytest.mark.parametrize("variant", ["plain", "momentum_first", "momentum", "nesterov_scale", "found_inf", "lr_tensor"])
 def test_fused_sgd_direct(variant):
     sizes = [7, 1500]
     g = torch.Generator().manual_seed(0)
@@ -131,8 +140,14 @@ def test_fused_sgd_direct(variant):
     grads = [torch.randn(n, generator=g) for n in sizes]
     bufs = [torch.randn(n, generator=g) for n in sizes]
     mom = 0.0 if variant in ("plain", "lr_tensor") else 0.9
-    kw = dict(weight_decay=0.01, momentum=mom, dampening=0.1, nesterov=variant == "nesterov_scale",
-              maximize=variant == "momentum", is_first_step=variant == "momentum_first")
+    kw = dict(
+        weight_decay=0.01,
+        momentum=mom,
+        dampening=0.1,
+        nesterov=variant == "nesterov_scale",
+        maximize=variant == "momentum",
+        is_first_step=variant == "momentum_first",
+    )
     if variant == "nesterov_scale":
         kw["grad_scale"] = torch.tensor(8.0)
     if variant == "found_inf":
@@ -151,8 +166,11 @@ def test_fused_sgd_direct(variant):
 @pytest.mark.parametrize("ord", [2.0, 1.0, float("inf"), float("-inf"), 0.0, 3.0])
 def test_foreach_norm(ord):
     g = torch.Generator().manual_seed(1)
-    ts = [torch.randn(n, generator=g) for n in (1, 100, 70000)] + [torch.randn(9, 7, generator=g).t(),
-                                                                  torch.zeros(5), torch.randn(4).half()]
+    ts = [torch.randn(n, generator=g) for n in (1, 100, 70000)] + [
+        torch.randn(9, 7, generator=g).t(),
+        torch.zeros(5),
+        torch.randn(4).half(),
+    ]
     if ord not in (float("inf"), float("-inf")):
         ts.append(torch.empty(0))
     else:
@@ -191,9 +209,14 @@ def test_clip_grad_norm(foreach):
         torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01, capturable=True, foreach=True)),
-                                     ("AdamW", dict(lr=0.01, capturable=True, foreach=True, amsgrad=True)),
-                                     ("Adam", dict(lr=0.01, capturable=True, fused=True))])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("Adam", dict(lr=0.01, capturable=True, foreach=True)),
+        ("AdamW", dict(lr=0.01, capturable=True, foreach=True, amsgrad=True)),
+        ("Adam", dict(lr=0.01, capturable=True, fused=True)),
+    ],
+)
 def test_capturable(name, kw):
     ref, _ = run(name, dict(lr=kw["lr"], amsgrad=kw.get("amsgrad", False)), "cpu", "forloop")
     ps = [p.to(DEV).requires_grad_() for p in make_params()]
@@ -229,10 +252,21 @@ def test_fused_noncontiguous_and_offsets():
     cl = [views(x) for x in c]
     dl = [views(x) for x in d]
     steps = [torch.tensor(2.0)] * 4
-    torch._fused_adamw_(*cl, [], steps, lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8, amsgrad=False,
-                        maximize=False)
-    torch._fused_adamw_(*dl, [], [s.to(DEV) for s in steps], lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1,
-                        eps=1e-8, amsgrad=False, maximize=False)
+    torch._fused_adamw_(
+        *cl, [], steps, lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8, amsgrad=False, maximize=False
+    )
+    torch._fused_adamw_(
+        *dl,
+        [],
+        [s.to(DEV) for s in steps],
+        lr=0.1,
+        beta1=0.9,
+        beta2=0.99,
+        weight_decay=0.1,
+        eps=1e-8,
+        amsgrad=False,
+        maximize=False,
+    )
     for x, y in zip(c, d):  # the bases: view regions updated, the rest untouched
         for a, b in zip(x, y):
             torch.testing.assert_close(b.cpu(), a, rtol=1e-5, atol=1e-6)
@@ -292,12 +326,23 @@ def test_amp_unscale_and_update_scale_direct():
 
 # ---- the _foreach_* ops (PyTorch's foreach OpInfo samples) against CPU ----
 
+
 def _foreach_ops():
-    from torch.testing._internal.common_methods_invocations import (foreach_binary_op_db, foreach_other_op_db,
-                                                                    foreach_pointwise_op_db, foreach_reduce_op_db,
-                                                                    foreach_unary_op_db)
-    return (foreach_unary_op_db + foreach_binary_op_db + foreach_pointwise_op_db + foreach_reduce_op_db
-            + foreach_other_op_db)
+    from torch.testing._internal.common_methods_invocations import (
+        foreach_binary_op_db,
+        foreach_other_op_db,
+        foreach_pointwise_op_db,
+        foreach_reduce_op_db,
+        foreach_unary_op_db,
+    )
+
+    return (
+        foreach_unary_op_db
+        + foreach_binary_op_db
+        + foreach_pointwise_op_db
+        + foreach_reduce_op_db
+        + foreach_other_op_db
+    )
 
 
 # ops whose per-tensor kernels belong to other families (the composite foreach path reaches them)
@@ -335,8 +380,9 @@ def test_foreach_opinfo_samples(op):
             ref = ref if isinstance(ref, (list, tuple)) else [ref]
             got = got if isinstance(got, (list, tuple)) else [got]
             for r, g in zip(ref, got):
-                torch.testing.assert_close(g.cpu(), r, rtol=1.6e-2 if half else 1e-5, atol=1e-2 if half else 1e-5,
-                                           equal_nan=True)
+                torch.testing.assert_close(
+                    g.cpu(), r, rtol=1.6e-2 if half else 1e-5, atol=1e-2 if half else 1e-5, equal_nan=True
+                )
             ran += 1
     if op.name not in OTHER_FAMILY:
         assert ran > 0

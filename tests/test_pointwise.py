@@ -2,16 +2,17 @@
 layouts (contiguous, non-contiguous, broadcast, scalar operands, in-place, out=), plus PyTorch's own
 OpInfo samples for each op. Bounded by default; TORCH_WEBGPU_FULL=1 runs every dtype, layout and
 sample. The CPU fallback is off: a pass means a native kernel."""
-import os
+
 import math
+import os
 
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 FULL = os.environ.get("TORCH_WEBGPU_FULL", "") == "1"
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
@@ -49,8 +50,9 @@ def make(shape, dtype, kind="any", seed=0):
 def special(dtype):
     """Values whose semantics differ between careless and careful kernels."""
     if dtype.is_floating_point:
-        return torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.5, 1e-6, -7.25, float("inf"), float("-inf"),
-                             float("nan")]).to(dtype)
+        return torch.tensor(
+            [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.5, 1e-6, -7.25, float("inf"), float("-inf"), float("nan")]
+        ).to(dtype)
     if dtype == torch.bool:
         return torch.tensor([True, False, True, False])
     info = torch.iinfo(dtype)
@@ -109,14 +111,47 @@ def unary(name, fn=None, dtypes=ALL, kind="any", inplace=True, out=True):
     if inplace and hasattr(torch.Tensor, name + "_"):
         U.append((name + "_", lambda x, n=name: getattr(x, n + "_")(), dtypes, kind))
     if out:
-        U.append((name + ".out", lambda x, f=fn: f(x, out=torch.empty(0, dtype=x.dtype, device=x.device)) if
-                  x.dtype.is_floating_point else f(x, out=torch.empty(0, dtype=torch.float32, device=x.device)),
-                  dtypes, kind))
+        U.append(
+            (
+                name + ".out",
+                lambda x, f=fn: (
+                    f(x, out=torch.empty(0, dtype=x.dtype, device=x.device))
+                    if x.dtype.is_floating_point
+                    else f(x, out=torch.empty(0, dtype=torch.float32, device=x.device))
+                ),
+                dtypes,
+                kind,
+            )
+        )
 
 
-for n in ("abs", "neg", "sign", "sgn", "exp", "exp2", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh",
-          "tanh", "asinh", "erf", "erfc", "sigmoid", "floor", "ceil", "round", "trunc", "frac", "square",
-          "reciprocal"):
+for n in (
+    "abs",
+    "neg",
+    "sign",
+    "sgn",
+    "exp",
+    "exp2",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "erf",
+    "erfc",
+    "sigmoid",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "square",
+    "reciprocal",
+):
     unary(n)
 for n in ("log", "log2", "log10", "sqrt", "rsqrt"):
     unary(n, kind="pos")
@@ -158,9 +193,9 @@ unary("clamp_", lambda x: x.clamp_(min=2), dtypes=FLOATS + INTS, inplace=False, 
 unary("clamp_max", lambda x: torch.clamp_max(x, 1), dtypes=FLOATS + INTS, inplace=False, out=False)
 unary("clamp_nan", lambda x: torch.clamp(x, float("nan"), 1.0), dtypes=FLOATS, inplace=False, out=False)
 unary("pow2", lambda x: torch.pow(x, 2), inplace=False, out=False)
-unary("pow3", lambda x: x ** 3, inplace=False, out=False)
+unary("pow3", lambda x: x**3, inplace=False, out=False)
 unary("pow_half", lambda x: x.abs() ** 0.5, dtypes=FLOATS, inplace=False, out=False)
-unary("pow_m1", lambda x: x ** -1.0, dtypes=FLOATS, inplace=False, out=False)
+unary("pow_m1", lambda x: x**-1.0, dtypes=FLOATS, inplace=False, out=False)
 unary("pow_2.5", lambda x: x.abs() ** 2.5, dtypes=FLOATS, inplace=False, out=False)
 unary("pow_scalar_base", lambda x: torch.pow(2, x), dtypes=FLOATS + INTS[:2], kind="exp", inplace=False, out=False)
 unary("pow_int_exp", lambda x: torch.pow(x, 5), dtypes=INTS, inplace=False, out=False)
@@ -176,12 +211,38 @@ def binary(name, fn=None, dtypes=ALL, kind="any", inplace=True, out=True):
     if inplace and hasattr(torch.Tensor, name + "_"):
         B.append((name + "_", lambda x, y, n=name: getattr(x, n + "_")(y), dtypes, kind))
     if out:
-        B.append((name + ".out", lambda x, y, f=fn: f(x, y, out=torch.empty(0, dtype=torch.result_type(x, y),
-                                                                               device=x.device)), dtypes, kind))
+        B.append(
+            (
+                name + ".out",
+                lambda x, y, f=fn: f(x, y, out=torch.empty(0, dtype=torch.result_type(x, y), device=x.device)),
+                dtypes,
+                kind,
+            )
+        )
 
 
-for n in ("add", "sub", "mul", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
-          "logical_and", "logical_or", "logical_xor", "atan2", "hypot", "copysign", "xlogy"):
+for n in (
+    "add",
+    "sub",
+    "mul",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "atan2",
+    "hypot",
+    "copysign",
+    "xlogy",
+):
     binary(n)
 binary("add_alpha", lambda x, y: torch.add(x, y, alpha=3), inplace=False, out=False)
 binary("sub_alpha", lambda x, y: torch.sub(x, y, alpha=2), inplace=False, out=False)
@@ -207,8 +268,9 @@ binary("clamp_t", lambda x, y: torch.clamp(x, min=y, max=y + 2), dtypes=FLOATS +
 binary("lerp_s", lambda x, y: torch.lerp(x, y, 0.7), dtypes=FLOATS, inplace=False, out=False)
 binary("lerp_t", lambda x, y: torch.lerp(x, y, torch.sigmoid(y)), dtypes=FLOATS, inplace=False, out=False)
 binary("addcmul", lambda x, y: torch.addcmul(x, y, x, value=2), dtypes=FLOATS + INTS, inplace=False, out=False)
-binary("addcdiv", lambda x, y: torch.addcdiv(x, x, y, value=0.5), dtypes=FLOATS, kind="nonzero", inplace=False,
-       out=False)
+binary(
+    "addcdiv", lambda x, y: torch.addcdiv(x, x, y, value=0.5), dtypes=FLOATS, kind="nonzero", inplace=False, out=False
+)
 
 
 def no_special(name, dtype):
@@ -272,13 +334,19 @@ def test_binary(entry, dtype):
     run_both(fn, [x, y], dtype)
     if dtype not in LAYOUT_DTYPES:
         return
-    run_both(fn, [x.t(), y.t()], dtype)                                      # non-contiguous
-    run_both(fn, [x, make((6,), dtype, kind, 2)], dtype)                     # broadcast
+    run_both(fn, [x.t(), y.t()], dtype)  # non-contiguous
+    run_both(fn, [x, make((6,), dtype, kind, 2)], dtype)  # broadcast
     run_both(fn, [make((4, 1), dtype, "any", 3), make((1, 6), dtype, kind, 4)], dtype)
     if not name.endswith("_"):
-        run_both(fn, [special(dtype)[:, None].expand(-1, 4), special(dtype)[:4].clone()
-                      if kind == "any" else make((4,), dtype, kind, 5)], dtype)
-    run_both(fn, [x, make((), dtype, kind, 6)], dtype)                       # 0-dim device tensor
+        run_both(
+            fn,
+            [
+                special(dtype)[:, None].expand(-1, 4),
+                special(dtype)[:4].clone() if kind == "any" else make((4,), dtype, kind, 5),
+            ],
+            dtype,
+        )
+    run_both(fn, [x, make((), dtype, kind, 6)], dtype)  # 0-dim device tensor
     # CPU scalar operands: a 0-dim CPU tensor and a Python number.
     ys = make((), dtype, kind, 7)
     x_dev = x.to(DEV)
@@ -309,10 +377,24 @@ def test_binary(entry, dtype):
 def test_int64_exact():
     big = torch.tensor([2**62 + 12345, -(2**61) - 7, 2**40 + 3, -(2**33), 9, -9, 2**63 - 1, -(2**63)])
     other = torch.tensor([3, -5, 2**20 + 1, 7, -2, 4, 2, 3])
-    for fn in (torch.add, torch.sub, torch.mul, torch.maximum, torch.lt, torch.eq,
-               lambda a, b: torch.div(a, b, rounding_mode="trunc"), lambda a, b: torch.div(a, b, rounding_mode="floor"),
-               torch.remainder, torch.fmod, torch.bitwise_xor, lambda a, b: a >> (b.abs() % 64),
-               lambda a, b: a << (b.abs() % 64), lambda a, b: torch.pow(b, 3), lambda a, b: a.abs(), lambda a, b: -a):
+    for fn in (
+        torch.add,
+        torch.sub,
+        torch.mul,
+        torch.maximum,
+        torch.lt,
+        torch.eq,
+        lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+        lambda a, b: torch.div(a, b, rounding_mode="floor"),
+        torch.remainder,
+        torch.fmod,
+        torch.bitwise_xor,
+        lambda a, b: a >> (b.abs() % 64),
+        lambda a, b: a << (b.abs() % 64),
+        lambda a, b: torch.pow(b, 3),
+        lambda a, b: a.abs(),
+        lambda a, b: -a,
+    ):
         run_both(fn, [big, other])
 
 
@@ -354,26 +436,120 @@ def test_out_resize_and_dtype():
 
 # ---- OpInfo samples -------------------------------------------------------------------------------
 OPINFO_NAMES = {
-    "abs", "neg", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-    "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "erf", "erfc", "erfinv", "sigmoid", "logit", "floor", "ceil", "round", "trunc", "frac", "bitwise_not",
-    "logical_not", "isnan", "isinf", "isfinite", "nan_to_num", "square", "signbit", "positive", "nn.functional.relu",
-    "nn.functional.relu6", "nn.functional.leaky_relu", "nn.functional.elu", "nn.functional.selu",
-    "nn.functional.celu", "nn.functional.gelu", "nn.functional.silu", "nn.functional.mish", "nn.functional.softplus",
-    "nn.functional.softsign", "nn.functional.hardtanh", "nn.functional.hardsigmoid", "nn.functional.hardswish",
-    "nn.functional.threshold", "nn.functional.logsigmoid", "add", "sub", "mul", "div", "floor_divide", "remainder",
-    "fmod", "pow", "atan2", "maximum", "minimum", "fmax", "fmin", "hypot", "copysign", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or",
-    "logical_xor", "xlogy", "lerp", "addcmul", "addcdiv", "clamp", "clamp_min", "clamp_max", "where", "masked_fill",
-    "eq", "ne", "lt", "le", "gt", "ge", "isclose", "isposinf", "isneginf", "true_divide", "rsub",
+    "abs",
+    "neg",
+    "sign",
+    "sgn",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "erfc",
+    "erfinv",
+    "sigmoid",
+    "logit",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "bitwise_not",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "nan_to_num",
+    "square",
+    "signbit",
+    "positive",
+    "nn.functional.relu",
+    "nn.functional.relu6",
+    "nn.functional.leaky_relu",
+    "nn.functional.elu",
+    "nn.functional.selu",
+    "nn.functional.celu",
+    "nn.functional.gelu",
+    "nn.functional.silu",
+    "nn.functional.mish",
+    "nn.functional.softplus",
+    "nn.functional.softsign",
+    "nn.functional.hardtanh",
+    "nn.functional.hardsigmoid",
+    "nn.functional.hardswish",
+    "nn.functional.threshold",
+    "nn.functional.logsigmoid",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "atan2",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "hypot",
+    "copysign",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "xlogy",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "where",
+    "masked_fill",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isclose",
+    "isposinf",
+    "isneginf",
+    "true_divide",
+    "rsub",
 }
-OPINFO_DTYPES = ALL if FULL else (torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool,
-                                  torch.bfloat16)
+OPINFO_DTYPES = (
+    ALL if FULL else (torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool, torch.bfloat16)
+)
 OPINFO_MAX = None if FULL else 3
 
 
 def _opinfo_cases():
     from torch.testing._internal.common_methods_invocations import op_db
+
     cases = []
     for op in op_db:
         if op.name in OPINFO_NAMES:
@@ -402,8 +578,9 @@ def test_opinfo(op):
                     tol = (max(tol[0], 1e-2), max(tol[1], 1.6e-2))
                 g = got.cpu()
                 assert g.dtype == exp.dtype and g.shape == exp.shape, (dtype, g.dtype, exp.dtype, g.shape, exp.shape)
-                torch.testing.assert_close(g, exp, atol=tol[0], rtol=tol[1], equal_nan=True,
-                                           msg=lambda m: f"{op.name} {dtype} sample {s}: {m}")
+                torch.testing.assert_close(
+                    g, exp, atol=tol[0], rtol=tol[1], equal_nan=True, msg=lambda m: f"{op.name} {dtype} sample {s}: {m}"
+                )
             ran += 1
     if ran == 0:
         pytest.skip("no sample in a dtype the webgpu device holds")

@@ -3,15 +3,16 @@ seeding and state, each distribution's statistics in every dtype CPU supports, l
 storage offsets, non-contiguous), dropout, multinomial, randperm and errors. Values need not equal
 CPU's bits (CUDA's don't either); statistics are checked with bounds many standard errors wide, so a
 wrong distribution fails and a right one passes. The CPU fallback is off."""
+
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 ALL = FLOATS + INTS + (torch.bool,)
@@ -29,20 +30,29 @@ def moments(t):
 
 # ---- generator: seeds, state, offsets ----
 
+
 def test_manual_seed_reproduces():
     for seed_fn in (torch.manual_seed, torch.webgpu.manual_seed):
         seed_fn(1234)
-        a = [cpu(torch.rand(100, device=DEV)), cpu(torch.randn(7, 9, device=DEV)),
-             cpu(torch.randint(0, 1000, (50,), device=DEV)), cpu(torch.randperm(30, device=DEV)),
-             cpu(torch.bernoulli(torch.full((64,), 0.5, device=DEV))),
-             cpu(torch.multinomial(torch.ones(2, 10, device=DEV), 5, replacement=True)),
-             cpu(F.dropout(torch.ones(64, device=DEV), 0.5))]
+        a = [
+            cpu(torch.rand(100, device=DEV)),
+            cpu(torch.randn(7, 9, device=DEV)),
+            cpu(torch.randint(0, 1000, (50,), device=DEV)),
+            cpu(torch.randperm(30, device=DEV)),
+            cpu(torch.bernoulli(torch.full((64,), 0.5, device=DEV))),
+            cpu(torch.multinomial(torch.ones(2, 10, device=DEV), 5, replacement=True)),
+            cpu(F.dropout(torch.ones(64, device=DEV), 0.5)),
+        ]
         seed_fn(1234)
-        b = [cpu(torch.rand(100, device=DEV)), cpu(torch.randn(7, 9, device=DEV)),
-             cpu(torch.randint(0, 1000, (50,), device=DEV)), cpu(torch.randperm(30, device=DEV)),
-             cpu(torch.bernoulli(torch.full((64,), 0.5, device=DEV))),
-             cpu(torch.multinomial(torch.ones(2, 10, device=DEV), 5, replacement=True)),
-             cpu(F.dropout(torch.ones(64, device=DEV), 0.5))]
+        b = [
+            cpu(torch.rand(100, device=DEV)),
+            cpu(torch.randn(7, 9, device=DEV)),
+            cpu(torch.randint(0, 1000, (50,), device=DEV)),
+            cpu(torch.randperm(30, device=DEV)),
+            cpu(torch.bernoulli(torch.full((64,), 0.5, device=DEV))),
+            cpu(torch.multinomial(torch.ones(2, 10, device=DEV), 5, replacement=True)),
+            cpu(F.dropout(torch.ones(64, device=DEV), 0.5)),
+        ]
         for x, y in zip(a, b):
             assert torch.equal(x, y)
     torch.manual_seed(1)
@@ -108,6 +118,7 @@ def test_explicit_generator():
 
 
 # ---- continuous distributions ----
+
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_uniform(dtype):
@@ -188,6 +199,7 @@ def test_geometric(dtype):
 
 # ---- bernoulli ----
 
+
 @pytest.mark.parametrize("dtype", ALL)
 def test_bernoulli_scalar(dtype):
     x = torch.empty(N, device=DEV, dtype=dtype).bernoulli_(0.3)
@@ -207,8 +219,7 @@ def test_bernoulli_tensor(dtype):
     assert f[0].item() == 0 and f[1].item() == 1
     assert abs(f[2].item() - 0.2) < 0.02 and abs(f[3].item() - 0.9) < 0.015
     # bernoulli_ with a broadcast probability tensor, into an integer tensor
-    x = torch.empty(N // 4, 4, device=DEV, dtype=torch.int32).bernoulli_(torch.tensor([0.0, 1.0, 0.2, 0.9],
-                                                                                       device=DEV))
+    x = torch.empty(N // 4, 4, device=DEV, dtype=torch.int32).bernoulli_(torch.tensor([0.0, 1.0, 0.2, 0.9], device=DEV))
     f = cpu(x).double().mean(0)
     assert f[0].item() == 0 and f[1].item() == 1 and abs(f[2].item() - 0.2) < 0.02
     # functional with p, out=
@@ -228,13 +239,14 @@ def test_bernoulli_errors():
 
 # ---- integers: random_, randint ----
 
+
 @pytest.mark.parametrize("dtype", ALL)
 def test_random_default_range(dtype):
     x = cpu(torch.empty(N, device=DEV, dtype=dtype).random_())
     if dtype == torch.bool:
         assert abs(x.double().mean().item() - 0.5) < 0.02
         return
-    hi = {torch.float32: 2 ** 24, torch.float16: 2 ** 11, torch.bfloat16: 2 ** 8}.get(dtype)
+    hi = {torch.float32: 2**24, torch.float16: 2**11, torch.bfloat16: 2**8}.get(dtype)
     if hi is None:
         hi = torch.iinfo(dtype).max
     xd = x.double()
@@ -255,24 +267,26 @@ def test_randint_small_range(dtype):
     assert y.dtype == dtype and y.shape == (100, 3)
 
 
-@pytest.mark.parametrize("lo,hi", [(-2 ** 40, 2 ** 40), (-3 * 2 ** 40 - 5, 2 ** 33 + 7), (0, 2 ** 32),
-                                   (0, 2 ** 32 + 1), (-2 ** 63, 2 ** 63 - 1), (5, 2 ** 62 + 3)])
+@pytest.mark.parametrize(
+    "lo,hi",
+    [(-(2**40), 2**40), (-3 * 2**40 - 5, 2**33 + 7), (0, 2**32), (0, 2**32 + 1), (-(2**63), 2**63 - 1), (5, 2**62 + 3)],
+)
 def test_randint_int64_wide_ranges(lo, hi):
     x = cpu(torch.randint(lo, hi, (N,), device=DEV))
     assert x.min().item() >= lo and x.max().item() < hi
     span = hi - lo
-    frac = ((x.double() - lo) / span)
+    frac = (x.double() - lo) / span
     assert abs(frac.mean().item() - 0.5) < 0.02
     assert (frac > 0.9).any() and (frac < 0.1).any()
     assert x.unique().numel() > N - 5
 
 
 def test_random_full_64_bit_range():
-    x = cpu(torch.empty(N, dtype=torch.int64, device=DEV).random_(-2 ** 63, None))
-    assert (x < -2 ** 62).any() and (x > 2 ** 62).any()
+    x = cpu(torch.empty(N, dtype=torch.int64, device=DEV).random_(-(2**63), None))
+    assert (x < -(2**62)).any() and (x > 2**62).any()
     assert x.unique().numel() > N - 5
-    y = cpu(torch.empty(N, dtype=torch.int64, device=DEV).random_(2 ** 62, None))
-    assert y.min().item() >= 2 ** 62
+    y = cpu(torch.empty(N, dtype=torch.int64, device=DEV).random_(2**62, None))
+    assert y.min().item() >= 2**62
 
 
 def test_random_to_and_errors():
@@ -286,11 +300,22 @@ def test_random_to_and_errors():
         torch.empty(3, device=DEV, dtype=torch.int32).uniform_()
 
 
-@pytest.mark.parametrize("fn", [
-    lambda t: t.exponential_(), lambda t: t.normal_(), lambda t: t.log_normal_(), lambda t: t.cauchy_(),
-    lambda t: t.uniform_(), lambda t: t.geometric_(0.5), lambda t: t.geometric_(1.5), lambda t: t.random_(0, 3),
-    lambda t: t.exponential_(-1.0) if t.is_floating_point() else t.geometric_(0.0),
-    lambda t: torch.normal(t, 1.0), lambda t: t.bernoulli_(-0.1)])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.exponential_(),
+        lambda t: t.normal_(),
+        lambda t: t.log_normal_(),
+        lambda t: t.cauchy_(),
+        lambda t: t.uniform_(),
+        lambda t: t.geometric_(0.5),
+        lambda t: t.geometric_(1.5),
+        lambda t: t.random_(0, 3),
+        lambda t: t.exponential_(-1.0) if t.is_floating_point() else t.geometric_(0.0),
+        lambda t: torch.normal(t, 1.0),
+        lambda t: t.bernoulli_(-0.1),
+    ],
+)
 @pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.float32])
 def test_errors_match_cpu(fn, dtype):
     def outcome(dev):
@@ -299,10 +324,12 @@ def test_errors_match_cpu(fn, dtype):
             return None
         except Exception as e:  # noqa: BLE001
             return type(e), str(e).split("\n")[0]
+
     assert outcome(DEV) == outcome("cpu")
 
 
 # ---- layouts ----
+
 
 def test_layouts():
     base = torch.full((40, 30), float("nan"), device=DEV)
@@ -345,6 +372,7 @@ def test_layouts():
 
 # ---- dropout ----
 
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_dropout(dtype):
     x = torch.randn(N, device=DEV, dtype=dtype)
@@ -362,8 +390,9 @@ def test_dropout(dtype):
         xs = torch.randn(n, dtype=dtype).to(DEV)
         os_, ms = torch.native_dropout(xs, 0.5, True)
         oc, mc = cpu(os_).double(), cpu(ms)
-        assert torch.allclose(oc, torch.where(mc, cpu(xs).double() * 2, torch.zeros(n, dtype=torch.float64)),
-                              rtol=tol, atol=tol)
+        assert torch.allclose(
+            oc, torch.where(mc, cpu(xs).double() * 2, torch.zeros(n, dtype=torch.float64)), rtol=tol, atol=tol
+        )
     # eval: identity, mask all true
     o2, m2 = torch.native_dropout(x, 0.3, False)
     assert torch.equal(cpu(o2), cpu(x)) and cpu(m2).all()
@@ -391,6 +420,7 @@ def test_dropout_module_and_grad():
 
 
 # ---- multinomial, randperm ----
+
 
 def test_multinomial_with_replacement():
     p = torch.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 1.0, 1.0]], device=DEV)
@@ -466,13 +496,27 @@ def test_rand_like_family():
 # (OpInfo marks these entries' values as not comparable across devices; shapes, dtypes and the
 # support of every dtype CPU supports are.)
 
-RANDOM_ENTRIES = ("bernoulli", "normal", "normal.number_mean", "normal.in_place", "uniform", "log_normal", "randint",
-                  "randint_like", "rand_like", "randn_like", "multinomial", "nn.functional.dropout",
-                  "nn.functional.dropout2d", "nn.functional.dropout3d")
+RANDOM_ENTRIES = (
+    "bernoulli",
+    "normal",
+    "normal.number_mean",
+    "normal.in_place",
+    "uniform",
+    "log_normal",
+    "randint",
+    "randint_like",
+    "rand_like",
+    "randn_like",
+    "multinomial",
+    "nn.functional.dropout",
+    "nn.functional.dropout2d",
+    "nn.functional.dropout3d",
+)
 
 
 def _random_opinfos():
     from torch.testing._internal.common_methods_invocations import op_db
+
     full = {(o.name + ("." + o.variant_test_name if o.variant_test_name else "")): o for o in op_db}
     return [full[n] for n in RANDOM_ENTRIES if n in full]
 
@@ -489,8 +533,9 @@ def _to_dev(x):
     return x
 
 
-@pytest.mark.parametrize("op", _random_opinfos(), ids=lambda o: o.name + ("." + o.variant_test_name
-                                                                           if o.variant_test_name else ""))
+@pytest.mark.parametrize(
+    "op", _random_opinfos(), ids=lambda o: o.name + ("." + o.variant_test_name if o.variant_test_name else "")
+)
 def test_random_opinfo_samples(op):
     ran = 0
     for dtype in ALL:

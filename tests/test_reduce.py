@@ -2,8 +2,8 @@
 # row, rows split over workgroups), dims/keepdim/dtype=/out=, NaN, empty inputs, every dtype.
 import pytest
 import torch
-
 from webgpu_env import DEV
+
 g = torch.Generator().manual_seed(0)
 
 
@@ -62,7 +62,7 @@ def test_integer_and_bool(dtype):
 
 
 def test_int64_exact():
-    x = torch.randint(-2**40, 2**40, (3000,), generator=g)
+    x = torch.randint(-(2**40), 2**40, (3000,), generator=g)
     check(lambda t: t.sum(), x)
     check(lambda t: t.view(30, 100).sum(0), x)
     check(lambda t: t.amax(), x)
@@ -105,6 +105,7 @@ def test_out_and_determinism():
 
 # ---- max/min with indices, argmax/argmin, aminmax -------------------------------------------------
 
+
 def check_multi(fn, *xs, tol=1e-4):
     c = fn(*xs)
     d = fn(*[x.to(DEV) for x in xs])
@@ -119,8 +120,17 @@ def check_multi(fn, *xs, tol=1e-4):
             assert torch.equal(b, a), (b, a)
 
 
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
-       torch.bool]
+ALL = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 
 
 def sample(dtype, shape, lo=-4, hi=5):
@@ -151,10 +161,25 @@ def test_max_min_with_indices(dtype):
 
 
 def test_max_min_nan_and_ties():
-    x = torch.tensor([[1.0, 3.0, 3.0, float("nan"), 2.0, float("nan")], [-1.0, -1.0, 0.0, 0.0, -1.0, 0.0],
-                      [float("-inf")] * 6, [float("inf"), 1.0, float("inf"), 0.0, 0.0, -0.0]])
-    for f in (lambda t: t.max(1), lambda t: t.min(1), lambda t: t.argmax(1), lambda t: t.argmin(1), lambda t: t.max(),
-              lambda t: t.argmax(), lambda t: t.argmin(), lambda t: t.max(0), lambda t: torch.aminmax(t, dim=1)):
+    x = torch.tensor(
+        [
+            [1.0, 3.0, 3.0, float("nan"), 2.0, float("nan")],
+            [-1.0, -1.0, 0.0, 0.0, -1.0, 0.0],
+            [float("-inf")] * 6,
+            [float("inf"), 1.0, float("inf"), 0.0, 0.0, -0.0],
+        ]
+    )
+    for f in (
+        lambda t: t.max(1),
+        lambda t: t.min(1),
+        lambda t: t.argmax(1),
+        lambda t: t.argmin(1),
+        lambda t: t.max(),
+        lambda t: t.argmax(),
+        lambda t: t.argmin(),
+        lambda t: t.max(0),
+        lambda t: torch.aminmax(t, dim=1),
+    ):
         check_multi(f, x)
 
 
@@ -185,8 +210,13 @@ def test_max_min_out_and_errors():
     torch.aminmax(d, dim=0, out=(mn, mx))
     assert torch.equal(mn.cpu(), x.amin(0)) and torch.equal(mx.cpu(), x.amax(0))
     e = torch.zeros(0, 3)
-    for f in (lambda t: t.max(), lambda t: t.argmax(), lambda t: t.max(0), lambda t: torch.aminmax(t),
-              lambda t: t.argmin(0)):
+    for f in (
+        lambda t: t.max(),
+        lambda t: t.argmax(),
+        lambda t: t.max(0),
+        lambda t: torch.aminmax(t),
+        lambda t: t.argmin(0),
+    ):
         with pytest.raises(Exception) as cpu_err:
             f(e)
         with pytest.raises(type(cpu_err.value)):
@@ -200,14 +230,23 @@ def test_max_min_out_and_errors():
 
 # ---- var / std (+ _mean), nanmean, count_nonzero, logsumexp, norms --------------------------------
 
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_var_std(dtype):
     tol = 1e-4 if dtype == torch.float32 else 2e-2
     x = X.to(dtype)
-    for f in (lambda t: t.var(), lambda t: t.std(1), lambda t: t.var((0, 2), keepdim=True),
-              lambda t: t.std(0, correction=0), lambda t: t.var(2, correction=3), lambda t: torch.var_mean(t, 1),
-              lambda t: torch.std_mean(t, (0, 1), correction=0, keepdim=True), lambda t: torch.var_mean(t),
-              lambda t: t.transpose(0, 2)[::2].std(1), lambda t: t.var(1, unbiased=False)):
+    for f in (
+        lambda t: t.var(),
+        lambda t: t.std(1),
+        lambda t: t.var((0, 2), keepdim=True),
+        lambda t: t.std(0, correction=0),
+        lambda t: t.var(2, correction=3),
+        lambda t: torch.var_mean(t, 1),
+        lambda t: torch.std_mean(t, (0, 1), correction=0, keepdim=True),
+        lambda t: torch.var_mean(t),
+        lambda t: t.transpose(0, 2)[::2].std(1),
+        lambda t: t.var(1, unbiased=False),
+    ):
         check_multi(f, x, tol=tol)
 
 
@@ -262,9 +301,12 @@ def test_logsumexp(dtype):
 def test_vector_norm(ord):
     x = X.clone()
     x[0, 0, :4] = 0.0
-    for f in (lambda t: torch.linalg.vector_norm(t, ord), lambda t: torch.linalg.vector_norm(t, ord, dim=1),
-              lambda t: torch.linalg.vector_norm(t, ord, dim=(0, 2), keepdim=True),
-              lambda t: torch.linalg.vector_norm(t.transpose(0, 1), ord, dim=-1)):
+    for f in (
+        lambda t: torch.linalg.vector_norm(t, ord),
+        lambda t: torch.linalg.vector_norm(t, ord, dim=1),
+        lambda t: torch.linalg.vector_norm(t, ord, dim=(0, 2), keepdim=True),
+        lambda t: torch.linalg.vector_norm(t.transpose(0, 1), ord, dim=-1),
+    ):
         check_multi(f, x, tol=1e-3)
     check_multi(lambda t: torch.linalg.vector_norm(t, ord, dim=1), x.half(), tol=2e-2)
     check_multi(lambda t: torch.linalg.vector_norm(t, ord, dim=1, dtype=torch.float32), x.bfloat16(), tol=2e-2)
@@ -293,6 +335,7 @@ def test_norm_variants_and_grad():
 
 
 # ---- the contiguous vectorised path -----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_vectorised_rows(dtype):
@@ -332,19 +375,21 @@ def test_without_subgroups():
     import os
     import subprocess
     import sys
-    code = ("import torch, torch_webgpu\n"
-            "g = torch.Generator().manual_seed(1)\n"
-            "x = torch.randn(37, 5000, generator=g)\n"
-            "d = x.to('webgpu')\n"
-            "torch.testing.assert_close(d.sum(1).cpu(), x.sum(1), rtol=1e-4, atol=1e-4)\n"
-            "torch.testing.assert_close(d.sum().cpu(), x.sum(), rtol=1e-4, atol=1e-3)\n"
-            "torch.testing.assert_close(d[:, :50].sum(1).cpu(), x[:, :50].sum(1), rtol=1e-4, atol=1e-4)\n"
-            "assert torch.equal(d.argmax(1).cpu(), x.argmax(1))\n"
-            "torch.testing.assert_close(d.var(0).cpu(), x.var(0), rtol=1e-4, atol=1e-4)\n"
-            "print('ok')\n")
+
+    code = (
+        "import torch, torch_webgpu\n"
+        "g = torch.Generator().manual_seed(1)\n"
+        "x = torch.randn(37, 5000, generator=g)\n"
+        "d = x.to('webgpu')\n"
+        "torch.testing.assert_close(d.sum(1).cpu(), x.sum(1), rtol=1e-4, atol=1e-4)\n"
+        "torch.testing.assert_close(d.sum().cpu(), x.sum(), rtol=1e-4, atol=1e-3)\n"
+        "torch.testing.assert_close(d[:, :50].sum(1).cpu(), x[:, :50].sum(1), rtol=1e-4, atol=1e-4)\n"
+        "assert torch.equal(d.argmax(1).cpu(), x.argmax(1))\n"
+        "torch.testing.assert_close(d.var(0).cpu(), x.var(0), rtol=1e-4, atol=1e-4)\n"
+        "print('ok')\n"
+    )
     env = dict(os.environ, TORCH_WEBGPU_REDUCE_NO_SUBGROUPS="1")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                       cwd="/tmp")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd="/tmp")
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-2000:]
 
 
@@ -364,15 +409,16 @@ def test_blocks_past_the_binding_limit():
     n = limit // 4 + 4096
     base = torch.empty(n, device=DEV)  # (a fill of the whole block would itself pass the limit)
     tail = torch.randn(3000, generator=g)
-    base[n - 3000:] = tail.to(DEV)
-    torch.testing.assert_close(base[n - 3000:].sum().cpu(), tail.sum(), rtol=1e-4, atol=1e-4)  # a window
-    assert torch.equal(base[n - 3000:].view(30, 100).argmax(1).cpu(), tail.view(30, 100).argmax(1))
+    base[n - 3000 :] = tail.to(DEV)
+    torch.testing.assert_close(base[n - 3000 :].sum().cpu(), tail.sum(), rtol=1e-4, atol=1e-4)  # a window
+    assert torch.equal(base[n - 3000 :].view(30, 100).argmax(1).cpu(), tail.view(30, 100).argmax(1))
     with pytest.raises(RuntimeError, match="maxStorageBufferBindingSize"):
         base.sum()
 
 
 def torch_webgpu_limit():
     import torch_webgpu
+
     return int(torch_webgpu.info()["limits"]["maxStorageBufferBindingSize"])
 
 
@@ -385,10 +431,23 @@ def test_torch_equal_as_cpu():
     y[3, 4] += 1
     xn = x.clone()
     xn[0, 0] = float("nan")
-    cases = [(x, x.clone()), (x, y), (x, x[:, :6]), (x, x.t().contiguous().t()), (x, x.double().float()),
-             (x.half(), x.half()), (x, x.half().float()), (x.int(), x.int()), (x.int(), x.long()),
-             (x > 0, x > 0), (xn, xn.clone()), (torch.empty(0, 3), torch.empty(0, 3)),
-             (torch.empty(0, 3), torch.empty(3, 0)), (torch.tensor(2.0), torch.tensor(2.0)), (x[1:, ::2], y[1:, ::2])]
+    cases = [
+        (x, x.clone()),
+        (x, y),
+        (x, x[:, :6]),
+        (x, x.t().contiguous().t()),
+        (x, x.double().float()),
+        (x.half(), x.half()),
+        (x, x.half().float()),
+        (x.int(), x.int()),
+        (x.int(), x.long()),
+        (x > 0, x > 0),
+        (xn, xn.clone()),
+        (torch.empty(0, 3), torch.empty(0, 3)),
+        (torch.empty(0, 3), torch.empty(3, 0)),
+        (torch.tensor(2.0), torch.tensor(2.0)),
+        (x[1:, ::2], y[1:, ::2]),
+    ]
     for a, b in cases:
         want = torch.equal(a, b)
         assert torch.equal(a.to("webgpu"), b.to("webgpu")) == want, (a.shape, b.shape, a.dtype, b.dtype)

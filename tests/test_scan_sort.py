@@ -3,6 +3,7 @@ msort, topk, kthvalue, median, nanmedian, mode, unique, unique_consecutive, sear
 histc, bincount. Every dtype the device holds, any dim, non-contiguous inputs, out=, NaN, duplicates
 (stability), empty and 0-dim inputs, and rows long enough for the multi-pass paths (scan: more than
 one 1024-element tile, and more than 1024 tiles; sort: rows past one 1024-pair tile)."""
+
 import pytest
 import torch
 
@@ -10,8 +11,17 @@ import torch_webgpu  # noqa: F401
 
 W = "webgpu"
 NAN = float("nan")
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-       torch.uint8, torch.bool]
+ALL = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 
@@ -43,6 +53,7 @@ def close(a, b, rtol, atol):
 
 
 # ---------------------------------------------------------------- scans
+
 
 @pytest.mark.parametrize("dtype", ALL)
 def test_cumsum_cumprod_dtypes(dtype):
@@ -144,6 +155,7 @@ def test_logcumsumexp(dtype):
 
 # ---------------------------------------------------------------- sort family
 
+
 @pytest.mark.parametrize("dtype", ALL)
 def test_sort_stable_dtypes(dtype):
     x = make((6, 33), dtype, nan=True, scale=2).to(dtype)
@@ -156,8 +168,10 @@ def test_sort_stable_dtypes(dtype):
                 b = torch.sort(x.to(W), dim=dim, descending=desc, stable=stable)
                 same(a.values, b.values)
                 same(a.indices, b.indices)
-            same(torch.argsort(x, dim=dim, descending=desc, stable=True),
-                 torch.argsort(x.to(W), dim=dim, descending=desc))
+            same(
+                torch.argsort(x, dim=dim, descending=desc, stable=True),
+                torch.argsort(x.to(W), dim=dim, descending=desc),
+            )
 
 
 def test_sort_signed_zero_and_specials():
@@ -167,7 +181,7 @@ def test_sort_signed_zero_and_specials():
         b = torch.sort(x.to(W), descending=desc)
         same(a.values, b.values)
         same(a.indices, b.indices)
-    xl = torch.tensor([2**62, -2**62, 5, -(2**63), 2**63 - 1, 5, -1, 0])
+    xl = torch.tensor([2**62, -(2**62), 5, -(2**63), 2**63 - 1, 5, -1, 0])
     a, b = torch.sort(xl, stable=True), torch.sort(xl.to(W))
     same(a.values, b.values)
     same(a.indices, b.indices)
@@ -215,7 +229,7 @@ def test_sort_noncontig_out_edge():
 def test_topk(dtype):
     # distinct values so CPU's order is unambiguous
     n = 40 if dtype not in (torch.int8, torch.uint8) else 25
-    x = (torch.randperm(5 * n, generator=torch.Generator().manual_seed(0)) - (60 if dtype == torch.int8 else 0))
+    x = torch.randperm(5 * n, generator=torch.Generator().manual_seed(0)) - (60 if dtype == torch.int8 else 0)
     x = x.view(5, n).to(dtype)
     for dim in (0, 1):
         for largest in (True, False):
@@ -291,15 +305,18 @@ def test_mode(dtype):
 
 # ---------------------------------------------------------------- unique, search, histograms
 
+
 @pytest.mark.parametrize("dtype", ALL)
 def test_unique(dtype):
     x = make((5, 60), dtype, nan=False, scale=3)
     if dtype.is_floating_point:
         x = x.round()
         x.view(-1)[1::13] = -0.0
-    for f in (lambda t: torch.unique(t, return_inverse=True, return_counts=True),
-              lambda t: torch.unique(t, sorted=True, return_inverse=True),
-              lambda t: torch.unique_consecutive(t, return_inverse=True, return_counts=True)):
+    for f in (
+        lambda t: torch.unique(t, return_inverse=True, return_counts=True),
+        lambda t: torch.unique(t, sorted=True, return_inverse=True),
+        lambda t: torch.unique_consecutive(t, return_inverse=True, return_counts=True),
+    ):
         a, b = f(x), f(x.to(W))
         for p, q in zip(a, b):
             same(p, q)
@@ -332,6 +349,7 @@ def test_unique_dim_nan_negzero(dtype):
     (so NaN rows land mid-order and equal rows need not be adjacent), and among rows equal up to
     -0.0 == 0.0 its sort picks which one is kept. Values, inverse and counts match bitwise (sign of
     zero included) for sizes on both sides of the introsort's insertion-sort threshold."""
+
     def check(x, d):
         a = torch.unique(x, dim=d, return_inverse=True, return_counts=True)
         b = torch.unique(x.to(W), dim=d, return_inverse=True, return_counts=True)
@@ -339,8 +357,24 @@ def test_unique_dim_nan_negzero(dtype):
             same(p, q)
         assert torch.equal(torch.signbit(a[0]), torch.signbit(b[0].cpu()))
 
-    check(torch.tensor([[1.0, NAN], [0.0, 2.0], [1.0, NAN], [-0.0, 2.0], [NAN, 0.0], [0.0, 1.0], [1.0, 2.0],
-                        [0.0, 2.0], [NAN, NAN], [NAN, NAN]], dtype=dtype), 0)
+    check(
+        torch.tensor(
+            [
+                [1.0, NAN],
+                [0.0, 2.0],
+                [1.0, NAN],
+                [-0.0, 2.0],
+                [NAN, 0.0],
+                [0.0, 1.0],
+                [1.0, 2.0],
+                [0.0, 2.0],
+                [NAN, NAN],
+                [NAN, NAN],
+            ],
+            dtype=dtype,
+        ),
+        0,
+    )
     check(torch.tensor([[-0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [-0.0, 1.0]], dtype=dtype), 0)  # no NaN, -0.0 only
     g = torch.Generator().manual_seed(12)
     for n in (7, 16, 17, 40, 300):
@@ -361,10 +395,14 @@ def test_searchsorted_bucketize(dtype):
     x = make((4, 25), dtype, seed=2)
     for right in (False, True):
         for i32 in (False, True):
-            same(torch.searchsorted(bd, x, right=right, out_int32=i32),
-                 torch.searchsorted(bd.to(W), x.to(W), right=right, out_int32=i32))
-            same(torch.bucketize(x, bd, right=right, out_int32=i32),
-                 torch.bucketize(x.to(W), bd.to(W), right=right, out_int32=i32))
+            same(
+                torch.searchsorted(bd, x, right=right, out_int32=i32),
+                torch.searchsorted(bd.to(W), x.to(W), right=right, out_int32=i32),
+            )
+            same(
+                torch.bucketize(x, bd, right=right, out_int32=i32),
+                torch.bucketize(x.to(W), bd.to(W), right=right, out_int32=i32),
+            )
     same(torch.searchsorted(bd, x.t(), side="right"), torch.searchsorted(bd.to(W), x.to(W).t(), side="right"))
 
 
@@ -430,8 +468,10 @@ def test_unique_dim(dtype):
     g = torch.Generator().manual_seed(10)
     x = torch.randint(0, 2, (60, 3), generator=g).to(dtype)
     for d in (0, 1, -1):
-        for f in (lambda t: torch.unique(t, dim=d, return_inverse=True, return_counts=True),
-                  lambda t: torch.unique_consecutive(t, dim=d, return_inverse=True, return_counts=True)):
+        for f in (
+            lambda t: torch.unique(t, dim=d, return_inverse=True, return_counts=True),
+            lambda t: torch.unique_consecutive(t, dim=d, return_inverse=True, return_counts=True),
+        ):
             a, b = f(x), f(x.to(W))
             for p, q in zip(a, b):
                 same(p, q)

@@ -1,16 +1,26 @@
 """torch.save / torch.load of webgpu tensors: every dtype, views sharing storage (and their offsets),
 0-dim and empty tensors, parameters, module state dicts, optimiser state, and map_location both
 ways (webgpu -> cpu, cpu -> webgpu, webgpu -> webgpu), with weights_only on and off."""
+
 import io
 
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
-DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-          torch.uint8, torch.bool)
+DTYPES = (
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
 
 
 def roundtrip(obj, **load_kw):
@@ -47,11 +57,16 @@ def test_tensor_roundtrip(dtype, weights_only):
 def test_views_share_storage(dtype):
     c = sample(dtype, (6, 8))
     base = c.to(DEV)
-    views = {"base": base, "t": base.t(), "slice": base[1:4, 2:7], "row": base[3], "strided": base[:, ::3],
-             "flat_off": base.view(-1)[5:17]}
+    views = {
+        "base": base,
+        "t": base.t(),
+        "slice": base[1:4, 2:7],
+        "row": base[3],
+        "strided": base[:, ::3],
+        "flat_off": base.view(-1)[5:17],
+    }
     d = roundtrip(views)
-    ref = {"base": c, "t": c.t(), "slice": c[1:4, 2:7], "row": c[3], "strided": c[:, ::3],
-           "flat_off": c.view(-1)[5:17]}
+    ref = {"base": c, "t": c.t(), "slice": c[1:4, 2:7], "row": c[3], "strided": c[:, ::3], "flat_off": c.view(-1)[5:17]}
     for k, v in d.items():
         assert v.device.type == DEV
         assert v.shape == ref[k].shape and v.stride() == ref[k].stride(), k

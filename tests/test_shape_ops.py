@@ -1,6 +1,7 @@
 """Shape-building ops (csrc/ops/shape_ops.cpp, csrc/ops/pad.cpp) against PyTorch CPU: every dtype,
 negative dims, non-contiguous inputs and outputs, empty tensors, out= and in-place, gradients, errors.
 Runs with the CPU fallback off, so a pass means native kernels."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -8,8 +9,17 @@ import torch.nn.functional as F
 import torch_webgpu  # noqa: F401
 
 D = "webgpu"
-DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-          torch.uint8, torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+]
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 
@@ -49,6 +59,7 @@ def same(actual, expected):
 
 # ---- cat and its composites ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cat_dtypes_dims(dtype):
     xs = [make((3, 4, 5), dtype, s) for s in range(3)]
@@ -67,15 +78,24 @@ def test_cat_many_inputs_and_large():
     # the same storage several times, and transposed inputs
     a = make((300, 70), torch.float32)
     ad = dev(a)
-    same(torch.cat([ad, ad.t().contiguous().t(), ad[::2].repeat(2, 1)], 1),
-         torch.cat([a, a, a[::2].repeat(2, 1)], 1))
+    same(torch.cat([ad, ad.t().contiguous().t(), ad[::2].repeat(2, 1)], 1), torch.cat([a, a, a[::2].repeat(2, 1)], 1))
     big = [make((1000, 33), torch.float16, s) for s in range(5)]
     same(torch.cat([dev(b) for b in big], 0), torch.cat(big, 0))
 
 
-@pytest.mark.parametrize("pair", [(torch.int8, torch.float16), (torch.bool, torch.int64), (torch.int32, torch.int64),
-                                  (torch.uint8, torch.int8), (torch.bfloat16, torch.float32),
-                                  (torch.bool, torch.uint8), (torch.int16, torch.bfloat16), (torch.int64, torch.float32)])
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (torch.int8, torch.float16),
+        (torch.bool, torch.int64),
+        (torch.int32, torch.int64),
+        (torch.uint8, torch.int8),
+        (torch.bfloat16, torch.float32),
+        (torch.bool, torch.uint8),
+        (torch.int16, torch.bfloat16),
+        (torch.int64, torch.float32),
+    ],
+)
 def test_cat_mixed_dtypes(pair):
     xs = [make((2, 3), pair[0], 1), make((4, 3), pair[1], 2), make((1, 3), pair[0], 3)]
     same(torch.cat([dev(x) for x in xs]), torch.cat(xs))
@@ -140,6 +160,7 @@ def test_cat_grad():
 
 # ---- repeat, tile, repeat_interleave ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_repeat_tile(dtype):
     x = make((2, 3), dtype)
@@ -158,8 +179,13 @@ def test_repeat_interleave(dtype):
 
     # Tensor repeats: the index tensor (repeat_interleave.Tensor). Applying it to a tensor goes through
     # index_select, which is another op family's kernel.
-    for r in (torch.tensor([1, 0, 3]), torch.tensor([2, 1, 0, 4], dtype=torch.int32), torch.randint(0, 4, (600,)),
-              torch.tensor([0, 0]), noncontig(torch.tensor([3, 1, 2]))):
+    for r in (
+        torch.tensor([1, 0, 3]),
+        torch.tensor([2, 1, 0, 4], dtype=torch.int32),
+        torch.randint(0, 4, (600,)),
+        torch.tensor([0, 0]),
+        noncontig(torch.tensor([3, 1, 2])),
+    ):
         same(torch.repeat_interleave(dev(r)), torch.repeat_interleave(r))
     r = torch.tensor([2, 1, 3])
     same(torch.repeat_interleave(dev(r), output_size=6), torch.repeat_interleave(r, output_size=6))
@@ -170,6 +196,7 @@ def test_repeat_interleave(dtype):
 
 
 # ---- flip, roll, rot90 -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_flip_family(dtype):
@@ -192,8 +219,16 @@ def test_flip_family(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_roll(dtype):
     x = make((3, 4, 5), dtype)
-    cases = [((1,), (0,)), ((-2,), (1,)), ((7,), (-1,)), ((1, 2), (0, 2)), ((2, -3), (1, 1)), ((13,), None),
-             ((-4,), None), ((0,), (0,))]
+    cases = [
+        ((1,), (0,)),
+        ((-2,), (1,)),
+        ((7,), (-1,)),
+        ((1, 2), (0, 2)),
+        ((2, -3), (1, 1)),
+        ((13,), None),
+        ((-4,), None),
+        ((0,), (0,)),
+    ]
     for shifts, dims in cases:
         want = torch.roll(x, shifts, dims) if dims is not None else torch.roll(x, shifts)
         got = torch.roll(dev(x, nc=True), shifts, dims) if dims is not None else torch.roll(dev(x, nc=True), shifts)
@@ -214,6 +249,7 @@ def test_flip_roll_grad():
 
 
 # ---- tril, triu, trace, one_hot, diag ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_tril_triu(dtype):
@@ -273,20 +309,34 @@ def test_one_hot():
 def test_scatters(dtype):
     x = make((4, 5), dtype, 1)
     same(torch.diagonal_scatter(dev(x), dev(make((4,), dtype, 2))), torch.diagonal_scatter(x, make((4,), dtype, 2)))
-    same(torch.diagonal_scatter(dev(x), dev(make((3,), dtype, 2)), 2),
-         torch.diagonal_scatter(x, make((3,), dtype, 2), 2))
-    same(torch.select_scatter(dev(x, nc=True), dev(make((5,), dtype, 3)), 0, -1),
-         torch.select_scatter(x, make((5,), dtype, 3), 0, -1))
-    same(torch.slice_scatter(dev(x), dev(make((4, 2), dtype, 4)), 1, 1, 5, 2),
-         torch.slice_scatter(x, make((4, 2), dtype, 4), 1, 1, 5, 2))
-    same(torch.as_strided_scatter(dev(x), dev(make((2, 2), dtype, 5)), (2, 2), (5, 2), 1),
-         torch.as_strided_scatter(x, make((2, 2), dtype, 5), (2, 2), (5, 2), 1))
+    same(
+        torch.diagonal_scatter(dev(x), dev(make((3,), dtype, 2)), 2), torch.diagonal_scatter(x, make((3,), dtype, 2), 2)
+    )
+    same(
+        torch.select_scatter(dev(x, nc=True), dev(make((5,), dtype, 3)), 0, -1),
+        torch.select_scatter(x, make((5,), dtype, 3), 0, -1),
+    )
+    same(
+        torch.slice_scatter(dev(x), dev(make((4, 2), dtype, 4)), 1, 1, 5, 2),
+        torch.slice_scatter(x, make((4, 2), dtype, 4), 1, 1, 5, 2),
+    )
+    same(
+        torch.as_strided_scatter(dev(x), dev(make((2, 2), dtype, 5)), (2, 2), (5, 2), 1),
+        torch.as_strided_scatter(x, make((2, 2), dtype, 5), (2, 2), (5, 2), 1),
+    )
 
 
 # ---- padding ---------------------------------------------------------------------------------------
 
-PAD_CASES = [((2, 3, 7), (2, 3)), ((3, 7), (1, 0)), ((2, 3, 5, 6), (1, 2, 3, 1)), ((3, 5, 6), (2, 2, 0, 4)),
-             ((1, 2, 4, 5, 6), (1, 2, 0, 1, 3, 2)), ((2, 4, 5, 6), (1, 2, 0, 1, 3, 2)), ((2, 3, 40, 50), (3, 3, 3, 3))]
+PAD_CASES = [
+    ((2, 3, 7), (2, 3)),
+    ((3, 7), (1, 0)),
+    ((2, 3, 5, 6), (1, 2, 3, 1)),
+    ((3, 5, 6), (2, 2, 0, 4)),
+    ((1, 2, 4, 5, 6), (1, 2, 0, 1, 3, 2)),
+    ((2, 4, 5, 6), (1, 2, 0, 1, 3, 2)),
+    ((2, 3, 40, 50), (3, 3, 3, 3)),
+]
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
@@ -381,9 +431,9 @@ def test_subword_outputs_leave_neighbours(dtype):
         same(base, want)
         m = make((12,), dtype, 4)
         md = m.to(D)
-        md[lo:hi - 1].view(2, 2).tril_()
+        md[lo : hi - 1].view(2, 2).tril_()
         w = m.clone()
-        w[lo:hi - 1].view(2, 2).tril_()
+        w[lo : hi - 1].view(2, 2).tril_()
         same(md, w)
     x = make((7, 9), dtype)
     same(dev(x).flip(1), x.flip(1))

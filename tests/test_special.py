@@ -3,14 +3,15 @@ that the device stores, special values (zeros of both signs, poles, negative int
 NaN, large arguments), random values over each function's domain, non-contiguous inputs, out= and
 in-place variants, and backward against CPU's. The CPU fallback is off: a pass means a native kernel.
 The OpInfo sweep (tests/test_opinfo.py -k <entry>) covers PyTorch's own samples."""
+
 import math
 
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 FLOATS = (F32, F16, BF16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
@@ -19,9 +20,42 @@ INF, NAN = float("inf"), float("nan")
 
 # Values where careless special functions go wrong: both zeros, poles and negative integers,
 # half-integers, tiny and large magnitudes, infinities and NaN.
-SPECIAL = [0.0, -0.0, 1.0, 2.0, 3.0, -1.0, -2.0, -3.0, -100.0, 0.5, -0.5, 1.5, -1.5, -2.5, -2.457024,
-           1.4616321, 1e-6, -1e-6, 1e-30, 7.9, 8.0, 10.0, 11.5, 30.0, 85.0, 100.0, 1e4, 1e10, 1e30, -1e4 - 0.5,
-           -3e4, INF, -INF, NAN]
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    2.0,
+    3.0,
+    -1.0,
+    -2.0,
+    -3.0,
+    -100.0,
+    0.5,
+    -0.5,
+    1.5,
+    -1.5,
+    -2.5,
+    -2.457024,
+    1.4616321,
+    1e-6,
+    -1e-6,
+    1e-30,
+    7.9,
+    8.0,
+    10.0,
+    11.5,
+    30.0,
+    85.0,
+    100.0,
+    1e4,
+    1e10,
+    1e30,
+    -1e4 - 0.5,
+    -3e4,
+    INF,
+    -INF,
+    NAN,
+]
 
 
 def _rand(n, lo, hi, seed):
@@ -71,9 +105,14 @@ def close(got, exp, tol=None, what="", inputs=()):
     if bad.any():
         idx = bad.flatten().nonzero().flatten()[:8].tolist()
         ins = [a.cpu().flatten() if a.shape == exp.shape else None for a in inputs]
-        raise AssertionError(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + ", ".join(
-            f"{what}{tuple(a[k].item() for a in ins if a is not None)}: got {g.flatten()[k].item()!r} "
-            f"want {e.flatten()[k].item()!r}" for k in idx))
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: "
+            + ", ".join(
+                f"{what}{tuple(a[k].item() for a in ins if a is not None)}: got {g.flatten()[k].item()!r} "
+                f"want {e.flatten()[k].item()!r}"
+                for k in idx
+            )
+        )
 
 
 # ---- the table ---------------------------------------------------------------------------------
@@ -82,25 +121,56 @@ OPS = []
 
 
 def op(name, fn, dtypes, arity=1, lo=-10.0, hi=10.0, extra=(), tol=None, inplace=None, other=None):
-    OPS.append(dict(name=name, fn=fn, dtypes=dtypes, arity=arity, lo=lo, hi=hi, extra=extra, tol=tol,
-                    inplace=inplace, other=other))
+    OPS.append(
+        dict(
+            name=name,
+            fn=fn,
+            dtypes=dtypes,
+            arity=arity,
+            lo=lo,
+            hi=hi,
+            extra=extra,
+            tol=tol,
+            inplace=inplace,
+            other=other,
+        )
+    )
 
 
 op("lgamma", torch.lgamma, ALL, lo=-20, hi=40, inplace="lgamma_")
 op("digamma", torch.digamma, ALL, lo=-20, hi=40, inplace="digamma_")
 for n in range(0, 6):
-    op(f"polygamma_{n}", lambda x, n=n, out=None: torch.polygamma(n, x, out=out) if out is not None
-       else torch.polygamma(n, x), ALL, lo=-6 if n < 2 else 0.05, hi=20,
-       tol=None if n < 2 else dict(rtol=1e-5), inplace=(lambda x, n=n: x.polygamma_(n)))
-op("mvlgamma_p3", lambda x, out=None: torch.mvlgamma(x, 3, out=out) if out is not None else torch.mvlgamma(x, 3),
-   FLOATS, lo=1.01, hi=30, extra=(), inplace=(lambda x: x.mvlgamma_(3)))
+    op(
+        f"polygamma_{n}",
+        lambda x, n=n, out=None: torch.polygamma(n, x, out=out) if out is not None else torch.polygamma(n, x),
+        ALL,
+        lo=-6 if n < 2 else 0.05,
+        hi=20,
+        tol=None if n < 2 else dict(rtol=1e-5),
+        inplace=(lambda x, n=n: x.polygamma_(n)),
+    )
+op(
+    "mvlgamma_p3",
+    lambda x, out=None: torch.mvlgamma(x, 3, out=out) if out is not None else torch.mvlgamma(x, 3),
+    FLOATS,
+    lo=1.01,
+    hi=30,
+    extra=(),
+    inplace=(lambda x: x.mvlgamma_(3)),
+)
 op("i0", torch.i0, ALL, lo=-95, hi=95, inplace="i0_")
 op("i0e", torch.special.i0e, ALL, lo=-120, hi=120)
 op("i1", torch.special.i1, ALL, lo=-95, hi=95)
 op("i1e", torch.special.i1e, ALL, lo=-120, hi=120)
 op("erfcx", torch.special.erfcx, ALL, lo=-9.5, hi=30)
-op("ndtri", torch.special.ndtri, ALL, lo=0, hi=1, extra=(1e-10, 1e-20, 1e-38, 0.999, 0.9999999, 0.25, 0.75, 0.2,
-                                                        0.8, 0.5))
+op(
+    "ndtri",
+    torch.special.ndtri,
+    ALL,
+    lo=0,
+    hi=1,
+    extra=(1e-10, 1e-20, 1e-38, 0.999, 0.9999999, 0.25, 0.75, 0.2, 0.8, 0.5),
+)
 op("log_ndtr", torch.special.log_ndtr, ALL, lo=-40, hi=10)
 op("entr", torch.special.entr, ALL, lo=-1, hi=10)
 op("sinc", torch.sinc, ALL, lo=-20, hi=20, inplace="sinc_")
@@ -169,8 +239,13 @@ def test_noncontiguous_out_inplace(o, dtype):
     close(o["fn"](*dev), exp, o["tol"], o["name"] + " noncontig", cpu)
     # (The reference from contiguous copies: CPU's strided bfloat16 path rounds differently, e.g.
     # i0e(-6.5) is 0.1582 there and 0.1602 (the correctly rounded value) contiguous.)
-    close(o["fn"](*[a[::2] for a in dev]), o["fn"](*[a[::2].contiguous() for a in cpu]), o["tol"],
-          o["name"] + " strided", [a[::2] for a in cpu])
+    close(
+        o["fn"](*[a[::2] for a in dev]),
+        o["fn"](*[a[::2].contiguous() for a in cpu]),
+        o["tol"],
+        o["name"] + " strided",
+        [a[::2] for a in cpu],
+    )
     # out=: a wrongly sized out is resized, as on CPU.
     out = torch.empty(3, dtype=exp.dtype, device=DEV)
     r = o["fn"](*dev, out=out)
@@ -201,9 +276,13 @@ def test_out_dtype_errors_match_cpu():
         with pytest.raises(RuntimeError):
             fn(x.to(DEV), out=torch.empty(2, dtype=torch.int32, device=DEV))
     # heaviside refuses mixed dtypes, gcd refuses floats and bool, polygamma a negative n: as on CPU.
-    for fn, a in ((torch.heaviside, (x, torch.tensor([1, 2]))), (torch.gcd, (x, x)),
-                  (torch.gcd, (torch.tensor([True]), torch.tensor([False]))),
-                  (lambda t: torch.polygamma(-1, t), (x,)), (torch.frexp, (torch.tensor([1, 2]),))):
+    for fn, a in (
+        (torch.heaviside, (x, torch.tensor([1, 2]))),
+        (torch.gcd, (x, x)),
+        (torch.gcd, (torch.tensor([True]), torch.tensor([False]))),
+        (lambda t: torch.polygamma(-1, t), (x,)),
+        (torch.frexp, (torch.tensor([1, 2]),)),
+    ):
         with pytest.raises(Exception) as cpu_err:
             fn(*a)
         with pytest.raises(Exception) as dev_err:
@@ -213,9 +292,14 @@ def test_out_dtype_errors_match_cpu():
 
 def test_scalar_overloads():
     y = torch.tensor([0.0, 0.5, -0.5, 3.0, NAN, -1.0])
-    for fn in (lambda a: torch.special.xlog1py(2.0, a), lambda a: torch.special.xlog1py(a, 2.0),
-               lambda a: torch.special.xlogy(a, 3.0), lambda a: torch.special.zeta(2.0, a.abs() + 0.5),
-               lambda a: torch.special.zeta(a.abs() + 1.5, 2.0), lambda a: torch.special.xlog1py(0.0, a)):
+    for fn in (
+        lambda a: torch.special.xlog1py(2.0, a),
+        lambda a: torch.special.xlog1py(a, 2.0),
+        lambda a: torch.special.xlogy(a, 3.0),
+        lambda a: torch.special.zeta(2.0, a.abs() + 0.5),
+        lambda a: torch.special.zeta(a.abs() + 1.5, 2.0),
+        lambda a: torch.special.xlog1py(0.0, a),
+    ):
         close(fn(y.to(DEV)), fn(y), what="scalar overload")
 
 
@@ -226,8 +310,10 @@ def test_frexp(dtype):
     m, e = torch.frexp(x)
     dm, de = torch.frexp(x.to(DEV))
     assert de.dtype == torch.int32
-    assert torch.equal(dm.cpu().view(torch.int16 if dtype != F32 else torch.int32)[~torch.isnan(x)],
-                       m.view(torch.int16 if dtype != F32 else torch.int32)[~torch.isnan(x)])
+    assert torch.equal(
+        dm.cpu().view(torch.int16 if dtype != F32 else torch.int32)[~torch.isnan(x)],
+        m.view(torch.int16 if dtype != F32 else torch.int32)[~torch.isnan(x)],
+    )
     assert torch.isnan(dm.cpu()).equal(torch.isnan(m))
     assert torch.equal(de.cpu()[torch.isfinite(x)], e[torch.isfinite(x)])
     # out= and a non-contiguous input
@@ -249,9 +335,12 @@ def test_nextafter_steps_in_dtype(dtype):
         assert torch.equal(got.view(bits), exp.view(bits)), (dtype, x, y, got, exp)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: polygamma(n >= 2) at negative non-integers sums zeta's terms "
-                   "in float32, and near a pole they cancel (-32 + 32.66 for n = 4, x = -2.5): ~5e-4 relative "
-                   "error, where CPU sums in double")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: polygamma(n >= 2) at negative non-integers sums zeta's terms "
+    "in float32, and near a pole they cancel (-32 + 32.66 for n = 4, x = -2.5): ~5e-4 relative "
+    "error, where CPU sums in double",
+)
 def test_polygamma_negative_cancellation():
     x = torch.tensor([-2.5, -1.5, -0.75, -3.25])
     for n in (2, 3, 4):

@@ -3,14 +3,15 @@ wide argument ranges with the branch points of each approximation, zeros, signed
 integer and bool inputs (promoted to float32), non-contiguous inputs and outputs, out=, broadcasting,
 scalar arguments, and the errors CPU raises. (The OpInfo sweep, tests/test_opinfo.py, covers the
 entries' own samples.)"""
+
 import math
 
 import pytest
 import torch
+from webgpu_env import DEV
 
 import torch_webgpu  # noqa: F401
 
-from webgpu_env import DEV
 S = torch.special
 
 # name -> (atol, rtol): OpInfo's float32 tolerances for these entries (precisionOverride /
@@ -30,17 +31,48 @@ UNARY = {
     "spherical_bessel_j0": (1e-3, 1e-3),
 }
 POLY = [
-    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
-    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
     "legendre_polynomial_p",
 ]
 INT_DTYPES = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
 
 # Each approximation's branch points (j/y: 5; i: 8; k: 2; airy: -2.09, 2.09, 8.32, 103.892;
 # spherical j0: 0.5; j0: 1e-5) and their float32 neighbours, signed zeros, tiny and huge values.
-_EDGES = [0.0, -0.0, 1e-5, 0.5, 2.0, 2.09, 5.0, 8.0, 8.3203353, 103.892, 1e-30, 1e-38, 1e-45, 0.99999994,
-          1.0000001, 88.7, 89.0, 1e3, 1e4, 123456.7, 1e10, 1e20, 3e38]
+_EDGES = [
+    0.0,
+    -0.0,
+    1e-5,
+    0.5,
+    2.0,
+    2.09,
+    5.0,
+    8.0,
+    8.3203353,
+    103.892,
+    1e-30,
+    1e-38,
+    1e-45,
+    0.99999994,
+    1.0000001,
+    88.7,
+    89.0,
+    1e3,
+    1e4,
+    123456.7,
+    1e10,
+    1e20,
+    3e38,
+]
 
 
 def _x():
@@ -54,7 +86,9 @@ def _x():
 
 
 def _close(actual, expected, atol, rtol, what):
-    torch.testing.assert_close(actual.cpu(), expected, atol=atol, rtol=rtol, equal_nan=True, msg=lambda m: f"{what}: {m}")
+    torch.testing.assert_close(
+        actual.cpu(), expected, atol=atol, rtol=rtol, equal_nan=True, msg=lambda m: f"{what}: {m}"
+    )
 
 
 @pytest.mark.parametrize("name", list(UNARY))
@@ -78,8 +112,9 @@ def test_unary_integer_inputs(name, dtype):
         x = torch.tensor([True, False, True])
     else:
         info = torch.iinfo(dtype)
-        x = torch.cat([torch.arange(max(info.min, -60), min(info.max, 60) + 1),
-                       torch.tensor([info.min, info.max])]).to(dtype)
+        x = torch.cat([torch.arange(max(info.min, -60), min(info.max, 60) + 1), torch.tensor([info.min, info.max])]).to(
+            dtype
+        )
     want = f(x)
     got = f(x.to(DEV))
     assert got.dtype == want.dtype == torch.float32
@@ -133,17 +168,67 @@ def test_unary_out_dtype_errors_like_cpu(name):
 
 # ---- polynomials ---------------------------------------------------------------------------------
 
+
 def _poly_x(name):
     # Around each family's special points (|x| = 1; x = 0, 1/2 and 1 for the shifted ones), inside
     # and outside [-1, 1], big values, +-inf and NaN.
     grid = torch.linspace(-3, 3, 241)
-    pts = torch.tensor([0.0, -0.0, 0.5, 1.0, -1.0, 0.99999994, -0.99999994, 1.0000001, -1.0000001, 5e-8, 1e-3,
-                        0.49999997, 0.50000006, 7.5, -9.25, 1e3, -1e3, 1e20, math.inf, -math.inf, math.nan])
+    pts = torch.tensor(
+        [
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            -1.0,
+            0.99999994,
+            -0.99999994,
+            1.0000001,
+            -1.0000001,
+            5e-8,
+            1e-3,
+            0.49999997,
+            0.50000006,
+            7.5,
+            -9.25,
+            1e3,
+            -1e3,
+            1e20,
+            math.inf,
+            -math.inf,
+            math.nan,
+        ]
+    )
     return torch.cat([grid, pts]).float()
 
 
-_NS = [-3.0, -1.0, -0.5, 0.0, 0.7, 1.0, 1.9, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 16.0, 25.0, 128.0,
-       129.0, math.nan, math.inf, -math.inf, 1e19, -1e19]
+_NS = [
+    -3.0,
+    -1.0,
+    -0.5,
+    0.0,
+    0.7,
+    1.0,
+    1.9,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    9.0,
+    10.0,
+    12.0,
+    16.0,
+    25.0,
+    128.0,
+    129.0,
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e19,
+    -1e19,
+]
 
 
 # CPU's kernels are built with floating-point contraction: the recurrences' steps a * b - c * d are
@@ -163,8 +248,7 @@ def _poly_compare(name, got, want, what, tol=POLY_TOL):
     edge = want.isfinite() & (want.abs() > 2.8e38) & got.isinf()
     assert torch.equal(torch.sign(got[edge]), torch.sign(want[edge])), what
     fin = want.isfinite() & ~edge
-    torch.testing.assert_close(got[fin], want[fin], atol=tol, rtol=tol, equal_nan=True,
-                               msg=lambda m: f"{what}: {m}")
+    torch.testing.assert_close(got[fin], want[fin], atol=tol, rtol=tol, equal_nan=True, msg=lambda m: f"{what}: {m}")
     # A recurrence that overflows gives +-inf, then NaN a step later (inf - inf); a fused and an
     # unfused step may overflow a step apart, so CPU's inf may be webgpu's NaN. Non-finite stays
     # non-finite, and infinities that both give agree.
@@ -176,9 +260,16 @@ def _poly_compare(name, got, want, what, tol=POLY_TOL):
 
 # CPU leaves the result unset (reads an uninitialised variable) for a NaN x with n >= 2 in these
 # families; webgpu returns NaN there, so NaN x is compared only for the others.
-_UNSET_ON_NAN = {"chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
-                 "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-                 "laguerre_polynomial_l", "legendre_polynomial_p"}
+_UNSET_ON_NAN = {
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+}
 
 
 def _drop_unset(name, x):
@@ -231,7 +322,11 @@ def test_polynomial_scalar_and_integer_arguments(name):
     _poly_compare(name, f(0.3, n.to(DEV)), f(0.3, n), f"{name} x=0.3")
     for dtype in INT_DTYPES:
         xi = torch.tensor([-3, -2, -1, 0, 1, 2, 3]).to(dtype)
-        ni = torch.tensor([0, 1, 2, 3, 4, 5, 6]).to(dtype) if dtype != torch.bool else torch.tensor([0, 1] * 3 + [1]).bool()
+        ni = (
+            torch.tensor([0, 1, 2, 3, 4, 5, 6]).to(dtype)
+            if dtype != torch.bool
+            else torch.tensor([0, 1] * 3 + [1]).bool()
+        )
         want = f(xi, ni)
         got = f(xi.to(DEV), ni.to(DEV))
         assert got.dtype == want.dtype == torch.float32
@@ -286,8 +381,12 @@ def test_large_degree_recurrences():
     # Degrees where the closed forms do not apply (|x| >= 1, or Legendre/Laguerre anywhere) run the
     # whole recurrence, as on CPU.
     x = torch.tensor([0.3, -0.7, 0.999, 1.001, -1.001, 2.5, -0.2])
-    for name, n in (("legendre_polynomial_p", 1000.0), ("laguerre_polynomial_l", 300.0),
-                    ("chebyshev_polynomial_t", 200.0), ("hermite_polynomial_he", 60.0)):
+    for name, n in (
+        ("legendre_polynomial_p", 1000.0),
+        ("laguerre_polynomial_l", 300.0),
+        ("chebyshev_polynomial_t", 200.0),
+        ("hermite_polynomial_he", 60.0),
+    ):
         f = getattr(S, name)
         N = torch.full_like(x, n)
         want = f(x, N)

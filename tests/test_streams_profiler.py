@@ -8,9 +8,9 @@ import sys
 
 import pytest
 import torch
-import torch_webgpu  # noqa: F401
-
 from webgpu_env import DEV as DEVICE
+
+import torch_webgpu  # noqa: F401
 
 
 def _has_timestamps():
@@ -18,13 +18,15 @@ def _has_timestamps():
 
 
 def _run(code):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=dict(os.environ))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return out.stdout
 
 
 # ---- 1. streams and events ----------------------------------------------------------------------
+
 
 def test_torch_stream_and_event_on_webgpu():
     s = torch.Stream(device=DEVICE)
@@ -117,6 +119,7 @@ def test_accelerator_functions():
 
 # ---- 2. lazy initialisation ---------------------------------------------------------------------
 
+
 def test_import_does_not_open_the_device():
     out = _run(
         "import torch, torch_webgpu\n"
@@ -126,7 +129,8 @@ def test_import_does_not_open_the_device():
         "x = torch.ones(3, device='webgpu') + 1\n"
         "print('after', torch.webgpu.is_initialized(), x.sum().item())\n"
         "maps = open('/proc/self/maps').read()\n"
-        "print('driver_loaded_after', 'libvulkan' in maps or 'lvp' in maps)\n")
+        "print('driver_loaded_after', 'libvulkan' in maps or 'lvp' in maps)\n"
+    )
     assert "before False" in out, out
     assert "driver_loaded False" in out, out
     assert "after True 6.0" in out, out
@@ -134,6 +138,7 @@ def test_import_does_not_open_the_device():
 
 
 # ---- 3. RNG state of all devices, pinned memory -----------------------------------------------
+
 
 def test_rng_state_all_roundtrip():
     states = torch.webgpu.get_rng_state_all()
@@ -165,6 +170,7 @@ def test_pin_memory_and_non_blocking_copy():
 
 # ---- 4. the profiler --------------------------------------------------------------------------
 
+
 def _small_model():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(DEVICE)
@@ -174,10 +180,12 @@ def test_profiler_reports_gpu_kernel_times(tmp_path):
     if not _has_timestamps():
         pytest.skip("adapter has no timestamp-query")
     from torch_webgpu import _C
+
     if not _C._has_kernel_profiler():
         assert tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 12), "profiler missing on torch >= 2.12"
         pytest.skip("torch < 2.12 has no PrivateUse1 profiler registry")
     from torch.profiler import ProfilerActivity, profile
+
     model = _small_model()
     x = torch.randn(32, 64, device=DEVICE)
     model(x).sum().item()  # compile the kernels outside the profile
@@ -205,6 +213,7 @@ def test_profiler_reports_gpu_kernel_times(tmp_path):
 
 def test_profiler_cpu_only_times_no_kernels():
     from torch.profiler import ProfilerActivity, profile
+
     model = _small_model()
     x = torch.randn(8, 64, device=DEVICE)
     with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -6,6 +6,7 @@ sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importli
   passing op test means a native kernel; conftest.py calls it before any test module is imported.
 - ``native_env(**extra)``: the environment for a child interpreter, with the fallback off there too.
 """
+
 import os
 
 DEV = "webgpu"

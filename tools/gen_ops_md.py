@@ -9,6 +9,7 @@ such and the worker restarts at the next entry.
 Usage (from outside the source tree, against the installed package):
     python /path/to/repo/tools/gen_ops_md.py [--samples 2] [--timeout 120] [--out docs/ops.md]
 """
+
 import argparse
 import collections
 import datetime
@@ -23,12 +24,19 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(REPO, "tests")
 
-SYMBOL = {"pass": "✓", "fail": "✗", "partial": "◐", "fallback": "CPU", "unsupported": "—", "n/a": "·",
-          "timeout": "⏱", "crash": "💥"}
+SYMBOL = {
+    "pass": "✓",
+    "fail": "✗",
+    "partial": "◐",
+    "fallback": "CPU",
+    "unsupported": "—",
+    "n/a": "·",
+    "timeout": "⏱",
+    "crash": "💥",
+}
 LEGEND = [
     ("✓", "native: every sample of every variant ran on webgpu kernels and matched CPU"),
-    ("✗", "native and failing: some variant gives a wrong result or error (✗* is listed in "
-          "tests/known_failures.py)"),
+    ("✗", "native and failing: some variant gives a wrong result or error (✗* is listed in tests/known_failures.py)"),
     ("◐", "partial: some samples ran natively and matched, others reached an operator with no webgpu kernel"),
     ("CPU", "no webgpu kernel: runs through the CPU fallback (an error with TORCH_WEBGPU_FALLBACK=0)"),
     ("—", "unsupported dtype: the op itself does not support this dtype (on CPU)"),
@@ -39,12 +47,14 @@ LEGEND = [
 
 # ---- worker: runs entries from --start, one JSON line each ----------------------------------------
 
+
 def worker(start, samples):
     sys.path.insert(0, TESTS)
     import warnings
+
     warnings.simplefilter("ignore")
-    import torch  # noqa: F401
     import opinfo_support as H
+    import torch  # noqa: F401
 
     for index, op in enumerate(H.entries()):
         if index < start:
@@ -70,10 +80,14 @@ def worker(start, samples):
                 failures += [f"{variant}: {f.splitlines()[0][:300]}" for f in r.failures]
                 if variant == "op" and not r.native:
                     break  # not native for this dtype: the other variants reach the same missing kernel
-            cells[dn] = {"status": combine(variants), "variants": variants, "fallback_ops": sorted(fallback_ops),
-                         "failures": failures[:2], "skipped": skipped,
-                         "known": H.known_failure(name, dn, "*") or any(
-                             H.known_failure(name, dn, v) for v in variants)}
+            cells[dn] = {
+                "status": combine(variants),
+                "variants": variants,
+                "fallback_ops": sorted(fallback_ops),
+                "failures": failures[:2],
+                "skipped": skipped,
+                "known": H.known_failure(name, dn, "*") or any(H.known_failure(name, dn, v) for v in variants),
+            }
         errors = "n/a"
         if any(c["status"] in ("pass", "fail", "partial") for c in cells.values()):
             errors = H.run_errors(op).status
@@ -95,16 +109,17 @@ def combine(variants):
 
 # ---- parent: drives workers with a per-entry timeout, writes the table -----------------------------
 
+
 def run_all(samples, timeout, limit=None):
     results, start = {}, 0
     while True:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--start", str(start), "--samples", str(samples)]
         env = dict(os.environ, TORCH_WEBGPU_FALLBACK="0")
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-                             cwd=os.path.dirname(REPO))  # never the repo root: its torch_webgpu/ would shadow
+        p = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=os.path.dirname(REPO)
+        )  # never the repo root: its torch_webgpu/ would shadow
         lines = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(line) for line in p.stdout] + [lines.put(None)],
-                         daemon=True).start()
+        threading.Thread(target=lambda: [lines.put(line) for line in p.stdout] + [lines.put(None)], daemon=True).start()
         current, finished = None, False
         while True:
             try:
@@ -143,10 +158,12 @@ def run_all(samples, timeout, limit=None):
 
 def git_describe():
     try:
-        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout.strip()
         return head + (" (with uncommitted changes)" if dirty else "")
     except OSError:
         return "unknown"
@@ -154,14 +171,25 @@ def git_describe():
 
 def render(results, samples, elapsed, commit=None):
     import torch
+
     import torch_webgpu  # noqa: F401
+
     sys.path.insert(0, TESTS)
     import opinfo_support as H
 
     info = torch.webgpu.info()
     dtypes = [H.dtype_name(d) for d in H.ALL_DTYPES]
-    short = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32",
-             "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
+    short = {
+        "float32": "f32",
+        "float16": "f16",
+        "bfloat16": "bf16",
+        "int64": "i64",
+        "int32": "i32",
+        "int16": "i16",
+        "int8": "i8",
+        "uint8": "u8",
+        "bool": "bool",
+    }
 
     cell_counts = collections.Counter()
     per_dtype = {d: collections.Counter() for d in dtypes}
@@ -208,24 +236,34 @@ def render(results, samples, elapsed, commit=None):
             ops = sorted(fallback_ops)
             notes.append("needs " + ", ".join(f"`{o}`" for o in ops[:4]) + (" …" if len(ops) > 4 else ""))
         notes += sorted(skipped)
-        err = {"pass": "✓", "fail": "✗", "partial": "✓", "fallback": "CPU", "n/a": "·"}.get(rec["errors"], rec["errors"])
+        err = {"pass": "✓", "fail": "✗", "partial": "✓", "fallback": "CPU", "n/a": "·"}.get(
+            rec["errors"], rec["errors"]
+        )
         rows.append(f"| `{rec['name']}` | " + " | ".join(cells) + f" | {err} | {'; '.join(notes)} |")
 
     out = []
     out.append("# Op support")
     out.append("")
-    out.append("Generated by `tools/gen_ops_md.py` from a real run of the OpInfo harness "
-               "(`tests/opinfo_support.py`); do not edit by hand. Regenerate it in each change that adds ops.")
+    out.append(
+        "Generated by `tools/gen_ops_md.py` from a real run of the OpInfo harness "
+        "(`tests/opinfo_support.py`); do not edit by hand. Regenerate it in each change that adds ops."
+    )
     out.append("")
-    out.append(f"- Run: {datetime.date.today().isoformat()}, commit {commit or git_describe()}, torch {torch.__version__}, "
-               f"adapter {info.get('adapter', '?')} ({info.get('backend', '?')}), {elapsed / 60:.1f} min.")
-    out.append(f"- Bounded: at most {samples} sample{'s' if samples != 1 else ''} (spread over OpInfo's `sample_inputs`) per entry, dtype and "
-               "variant, all with the CPU fallback off. The CI sweep (`tests/test_opinfo.py`) runs more samples on "
-               "fewer dtypes, and `TORCH_WEBGPU_OPINFO=full` runs every reference sample: a ✓ here is evidence, "
-               "not proof.")
-    out.append("- Variants: the function, its noncontiguous samples, the in-place variant, `out=` and gradients "
-               "(floating dtypes with autograd) where the entry has them; `errors`: the entry's error inputs raise "
-               "the CPU's exception type (checked for entries native in some dtype).")
+    out.append(
+        f"- Run: {datetime.date.today().isoformat()}, commit {commit or git_describe()}, torch {torch.__version__}, "
+        f"adapter {info.get('adapter', '?')} ({info.get('backend', '?')}), {elapsed / 60:.1f} min."
+    )
+    out.append(
+        f"- Bounded: at most {samples} sample{'s' if samples != 1 else ''} (spread over OpInfo's `sample_inputs`) per entry, dtype and "
+        "variant, all with the CPU fallback off. The CI sweep (`tests/test_opinfo.py`) runs more samples on "
+        "fewer dtypes, and `TORCH_WEBGPU_OPINFO=full` runs every reference sample: a ✓ here is evidence, "
+        "not proof."
+    )
+    out.append(
+        "- Variants: the function, its noncontiguous samples, the in-place variant, `out=` and gradients "
+        "(floating dtypes with autograd) where the entry has them; `errors`: the entry's error inputs raise "
+        "the CPU's exception type (checked for entries native in some dtype)."
+    )
     out.append("")
     out.append("## Totals")
     out.append("")
@@ -242,8 +280,9 @@ def render(results, samples, elapsed, commit=None):
     out.append("| (entry, dtype) cells | " + " | ".join(short[d] for d in dtypes) + " | all |")
     out.append("| --- |" + " --- |" * (len(dtypes) + 1))
     for st in ("pass", "fail", "partial", "fallback", "n/a", "unsupported"):
-        out.append(f"| {SYMBOL[st]} {st} | " + " | ".join(str(per_dtype[d][st]) for d in dtypes)
-                   + f" | {cell_counts[st]} |")
+        out.append(
+            f"| {SYMBOL[st]} {st} | " + " | ".join(str(per_dtype[d][st]) for d in dtypes) + f" | {cell_counts[st]} |"
+        )
     out.append("")
     out.append("## Legend")
     out.append("")
@@ -266,8 +305,12 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "ops.md"))
     ap.add_argument("--limit", type=int, default=None, help="only the first N entries (a quick look)")
     ap.add_argument("--json", default=None, help="also write the raw results here")
-    ap.add_argument("--commit", default=None, help="the commit the installed build was made from (default: "
-                    "this checkout's HEAD, marked when the tree has uncommitted changes)")
+    ap.add_argument(
+        "--commit",
+        default=None,
+        help="the commit the installed build was made from (default: "
+        "this checkout's HEAD, marked when the tree has uncommitted changes)",
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (import order is load order: _dawn before _C, _C before the modules that use it)
 """torch-webgpu: a PyTorch device backend, ``webgpu``, over Google Dawn.
 
 Importing this package loads the native module (which registers the ``webgpu`` kernels with the
@@ -35,7 +36,9 @@ def _autoload():
         f"torch_webgpu could not be loaded at `import torch` ({type(err).__name__}: {err}); the webgpu "
         "device is not available. `import torch_webgpu` raises the full error; set "
         "TORCH_DEVICE_BACKEND_AUTOLOAD=0 to skip loading device backends at `import torch`.",
-        RuntimeWarning, stacklevel=2)
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 
 def _in_torch_autoload():

@@ -6,6 +6,7 @@ symbols, so the native side cannot dlopen it: it gets function addresses from he
 
 This file imports nothing from torch_webgpu, so the C++ test program can load it by path.
 """
+
 import importlib.machinery
 import importlib.util
 import os
@@ -36,8 +37,9 @@ def _load_cffi_module():
                 loader.exec_module(mod)
                 sys.modules[_MODULE] = mod
                 return mod
-    raise ImportError(f"torch_webgpu: wgpudawn has no compiled Dawn module; reinstall it with "
-                      f"`pip install --force-reinstall {PIN}`")
+    raise ImportError(
+        f"torch_webgpu: wgpudawn has no compiled Dawn module; reinstall it with `pip install --force-reinstall {PIN}`"
+    )
 
 
 def dawn_procs(names):

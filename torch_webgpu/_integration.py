@@ -1,6 +1,7 @@
 """Where a webgpu tensor meets PyTorch's Python machinery: printing, fork safety, multiprocessing
 queues and torch.compile's default backend. Each hook is installed once, at import.
 """
+
 import os
 import warnings
 
@@ -90,8 +91,9 @@ def _rebuild_webgpu_storage(data, device):
 
 
 def _install_reductions():
-    import torch.multiprocessing  # noqa: F401  (registers torch's own reducers first)
     from multiprocessing.reduction import ForkingPickler
+
+    import torch.multiprocessing  # noqa: F401  (registers torch's own reducers first)
     from torch.nn.parameter import Parameter
 
     for cls in (torch.Tensor, Parameter):
@@ -106,8 +108,10 @@ def _install_reductions():
                 return base(t)  # torch's reducer raises its "non-leaf tensor" error
             torch.utils.hooks.warn_if_has_hooks(t)
             cls_ = torch.nn.Parameter if isinstance(t, torch.nn.Parameter) else torch.Tensor
-            return (_rebuild_webgpu_tensor,
-                    (cls_, _host_bytes(t.detach().cpu()), t.dtype, tuple(t.shape), str(t.device), t.requires_grad))
+            return (
+                _rebuild_webgpu_tensor,
+                (cls_, _host_bytes(t.detach().cpu()), t.dtype, tuple(t.shape), str(t.device), t.requires_grad),
+            )
 
         reduce._webgpu = True
         ForkingPickler.register(cls, reduce)
@@ -157,10 +161,12 @@ def _aot_eager(model_, inputs_, why):
     if not _compile_warned:
         _compile_warned = True
         warnings.warn(
-            f"torch.compile: {why}; graphs on webgpu run with backend=\"aot_eager\" instead (same results, "
-            "no kernel fusion). Pass backend=\"aot_eager\" to torch.compile to silence this warning.",
-            stacklevel=3)
+            f'torch.compile: {why}; graphs on webgpu run with backend="aot_eager" instead (same results, '
+            'no kernel fusion). Pass backend="aot_eager" to torch.compile to silence this warning.',
+            stacklevel=3,
+        )
     from torch._dynamo.backends.debugging import aot_eager
+
     return aot_eager(model_, inputs_)
 
 
@@ -177,6 +183,7 @@ def _install_compile_backend():
             return _aot_eager(model_, inputs_, "TORCH_WEBGPU_COMPILE=aot_eager")
         try:
             from ._inductor import compile_fx_webgpu, register
+
             register()
         except Exception as e:  # noqa: BLE001  (an Inductor without the registration hooks we use)
             return _aot_eager(model_, inputs_, f"Inductor cannot generate code for webgpu here ({e})")
@@ -205,13 +212,21 @@ class _ScaleAsDouble:
     def __getattr__(self, name):
         raise RuntimeError(
             f"torch_webgpu: GradScaler.unscale_ used scale.double().{name}; webgpu has no float64 and supports "
-            "only scale.double().reciprocal().float() there (this torch's GradScaler is not one it knows)")
+            "only scale.double().reciprocal().float() there (this torch's GradScaler is not one it knows)"
+        )
 
 
 class _GradScalerF64Mode(torch.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if (func is torch.Tensor.double and len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor)
-                and args[0].device.type == "webgpu" and args[0].dtype == torch.float32 and args[0].numel() == 1):
+        if (
+            func is torch.Tensor.double
+            and len(args) == 1
+            and not kwargs
+            and isinstance(args[0], torch.Tensor)
+            and args[0].device.type == "webgpu"
+            and args[0].dtype == torch.float32
+            and args[0].numel() == 1
+        ):
             return _ScaleAsDouble(args[0])
         return func(*args, **(kwargs or {}))
 

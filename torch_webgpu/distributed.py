@@ -13,6 +13,7 @@ Each collective completes before it returns (the returned Work is already done);
 in the same order as the device's other work, so a later op sees the reduced values.
 docs/design.md, "Several processes", says how this maps onto c10d.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -154,14 +155,16 @@ def _make_group_class():
 
         def allgather(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.AllgatherOptions()
-            return self._staged(output_tensors, lambda ho: self._gloo.allgather(ho, _hosts(input_tensors), opts),
-                                nested=True)
+            return self._staged(
+                output_tensors, lambda ho: self._gloo.allgather(ho, _hosts(input_tensors), opts), nested=True
+            )
 
         def _allgather_base(self, output, input, opts=None):
             # Concatenated along dim 0, rank order: gloo's allgather into the chunks of a host copy.
             opts = opts if opts is not None else C.AllgatherOptions()
-            return self._staged([output],
-                                lambda ho: self._gloo.allgather([list(ho[0].chunk(self._size))], [_host(input)], opts))
+            return self._staged(
+                [output], lambda ho: self._gloo.allgather([list(ho[0].chunk(self._size))], [_host(input)], opts)
+            )
 
         all_gather_single = _allgather_base
 
@@ -174,13 +177,15 @@ def _make_group_class():
 
         def gather(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.GatherOptions()
-            return self._staged(output_tensors, lambda ho: self._gloo.gather(ho, _hosts(input_tensors), opts),
-                                nested=True)
+            return self._staged(
+                output_tensors, lambda ho: self._gloo.gather(ho, _hosts(input_tensors), opts), nested=True
+            )
 
         def scatter(self, output_tensors, input_tensors, opts=None):
             opts = opts if opts is not None else C.ScatterOptions()
-            return self._staged(output_tensors,
-                                lambda ho: self._gloo.scatter(ho, [_hosts(ins) for ins in input_tensors], opts))
+            return self._staged(
+                output_tensors, lambda ho: self._gloo.scatter(ho, [_hosts(ins) for ins in input_tensors], opts)
+            )
 
         def reduce_scatter(self, output_tensors, input_tensors, opts=None):
             # gloo has no reduce_scatter: allreduce each rank's input list, keep this rank's part.
@@ -209,8 +214,12 @@ def _make_group_class():
 
         def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
             opts = opts if opts is not None else C.AllToAllOptions()
-            return self._staged([output], lambda ho: self._gloo.alltoall_base(
-                ho[0], _host(input), list(output_split_sizes), list(input_split_sizes), opts))
+            return self._staged(
+                [output],
+                lambda ho: self._gloo.alltoall_base(
+                    ho[0], _host(input), list(output_split_sizes), list(input_split_sizes), opts
+                ),
+            )
 
         all_to_all_single = alltoall_base
 

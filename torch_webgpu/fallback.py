@@ -4,6 +4,7 @@ An operator without a ``webgpu`` kernel runs on the CPU (inputs copied there, re
 with a one-time ``UserWarning`` naming it. ``TORCH_WEBGPU_FALLBACK=0`` makes it a
 ``NotImplementedError`` instead; ``fallback_enabled(False)`` does the same for a block of code.
 """
+
 import contextlib
 
 import torch

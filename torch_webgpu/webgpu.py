@@ -3,6 +3,7 @@
 Nothing here opens the adapter at import: the device is created at its first use (a tensor on it,
 ``init()``, ``synchronize()``, ...), so ``is_initialized()`` is False until then.
 """
+
 from typing import Any, Dict, List, Optional, Union
 
 import torch
@@ -38,6 +39,7 @@ def device_count() -> int:
     """Number of webgpu devices."""
     if _is_in_bad_fork():
         from . import _integration
+
         return _integration._parent_device_count
     try:
         _C._load_dawn()
@@ -181,6 +183,7 @@ def info(device: _Device = None) -> Dict[str, Any]:
     """Adapter, backend, driver, limits, features (with subgroup-matrix configurations), the Dawn
     toggles asked for and in effect, and the Dawn runtime in use."""
     from . import _dawn
+
     d = dict(_C._info(_index(device)))
     d["dawn_version"] = _dawn.dawn_version()
     return d
@@ -201,6 +204,7 @@ def reset_stream_counters(device: _Device = None) -> None:
 # itself (which ops run in the autocast dtype, which in float32) is registered in C++ on the
 # AutocastPrivateUse1 key (csrc/core/autocast.cpp). The per-device state lives in torch itself; the
 # functions below read and set it, as the device modules of older torch releases had to.
+
 
 def get_amp_supported_dtype() -> List[torch.dtype]:
     """The dtypes ``torch.autocast("webgpu", dtype=...)`` accepts. Both compute in float32 inside
@@ -252,6 +256,7 @@ class _WebGPUType(type):
 class Stream(metaclass=_WebGPUType):
     """``torch.webgpu.Stream(device=None, priority=0)``: a new ``torch.Stream`` on a webgpu device
     (an alias of the device's one queue; see the notes above)."""
+
     _base = torch.Stream
 
     def __new__(cls, device: _Device = None, priority: int = 0, **kwargs):
@@ -264,11 +269,11 @@ class Stream(metaclass=_WebGPUType):
 class Event(metaclass=_WebGPUType):
     """``torch.webgpu.Event(enable_timing=False)``: a ``torch.Event`` on webgpu, a point in the
     device's queue with a GPU timestamp if ``enable_timing``."""
+
     _base = torch.Event
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return torch.Event(device="webgpu", enable_timing=enable_timing, blocking=blocking,
-                           interprocess=interprocess)
+        return torch.Event(device="webgpu", enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
 
 
 def current_stream(device: _Device = None) -> torch.Stream:

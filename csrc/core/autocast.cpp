@@ -17,7 +17,7 @@
 #include <torch/library.h>
 
 #if !defined(AT_FORALL_LOWER_PRECISION_FP) || !defined(AT_FORALL_FP32) || !defined(AT_FORALL_FP32_SET_OPT_DTYPE) || \
-    !defined(AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE) || !defined(AT_FORALL_PROMOTE) || \
+    !defined(AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE) || !defined(AT_FORALL_PROMOTE) ||                            \
     !defined(KERNEL_PRIVATEUSEONE)
 #error "torch-webgpu's autocast needs ATen/autocast_mode.h's shared op lists (torch >= 2.4)"
 #endif

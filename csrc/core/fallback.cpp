@@ -26,9 +26,19 @@ std::atomic<int> g_override{-1};  // -1: follow the environment, 0: off, 1: on
 // itself is built on them (to_cpu, copy back, empty), so falling back would recurse. And ops whose
 // meaning is storage identity, which a CPU copy cannot keep: they would answer wrongly, not fail.
 const std::set<std::string> kNeverFallBack = {
-    "aten::empty", "aten::empty_strided", "aten::_copy_from", "aten::_copy_from_and_resize",
-    "aten::_local_scalar_dense", "aten::as_strided", "aten::view", "aten::_reshape_alias",
-    "aten::resize_", "aten::set_", "aten::is_set_to", "aten::record_stream", "aten::_pin_memory",
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::_copy_from",
+    "aten::_copy_from_and_resize",
+    "aten::_local_scalar_dense",
+    "aten::as_strided",
+    "aten::view",
+    "aten::_reshape_alias",
+    "aten::resize_",
+    "aten::set_",
+    "aten::is_set_to",
+    "aten::record_stream",
+    "aten::_pin_memory",
     "aten::is_pinned",
 };
 
@@ -72,7 +82,8 @@ void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& ru
     first = g_warned.insert(name).second;
   }
   if (first) {
-    TORCH_WARN("webgpu: operator ", name, " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
+    TORCH_WARN("webgpu: operator ", name,
+               " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
                "and results back), which is slow. Set TORCH_WEBGPU_FALLBACK=0 to make this an error.");
   }
   // Results of a dtype the device cannot hold (float64, complex) fail in the copy back, with empty's

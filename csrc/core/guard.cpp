@@ -35,8 +35,8 @@ int resolve(c10::DeviceIndex i) { return i < 0 ? t_current : int(i); }
 
 int current_device() { return t_current; }
 void set_current_device(int index) {
-  TORCH_CHECK(index >= 0 && index < std::max(1, rt::device_count()), "webgpu: invalid device index ", index,
-              " (", rt::device_count(), " webgpu device(s) available)");
+  TORCH_CHECK(index >= 0 && index < std::max(1, rt::device_count()), "webgpu: invalid device index ", index, " (",
+              rt::device_count(), " webgpu device(s) available)");
   t_current = index;
 }
 

@@ -128,10 +128,9 @@ class Session final : public libkineto::IActivityProfilerSession {
     std::string adapter;
     try {
       adapter = rt::get_device(d).info()["adapter"];
-    } catch (...) {
-    }
-    return std::make_unique<libkineto::DeviceInfo>(libkineto::DeviceInfo{
-        d, d, "webgpu " + std::to_string(d), adapter.empty() ? "webgpu" : adapter});
+    } catch (...) {}
+    return std::make_unique<libkineto::DeviceInfo>(
+        libkineto::DeviceInfo{d, d, "webgpu " + std::to_string(d), adapter.empty() ? "webgpu" : adapter});
   }
   std::vector<libkineto::ResourceInfo> getResourceInfos() override {
     std::vector<libkineto::ResourceInfo> out;

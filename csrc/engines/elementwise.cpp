@@ -17,7 +17,6 @@
 namespace webgpu::ops {
 namespace {
 
-
 // The vec4 path's shape: vec4 quads per invocation (strided by the thread count, so neighbours stay
 // coalesced) and workgroup size. TORCH_WEBGPU_EW_VEC="quads,wg" overrides them for tuning.
 struct VecShape {
@@ -71,9 +70,7 @@ struct BindingPlan {
 
 std::string raw_type(int64_t itemsize) { return itemsize == 8 ? "vec2<u32>" : "u32"; }
 
-std::string ct_type(CT ct, int64_t raw_itemsize) {
-  return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct);
-}
+std::string ct_type(CT ct, int64_t raw_itemsize) { return ct == CT::RAW ? raw_type(raw_itemsize) : wgsl_type(ct); }
 
 // A scalar operand as a named parameter of the compute type (RAW: the raw bits of raw_itemsize
 // bytes); WGSL reads P.<name> already typed.
@@ -105,7 +102,7 @@ c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
   const void* p = t.const_data_ptr();
   switch (t.scalar_type()) {
 #define WEBGPU_READ(T, N) \
-    case at::ScalarType::N: v = c10::Scalar(*static_cast<const T*>(p)); break;
+  case at::ScalarType::N: v = c10::Scalar(*static_cast<const T*>(p)); break;
     AT_FORALL_SCALAR_TYPES_WITH_COMPLEX(WEBGPU_READ)
 #undef WEBGPU_READ
     default: v = at::Tensor(t).item();
@@ -136,11 +133,12 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   const int64_t numel = iter.numel();
   if (numel == 0) return;
   TORCH_CHECK(iter.noutputs() == 1, "webgpu: ", name, ": one output expected");
-  TORCH_CHECK(numel <= int64_t(UINT32_MAX), "webgpu: ", name, ": tensors of more than 2^32-1 elements are not supported yet");
+  TORCH_CHECK(numel <= int64_t(UINT32_MAX), "webgpu: ", name,
+              ": tensors of more than 2^32-1 elements are not supported yet");
   const int R = std::max<int>(iter.ndim(), 1);
   const int nops = iter.ntensors();
-  TORCH_CHECK(param_words(R, nops, scalars.size()) <= kernel::kMaxParamWords,
-              "webgpu: ", name, ": ", iter.ndim(), " non-mergeable dimensions over ", nops,
+  TORCH_CHECK(param_words(R, nops, scalars.size()) <= kernel::kMaxParamWords, "webgpu: ", name, ": ", iter.ndim(),
+              " non-mergeable dimensions over ", nops,
               " tensors exceed the kernel parameter slot; make an input contiguous first");
 
   std::vector<int64_t> shape(R, 1);
@@ -267,7 +265,10 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   std::vector<kernel::Storage> storage;
   for (auto& b : binds)
     storage.push_back({b.t, kernel::numbered_name("buf", storage.size()),
-                       b.atomic ? "atomic<u32>" : vec_mode ? "vec4<u32>" : "u32", b.written, b.start, b.size});
+                       b.atomic   ? "atomic<u32>"
+                       : vec_mode ? "vec4<u32>"
+                                  : "u32",
+                       b.written, b.start, b.size});
   // Only what the mode's kernel reads (an unread parameter is an error, kernel/params.h).
   bool any_input = false;
   for (int i = 1; i < nops; ++i) any_input |= !ops[i].cpu_scalar;
@@ -291,7 +292,6 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   key.append("ew:").append(name).append(":").append(std::to_string(int(ct))).append(":").append(expr);
   key.append(":R").append(std::to_string(R)).append(":m").append(std::to_string(int(mode))).append(":");
   for (size_t j = 0; j < binds.size(); ++j) {
-
     key.push_back(binds[j].written ? (binds[j].atomic ? 'a' : 'w') : 'r');
   }
   for (int i = 0; i < nops; ++i) {
@@ -313,14 +313,17 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     for (size_t j = 0; j < binds.size(); ++j) {
       const std::string bj = "buf" + std::to_string(j);
       acc << "fn rd" << j << "(w: u32) -> u32 { return "
-          << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])" : vec_mode ? bj + "[w >> 2u][w & 3u]" : bj + "[w]")
+          << (binds[j].atomic ? "atomicLoad(&" + bj + "[w])"
+              : vec_mode      ? bj + "[w >> 2u][w & 3u]"
+                              : bj + "[w]")
           << "; }\n";
     }
     const std::string T = ct_type(ct, raw_size);
     for (int i = 1; i < nops; ++i) {
       const Operand& o = ops[i];
       acc << "fn ld" << i << "(e: u32) -> " << T << " { ";
-      if (o.cpu_scalar) acc << "return P.c" << i << "; }\n";
+      if (o.cpu_scalar)
+        acc << "return P.c" << i << "; }\n";
       else
         acc << "let r = " << raw_load(o.itemsize, "rd" + std::to_string(o.binding)) << "; return "
             << convert_in(o.dtype, ct) << "; }\n";
@@ -337,9 +340,11 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     }
     const std::string ob = std::to_string(out.binding);
     const std::string narrow = scalar_dtype != out.dtype && scalar_dtype != at::ScalarType::Undefined
-                                   ? narrow_to(scalar_dtype, ct) : std::string();
-    acc << "fn bits0(v0: " << T << ") -> " << raw_type(out.itemsize) << " { let v = "
-        << (narrow.empty() ? std::string("v0") : "narrow0(v0)") << "; return " << convert_out(out.dtype, ct) << "; }\n";
+                                   ? narrow_to(scalar_dtype, ct)
+                                   : std::string();
+    acc << "fn bits0(v0: " << T << ") -> " << raw_type(out.itemsize)
+        << " { let v = " << (narrow.empty() ? std::string("v0") : "narrow0(v0)") << "; return "
+        << convert_out(out.dtype, ct) << "; }\n";
     if (!narrow.empty()) acc << "fn narrow0(v: " << T << ") -> " << T << " { return " << narrow << "; }\n";
     if (mode == Mode::Half8) {
       // The op on one element of each operand, and a word of two results.
@@ -353,8 +358,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       acc << ") -> " << T << " {\n";
       for (int i = 1; i < nops; ++i)
         if (ops[i].cpu_scalar) acc << "  let x" << i << " = ld" << i << "(0u);\n";
-      for (size_t k = 0; k < scalars.size(); ++k)
-        acc << "  let s" << k << " = P.s" << k << ";\n";
+      for (size_t k = 0; k < scalars.size(); ++k) acc << "  let s" << k << " = P.s" << k << ";\n";
       acc << "  return " << expr << ";\n}\n";
       acc << "fn word0(a: " << T << ", b: " << T << ") -> u32 { ";
       if (native_f16 && out.dtype == at::kHalf && ct == CT::F32 && narrow.empty())
@@ -366,12 +370,14 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       acc << "fn st0(e: u32, v: " << T << ") { buf" << ob << "[e >> 2u][e & 3u] = bits0(v); }\n";
     } else if (mode == Mode::Elem) {
       acc << "fn st0(e: u32, v: " << T << ") { let b = bits0(v); ";
-      if (out.itemsize == 8) acc << "buf" << ob << "[2u * e] = b.x; buf" << ob << "[2u * e + 1u] = b.y; }\n";
-      else acc << "buf" << ob << "[e] = b; }\n";
+      if (out.itemsize == 8)
+        acc << "buf" << ob << "[2u * e] = b.x; buf" << ob << "[2u * e + 1u] = b.y; }\n";
+      else
+        acc << "buf" << ob << "[e] = b; }\n";
     } else if (mode == Mode::Atomic) {
       const std::string bits = out.itemsize == 1 ? "8u" : "16u", per = out.itemsize == 1 ? "3u" : "1u";
-      acc << "fn st0(e: u32, v: " << T << ") { let w = e >> " << (out.itemsize == 1 ? "2u" : "1u")
-          << "; let sh = (e & " << per << ") * " << bits << "; let m = " << (out.itemsize == 1 ? "0xffu" : "0xffffu")
+      acc << "fn st0(e: u32, v: " << T << ") { let w = e >> " << (out.itemsize == 1 ? "2u" : "1u") << "; let sh = (e & "
+          << per << ") * " << bits << "; let m = " << (out.itemsize == 1 ? "0xffu" : "0xffffu")
           << " << sh; atomicAnd(&buf" << ob << "[w], ~m); atomicOr(&buf" << ob << "[w], bits0(v) << sh); }\n";
     }
     // Offsets of each operand for linear index `li`.
@@ -382,15 +388,17 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       s << "  var rem = " << li << ";\n";
       for (int d = 0; d < R; ++d) {
         const std::string sd = "P_shape(" + std::to_string(d) + "u)";
-        if (d == R - 1) s << "  let c" << d << " = rem;\n";
-        else s << "  let c" << d << " = rem % " << sd << "; rem = rem / " << sd << ";\n";
+        if (d == R - 1)
+          s << "  let c" << d << " = rem;\n";
+        else
+          s << "  let c" << d << " = rem % " << sd << "; rem = rem / " << sd << ";\n";
         for (int i = with_out ? 0 : 1; i < nops; ++i)
-          if (!ops[i].cpu_scalar) s << "  o" << i << " = o" << i << " + c" << d << " * P_strides(" << i * R + d << "u);\n";
+          if (!ops[i].cpu_scalar)
+            s << "  o" << i << " = o" << i << " + c" << d << " * P_strides(" << i * R + d << "u);\n";
       }
       for (int i = 1; i < nops; ++i)
         s << "  let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? "0u" : "o" + std::to_string(i)) << ");\n";
-      for (size_t k = 0; k < scalars.size(); ++k)
-        s << "  let s" << k << " = P.s" << k << ";\n";
+      for (size_t k = 0; k < scalars.size(); ++k) s << "  let s" << k << " = P.s" << k << ";\n";
       return s.str();
     };
     if (mode == Mode::Vec4) {
@@ -398,18 +406,23 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       std::string scal;
       for (size_t k = 0; k < scalars.size(); ++k)
         scal += "  let s" + std::to_string(k) + " = P.s" + std::to_string(k) + ";\n";
-      body << scal << "  for (var j = 0u; j < " << vec_shape(*dev).quads << "u; j = j + 1u) {\n  let q = idx + j * P.count;\n"
+      body << scal << "  for (var j = 0u; j < " << vec_shape(*dev).quads
+           << "u; j = j + 1u) {\n  let q = idx + j * P.count;\n"
            << "  let base = q * 4u;\n  if (base >= P.numel) { break; }\n  if (base + 4u <= P.numel) {\n";
       for (int i = 1; i < nops; ++i)
         if (!ops[i].cpu_scalar)
           body << "    let v" << i << " = buf" << ops[i].binding << "[(P_offs(" << i << "u) >> 2u) + q];\n";
       body << "    var r: vec4<u32>;\n    for (var k = 0u; k < 4u; k = k + 1u) {\n";
       for (int i = 1; i < nops; ++i)
-        body << "      let x" << i << " = " << (ops[i].cpu_scalar ? "ld" + std::to_string(i) + "(0u)" : "cv" + std::to_string(i) + "(v" + std::to_string(i) + "[k])") << ";\n";
+        body << "      let x" << i << " = "
+             << (ops[i].cpu_scalar ? "ld" + std::to_string(i) + "(0u)"
+                                   : "cv" + std::to_string(i) + "(v" + std::to_string(i) + "[k])")
+             << ";\n";
       body << "      r[k] = bits0(" << expr << ");\n    }\n    buf" << ob << "[(P_offs(0u) >> 2u) + q] = r;\n"
            << "  } else {\n    for (var k = 0u; base + k < P.numel; k = k + 1u) {\n      let e = base + k;\n";
       for (int i = 1; i < nops; ++i)
-        body << "      let x" << i << " = ld" << i << "(" << (ops[i].cpu_scalar ? std::string("0u") : "P_offs(" + std::to_string(i) + "u) + e") << ");\n";
+        body << "      let x" << i << " = ld" << i << "("
+             << (ops[i].cpu_scalar ? std::string("0u") : "P_offs(" + std::to_string(i) + "u) + e") << ");\n";
       body << "      st0(P_offs(0u) + e, " << expr << ");\n    }\n  }\n  }\n";
     } else if (mode == Mode::Half8) {
       // Eight elements per vec4 word; in the last, ragged one the lanes past the end keep their
@@ -437,11 +450,14 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
            << "  if (base + 8u <= P.numel) { buf" << ob << "[oq] = r; } else {\n"
            << "    var old = buf" << ob << "[oq];\n"
            << "    for (var k = 0u; k < 4u; k = k + 1u) {\n      let e = base + 2u * k;\n"
-           << "      if (e + 1u < P.numel) { old[k] = r[k]; } else if (e < P.numel) { old[k] = (old[k] & 0xffff0000u) | (r[k] & 0xffffu); }\n"
+           << "      if (e + 1u < P.numel) { old[k] = r[k]; } else if (e < P.numel) { old[k] = (old[k] & 0xffff0000u) "
+              "| (r[k] & 0xffffu); }\n"
            << "    }\n    buf" << ob << "[oq] = old;\n  }\n  }\n";
     } else if (mode == Mode::Word) {
       const std::string bits = out.itemsize == 1 ? "8u" : "16u", wmask = out.itemsize == 1 ? "0xffu" : "0xffffu";
-      body << "  let w = P.aux + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = P_offs(0u);\n  for (var j = 0u; j < " << epw << "u; j = j + 1u) {\n    let e = w * " << epw
+      body << "  let w = P.aux + idx;\n  var word = 0u;\n  var mask = 0u;\n  let base = P_offs(0u);\n  for (var j = "
+              "0u; j < "
+           << epw << "u; j = j + 1u) {\n    let e = w * " << epw
            << "u + j;\n    if (e < base || e - base >= P.numel) { continue; }\n    let i = e - base;\n"
            << offsets("i", false) << "    word = word | (bits0(" << expr << ") << (j * " << bits << "));\n"
            << "    mask = mask | (" << wmask << " << (j * " << bits << "));\n  }\n"

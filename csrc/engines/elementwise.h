@@ -23,11 +23,11 @@ inline constexpr std::pair<File, const char*> kFiles[] = {
     {kInt64, "int64"}, {kPointwise, "pointwise"}, {kBesselI, "bessel_i"}, {kSpecial, "special"}, {kBessel, "bessel"}};
 enum : Libs {
   None = 0,
-  Int64 = kInt64,                                   // int64.wgsl: i64_*, u64_*, b2l
-  Pointwise = kPointwise,                           // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
-  BesselI = kBesselI | Pointwise,                   // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
-  Special = kSpecial | Int64 | Pointwise,           // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
-  Bessel = kBessel | Pointwise | BesselI,           // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+  Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
+  Pointwise = kPointwise,  // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
+  BesselI = kBesselI | Pointwise,  // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
+  Special = kSpecial | Int64 | Pointwise,  // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
+  Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
 };
 }  // namespace lib
 

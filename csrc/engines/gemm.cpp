@@ -147,7 +147,8 @@ TileSet tile_set() {
 // WGSL reading element e of operand `name` (dtype t) as f32.
 std::string elem_fn(const std::string& fn, const std::string& name, at::ScalarType t) {
   std::string body;
-  if (t == at::kFloat) body = "return " + name + "[e >> 2u][e & 3u];";
+  if (t == at::kFloat)
+    body = "return " + name + "[e >> 2u][e & 3u];";
   else {
     body = "let h = (" + name + "[e >> 2u][(e >> 1u) & 1u] >> ((e & 1u) * 16u)) & 0xffffu; return " +
            (t == at::kHalf ? "f16_to_f32(h);" : "bitcast<f32>(h << 16u);");
@@ -166,7 +167,8 @@ std::string vload(at::ScalarType t, const std::string& arr, const std::string& i
 const char* kHalfVec =
     "fn h4f16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(f16_to_f32(w.x & 0xffffu), f16_to_f32(w.x >> 16u), "
     "f16_to_f32(w.y & 0xffffu), f16_to_f32(w.y >> 16u)); }\n"
-    "fn h4bf16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & 0xffff0000u), "
+    "fn h4bf16(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(bitcast<f32>(w.x << 16u), bitcast<f32>(w.x & "
+    "0xffff0000u), "
     "bitcast<f32>(w.y << 16u), bitcast<f32>(w.y & 0xffff0000u)); }\n";
 
 bool vec_dtype(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
@@ -263,14 +265,14 @@ kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64
 // ---------------------------------------------------------------------------------------------
 // Tiled float GEMM
 
-std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec, bool o_vec, bool has_c,
-                       bool c_vec, const std::string& readers) {
+std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec,
+                       bool o_vec, bool has_c, bool c_vec, const std::string& readers) {
   const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
   std::ostringstream f;
   f << readers;
   // load_a(m, k): a unit of 4 elements starting at (m, k), zero outside [0, M) x [k0, k1).
-  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, at::ScalarType dt, bool along_second, bool vec,
-                         const char* i0, const char* i1, const char* lim0, const char* lim1, const char* off,
+  auto unit_loader = [&](const char* fn, const char* el, const char* vecname, at::ScalarType dt, bool along_second,
+                         bool vec, const char* i0, const char* i1, const char* lim0, const char* lim1, const char* off,
                          const char* sb, const char* s0, const char* s1) {
     // Indices (p, q): p along the first dim (limit lim0), q along the second (limit lim1).
     // along_second: the unit spans q..q+3; otherwise p..p+3.
@@ -282,7 +284,8 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     const std::string fs = along_second ? s0 : s1, ms = along_second ? s1 : s0;
     f << "  let fb = base + " << fixed << " * P." << fs << ";\n";
     f << "  if (" << fixed << " < " << flim << " && " << moving << " + 3u < " << mlim << ") {\n";
-    if (vec) f << "    return " << vload(dt, vecname, "fb + " + moving) << ";\n";
+    if (vec)
+      f << "    return " << vload(dt, vecname, "fb + " + moving) << ";\n";
     else
       f << "    let sm = P." << ms << ";\n    let e = fb + " << moving << " * sm;\n    return vec4<f32>(" << el
         << "(e), " << el << "(e + sm), " << el << "(e + 2u * sm), " << el << "(e + 3u * sm));\n";
@@ -293,22 +296,27 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
       << "); }\n    }\n  }\n  return v;\n}\n";
   };
   // A: first dim m (limit M), second k (limit T.k1).
-  unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "P.M", "T.k1", "a_off", "a_sb", "a_sm", "a_sk");
+  unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "P.M", "T.k1", "a_off", "a_sb", "a_sm",
+              "a_sk");
   // B: first dim k (limit T.k1), second n (limit N).
-  unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "P.N", "b_off", "b_sb", "b_sk", "b_sn");
+  unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "P.N", "b_off", "b_sb", "b_sk",
+              "b_sn");
   // store4(m, n, v): O[m, n..n+3] = alpha * v (+ beta * C).
   f << "fn store4(m: u32, n: u32, v: vec4<f32>) {\n  let N = P.N;\n";
   f << "  let ob = P.o_off + T.b * P.o_sb + m * P.o_sm + T.s * P.part_stride;\n";
   f << "  var o = P.alpha * v;\n";
   if (has_c) {
     f << "  let cb = P.c_off + T.b * P.c_sb + m * P.c_sm;\n  var cv = vec4<f32>(0.0);\n";
-    if (c_vec) f << "  if (n + 3u < N) { cv = C[(cb + n) >> 2u]; } else {\n";
-    else f << "  {\n";
+    if (c_vec)
+      f << "  if (n + 3u < N) { cv = C[(cb + n) >> 2u]; } else {\n";
+    else
+      f << "  {\n";
     f << "    for (var c = 0u; c < 4u; c = c + 1u) { if (n + c < N) { cv[c] = elc(cb + (n + c) * P.c_sn); } }\n  }\n";
     f << "  o = o + P.beta * cv;\n";
   }
   if (o_vec) f << "  if (n + 3u < N) { O[(ob + n) >> 2u] = o; return; }\n";
-  f << "  for (var c = 0u; c < 4u; c = c + 1u) {\n    if (n + c < N) { let e = ob + (n + c) * P.o_sn; O[e >> 2u][e & 3u] = o[c]; }\n  }\n}\n";
+  f << "  for (var c = 0u; c < 4u; c = c + 1u) {\n    if (n + c < N) { let e = ob + (n + c) * P.o_sn; O[e >> 2u][e & "
+       "3u] = o[c]; }\n  }\n}\n";
   std::ostringstream regs, fetch, stash;
   {
     const int wg = TX * TY, a_units = T.bm * T.bk / 4, b_units = T.bn * T.bk / 4;
@@ -321,9 +329,10 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
       stash << "  " << guard << "{ let mk = a_unit(" << U << "); ";
       if (a_k4)
         stash << "let q = ab + mk.y * (BM / 4u) + (mk.x >> 2u); let c = mk.x & 3u; As[q][c] = " << R
-              << ".x; As[q + BM / 4u][c] = " << R << ".y; As[q + BM / 2u][c] = " << R << ".z; As[q + 3u * BM / 4u][c] = "
-              << R << ".w; }\n";
-      else stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
+              << ".x; As[q + BM / 4u][c] = " << R << ".y; As[q + BM / 2u][c] = " << R
+              << ".z; As[q + 3u * BM / 4u][c] = " << R << ".w; }\n";
+      else
+        stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
     }
     for (int i = 0; i < b_per; ++i) {
       const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
@@ -331,11 +340,12 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
       regs << "var<private> " << R << ": vec4<f32>;\n";
       fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kt + kn.x, T.n0 + kn.y); }\n";
       stash << "  " << guard << "{ let kn = b_unit(" << U << "); ";
-      if (b_n4) stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
+      if (b_n4)
+        stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
       else
         stash << "let q = bb + kn.x * (BN / 4u) + (kn.y >> 2u); let c = kn.y & 3u; Bs[q][c] = " << R
-              << ".x; Bs[q + BN / 4u][c] = " << R << ".y; Bs[q + BN / 2u][c] = " << R << ".z; Bs[q + 3u * BN / 4u][c] = "
-              << R << ".w; }\n";
+              << ".x; Bs[q + BN / 4u][c] = " << R << ".y; Bs[q + BN / 2u][c] = " << R
+              << ".z; Bs[q + 3u * BN / 4u][c] = " << R << ".w; }\n";
     }
   }
   std::ostringstream acc, comp, st;
@@ -344,10 +354,8 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
       for (int j = 0; j < RN; ++j) acc << "  var c_" << i << "_" << r << "_" << j << " = vec4<f32>(0.0);\n";
   for (int kk = 0; kk < T.bk; ++kk) {
     comp << "    {\n";
-    for (int i = 0; i < RM; ++i)
-      comp << "      let a" << i << " = As[ab + " << kk * (T.bm / 4) + i * TY << "u];\n";
-    for (int j = 0; j < RN; ++j)
-      comp << "      let b" << j << " = Bs[bb + " << kk * (T.bn / 4) + j * TX << "u];\n";
+    for (int i = 0; i < RM; ++i) comp << "      let a" << i << " = As[ab + " << kk * (T.bm / 4) + i * TY << "u];\n";
+    for (int j = 0; j < RN; ++j) comp << "      let b" << j << " = Bs[bb + " << kk * (T.bn / 4) + j * TX << "u];\n";
     for (int i = 0; i < RM; ++i)
       for (int r = 0; r < 4; ++r)
         for (int j = 0; j < RN; ++j)
@@ -365,14 +373,24 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
   auto I = [](int v) { return std::to_string(v); };
   return kernel::library("matmul_tile") +
          kernel::fill(kernel::library("matmul"),
-                      {{"BM", I(T.bm)}, {"BN", I(T.bn)}, {"BK", I(T.bk)}, {"TX", I(TX)}, {"TY", I(TY)},
-                       {"WG", I(TX * TY)}, {"A_ORIENT", a_k4 ? "4 along k" : "4 along m"}, {"FUNCS", f.str()},
+                      {{"BM", I(T.bm)},
+                       {"BN", I(T.bn)},
+                       {"BK", I(T.bk)},
+                       {"TX", I(TX)},
+                       {"TY", I(TY)},
+                       {"WG", I(TX * TY)},
+                       {"A_ORIENT", a_k4 ? "4 along k" : "4 along m"},
+                       {"FUNCS", f.str()},
                        {"A_UNIT", a_k4 ? "return vec2<u32>(u / (BK / 4u), (u % (BK / 4u)) * 4u);"
                                        : "return vec2<u32>((u % (BM / 4u)) * 4u, u / (BM / 4u));"},
                        {"B_UNIT", b_n4 ? "return vec2<u32>(u / (BN / 4u), (u % (BN / 4u)) * 4u);"
                                        : "return vec2<u32>((u % (BK / 4u)) * 4u, u / (BK / 4u));"},
-                       {"REGS", regs.str()}, {"FETCH", fetch.str()}, {"STASH", stash.str()}, {"ACC_DECL", acc.str()},
-                       {"COMPUTE", comp.str()}, {"STORE", st.str()}});
+                       {"REGS", regs.str()},
+                       {"FETCH", fetch.str()},
+                       {"STASH", stash.str()},
+                       {"ACC_DECL", acc.str()},
+                       {"COMPUTE", comp.str()},
+                       {"STORE", st.str()}});
 }
 
 void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
@@ -380,9 +398,12 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   const TileSet ts = tile_set();
   Tiles T;
   auto ntiles = [&](const Tiles& t) { return batch * ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
-  if (M <= 16) T = ts.small;
-  else if (ntiles(ts.large) >= 120) T = ts.large;
-  else T = ts.medium;
+  if (M <= 16)
+    T = ts.small;
+  else if (ntiles(ts.large) >= 120)
+    T = ts.large;
+  else
+    T = ts.medium;
   // Within the adapter's limits (workgroup memory: two buffers of A and B tiles).
   const kernel::DeviceInfo& dev = kernel::device_info(o.t);
   auto fits = [&](const Tiles& t) {
@@ -424,8 +445,8 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
       << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << storage.size()
       << (c_in_o ? "a" : "b");
-  const kernel::Params prm = gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out,
-                                         direct ? alpha : 1.0f, beta, direct, true);
+  const kernel::Params prm =
+      gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct, true);
   kernel::launch(key.str(), storage, prm, uint64_t(tiles) * splits,
                  [&] { return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, readers); });
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
@@ -441,7 +462,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
 
 struct SgPlan {
   bool use = false;
-  std::string why;               // why not (or which class)
+  std::string why;  // why not (or which class)
   int sm = 0, sn = 0, sk = 0, sg = 0;  // config and subgroup size
   int wsm = 0, wsn = 0, tm = 0, tn = 0, bk = 0;
   int ns = 1;  // result matrices a subgroup stages at once (between two barriers)
@@ -522,8 +543,10 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   };
   SgShape s = small;
   const char* cls = "small";
-  if (tiles(large) >= 256 && fits(large) && padded(large) <= 1.25) s = large, cls = "large";
-  else if (tiles(medium) >= 256 && fits(medium) && padded(medium) <= 1.25) s = medium, cls = "medium";
+  if (tiles(large) >= 256 && fits(large) && padded(large) <= 1.25)
+    s = large, cls = "large";
+  else if (tiles(medium) >= 256 && fits(medium) && padded(medium) <= 1.25)
+    s = medium, cls = "medium";
   if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
   p.wsm = s.wsm, p.wsn = s.wsn, p.tm = s.tm, p.tn = s.tn, p.bk = s.bk;
   // Stage as many of a row's result matrices at once as workgroup memory allows (each round costs
@@ -553,12 +576,13 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
 // 2: `subgroupMatrixLoad<T>(p, off, col_major: bool, stride)` (Dawn before the majorness enum).
 std::atomic<int> g_sg_syntax{0};
 
-std::string sg_load(int syntax, const std::string& type, bool col_major, const std::string& arr,
-                    const std::string& off, const std::string& stride) {
+std::string sg_load(int syntax, const std::string& type, bool col_major, const std::string& arr, const std::string& off,
+                    const std::string& stride) {
   if (syntax == 1)
     return "subgroupMatrixLoad<" + type + (col_major ? ", col_major>(&" : ", row_major>(&") + arr + ", " + off + ", " +
            stride + ")";
-  return "subgroupMatrixLoad<" + type + ">(&" + arr + ", " + off + (col_major ? ", true, " : ", false, ") + stride + ")";
+  return "subgroupMatrixLoad<" + type + ">(&" + arr + ", " + off + (col_major ? ", true, " : ", false, ") + stride +
+         ")";
 }
 
 std::string sg_store(int syntax, const std::string& arr, const std::string& off, const std::string& v,
@@ -567,8 +591,8 @@ std::string sg_store(int syntax, const std::string& arr, const std::string& off,
   return "subgroupMatrixStore(&" + arr + ", " + off + ", " + v + ", false, " + stride + ")";
 }
 
-std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool direct,
-                    bool has_c, bool c_in_o, const std::string& readers) {
+std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool direct, bool has_c,
+                    bool c_in_o, const std::string& readers) {
   const int BM = P.bm(), BN = P.bn(), BK = P.bk, WG = P.wg();
   const int a_stride = a_k8 ? BK + 8 : BM + 8, b_stride = b_n8 ? BN + 8 : BK + 8;
   const int a_buf = a_k8 ? BM * a_stride : BK * a_stride, b_buf = b_n8 ? BK * b_stride : BN * b_stride;
@@ -578,9 +602,9 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
   // tile that lies wholly inside both operands (the kernel picks per tile, uniformly; checked loads
   // everywhere measured 75 against 196 TFLOP/s on an H200, benchmarks/probe_gemm.py).
   std::ostringstream regs, fetch, fetch_raw, stash;
-  auto units = [&](const char* r, int rows, int cols /* in halves; cols along the unit */,
-                   const char* ld, const char* plim, const char* qlim, const char* p0, const char* q0,
-                   const char* base, const char* sp, const char* sq, const char* put, int stride, bool vec) {
+  auto units = [&](const char* r, int rows, int cols /* in halves; cols along the unit */, const char* ld,
+                   const char* plim, const char* qlim, const char* p0, const char* q0, const char* base, const char* sp,
+                   const char* sq, const char* put, int stride, bool vec) {
     // rows x cols tile; unit u -> (u / (cols/8), (u % (cols/8)) * 8).
     const int n = rows * cols / 8, per = (n + WG - 1) / WG;
     for (int i = 0; i < per; ++i) {
@@ -592,8 +616,8 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       fetch << "    " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim << ", "
             << base << ", " << sp << ", " << sq << "); }\n";
       if (vec)
-        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " + (" << p0 << " + p) * " << sp
-                  << " + " << q0 << " + q) >> 3u]; }\n";
+        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " + (" << p0
+                  << " + p) * " << sp << " + " << q0 << " + q) >> 3u]; }\n";
       else
         fetch_raw << "      " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
                   << ", " << base << ", " << sp << ", " << sq << "); }\n";
@@ -602,10 +626,18 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
     }
   };
   // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
-  if (a_k8) units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "put8_a", a_stride, a_vec);
-  else units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "put8_a", a_stride, a_vec);
-  if (b_n8) units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "put8_b", b_stride, b_vec);
-  else units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "put8_b", b_stride, b_vec);
+  if (a_k8)
+    units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "put8_a", a_stride,
+          a_vec);
+  else
+    units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "put8_a", a_stride,
+          a_vec);
+  if (b_n8)
+    units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "put8_b", b_stride,
+          b_vec);
+  else
+    units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "put8_b", b_stride,
+          b_vec);
   std::string fetch_all = fetch.str();
   if (a_vec || b_vec)
     fetch_all = "    if (tile.m0 + BM <= P.M && tile.n0 + BN <= P.N && kf + BK <= tile.k1) {\n" + fetch_raw.str() +
@@ -638,13 +670,15 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
   for (int i = 0; i < P.tm; ++i)
     for (int j0 = 0; j0 < P.tn; j0 += P.ns) {
       for (int j = j0; j < j0 + P.ns; ++j)
-        store << "  " << sg_store(syntax, "Cs", "st + " + I((j - j0) * P.sm * P.sn) + "u", "acc_" + I(i) + "_" + I(j),
-                                  I(P.sn) + "u")
+        store << "  "
+              << sg_store(syntax, "Cs", "st + " + I((j - j0) * P.sm * P.sn) + "u", "acc_" + I(i) + "_" + I(j),
+                          I(P.sn) + "u")
               << ";\n";
       store << "  workgroupBarrier();\n";
       for (int j = j0; j < j0 + P.ns; ++j)
         store << "  store_run(T.m0 + sm * " << P.tm * P.sm << "u + " << i * P.sm << "u + row, T.n0 + sn * "
-              << P.tn * P.sn << "u + " << j * P.sn << "u + col, st + " << (j - j0) * P.sm * P.sn << "u + lane * PER_LANE);\n";
+              << P.tn * P.sn << "u + " << j * P.sn << "u + col, st + " << (j - j0) * P.sm * P.sn
+              << "u + lane * PER_LANE);\n";
       store << "  workgroupBarrier();\n";
     }
   std::ostringstream run;
@@ -666,18 +700,35 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
         << "    O[ob + n1 * P.o_sn] = bitcast<u32>(alpha * Cs[s + c]);\n  }\n";
   }
   const std::string s = kernel::library("matmul_tile") +
-      kernel::fill(kernel::library("matmul_sg"),
-                   {{"BM", I(BM)}, {"BN", I(BN)}, {"BK", I(BK)}, {"SG", I(P.sg)}, {"WG", I(WG)}, {"WSN", I(P.wsn)},
-                    {"A_STRIDE", I(a_stride)}, {"B_STRIDE", I(b_stride)}, {"A_BUF", I(a_buf)}, {"B_BUF", I(b_buf)},
-                    {"SM", I(P.sm)}, {"SN", I(P.sn)}, {"NS", I(P.ns)}, {"FUNCS", readers},
-                    {"A_VEC", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : ""},
-                    {"B_VEC", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : ""},
-                    {"REGS", regs.str()}, {"FETCH", fetch_all}, {"STASH", stash.str()}, {"ACC_DECL", acc.str()},
-                    {"COMPUTE", comp.str()}, {"STORE", store.str()},
-                    {"STORE_RUN", run.str()}});
+                        kernel::fill(kernel::library("matmul_sg"),
+                                     {{"BM", I(BM)},
+                                      {"BN", I(BN)},
+                                      {"BK", I(BK)},
+                                      {"SG", I(P.sg)},
+                                      {"WG", I(WG)},
+                                      {"WSN", I(P.wsn)},
+                                      {"A_STRIDE", I(a_stride)},
+                                      {"B_STRIDE", I(b_stride)},
+                                      {"A_BUF", I(a_buf)},
+                                      {"B_BUF", I(b_buf)},
+                                      {"SM", I(P.sm)},
+                                      {"SN", I(P.sn)},
+                                      {"NS", I(P.ns)},
+                                      {"FUNCS", readers},
+                                      {"A_VEC", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : ""},
+                                      {"B_VEC", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : ""},
+                                      {"REGS", regs.str()},
+                                      {"FETCH", fetch_all},
+                                      {"STASH", stash.str()},
+                                      {"ACC_DECL", acc.str()},
+                                      {"COMPUTE", comp.str()},
+                                      {"STORE", store.str()},
+                                      {"STORE_RUN", run.str()}});
   // Matrix loads and stores want subgroup-uniform offsets; ours depend on the subgroup's index
   // (lid / SG), uniform within each subgroup but not provably so to WGSL's workgroup-level analysis.
-  return "enable f16;\nenable chromium_experimental_subgroup_matrix;\ndiagnostic(off, chromium.subgroup_matrix_uniformity);\n" + s;
+  return "enable f16;\nenable chromium_experimental_subgroup_matrix;\ndiagnostic(off, "
+         "chromium.subgroup_matrix_uniformity);\n" +
+         s;
 }
 
 // O = alpha * A @ B (+ beta * C) on subgroup matrices, per plan P. Returns false (nothing
@@ -795,8 +846,10 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   auto is_f32_aligned = [](const Tensor& t) { return vec_dtype(t.scalar_type()) && kernel::block_bytes(t) % 16 == 0; };
   const bool x_vec = is_f32_aligned(x.t) && (x.s == 1 || K == 1) && x.off % 4 == 0 && x.sb % 4 == 0;
   bool w_vec;
-  if (rows) w_vec = is_f32_aligned(w.t) && w.s1 == 1 && w.off % 4 == 0 && w.s0 % 4 == 0 && w.sb % 4 == 0;
-  else w_vec = is_f32_aligned(w.t) && w.s0 == 1 && w.off % 4 == 0 && w.s1 % 4 == 0 && w.sb % 4 == 0;
+  if (rows)
+    w_vec = is_f32_aligned(w.t) && w.s1 == 1 && w.off % 4 == 0 && w.s0 % 4 == 0 && w.sb % 4 == 0;
+  else
+    w_vec = is_f32_aligned(w.t) && w.s0 == 1 && w.off % 4 == 0 && w.s1 % 4 == 0 && w.sb % 4 == 0;
   std::vector<kernel::Storage> storage;
   const std::string readers = float_bindings(x.t, "X", w.t, "W", out.t, cc ? &cc->t : nullptr, storage);
   std::ostringstream key;
@@ -828,7 +881,8 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "    let wb = wb0 + j * sWj;\n";
       if (w_vec) {
         b << "    let kv = k0 + ((k1 - k0) / 4u) * 4u;\n    var v4 = vec4<f32>(0.0);\n"
-          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma(" << vload(w.t.scalar_type(), "W", "wb + k") << ", " << xv4 << ", v4); }\n"
+          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma("
+          << vload(w.t.scalar_type(), "W", "wb + k") << ", " << xv4 << ", v4); }\n"
           << "    acc = (v4.x + v4.y) + (v4.z + v4.w);\n"
           << "    for (var k = kv + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k) * elx(xb + k * sXk); }\n";
       } else {
@@ -843,17 +897,23 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "  if (j0 < J) {\n";
       if (w_vec)
         b << "    if (j0 + 3u < J) {\n"
-          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma(" << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0") << ", "
+          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma("
+          << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0")
+          << ", "
              "vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
-      else b << "    {\n";
+      else
+        b << "    {\n";
       b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
-        << "        for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { acc[c] = acc[c] + elw(wb0 + k * sWk + (j0 + c) * sWj) * xk; } }\n"
+        << "        for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { acc[c] = acc[c] + elw(wb0 + k * sWk + (j0 "
+           "+ c) * sWj) * xk; } }\n"
         << "      }\n    }\n  }\n  red[lid] = acc;\n  workgroupBarrier();\n"
-        << "  if (ky == 0u && j0 < J) {\n    let v = (red[lid] + red[lid + 64u]) + (red[lid + 128u] + red[lid + 192u]);\n"
+        << "  if (ky == 0u && j0 < J) {\n    let v = (red[lid] + red[lid + 64u]) + (red[lid + 128u] + red[lid + "
+           "192u]);\n"
         << "    for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { store(b, s, j0 + c, v[c]); } }\n  }\n";
     }
     return kernel::fill(kernel::library("matmul_gemv"),
-                        {{"TPR", std::to_string(tpr)}, {"FUNCS", readers},
+                        {{"TPR", std::to_string(tpr)},
+                         {"FUNCS", readers},
                          {"C_TERM", cc ? "o = o + P.beta * elc(P.c_off + b * P.c_sb + j * P.c_sj);" : ""},
                          {"BODY", b.str()}});
   };
@@ -892,19 +952,21 @@ void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_
   view_params(set, "o", o, "m", "n");
   // alpha, beta in the accumulator's type (vec2<u32> for int64; i32 keeps the low word).
   auto scalar = [&](const char* name, const c10::Scalar& v) {
-    if (l) k.param_i64(name, v.to<int64_t>());
-    else k.param_i32(name, int32_t(uint32_t(uint64_t(v.to<int64_t>()))));
+    if (l)
+      k.param_i64(name, v.to<int64_t>());
+    else
+      k.param_i32(name, int32_t(uint32_t(uint64_t(v.to<int64_t>()))));
   };
   scalar("alpha", alpha);
   if (c) scalar("beta", beta);
   k.launch(uint64_t(batch) * tiles_m * tiles_n, [&] {
-    return kernel::fill(kernel::library("matmul_int"),
-                        {{"ACC", l ? "vec2<u32>" : "i32"},
-                         {"ZERO", l ? "vec2<u32>(0u, 0u)" : "0i"},
-                         {"ADD", l ? "i64_add(a, b)" : "a + b"},
-                         {"MUL", l ? "i64_mul(a, b)" : "a * b"},
-                         {"C_TERM", c ? "v = add(v, mul(P.beta, ld3(P.c_off + b * P.c_sb + m * P.c_sm + n * P.c_sn)));"
-                                      : ""}});
+    return kernel::fill(
+        kernel::library("matmul_int"),
+        {{"ACC", l ? "vec2<u32>" : "i32"},
+         {"ZERO", l ? "vec2<u32>(0u, 0u)" : "0i"},
+         {"ADD", l ? "i64_add(a, b)" : "a + b"},
+         {"MUL", l ? "i64_mul(a, b)" : "a * b"},
+         {"C_TERM", c ? "v = add(v, mul(P.beta, ld3(P.c_off + b * P.c_sb + m * P.c_sm + n * P.c_sn)));" : ""}});
   });
 }
 
@@ -929,8 +991,10 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
   Tensor c3 = c3_in.defined() && !is_zero(beta) ? c3_in : Tensor();
   if (c3.defined() && c3.scalar_type() != dt) c3 = c3.to(dt);
   if (K == 0 || is_zero(alpha)) {
-    if (!c3.defined()) o3.zero_();
-    else o3.copy_(c3.mul(beta));
+    if (!c3.defined())
+      o3.zero_();
+    else
+      o3.copy_(c3.mul(beta));
     return;
   }
   // The output must not share storage with what the kernel reads at other positions.
@@ -958,7 +1022,11 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     if (M == 1) {  // O[b, 0, n] = sum_k A[b, 0, k] B[b, k, n]
       ov = {o.t, o.off, o.sb, o.s1};
       xv = {a.t, a.off, a.sb, a.s1};
-      w.t = b.t; w.off = b.off; w.sb = b.sb; w.s0 = b.s1; w.s1 = b.s0;
+      w.t = b.t;
+      w.off = b.off;
+      w.sb = b.sb;
+      w.s0 = b.s1;
+      w.s1 = b.s0;
       if (c) cvec = {c->t, c->off, c->sb, c->s1};
       gemv(ov, xv, w, c ? &cvec : nullptr, batch, N, K, fa, fb);
     } else {  // O[b, m, 0] = sum_k A[b, m, k] B[b, k, 0]
@@ -1000,8 +1068,8 @@ bool half_gemm_uses_matrix_units(const at::TensorBase& t) {
       .use;
 }
 
-std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs,
-                                                         bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
+std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16,
+                                                         uint64_t wg_storage, uint64_t max_invocations,
                                                          at::ScalarType dt, int64_t batch, int64_t M, int64_t N,
                                                          int64_t K) {
   const SgPlan p = sg_plan(configs, has_f16, wg_storage, max_invocations, dt, batch, M, N, K);

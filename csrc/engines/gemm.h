@@ -27,8 +27,8 @@ bool half_gemm_uses_matrix_units(const at::TensorBase& t);
 
 // The half-GEMM planner, as a pure function of an adapter's subgroup-matrix configs and limits
 // (torch_webgpu._C._sg_gemm_plan, for tests on any adapter).
-std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs,
-                                                         bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
+std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16,
+                                                         uint64_t wg_storage, uint64_t max_invocations,
                                                          at::ScalarType dt, int64_t batch, int64_t M, int64_t N,
                                                          int64_t K);
 

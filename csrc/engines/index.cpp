@@ -27,7 +27,6 @@ namespace webgpu::ops {
 
 namespace {
 
-
 CT reduce_ct(at::ScalarType t) {
   if (is_float(t)) return CT::F32;
   if (t == at::kLong) return CT::I64;
@@ -77,8 +76,7 @@ void run_index(IndexPlan& P) {
   std::vector<std::vector<int64_t>> strides(ops.size());
   for (int d : order) {
     bool merge = !sizes.empty();
-    for (size_t j = 0; merge && j < ops.size(); ++j)
-      merge = strides[j].back() == ops[j]->strides[d] * P.shape[d];
+    for (size_t j = 0; merge && j < ops.size(); ++j) merge = strides[j].back() == ops[j]->strides[d] * P.shape[d];
     if (merge) {
       sizes.back() *= P.shape[d];
       for (size_t j = 0; j < ops.size(); ++j) strides[j].back() = ops[j]->strides[d];
@@ -99,11 +97,13 @@ void run_index(IndexPlan& P) {
   const bool atomic_dst = scatter && (P.red != IndexRed::Assign || isz < 4);
   TORCH_CHECK(!serial || scatter, "webgpu: internal: serial index kernel must scatter");
 
-  Kernel k("index:" + std::to_string(R) + ":" + std::to_string(K) + (serial ? "s" : "p") +
-           (scatter ? "S" : "G") + std::to_string(int(P.red)) + (has_src ? "t" : "c") + (P.allow_neg ? "n" : "u") +
-           (P.check ? "k" : "-") + (P.single ? "1" : ""));
-  if (atomic_dst) k.out_atomic(P.dst.t, ct);
-  else k.out(P.dst.t, ct);
+  Kernel k("index:" + std::to_string(R) + ":" + std::to_string(K) + (serial ? "s" : "p") + (scatter ? "S" : "G") +
+           std::to_string(int(P.red)) + (has_src ? "t" : "c") + (P.allow_neg ? "n" : "u") + (P.check ? "k" : "-") +
+           (P.single ? "1" : ""));
+  if (atomic_dst)
+    k.out_atomic(P.dst.t, ct);
+  else
+    k.out(P.dst.t, ct);
   if (has_src) k.in(P.src.t, ct);
   for (auto& x : P.idx) k.in(x.t, CT::I64);
   const uint32_t code = P.check ? k.error_flag(P.op, !P.runtime_error) : 0u;
@@ -116,9 +116,8 @@ void run_index(IndexPlan& P) {
   auto words = [](int64_t n) { return n > 0 ? (n + 3) / 4 * 4 : 0; };
   const int64_t nwords = 4 + words(R > 1 ? R : 0) + words(nops) + words(int64_t(nops) * R) +
                          (serial ? words(nops) : 0) + words(3 * K) + (has_src ? 0 : 2);
-  TORCH_CHECK(nwords <= int64_t(kernel::kMaxParamWords), "webgpu: ", P.op,
-              ": too many index tensors or dimensions (", nwords, " parameter words, at most ",
-              kernel::kMaxParamWords, ")");
+  TORCH_CHECK(nwords <= int64_t(kernel::kMaxParamWords), "webgpu: ", P.op, ": too many index tensors or dimensions (",
+              nwords, " parameter words, at most ", kernel::kMaxParamWords, ")");
   k.param_index("n", npar);
   if (P.check) k.param("err_op", code);
   k.param_index("serial_n", serial_n);
@@ -181,8 +180,8 @@ void run_index(IndexPlan& P) {
       const std::string mask = isz == 1 ? "0xffu" : isz == 2 ? "0xffffu" : "0xffffffffu";
       s << "fn cvin(r: u32) -> " << T << " { return " << convert_in(dt, ct) << "; }\n";
       s << "fn cvout(v: " << T << ") -> u32 { return " << convert_out(dt, ct) << "; }\n";
-      s << "fn upd(e: u32, b: " << T << ") {\n  let w = e / " << per << "; let sh = (e % " << per << ") * "
-        << width << ";\n  loop {\n    let old = wd0(w);\n    let cur = cvin((old >> sh) & " << mask
+      s << "fn upd(e: u32, b: " << T << ") {\n  let w = e / " << per << "; let sh = (e % " << per << ") * " << width
+        << ";\n  loop {\n    let old = wd0(w);\n    let cur = cvin((old >> sh) & " << mask
         << ");\n    let nb = (cvout(combine(cur, b)) & " << mask << ") << sh;\n    let nw = (old & ~(" << mask
         << " << sh)) | nb;\n    if (nw == old || cas0(w, old, nw)) { break; }\n  }\n}\n";
     }

@@ -21,7 +21,7 @@ struct IndexOperand {
 
 struct IndexTarget {
   int64_t size, stride;  // of the indexed dimension (stride in elements)
-  int64_t dim;           // for the error message
+  int64_t dim;  // for the error message
 };
 
 struct IndexPlan {

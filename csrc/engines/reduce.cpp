@@ -34,11 +34,11 @@ struct AccType {
 };
 const AccType& acc_type(Acc a) {
   static const AccType t[] = {
-      {"f32", 1, "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<f32>(w.x)"},               // F32
-      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // I64
-      {"u32", 1, "vec4<u32>(v, 0u, 0u, 0u)", "w.x"},                                            // U32: bools
-      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},                                         // AF: (f32 bits, index)
-      {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},                                            // AI: (int64, index)
+      {"f32", 1, "vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<f32>(w.x)"},  // F32
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},  // I64
+      {"u32", 1, "vec4<u32>(v, 0u, 0u, 0u)", "w.x"},  // U32: bools
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},  // AF: (f32 bits, index)
+      {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},  // AI: (int64, index)
       {"vec3<f32>", 3, "vec4<u32>(bitcast<vec3<u32>>(v), 0u)", "bitcast<vec3<f32>>(w.xyz)"},  // W: Welford
       {"vec2<f32>", 2, "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)", "bitcast<vec2<f32>>(w.xy)"},  // LS: (max, sum)
   };
@@ -67,10 +67,10 @@ struct Way {
 // A row of the table, found by its name (Op::red).
 struct Reduction {
   const char* name;
-  Way floats;            // float16, bfloat16, float32 inputs
-  Way ints;              // integer and bool inputs
+  Way floats;  // float16, bfloat16, float32 inputs
+  Way ints;  // integer and bool inputs
   const char* partials;  // the row that folds a split row's partials (by name)
-  double empty = 0.0;    // the value of a row of length zero
+  double empty = 0.0;  // the value of a row of length zero
   bool fa_row_length = false;  // fa() is the row's length (mean), set by reduce_iter
   bool empty_inf_if_fa_negative = false;  // an empty row is +inf when fa() < 0 (p-norm with p < 0)
 };
@@ -78,12 +78,13 @@ struct Reduction {
 #define WEBGPU_NAN_MAX "select(select(max(a, b), b, nan(b)), a, nan(a))"
 #define WEBGPU_NAN_MIN "select(select(min(a, b), b, nan(b)), a, nan(a))"
 // NaN wins (the first one), then the larger (smaller) value, ties to the smaller index.
-#define WEBGPU_ARG_F(GT)                                                                                       \
-  "let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n"                  \
-  "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n"          \
+#define WEBGPU_ARG_F(GT)                                                                             \
+  "let x = bitcast<f32>(a.x); let y = bitcast<f32>(b.x); let an = nan(x); let bn = nan(y);\n"        \
+  "  if (an || bn) { if (an && bn) { return select(a, b, b.y < a.y); } return select(a, b, bn); }\n" \
   "  if (y " GT " x) { return b; } if (x " GT " y) { return a; }\n  return select(a, b, b.y < a.y);"
-#define WEBGPU_ARG_I(XY, YX)                                                                                   \
-  "let x = a.xy; let y = b.xy;\n  if (i64_lt(" XY ")) { return b; } if (i64_lt(" YX ")) { return a; }\n" \
+#define WEBGPU_ARG_I(XY, YX)                                                        \
+  "let x = a.xy; let y = b.xy;\n  if (i64_lt(" XY ")) { return b; } if (i64_lt(" YX \
+  ")) { return a; }\n"                                                              \
   "  return select(a, b, b.z < a.z);"
 
 const Reduction& reduction(const char* name) {
@@ -95,12 +96,15 @@ const Reduction& reduction(const char* name) {
       "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
       "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
       "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
-  static const Way kVar{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
+  static const Way kVar{Acc::W,       In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
                         "v.y * fa()", "v.x"};
-  static const Way kStd{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
-                        "sqrt(v.y * fa())", "v.x"};
+  static const Way kStd{
+      Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford, "sqrt(v.y * fa())", "v.x"};
   // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
-  static const Way kLse{Acc::LS, In::F, "vec2<f32>(inf_bits(0xff800000u), 0.0)", "vec2<f32>(f, 1.0)",
+  static const Way kLse{Acc::LS,
+                        In::F,
+                        "vec2<f32>(inf_bits(0xff800000u), 0.0)",
+                        "vec2<f32>(f, 1.0)",
                         "if (nan(a.x)) { return a; } if (nan(b.x)) { return b; }\n"
                         "  let m = max(a.x, b.x);\n"
                         "  if (bitcast<u32>(m) == 0xff800000u) { return vec2<f32>(m, 0.0); }\n"
@@ -114,20 +118,35 @@ const Reduction& reduction(const char* name) {
   };
   static const std::vector<Reduction> table = {
       {"sum", {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, "sum"},
-      {"nansum", {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI,
-       "sum"},
-      {"prod", {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
-       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"}, "prod", 1.0},
-      {"mean", {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"}, kSumI, "mean",
-       std::numeric_limits<double>::quiet_NaN(), /*fa_row_length=*/true},
-      {"max", {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
-       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"}, "max"},
-      {"min", {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
-       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"}, "min"},
-      {"any", {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"}, {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
+      {"nansum", {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI, "sum"},
+      {"prod",
+       {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
+       {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"},
+       "prod",
+       1.0},
+      {"mean",
+       {Acc::F32, In::F, "0.0", "f", "a + b", "v / fa()"},
+       kSumI,
+       "mean",
+       std::numeric_limits<double>::quiet_NaN(),
+       /*fa_row_length=*/true},
+      {"max",
+       {Acc::F32, In::F, kNegInf, "f", WEBGPU_NAN_MAX, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0u, 0x80000000u)", "l", "i64_max(a, b)", "v"},
+       "max"},
+      {"min",
+       {Acc::F32, In::F, kPosInf, "f", WEBGPU_NAN_MIN, "v"},
+       {Acc::I64, In::L, "vec2<u32>(0xffffffffu, 0x7fffffffu)", "l", "i64_min(a, b)", "v"},
+       "min"},
+      {"any",
+       {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
+       {Acc::U32, In::NZ, "0u", "nz", "max(a, b)", "v"},
        "any"},
-      {"all", {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"}, {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
-       "all", 1.0},
+      {"all",
+       {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
+       {Acc::U32, In::NZ, "1u", "nz", "min(a, b)", "v"},
+       "all",
+       1.0},
       {"argmax",
        {Acc::AF, In::F, "vec2<u32>(0xff800000u, 0xffffffffu)", "vec2<u32>(bitcast<u32>(f), idx)", WEBGPU_ARG_F(">"),
         "vec2<u32>(v.y, 0u)", nullptr, "v.x"},
@@ -142,12 +161,14 @@ const Reduction& reduction(const char* name) {
        "argmin"},
       {"var", kVar, kVar, "var"},
       {"std", kStd, kStd, "std"},
-      {"norm0", norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {},
-       "norm0"},
+      {"norm0", norm("0.0", "select(0.0, 1.0, (bitcast<u32>(f) & 0x7fffffffu) != 0u)", "a + b", "v"), {}, "norm0"},
       {"norm1", norm("0.0", "abs(f)", "a + b", "v"), {}, "norm1"},
       {"norm2", norm("0.0", "f * f", "a + b", "sqrt(v)"), {}, "norm2"},
       {"norm_inf", norm(kNegInf, "abs(f)", WEBGPU_NAN_MAX, "v"), {}, "norm_inf"},
-      {"norm_neg_inf", norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"), {}, "norm_neg_inf",
+      {"norm_neg_inf",
+       norm(kPosInf, "abs(f)", WEBGPU_NAN_MIN, "v"),
+       {},
+       "norm_neg_inf",
        std::numeric_limits<double>::infinity()},
       // pow may lose a NaN (it is exp2(y * log2(x)) under fast-math): keep it by a bit test.
       {"norm_p",
@@ -155,17 +176,21 @@ const Reduction& reduction(const char* name) {
             "select(select(pow(abs(f), fa()), select(0.0, inf_bits(0x7f800000u), fa() < 0.0), abs(f) == 0.0), "
             "abs(f), nan(abs(f)))",
             "a + b", "select(pow(v, fb()), v, nan(v))"),
-       {}, "norm_p", 0.0, false, /*empty_inf_if_fa_negative=*/true},
+       {},
+       "norm_p",
+       0.0,
+       false,
+       /*empty_inf_if_fa_negative=*/true},
       {"logsumexp", kLse, kLse, "logsumexp"},
-      {"count_nonzero", {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
-       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"}, "count_nonzero"},
+      {"count_nonzero",
+       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
+       {Acc::I64, In::NZ, "vec2<u32>(0u, 0u)", "vec2<u32>(nz, 0u)", "i64_add(a, b)", "v"},
+       "count_nonzero"},
   };
   for (const Reduction& x : table)
     if (std::strcmp(x.name, name) == 0) return x;
   TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row named '", name, "'");
 }
-
-
 
 // The way a reduction takes this input dtype (norms of integer inputs read them as floats).
 const Way& way_for(const char* r, at::ScalarType in) {
@@ -184,10 +209,10 @@ at::ScalarType out_storage(const Op& op, Acc a, int k) {
 
 // 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
 std::string nonzero_u32(at::ScalarType t) {
-  return t == at::kLong ? "select(0u, 1u, (r.x | r.y) != 0u)"
-       : t == at::kFloat ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
-       : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
-       : "select(0u, 1u, r != 0u)";
+  return t == at::kLong                         ? "select(0u, 1u, (r.x | r.y) != 0u)"
+         : t == at::kFloat                      ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
+         : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
+                                                : "select(0u, 1u, r != 0u)";
 }
 
 // Stores expression `v` as dtype t into element e of binding `slot`.
@@ -207,7 +232,8 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
                          : w.in == In::L ? "let l = " + convert_in(in_dt, CT::I64) + ";"
                                          : "let nz = " + nonzero_u32(in_dt) + ";";
   const std::string comb = std::strncmp(w.combine, "let ", 4) == 0 || std::strncmp(w.combine, "if ", 3) == 0
-                               ? w.combine : "return " + std::string(w.combine) + ";";
+                               ? w.combine
+                               : "return " + std::string(w.combine) + ";";
   std::string s = "alias ACC = " + std::string(A.type) + ";\nconst NW: u32 = " + std::to_string(A.words) + "u;\n";
   s += "fn identity() -> ACC { return " + std::string(w.identity) + "; }\n";
   s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
@@ -269,11 +295,11 @@ const char* kGroupReduceSubgroup =
 enum class Mode { Thread, Group, Vec };
 
 struct Launch {
-  const at::Tensor* in;      // input storage (or packed partials)
-  uint64_t in_off;           // elements (packed units for partials)
+  const at::Tensor* in;  // input storage (or packed partials)
+  uint64_t in_off;  // elements (packed units for partials)
   at::ScalarType in_dtype;
   bool packed_in;
-  const at::Tensor* out0;    // final outputs, or the partials buffer (out1 unused)
+  const at::Tensor* out0;  // final outputs, or the partials buffer (out1 unused)
   const at::Tensor* out1;
   uint64_t out0_off, out1_off;
   std::vector<Dim> outd, redd;
@@ -331,10 +357,9 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
   const bool two = L.final_pass && L.out1 != nullptr;
   const int64_t isz = c10::elementSize(L.in_dtype);
-  std::string key = "reduce:" + std::string(op.red) + ":" + (op.values ? "v" : "") +
-                    std::to_string(op.nouts) + ":" +
-                    std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) +
-                    ":" + std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
+  std::string key = "reduce:" + std::string(op.red) + ":" + (op.values ? "v" : "") + std::to_string(op.nouts) + ":" +
+                    std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) + ":" +
+                    std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
                     (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "") +
                     (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
   auto make = [&]() {
@@ -357,7 +382,8 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
           "  let hi = min(lo + P.part_len, P.row_len);\n"
           "  var res = identity();\n"
           "  for (var r = lo; r < hi; r = r + 1u) { res = combine(res, load(oo.x + red_offset(r), r)); }\n"
-          "  " + store + "\n";
+          "  " +
+          store + "\n";
     } else {
       code = std::string(sg ? "" : "  let sg = 1u;\n") +
              "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
@@ -407,17 +433,24 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
             "    oo = out_offsets(row);\n"
             "    let base = oo.x;\n"
             "    let end = base + P.row_len;\n"
-            "    var v0 = (base + " + EPV + " - 1u) / " + EPV + ";\n"
-            "    let v1 = end / " + EPV + ";\n"
+            "    var v0 = (base + " +
+            EPV + " - 1u) / " + EPV +
+            ";\n"
+            "    let v1 = end / " +
+            EPV +
+            ";\n"
             "    var hs = end; var ts = end;\n"
-            "    if (v1 > v0) { hs = v0 * " + EPV + "; ts = v1 * " + EPV + "; } else { v0 = v1; }\n"
+            "    if (v1 > v0) { hs = v0 * " +
+            EPV + "; ts = v1 * " + EPV +
+            "; } else { v0 = v1; }\n"
             "    let lo = v0 + part * P.part_len;\n"
             "    let hi = min(lo + P.part_len, v1);\n"
             "    var v = lo + lid;\n";
         // U loads issued before any is folded, then single loads for the rest.
         const uint32_t U = vec_unroll(acc, isz);
         if (U > 1) {
-          code += "    for (; v + " + std::to_string(U - 1) + "u * WG < hi; v = v + " + std::to_string(U) + "u * WG) {\n";
+          code +=
+              "    for (; v + " + std::to_string(U - 1) + "u * WG < hi; v = v + " + std::to_string(U) + "u * WG) {\n";
           for (uint32_t k = 0; k < U; ++k)
             code += "      let q" + std::to_string(k) + " = src[v + " + std::to_string(k) + "u * WG];\n";
           for (uint32_t k = 0; k < U; ++k) {
@@ -429,7 +462,8 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
         }
         code +=
             "    for (; v < hi; v = v + WG) {\n"
-            "      let q0 = src[v]; let e0 = v * " + EPV + ";\n" + fold("q0", "e0") +
+            "      let q0 = src[v]; let e0 = v * " +
+            EPV + ";\n" + fold("q0", "e0") +
             "    }\n"
             "    if (part == 0u) {\n"
             "      let h = base + lid; if (h < hs) { a0 = combine(a0, load(h, h - base)); }\n"
@@ -440,7 +474,8 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
       }
       code +=
           "  let res = group_reduce(acc, lid, sg);\n"
-          "  if (ok && lane == 0u) { " + store + " }\n";
+          "  if (ok && lane == 0u) { " +
+          store + " }\n";
     }
     return src + kernel::fill(kernel::library("reduce"),
                               {{"FUNCTIONS", functions(op, acc, L.in_dtype, L.packed_in, L.final_pass)},
@@ -481,8 +516,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   b.push_back({L.out0, "dst0", "u32", true, w0.first, w0.second});
   if (two) b.push_back({L.out1, "dst1", "u32", true, w1.first, w1.second});
   const uint64_t slots = uint64_t(L.n_out) * L.parts;
-  const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG
-                                                 : (slots + (kWG / L.G) - 1) / (kWG / L.G);
+  const uint64_t groups = L.mode == Mode::Thread ? (slots + kWG - 1) / kWG : (slots + (kWG / L.G) - 1) / (kWG / L.G);
   kernel::launch(std::move(key), b, prm, groups, make);
 }
 
@@ -527,16 +561,17 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
   for (auto& d : od) n_out *= d.size;
   for (auto& d : rd) red_len *= d.size;
   if (n_out == 0) return;
-  TORCH_CHECK(in.storage().nbytes() / in.element_size() < int64_t(UINT32_MAX) - 64 &&
-                  n_out * red_len <= int64_t(UINT32_MAX),
-              "webgpu: ", name, ": tensors past 2^32 elements are not supported by webgpu reductions");
+  TORCH_CHECK(
+      in.storage().nbytes() / in.element_size() < int64_t(UINT32_MAX) - 64 && n_out * red_len <= int64_t(UINT32_MAX),
+      "webgpu: ", name, ": tensors past 2^32 elements are not supported by webgpu reductions");
   const kernel::DeviceInfo& dev = kernel::device_info(in);
 
   // Outputs are written directly when they hold the storage dtype, else into contiguous scratch.
   std::vector<at::Tensor> targets;
   for (size_t k = 0; k < outs.size(); ++k) {
     const at::ScalarType st = out_storage(op, acc, int(k));
-    const bool direct = outs[k].scalar_type() == st && !(k == 1 && kernel::block_id(outs[1]) == kernel::block_id(outs[0]));
+    const bool direct =
+        outs[k].scalar_type() == st && !(k == 1 && kernel::block_id(outs[1]) == kernel::block_id(outs[0]));
     targets.push_back(direct ? outs[k] : at::empty({n_out}, outs[k].options().dtype(st)));
     if (!direct) {
       int64_t s = 1;
@@ -553,8 +588,8 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
 
   const bool contig_rows = rd.size() == 1 && rd[0].in_stride == 1;
   const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
-  Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1, o0, o1, od, rd, n_out, red_len, 1, red_len,
-           Mode::Thread, 1, true};
+  Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1,           o0, o1,  od,
+           rd,  n_out,  red_len,          1,     red_len,     Mode::Thread, 1,  true};
   int64_t parts = 1;
   if (thread_mode) {
     // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
@@ -574,7 +609,8 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
       L.G = kWG;
       L.part_len = (nv + parts - 1) / parts;
     } else {
-      if (red_len > 4096 && n_out < 1024) parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
+      if (red_len > 4096 && n_out < 1024)
+        parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
       L.mode = Mode::Group;
       // Lanes per row: about eight elements each, up to the workgroup.
       L.G = parts > 1 ? kWG : std::max<uint32_t>(4, pow2_at_least((red_len + 7) / 8));
@@ -604,8 +640,23 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
       }
       Op op2 = op;
       op2.red = reduction(op.red).partials;
-      Launch F{&partial, uint64_t(partial.storage_offset() / W), in.scalar_type(), true, &targets[0], t1, o0, o1,
-               od_final, {{parts, 1, 0, 0}}, n_out, parts, 1, parts, Mode::Group, pow2_at_least(parts), true};
+      Launch F{&partial,
+               uint64_t(partial.storage_offset() / W),
+               in.scalar_type(),
+               true,
+               &targets[0],
+               t1,
+               o0,
+               o1,
+               od_final,
+               {{parts, 1, 0, 0}},
+               n_out,
+               parts,
+               1,
+               parts,
+               Mode::Group,
+               pow2_at_least(parts),
+               true};
       F.G = std::max<uint32_t>(F.G, 4);
       dispatch(dev, op2, acc, F);
     }

@@ -38,9 +38,9 @@ void launch_elem(Kernel& k, const at::Tensor& out, int out_operand, bool word, c
   k.launch(grid((out.numel() + per - 1) / per), [&] {
     const std::string o = std::to_string(out_operand);
     std::string main = word ? shape_wgsl("main_word", {{"OUT", o},
-                                                      {"PER", std::to_string(per)},
-                                                      {"MASK", per == 4 ? "0xffu" : "0xffffu"},
-                                                      {"WIDTH", per == 4 ? "8" : "16"}})
+                                                       {"PER", std::to_string(per)},
+                                                       {"MASK", per == 4 ? "0xffu" : "0xffffu"},
+                                                       {"WIDTH", per == 4 ? "8" : "16"}})
                             : shape_wgsl("main_element", {{"OUT", o}});
     return "alias VT = " + value_type + ";\n" + elem() + main;
   });
@@ -57,8 +57,8 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
     if (d.osize == 1 && d.isize == 1 && (d.mode != Mode::Pad || d.a == 0)) continue;
     if (!kept.empty()) {
       RDim& p = kept.back();
-      const bool same = p.mode == d.mode && (d.mode == Mode::Ident || d.mode == Mode::Flip) &&
-                        p.osize == p.isize && d.osize == d.isize;
+      const bool same = p.mode == d.mode && (d.mode == Mode::Ident || d.mode == Mode::Flip) && p.osize == p.isize &&
+                        d.osize == d.isize;
       if (same && p.ostride == d.ostride * d.osize && p.istride == d.istride * d.isize) {
         p.osize *= d.osize;
         p.isize = p.osize;
@@ -70,8 +70,7 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
     kept.push_back(d);
   }
   if (kept.empty()) kept.push_back({1, 1, 1, 1, Mode::Ident, 0});
-  TORCH_CHECK(kept.size() <= 11, "webgpu: ", name, ": at most 11 non-mergeable dims are supported, got ",
-              kept.size());
+  TORCH_CHECK(kept.size() <= 11, "webgpu: ", name, ": at most 11 non-mergeable dims are supported, got ", kept.size());
   std::string modes;
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) modes += char(it->mode);
   const bool word = word_mode(out);
@@ -104,13 +103,15 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
         case Mode::Flip: dimcode += "    let c = m - 1u - o;\n"; break;
         case Mode::Roll: dimcode += "    let c = (o + u32(a)) % m;\n"; break;
         case Mode::Pad:
-          dimcode += "    let ci = i32(o) - a; if (ci < 0 || ci >= i32(m)) { pad = true; }\n"
-                     "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
+          dimcode +=
+              "    let ci = i32(o) - a; if (ci < 0 || ci >= i32(m)) { pad = true; }\n"
+              "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
           break;
         case Mode::Reflect:
-          dimcode += "    var ci = i32(o) - a; if (ci < 0) { ci = -ci; }\n"
-                     "    if (ci >= i32(m)) { ci = 2 * (i32(m) - 1) - ci; }\n"
-                     "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
+          dimcode +=
+              "    var ci = i32(o) - a; if (ci < 0) { ci = -ci; }\n"
+              "    if (ci >= i32(m)) { ci = 2 * (i32(m) - 1) - ci; }\n"
+              "    let c = u32(clamp(ci, 0, i32(m) - 1));\n";
           break;
         case Mode::Replicate: dimcode += "    let c = u32(clamp(i32(o) - a, 0, i32(m) - 1));\n"; break;
       }

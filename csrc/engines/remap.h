@@ -13,11 +13,11 @@
 namespace webgpu::ops::shape {
 
 enum class Mode : char {
-  Ident = 'i',      // c = o (sizes equal)
-  Flip = 'f',       // c = n - 1 - o
-  Roll = 'r',       // c = (o + a) % n
-  Pad = 'p',        // c = o - a; outside [0, n): the pad value
-  Reflect = 'e',    // c = |o - a| mirrored at n - 1
+  Ident = 'i',  // c = o (sizes equal)
+  Flip = 'f',  // c = n - 1 - o
+  Roll = 'r',  // c = (o + a) % n
+  Pad = 'p',  // c = o - a; outside [0, n): the pad value
+  Reflect = 'e',  // c = |o - a| mirrored at n - 1
   Replicate = 'c',  // c = clamp(o - a, 0, n - 1)
 };
 

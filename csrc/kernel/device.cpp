@@ -47,10 +47,8 @@ const DeviceInfo& device_info(const at::TensorBase& t) {
 const void* block_id(const at::TensorBase& t) { return block_of(t); }
 uint64_t block_bytes(const at::TensorBase& t) { return block_of(t)->size; }
 
-void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
-                uint64_t n) {
-  gpu_of(dst).stream().copy(block_of(src)->buffer.get(), src_off, block_of(dst)->buffer.get(),
-                                 dst_off, n);
+void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off, uint64_t n) {
+  gpu_of(dst).stream().copy(block_of(src)->buffer.get(), src_off, block_of(dst)->buffer.get(), dst_off, n);
 }
 
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n) {

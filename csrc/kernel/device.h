@@ -19,12 +19,12 @@ struct MatrixConfig {
 struct DeviceInfo {
   bool f16 = false, subgroups = false, subgroup_matrix = false, packed_dot4 = false;
   uint32_t subgroup_min = 0, subgroup_max = 0;
-  uint32_t max_invocations = 0;       // maxComputeInvocationsPerWorkgroup
+  uint32_t max_invocations = 0;  // maxComputeInvocationsPerWorkgroup
   uint32_t max_workgroup_size_x = 0;  // maxComputeWorkgroupSizeX
-  uint32_t max_workgroup_storage = 0; // maxComputeWorkgroupStorageSize, bytes
-  uint32_t max_storage_buffers = 0;   // maxStorageBuffersPerShaderStage
+  uint32_t max_workgroup_storage = 0;  // maxComputeWorkgroupStorageSize, bytes
+  uint32_t max_storage_buffers = 0;  // maxStorageBuffersPerShaderStage
   uint32_t min_storage_offset_alignment = 0;
-  uint64_t max_binding = 0;           // maxStorageBufferBindingSize, bytes
+  uint64_t max_binding = 0;  // maxStorageBufferBindingSize, bytes
   std::vector<MatrixConfig> matrix_configs;
 };
 // The device holding t (a webgpu tensor); the same object for every tensor of that device.
@@ -36,8 +36,7 @@ uint64_t block_bytes(const at::TensorBase& t);
 
 // Byte moves on t's device, ordered with every dispatch recorded before them (offsets are bytes in
 // the storage blocks; copies and writes need multiples of 4).
-void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
-                uint64_t n);
+void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off, uint64_t n);
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n);
 // Blocks until the device has produced the bytes.
 void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n);

@@ -60,17 +60,17 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
 // Raw bits r of dtype t -> compute type ct.
 std::string convert_in(at::ScalarType t, CT ct) {
   const std::string r = "r";
-  std::string sext = t == at::kShort ? "(bitcast<i32>(r << 16u) >> 16u)"
-                   : t == at::kChar  ? "(bitcast<i32>(r << 24u) >> 24u)"
-                   : t == at::kInt   ? "bitcast<i32>(r)"
-                   : t == at::kBool  ? "select(0i, 1i, r != 0u)"
-                   : "i32(r)";  // u8
-  std::string as_f32 = t == at::kFloat ? "bitcast<f32>(r)"
-                     : t == at::kHalf ? "f16_to_f32(r)"
-                     : t == at::kBFloat16 ? "bitcast<f32>(r << 16u)"
-                     : t == at::kLong ? "i64_to_f32(r)"
-                     : t == at::kInt ? "i32_to_f32(bitcast<i32>(r))"
-                     : "f32(" + sext + ")";
+  std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
+                     : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
+                     : t == at::kInt  ? "bitcast<i32>(r)"
+                     : t == at::kBool ? "select(0i, 1i, r != 0u)"
+                                      : "i32(r)";  // u8
+  std::string as_f32 = t == at::kFloat      ? "bitcast<f32>(r)"
+                       : t == at::kHalf     ? "f16_to_f32(r)"
+                       : t == at::kBFloat16 ? "bitcast<f32>(r << 16u)"
+                       : t == at::kLong     ? "i64_to_f32(r)"
+                       : t == at::kInt      ? "i32_to_f32(bitcast<i32>(r))"
+                                            : "f32(" + sext + ")";
   switch (ct) {
     case CT::RAW: return r;
     case CT::F32: return as_f32;

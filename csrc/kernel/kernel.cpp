@@ -12,23 +12,24 @@
 
 namespace webgpu::kernel {
 
-
 std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t) {
   const uint64_t isz = t.element_size();
   uint64_t lo = uint64_t(t.storage_offset()) * isz, hi = lo + isz;
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.size(d) == 0) return {lo, lo};
     const int64_t st = t.stride(d);
-    if (st >= 0) hi += uint64_t(t.size(d) - 1) * uint64_t(st) * isz;
-    else lo -= std::min<uint64_t>(lo, uint64_t(t.size(d) - 1) * uint64_t(-st) * isz);
+    if (st >= 0)
+      hi += uint64_t(t.size(d) - 1) * uint64_t(st) * isz;
+    else
+      lo -= std::min<uint64_t>(lo, uint64_t(t.size(d) - 1) * uint64_t(-st) * isz);
   }
   return {lo, hi};
 }
 
 const char* numbered_name(const char* prefix, size_t i) {
-  static const char* b[] = {"b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12",
-                            "b13", "b14", "b15", "b16"};
-  static const char* buf[] = {"buf0", "buf1", "buf2", "buf3", "buf4", "buf5", "buf6", "buf7", "buf8",
+  static const char* b[] = {"b0", "b1",  "b2",  "b3",  "b4",  "b5",  "b6",  "b7", "b8",
+                            "b9", "b10", "b11", "b12", "b13", "b14", "b15", "b16"};
+  static const char* buf[] = {"buf0", "buf1",  "buf2",  "buf3",  "buf4",  "buf5",  "buf6",  "buf7", "buf8",
                               "buf9", "buf10", "buf11", "buf12", "buf13", "buf14", "buf15", "buf16"};
   TORCH_CHECK(i <= 16, "webgpu: internal: more than 16 storage bindings");
   return std::strcmp(prefix, "b") == 0 ? b[i] : buf[i];
@@ -95,8 +96,8 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
     s << params.wgsl();
     for (size_t j = 0; j < storage.size(); ++j)
       if (storage[j].name[0] != 0)
-        s << "@group(0) @binding(" << j + 1 << ") var<storage, " << (storage[j].write ? "read_write" : "read")
-          << "> " << storage[j].name << ": array<" << storage[j].elem << ">;\n";
+        s << "@group(0) @binding(" << j + 1 << ") var<storage, " << (storage[j].write ? "read_write" : "read") << "> "
+          << storage[j].name << ": array<" << storage[j].elem << ">;\n";
     if (error_flag) {
       s << "@group(0) @binding(" << storage.size() + 1 << ") var<storage, read_write> werr: array<atomic<u32>, "
         << rt::Stream::kErrorWords << ">;\n"
@@ -117,8 +118,7 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
   const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, make);
   // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
   // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(),
-                        groups, error_flag);
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(), groups, error_flag);
 }
 
 void Kernel::param_index(std::string_view name, int64_t v) {
@@ -200,8 +200,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     x.w = window(*x.t, x.lo, x.hi, op_name());
     windowed |= x.w.start != 0 || x.w.size != x.block->size;
     key += x.atomic ? "A" : "-";
-    storage.push_back({x.t, numbered_name("b", j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start,
-                       x.w.size});
+    storage.push_back({x.t, numbered_name("b", j + 1), x.atomic ? "atomic<u32>" : "u32", x.write, x.w.start, x.w.size});
   }
   // Windows shift word indices: accessors subtract each binding's first word (a parameter).
   if (windowed) {
@@ -224,14 +223,14 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
       const at::ScalarType dt = a.t.scalar_type();
       const int64_t isz = a.t.element_size();
       const std::string T = wgsl_value_type(a.ct, dt);
-      s << "fn wd" << I << "(w: u32) -> u32 { return " << (atomic ? "atomicLoad(&" + B + "[" + W + "])" : B + "[" + W + "]")
-        << "; }\n";
+      s << "fn wd" << I << "(w: u32) -> u32 { return "
+        << (atomic ? "atomicLoad(&" + B + "[" + W + "])" : B + "[" + W + "]") << "; }\n";
       s << "fn ld" << I << "(e: u32) -> " << T << " { let r = " << raw_load(isz, "wd" + I) << "; "
         << (a.ct == CT::RAW ? "return r; }\n" : "let v = " + convert_in(dt, a.ct) + "; return v; }\n");
       if (!a.write) continue;
       if (atomic)
-        s << "fn cas" << I << "(w: u32, o: u32, n: u32) -> bool { return atomicCompareExchangeWeak(&" << B << "["
-          << W << "], o, n).exchanged; }\n"
+        s << "fn cas" << I << "(w: u32, o: u32, n: u32) -> bool { return atomicCompareExchangeWeak(&" << B << "[" << W
+          << "], o, n).exchanged; }\n"
           << "fn aadd" << I << "(w: u32, v: u32) -> u32 { return atomicAdd(&" << B << "[" << W << "], v); }\n";
       s << "fn wr" << I << "(w: u32, v: u32) { "
         << (atomic ? "atomicStore(&" + B + "[" + W + "], v);" : B + "[" + W + "] = v;") << " }\n";

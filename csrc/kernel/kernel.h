@@ -82,7 +82,7 @@ std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t);
 
 struct Source {
   std::vector<std::string> libraries;  // wgsl/<name>.wgsl after common, in order (e.g. "int64")
-  std::string directives;              // "enable f16;\n" ..., placed first
+  std::string directives;  // "enable f16;\n" ..., placed first
 };
 
 // Records one dispatch of `groups` workgroups. `key` must determine the WGSL given the storage rows

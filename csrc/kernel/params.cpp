@@ -71,8 +71,10 @@ Params::Field& Params::add(std::string_view name, Type t, uint32_t count) {
 namespace {
 const char* scalar_type(Params::Type t) {
   switch (t) {
-    case Params::Type::I32: case Params::Type::I32S: return "i32";
-    case Params::Type::F32: case Params::Type::F32S: return "f32";
+    case Params::Type::I32:
+    case Params::Type::I32S: return "i32";
+    case Params::Type::F32:
+    case Params::Type::F32S: return "f32";
     default: return "u32";
   }
 }
@@ -94,8 +96,10 @@ std::string Params::wgsl() const {
     } else if (f.count > 1 || f.type == Type::U32S || f.type == Type::I32S || f.type == Type::F32S) {
       s << " " << f.name << ": array<vec4<u32>, " << f.count / 4 << ">,";
       acc << "fn P_" << f.name << "(i: u32) -> " << scalar_type(f.type) << " { return ";
-      if (f.type == Type::U32S) acc << "P." << f.name << "[i >> 2u][i & 3u]; }\n";
-      else acc << "bitcast<" << scalar_type(f.type) << ">(P." << f.name << "[i >> 2u][i & 3u]); }\n";
+      if (f.type == Type::U32S)
+        acc << "P." << f.name << "[i >> 2u][i & 3u]; }\n";
+      else
+        acc << "bitcast<" << scalar_type(f.type) << ">(P." << f.name << "[i >> 2u][i & 3u]); }\n";
     } else {
       s << " " << f.name << ": " << scalar_type(f.type) << ",";
     }
@@ -116,8 +120,8 @@ void Params::check_used(const std::string& source, const std::string& kernel) co
     const std::string name = source.substr(p + 2, e - p - 2);
     bool known = false;
     for (uint32_t i = 0; i < nfields_; ++i) known |= name == fields_[i].name;
-    TORCH_CHECK(known, "webgpu: kernel ", kernel, ": unknown kernel parameter '", name,
-                "' (the WGSL reads P.", name, ", the launch does not set it)");
+    TORCH_CHECK(known, "webgpu: kernel ", kernel, ": unknown kernel parameter '", name, "' (the WGSL reads P.", name,
+                ", the launch does not set it)");
   }
   auto reads = [&](const std::string& use, bool accessor) {
     for (size_t p = source.find(use); p != std::string::npos; p = source.find(use, p + 1)) {
@@ -135,7 +139,8 @@ void Params::check_used(const std::string& source, const std::string& kernel) co
     const bool array = f.type == Type::U32S || f.type == Type::I32S || f.type == Type::F32S;
     const bool found = reads(std::string("P.") + f.name, false) || (array && reads(std::string("P_") + f.name, true));
     TORCH_CHECK(found, "webgpu: kernel ", kernel, ": unused kernel parameter '", f.name,
-                "' (the launch sets it, the WGSL never reads P.", f.name, array ? std::string(" or P_") + f.name : "", ")");
+                "' (the launch sets it, the WGSL never reads P.", f.name, array ? std::string(" or P_") + f.name : "",
+                ")");
   }
 }
 

@@ -21,11 +21,12 @@ std::string section(const std::string& file, const std::string& name) {
 std::string fill(std::string src, const std::vector<std::pair<std::string, std::string>>& values) {
   for (const auto& [k, v] : values) {
     const std::string from = "{{" + k + "}}";
-    for (size_t p = src.find(from); p != std::string::npos; p = src.find(from, p + v.size())) src.replace(p, from.size(), v);
+    for (size_t p = src.find(from); p != std::string::npos; p = src.find(from, p + v.size()))
+      src.replace(p, from.size(), v);
   }
   const size_t left = src.find("{{");
-  TORCH_CHECK(left == std::string::npos, "webgpu: internal: WGSL placeholder left unfilled: ",
-              src.substr(left, src.find("}}", left) + 2 - left));
+  TORCH_CHECK(left == std::string::npos,
+              "webgpu: internal: WGSL placeholder left unfilled: ", src.substr(left, src.find("}}", left) + 2 - left));
   return src;
 }
 

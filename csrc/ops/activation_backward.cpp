@@ -16,34 +16,36 @@ namespace {
 
 // Inputs x1, x2 in each stub's iterator order (mostly grad_output, self). NaN inputs follow the
 // formulas as written (CUDA's and CPU's scalar kernels; CPU's vectorised kernels differ for NaN).
-constexpr Row kEluBackward{"elu_backward", lib::Pointwise, "select(x1 * s1, x1 * s2 * s0 * s1 * f_exp(x2 * s2), x2 <= 0.0)", nullptr,
-                           nullptr};
-constexpr Row kEluBackwardResult{"elu_backward_result", lib::None, "select(x1 * s1, x1 * s2 * (x2 + s0 * s1), x2 <= 0.0)",
-                                 nullptr, nullptr};
+constexpr Row kEluBackward{"elu_backward", lib::Pointwise,
+                           "select(x1 * s1, x1 * s2 * s0 * s1 * f_exp(x2 * s2), x2 <= 0.0)", nullptr, nullptr};
+constexpr Row kEluBackwardResult{"elu_backward_result", lib::None,
+                                 "select(x1 * s1, x1 * s2 * (x2 + s0 * s1), x2 <= 0.0)", nullptr, nullptr};
 // leaky_relu_backward's iterator is (self_or_result, grad_output).
 constexpr Row kLeakyReluBackward{"leaky_relu_backward", lib::None, "select(x2 * s0, x2, x1 > 0.0)", nullptr, nullptr};
-constexpr Row kSoftplusBackward{"softplus_backward", lib::Pointwise, "select(x1 * f_sigmoid(x2 * s0), x1, x2 * s0 > s1)", nullptr,
-                                nullptr};
-constexpr Row kHardsigmoidBackward{"hardsigmoid_backward", lib::None, "select(0.0, x1 / 6.0, x2 > -3.0 && x2 < 3.0)", nullptr,
-                                   nullptr};
-constexpr Row kHardswishBackward{"hardswish_backward",
-                                 lib::None, "select(select(x1, x1 * (x2 / 3.0 + 0.5), x2 < 3.0), 0.0, x2 <= -3.0)", nullptr,
+constexpr Row kSoftplusBackward{"softplus_backward", lib::Pointwise,
+                                "select(x1 * f_sigmoid(x2 * s0), x1, x2 * s0 > s1)", nullptr, nullptr};
+constexpr Row kHardsigmoidBackward{"hardsigmoid_backward", lib::None, "select(0.0, x1 / 6.0, x2 > -3.0 && x2 < 3.0)",
+                                   nullptr, nullptr};
+constexpr Row kHardswishBackward{"hardswish_backward", lib::None,
+                                 "select(select(x1, x1 * (x2 / 3.0 + 0.5), x2 < 3.0), 0.0, x2 <= -3.0)", nullptr,
                                  nullptr};
-constexpr Row kHardtanhBackward{"hardtanh_backward", lib::None, "select(x1, 0.0, x2 <= s0 || x2 >= s1)", nullptr, nullptr};
-constexpr Row kMishBackward{"mish_backward",
-                            lib::Pointwise, "x1 * (f_tanh(f_log1p(f_exp(x2))) + x2 * f_sigmoid(x2) * "
+constexpr Row kHardtanhBackward{"hardtanh_backward", lib::None, "select(x1, 0.0, x2 <= s0 || x2 >= s1)", nullptr,
+                                nullptr};
+constexpr Row kMishBackward{"mish_backward", lib::Pointwise,
+                            "x1 * (f_tanh(f_log1p(f_exp(x2))) + x2 * f_sigmoid(x2) * "
                             "(1.0 - f_tanh(f_log1p(f_exp(x2))) * f_tanh(f_log1p(f_exp(x2)))))",
                             nullptr, nullptr};
-constexpr Row kSoftshrink{"softshrink", lib::Pointwise, "select(select(select(0.0, x1 + s0, x1 < -s0), x1 - s0, x1 > s0), x1, is_nan(x1))", nullptr,
+constexpr Row kSoftshrink{"softshrink", lib::Pointwise,
+                          "select(select(select(0.0, x1 + s0, x1 < -s0), x1 - s0, x1 > s0), x1, is_nan(x1))", nullptr,
                           nullptr};
 constexpr Row kHardshrink{"hardshrink", lib::None, "select(x1, 0.0, x1 >= -s0 && x1 <= s0)", nullptr, nullptr};
 constexpr Row kShrinkBackward{"shrink_backward", lib::None, "select(x1, 0.0, x2 >= -s0 && x2 <= s0)", nullptr, nullptr};
-constexpr Row kLogitBackward{"logit_backward",
-                             lib::Pointwise, "select(select(x1 / (x2 * (1.0 - x2)), x1 * f_inf(), x2 == 0.0 || x2 == 1.0), f_nan(), "
+constexpr Row kLogitBackward{"logit_backward", lib::Pointwise,
+                             "select(select(x1 / (x2 * (1.0 - x2)), x1 * f_inf(), x2 == 0.0 || x2 == 1.0), f_nan(), "
                              "x2 < 0.0 || x2 > 1.0)",
                              nullptr, nullptr};
-constexpr Row kLogitBackwardEps{"logit_backward_eps", lib::None, "select(x1 / (x2 * (1.0 - x2)), 0.0, x2 < s0 || x2 > s1)",
-                                nullptr, nullptr};
+constexpr Row kLogitBackwardEps{"logit_backward_eps", lib::None,
+                                "select(x1 / (x2 * (1.0 - x2)), 0.0, x2 < s0 || x2 > s1)", nullptr, nullptr};
 constexpr Row kGlu{"glu", lib::Pointwise, "x1 * f_sigmoid(x2)", nullptr, nullptr};
 constexpr Row kPrelu{"prelu", lib::None, "select(x2 * x1, x1, x1 > 0.0)", nullptr, nullptr};
 
@@ -55,7 +57,8 @@ void hardtanh_backward_kernel(at::TensorIterator& it, const c10::Scalar& lo, con
   run_row(kHardtanhBackward, it, {lo, hi});
 }
 void logit_backward_kernel(at::TensorIteratorBase& it, const c10::Scalar& eps) {
-  if (eps.toDouble() < 0) run_row(kLogitBackward, it);
+  if (eps.toDouble() < 0)
+    run_row(kLogitBackward, it);
   else {
     // CPU's bounds: eps and 1 - eps in the op's dtype.
     const at::ScalarType dt = it.common_dtype();
@@ -98,8 +101,8 @@ at::Tensor& glu_backward_out(const at::Tensor& grad, const at::Tensor& self, int
     run_expr("glu_backward_a", it, CT::F32, "f_sigmoid(x1) * x2", lib::Pointwise);
   }
   {
-    auto it = at::TensorIteratorConfig().add_output(gb).add_const_input(a).add_const_input(b).add_const_input(grad)
-                  .build();
+    auto it =
+        at::TensorIteratorConfig().add_output(gb).add_const_input(a).add_const_input(b).add_const_input(grad).build();
     run_expr("glu_backward_b", it, CT::F32, "(1.0 - f_sigmoid(x2)) * f_sigmoid(x2) * x1 * x3", lib::Pointwise);
   }
   return grad_input;
@@ -113,13 +116,21 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
                                                          const at::Tensor& weight) {
   at::Tensor gs = at::empty({0}, self.options()), gw = at::empty({0}, weight.options());
   {
-    auto it = at::TensorIteratorConfig().add_output(gs).add_const_input(self).add_const_input(weight)
-                  .add_const_input(grad).build();
+    auto it = at::TensorIteratorConfig()
+                  .add_output(gs)
+                  .add_const_input(self)
+                  .add_const_input(weight)
+                  .add_const_input(grad)
+                  .build();
     run_expr("prelu_backward_self", it, CT::F32, "select(x2 * x3, x3, x1 > 0.0)", lib::None);
   }
   {
-    auto it = at::TensorIteratorConfig().add_output(gw).add_const_input(self).add_const_input(weight)
-                  .add_const_input(grad).build();
+    auto it = at::TensorIteratorConfig()
+                  .add_output(gw)
+                  .add_const_input(self)
+                  .add_const_input(weight)
+                  .add_const_input(grad)
+                  .build();
     run_expr("prelu_backward_weight", it, CT::F32, "select(x1 * x3, 0.0, x1 > 0.0)", lib::None);
   }
   return {gs, gw};

@@ -83,7 +83,8 @@ void amp_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, const at
     const at::ScalarType dt = t.scalar_type();
     TORCH_CHECK(dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16,
                 "_amp_foreach_non_finite_check_and_unscale_: scaled_grads must be float32, float16 or bfloat16, "
-                "got ", dt, ".");
+                "got ",
+                dt, ".");
     TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes,
                 "_amp_foreach_non_finite_check_and_unscale_: one of scaled_grads has elements that refer to "
                 "a single memory location; clone it first.");
@@ -106,9 +107,12 @@ void amp_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, const at
 void factor_words(std::vector<uint32_t>& words, double f) {
   uint32_t cls = 1, hi = 0, lo = 0;
   int32_t e = 0;
-  if (std::isnan(f)) cls = 3;
-  else if (std::isinf(f)) cls = 2;
-  else if (f == 0.0) cls = 0;
+  if (std::isnan(f))
+    cls = 3;
+  else if (std::isinf(f))
+    cls = 2;
+  else if (f == 0.0)
+    cls = 0;
   else {
     int ex = 0;
     const double m = std::frexp(std::fabs(f), &ex);  // [0.5, 1): exact, subnormals normalised
@@ -218,8 +222,8 @@ fn mul_f32_f64(sb: u32, p: u32) -> u32 {
 
 at::Tensor& amp_update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Tensor& found_inf,
                              double growth_factor, double backoff_factor, int64_t growth_interval) {
-  TORCH_CHECK(on_webgpu(growth_tracker), "growth_tracker must be a webgpu tensor, got one on ",
-              growth_tracker.device(), ".");
+  TORCH_CHECK(on_webgpu(growth_tracker), "growth_tracker must be a webgpu tensor, got one on ", growth_tracker.device(),
+              ".");
   TORCH_CHECK(on_webgpu(scale), "current_scale must be a webgpu tensor, got one on ", scale.device(), ".");
   TORCH_CHECK(on_webgpu(found_inf), "found_inf must be a webgpu tensor, got one on ", found_inf.device(), ".");
   TORCH_CHECK(growth_tracker.numel() == 1, "growth_tracker must be a 1-element tensor.");

@@ -22,7 +22,6 @@
 
 namespace webgpu::ops {
 
-
 namespace {
 
 constexpr uint32_t kRows = 16;  // rows per workgroup (ROWS in wgsl/kernels/attention.wgsl)
@@ -66,7 +65,8 @@ std::string prelude(int64_t E, int64_t EV) {
   const int64_t EP = E + 1, EVP = EV + 1;
   return "const E: u32 = " + std::to_string(E) + "u;\nconst EV: u32 = " + std::to_string(EV) +
          "u;\nconst EP: u32 = " + std::to_string(EP) + "u;\nconst EVP: u32 = " + std::to_string(EVP) +
-         "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) + "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
+         "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) +
+         "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
 }
 
 // The parameters every section of wgsl/kernels/attention.wgsl reads (its header).
@@ -132,13 +132,16 @@ at::Tensor in_query_layout(const at::Tensor& out, const at::Tensor& q) {
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
 sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::optional<at::Tensor>& attn_bias,
            double dropout_p, bool is_causal, bool return_debug_mask, std::optional<double> scale) {
-  TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable: dropout "
-                              "is not supported by the fused kernel (scaled_dot_product_attention routes it to the math path)");
-  TORCH_CHECK(!return_debug_mask, "webgpu: _scaled_dot_product_fused_attention_overrideable: return_debug_mask is not supported");
-  TORCH_CHECK(choose_backend(q, k, v, attn_bias, dropout_p, is_causal, scale, true) ==
-                  int64_t(at::SDPBackend::overrideable),
-              "webgpu: _scaled_dot_product_fused_attention_overrideable: unsupported inputs (query ", q.sizes(), ", key ",
-              k.sizes(), ", value ", v.sizes(), ", ", q.scalar_type(), "); use scaled_dot_product_attention");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      dropout_p == 0.0,
+      "webgpu: _scaled_dot_product_fused_attention_overrideable: dropout "
+      "is not supported by the fused kernel (scaled_dot_product_attention routes it to the math path)");
+  TORCH_CHECK(!return_debug_mask,
+              "webgpu: _scaled_dot_product_fused_attention_overrideable: return_debug_mask is not supported");
+  TORCH_CHECK(
+      choose_backend(q, k, v, attn_bias, dropout_p, is_causal, scale, true) == int64_t(at::SDPBackend::overrideable),
+      "webgpu: _scaled_dot_product_fused_attention_overrideable: unsupported inputs (query ", q.sizes(), ", key ",
+      k.sizes(), ", value ", v.sizes(), ", ", q.scalar_type(), "); use scaled_dot_product_attention");
   const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   at::Tensor mask = expanded_mask(attn_bias, s);
   at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
@@ -156,16 +159,24 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   kr.param_index("lse_off", lse.storage_offset());
   kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
   const auto lo = q.options().dtype(at::kLong);
-  return {in_query_layout(out, q), lse, at::Tensor(), at::Tensor(), c10::SymInt(s.L), c10::SymInt(s.S), at::empty({}, lo),
-          at::empty({}, lo), at::Tensor()};
+  return {in_query_layout(out, q),
+          lse,
+          at::Tensor(),
+          at::Tensor(),
+          c10::SymInt(s.L),
+          c10::SymInt(s.S),
+          at::empty({}, lo),
+          at::empty({}, lo),
+          at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     const at::Tensor& grad_out_, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     const at::Tensor& attn_bias, std::array<bool, 4> gmask, const at::Tensor& out, const at::Tensor& lse,
-    const at::Tensor&, const at::Tensor&, c10::SymInt, c10::SymInt, double dropout_p, bool is_causal,
-    const at::Tensor&, const at::Tensor&, std::optional<double> scale) {
-  TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0, "webgpu: _scaled_dot_product_fused_attention_overrideable_backward: "
+    const at::Tensor&, const at::Tensor&, c10::SymInt, c10::SymInt, double dropout_p, bool is_causal, const at::Tensor&,
+    const at::Tensor&, std::optional<double> scale) {
+  TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0.0,
+                              "webgpu: _scaled_dot_product_fused_attention_overrideable_backward: "
                               "dropout is not supported by the fused kernel");
   const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   const std::optional<at::Tensor> bias_opt = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
@@ -200,7 +211,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     kr.param("write_ds", want_bias ? 1u : 0u);
     kr.param_index("dq_off", dq.storage_offset());
     kr.param_index("ds_off", want_bias ? ds.storage_offset() : 0);
-    kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
+    kr.launch(uint64_t(s.B * s.H * blocks),
+              [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
     if (want_bias) dbias = at::sum_to(ds, attn_bias.sizes()).to(attn_bias.scalar_type());
     if (!gmask[0]) dq = at::Tensor();
   }
@@ -215,7 +227,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     bind_params(kr, blocks);
     kr.param_index("dk_off", dk.storage_offset());
     kr.param_index("dv_off", dv.storage_offset());
-    kr.launch(uint64_t(s.B * s.HK * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
+    kr.launch(uint64_t(s.B * s.HK * blocks),
+              [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();
   }

@@ -24,9 +24,14 @@ constexpr Row kAddAlpha{"add_alpha", lib::Int64, "x1 + s0 * x2", "x1 + s0 * x2",
 constexpr Row kSub{"sub", lib::Int64, "x1 - x2", "x1 - x2", "i64_sub(x1, x2)"};
 constexpr Row kMul{"mul", lib::Int64, "x1 * x2", "x1 * x2", "i64_mul(x1, x2)"};
 constexpr Row kDivTrue{"div_true", lib::None, "x1 / x2", nullptr, nullptr};
-constexpr Row kDivTrunc{"div_trunc", lib::Int64 | lib::Pointwise, "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)", ""};
-constexpr Row kDivFloor{"div_floor", lib::Int64 | lib::Pointwise, "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)", ""};
-constexpr Row kRemainder{"remainder", lib::Int64 | lib::Pointwise, "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)", ""};
+constexpr Row kDivTrunc{
+    "div_trunc", lib::Int64 | lib::Pointwise, "trunc(x1 / x2)", "i32_div_trunc(x1, x2)", "i64_div(x1, x2)", ""};
+constexpr Row kDivFloor{
+    "div_floor", lib::Int64 | lib::Pointwise, "f_div_floor(x1, x2)", "i32_div_floor(x1, x2)", "i64_div_floor(x1, x2)",
+    ""};
+constexpr Row kRemainder{
+    "remainder", lib::Int64 | lib::Pointwise, "f_remainder(x1, x2)", "i32_remainder(x1, x2)", "i64_remainder(x1, x2)",
+    ""};
 constexpr Row kFmod{"fmod", lib::Int64 | lib::Pointwise, "f_fmod(x1, x2)", "i32_fmod(x1, x2)", "i64_rem(x1, x2)", ""};
 constexpr Row kAtan2{"atan2", lib::Pointwise, "f_atan2(x1, x2)", nullptr, nullptr};
 constexpr Row kMaximum{"maximum", lib::Int64 | lib::Pointwise, "f_maximum(x1, x2)", "max(x1, x2)", "i64_max(x1, x2)"};
@@ -43,12 +48,12 @@ constexpr Row kBitOr{"bitwise_or", lib::None, nullptr, "x1 | x2", "x1 | x2"};
 constexpr Row kBitXor{"bitwise_xor", lib::None, nullptr, "x1 ^ x2", "x1 ^ x2"};
 constexpr Row kLshift{"lshift", lib::Int64 | lib::Pointwise, nullptr, "i32_lshift(x1, x2)", "i64_lshift(x1, x2)"};
 constexpr Row kRshift{"rshift", lib::Int64 | lib::Pointwise, nullptr, "i32_rshift(x1, x2)", "i64_rshift(x1, x2)"};
-constexpr Row kLogicalAnd{"logical_and", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) && !(x2 == 0.0))", "b2i(x1 != 0 && x2 != 0)",
-                          "b2l(i64_nz(x1) && i64_nz(x2))"};
-constexpr Row kLogicalOr{"logical_or", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) || !(x2 == 0.0))", "b2i(x1 != 0 || x2 != 0)",
-                         "b2l(i64_nz(x1) || i64_nz(x2))"};
-constexpr Row kLogicalXor{"logical_xor", lib::Int64 | lib::Pointwise, "b2f((!(x1 == 0.0)) != (!(x2 == 0.0)))", "b2i((x1 != 0) != (x2 != 0))",
-                          "b2l(i64_nz(x1) != i64_nz(x2))"};
+constexpr Row kLogicalAnd{"logical_and", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) && !(x2 == 0.0))",
+                          "b2i(x1 != 0 && x2 != 0)", "b2l(i64_nz(x1) && i64_nz(x2))"};
+constexpr Row kLogicalOr{"logical_or", lib::Int64 | lib::Pointwise, "b2f(!(x1 == 0.0) || !(x2 == 0.0))",
+                         "b2i(x1 != 0 || x2 != 0)", "b2l(i64_nz(x1) || i64_nz(x2))"};
+constexpr Row kLogicalXor{"logical_xor", lib::Int64 | lib::Pointwise, "b2f((!(x1 == 0.0)) != (!(x2 == 0.0)))",
+                          "b2i((x1 != 0) != (x2 != 0))", "b2l(i64_nz(x1) != i64_nz(x2))"};
 constexpr Row kEq{"eq", lib::Int64 | lib::Pointwise, "b2f(x1 == x2)", "b2i(x1 == x2)", "b2l(i64_eq(x1, x2))"};
 constexpr Row kNe{"ne", lib::Int64 | lib::Pointwise, "b2f(!(x1 == x2))", "b2i(x1 != x2)", "b2l(!i64_eq(x1, x2))"};
 constexpr Row kLt{"lt", lib::Int64 | lib::Pointwise, "b2f(x1 < x2)", "b2i(x1 < x2)", "b2l(i64_lt(x1, x2))"};
@@ -56,30 +61,44 @@ constexpr Row kLe{"le", lib::Int64 | lib::Pointwise, "b2f(x1 <= x2)", "b2i(x1 <=
 constexpr Row kGt{"gt", lib::Int64 | lib::Pointwise, "b2f(x1 > x2)", "b2i(x1 > x2)", "b2l(i64_lt(x2, x1))"};
 constexpr Row kGe{"ge", lib::Int64 | lib::Pointwise, "b2f(x1 >= x2)", "b2i(x1 >= x2)", "b2l(i64_le(x2, x1))"};
 constexpr Row kPow{"pow", lib::Int64 | lib::Pointwise, "f_pow(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
-constexpr Row kPowScalar{"pow_scalar", lib::Int64 | lib::Pointwise, "f_pow(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
+constexpr Row kPowScalar{"pow_scalar",      lib::Int64 | lib::Pointwise, "f_pow(x1, s0)",
+                         "i32_pow(x1, s0)", "i64_pow(x1, s0)",           ""};
 // Ternary.
 constexpr Row kLerpScalar{"lerp_scalar", lib::Pointwise, "f_lerp(x1, x2, s0)", nullptr, nullptr};
 constexpr Row kLerpTensor{"lerp_tensor", lib::Pointwise, "f_lerp(x1, x2, x3)", nullptr, nullptr};
-constexpr Row kAddcmul{"addcmul", lib::Int64, "x1 + s0 * x2 * x3", "x1 + s0 * x2 * x3", "i64_add(x1, i64_mul(i64_mul(s0, x2), x3))"};
+constexpr Row kAddcmul{"addcmul", lib::Int64, "x1 + s0 * x2 * x3", "x1 + s0 * x2 * x3",
+                       "i64_add(x1, i64_mul(i64_mul(s0, x2), x3))"};
 constexpr Row kAddcdiv{"addcdiv", lib::None, "x1 + s0 * (x2 / x3)", nullptr, nullptr};
 constexpr Row kClampScalar{"clamp_scalar", lib::Int64 | lib::Pointwise, "f_clamp(x1, s0, s1)", "min(max(x1, s0), s1)",
                            "i64_min(i64_max(x1, s0), s1)"};
-constexpr Row kClampMinScalar{"clamp_min_scalar", lib::Int64 | lib::Pointwise, "f_clamp_min(x1, s0)", "max(x1, s0)", "i64_max(x1, s0)"};
-constexpr Row kClampMaxScalar{"clamp_max_scalar", lib::Int64 | lib::Pointwise, "f_clamp_max(x1, s0)", "min(x1, s0)", "i64_min(x1, s0)"};
+constexpr Row kClampMinScalar{"clamp_min_scalar", lib::Int64 | lib::Pointwise, "f_clamp_min(x1, s0)", "max(x1, s0)",
+                              "i64_max(x1, s0)"};
+constexpr Row kClampMaxScalar{"clamp_max_scalar", lib::Int64 | lib::Pointwise, "f_clamp_max(x1, s0)", "min(x1, s0)",
+                              "i64_min(x1, s0)"};
 constexpr Row kClampTensor{"clamp_tensor", lib::Int64 | lib::Pointwise, "f_clamp_t(x1, x2, x3)", "min(max(x1, x2), x3)",
                            "i64_min(i64_max(x1, x2), x3)"};
-constexpr Row kWhere{"where", lib::Int64, "select(x3, x2, !(x1 == 0.0))", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
-                     nullptr, Drive::Output};
-constexpr Row kMaskedFill{"masked_fill", lib::Int64, "select(x1, s0, !(x2 == 0.0))", "select(x1, s0, x2 != 0)",
-                          "select(x1, s0, i64_nz(x2))", nullptr, Drive::Output};
+constexpr Row kWhere{
+    "where", lib::Int64,   "select(x3, x2, !(x1 == 0.0))", "select(x3, x2, x1 != 0)", "select(x3, x2, i64_nz(x1))",
+    nullptr, Drive::Output};
+constexpr Row kMaskedFill{"masked_fill",
+                          lib::Int64,
+                          "select(x1, s0, !(x2 == 0.0))",
+                          "select(x1, s0, x2 != 0)",
+                          "select(x1, s0, i64_nz(x2))",
+                          nullptr,
+                          Drive::Output};
 
 void add_kernel(at::TensorIteratorBase& it, const c10::Scalar& alpha) {
-  if (alpha.equal(1)) run_row(kAdd, it);
-  else run_row(kAddAlpha, it, {alpha});
+  if (alpha.equal(1))
+    run_row(kAdd, it);
+  else
+    run_row(kAddAlpha, it, {alpha});
 }
 void sub_kernel(at::TensorIteratorBase& it, const c10::Scalar& alpha) {
-  if (alpha.equal(1)) run_row(kSub, it);
-  else add_kernel(it, -alpha);
+  if (alpha.equal(1))
+    run_row(kSub, it);
+  else
+    add_kernel(it, -alpha);
 }
 
 // pow(tensor, scalar): the exponents ATen's CPU kernel special-cases keep their exact formulas.
@@ -87,9 +106,15 @@ void pow_scalar_kernel(at::TensorIteratorBase& it, const c10::Scalar& e) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
   if (compute_type(dt) == CT::F32 && !e.isComplex()) {
     const double x = e.toDouble();
-    const char* expr = x == 2.0 ? "x1 * x1" : x == 3.0 ? "x1 * x1 * x1" : x == 0.5 ? "f_sqrt(x1)"
-                     : x == -0.5 ? "f_rsqrt(x1)" : x == -1.0 ? "1.0 / x1" : x == -2.0 ? "1.0 / (x1 * x1)" : nullptr;
-    if (expr) return run_expr("pow_special", it, CT::F32, expr, x == 0.5 || x == -0.5 ? lib::Pointwise : lib::None, {}, dt);
+    const char* expr = x == 2.0    ? "x1 * x1"
+                       : x == 3.0  ? "x1 * x1 * x1"
+                       : x == 0.5  ? "f_sqrt(x1)"
+                       : x == -0.5 ? "f_rsqrt(x1)"
+                       : x == -1.0 ? "1.0 / x1"
+                       : x == -2.0 ? "1.0 / (x1 * x1)"
+                                   : nullptr;
+    if (expr)
+      return run_expr("pow_special", it, CT::F32, expr, x == 0.5 || x == -0.5 ? lib::Pointwise : lib::None, {}, dt);
   }
   run_row(kPowScalar, it, {e});
 }
@@ -228,13 +253,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   WEBGPU_BINARY(clamp_min_Tensor, "clamp_min.Tensor", "clamp_min.Tensor_out")
   WEBGPU_BINARY(clamp_max_Tensor, "clamp_max.Tensor", "clamp_max.Tensor_out")
 #undef WEBGPU_BINARY
-#define WEBGPU_COMPARE(op)                                                                      \
+#define WEBGPU_COMPARE(op)                                                                     \
   s::reg<at::native::structured_##op##_Tensor_out, T, T>(m, #op ".Tensor", #op ".Tensor_out"); \
   s::reg<at::native::structured_##op##_Scalar_out, T, S>(m, #op ".Scalar", #op ".Scalar_out");
-  WEBGPU_COMPARE(eq) WEBGPU_COMPARE(ne) WEBGPU_COMPARE(lt) WEBGPU_COMPARE(le) WEBGPU_COMPARE(gt) WEBGPU_COMPARE(ge)
+  WEBGPU_COMPARE(eq)
+  WEBGPU_COMPARE(ne) WEBGPU_COMPARE(lt) WEBGPU_COMPARE(le) WEBGPU_COMPARE(gt) WEBGPU_COMPARE(ge)
 #undef WEBGPU_COMPARE
-  s::reg<at::native::structured_pow_Tensor_Tensor_out, T, T>(m, "pow.Tensor_Tensor", "pow.Tensor_Tensor_out",
-                                                             "pow_.Tensor");
+      s::reg<at::native::structured_pow_Tensor_Tensor_out, T, T>(m, "pow.Tensor_Tensor", "pow.Tensor_Tensor_out",
+                                                                 "pow_.Tensor");
   s::reg<at::native::structured_pow_Tensor_Scalar_out, T, S>(m, "pow.Tensor_Scalar", "pow.Tensor_Scalar_out",
                                                              "pow_.Scalar");
   s::reg<PowScalarBaseOp, S, T>(m, "pow.Scalar", "pow.Scalar_out");

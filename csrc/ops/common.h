@@ -13,9 +13,7 @@ namespace webgpu::ops {
 [[noreturn]] void raise_wrong_device(const at::TensorBase& t, const char* op);
 
 // Byte offset of t's first element inside its block.
-inline uint64_t byte_offset_of(const at::TensorBase& t) {
-  return uint64_t(t.storage_offset()) * t.element_size();
-}
+inline uint64_t byte_offset_of(const at::TensorBase& t) { return uint64_t(t.storage_offset()) * t.element_size(); }
 
 bool is_supported_dtype(at::ScalarType t);
 void check_supported_dtype(at::ScalarType t, const char* op);

@@ -62,9 +62,19 @@ Geo geo_of(const at::Tensor& input, const at::Tensor& weight, int64_t groups, in
 void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out, const at::Tensor& bias,
               const Geo& g, int64_t splits = 1, int64_t kchunk = 0) {
   int64_t M, NC, K;
-  if (mode == 0) { M = g.N * g.YS(); NC = g.Co; K = g.Ci * g.KS(); }
-  else if (mode == 1) { M = g.N * g.XS(); NC = g.Ci; K = g.Co * g.KS(); }
-  else { M = g.Co; NC = g.Ci * g.KS(); K = g.N * g.YS(); }
+  if (mode == 0) {
+    M = g.N * g.YS();
+    NC = g.Co;
+    K = g.Ci * g.KS();
+  } else if (mode == 1) {
+    M = g.N * g.XS();
+    NC = g.Ci;
+    K = g.Co * g.KS();
+  } else {
+    M = g.Co;
+    NC = g.Ci * g.KS();
+    K = g.N * g.YS();
+  }
   if (M == 0 || NC == 0 || g.G == 0) return;
   if (kchunk == 0) kchunk = K;
   const int64_t tilesM = grid(M, kBM), tilesN = grid(NC, kBN);
@@ -228,7 +238,8 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
     g.Ci = weight.size(1);
     out_sizes.push_back(weight.size(1) * groups);
     for (int i = 0; i < dims; ++i) {
-      const int64_t op = output_padding.empty() ? 0 : (output_padding.size() == 1 ? output_padding[0] : output_padding[i]);
+      const int64_t op =
+          output_padding.empty() ? 0 : (output_padding.size() == 1 ? output_padding[0] : output_padding[i]);
       g.ys[o + i] = input.size(2 + i);
       g.xs[o + i] = (g.ys[o + i] - 1) * g.st[o + i] - 2 * g.pd[o + i] + g.dl[o + i] * (g.ks[o + i] - 1) + op + 1;
       out_sizes.push_back(g.xs[o + i]);
@@ -239,15 +250,18 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
                 " is too small");
   at::Tensor out = at::empty(out_sizes, input.options());
   if (out.numel() == 0) return out;
-  if (!transposed && cols_gemm_wanted(input, g)) cols_gemm(input, weight, bias, out, g);
-  else run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
+  if (!transposed && cols_gemm_wanted(input, g))
+    cols_gemm(input, weight, bias, out, g);
+  else
+    run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(
-    const at::Tensor& grad_output_, const at::Tensor& input_, const at::Tensor& weight_, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    int64_t groups, std::array<bool, 3> mask) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& grad_output_, const at::Tensor& input_,
+                                                             const at::Tensor& weight_, at::IntArrayRef stride,
+                                                             at::IntArrayRef padding, at::IntArrayRef dilation,
+                                                             bool transposed, at::IntArrayRef output_padding,
+                                                             int64_t groups, std::array<bool, 3> mask) {
   check_dtype(grad_output_, "convolution_backward");
   check_dtype(input_, "convolution_backward");
   check_dtype(weight_, "convolution_backward");
@@ -269,8 +283,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(
   if (mask[0]) {
     gi = at::empty(input.sizes(), input.options());
     if (gi.numel() > 0) {
-      if (transposed) run_gemm(0, go, weight, gi, at::Tensor(), g);  // Y from X
-      else run_gemm(1, go, weight, gi, at::Tensor(), g);             // X from Y
+      if (transposed)
+        run_gemm(0, go, weight, gi, at::Tensor(), g);  // Y from X
+      else
+        run_gemm(1, go, weight, gi, at::Tensor(), g);  // X from Y
     }
   }
   if (mask[1]) {

@@ -34,8 +34,8 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_same(src)) return;
   const uint64_t n = uint64_t(dst.numel()) * dst.element_size();
-  const bool same_layout = src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() &&
-                           dst.is_contiguous();
+  const bool same_layout =
+      src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() && dst.is_contiguous();
   const bool same_block = kernel::block_id(src) == kernel::block_id(dst);
   if (same_layout && same_block && byte_offset_of(src) == byte_offset_of(dst)) return;
   // Word-aligned dense copies between two buffers are buffer copies. (WebGPU's buffer copy needs
@@ -114,8 +114,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 c10::Scalar local_scalar_dense(const at::Tensor& self) {
-  TORCH_CHECK(self.numel() == 1, "webgpu: a Tensor with ", self.numel(),
-              " elements cannot be converted to Scalar");
+  TORCH_CHECK(self.numel() == 1, "webgpu: a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
   at::Tensor host = at::empty({}, self.options().device(at::kCPU));
   kernel::read_bytes(self, byte_offset_of(self), host.data_ptr(), self.element_size());
   return host.item();

@@ -42,8 +42,9 @@ void launch(const char* sec, double p, int64_t count, int64_t r1, int64_t r2, in
   k.param_f32("p", float(p));
   for (const auto& [name, t] : ins) k.param_index(name, t.storage_offset());
   k.param_index("out_off", out.storage_offset());
-  k.launch(grid(uint64_t(count)),
-           [&] { return per_element_main() + "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec); });
+  k.launch(grid(uint64_t(count)), [&] {
+    return per_element_main() + "const PK: u32 = " + std::to_string(pk) + "u;\n" + kernel::section("distance", sec);
+  });
 }
 
 struct Batch {
@@ -70,13 +71,13 @@ at::Tensor cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p, s
   TORCH_CHECK(x2.dim() >= 2, "cdist only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
   TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
               " X2: ", x2.size(-1));
-  TORCH_CHECK(at::isFloatingType(x1.scalar_type()), "cdist only supports floating-point dtypes, X1 got: ",
-              x1.scalar_type());
-  TORCH_CHECK(at::isFloatingType(x2.scalar_type()), "cdist only supports floating-point dtypes, X2 got: ",
-              x2.scalar_type());
+  TORCH_CHECK(at::isFloatingType(x1.scalar_type()),
+              "cdist only supports floating-point dtypes, X1 got: ", x1.scalar_type());
+  TORCH_CHECK(at::isFloatingType(x2.scalar_type()),
+              "cdist only supports floating-point dtypes, X2 got: ", x2.scalar_type());
   TORCH_CHECK(p >= 0, "cdist only supports non-negative p values");
-  TORCH_CHECK(x1.scalar_type() == x2.scalar_type(), "cdist: expected X1 and X2 of one dtype, got ",
-              x1.scalar_type(), " and ", x2.scalar_type());
+  TORCH_CHECK(x1.scalar_type() == x2.scalar_type(), "cdist: expected X1 and X2 of one dtype, got ", x1.scalar_type(),
+              " and ", x2.scalar_type());
   const Batch b = broadcast_batch(x1, x2);
   const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
   std::vector<int64_t> out_size = b.batch;

@@ -159,7 +159,8 @@ at::Tensor embedding_bag_backward(const at::Tensor& grad, const at::Tensor& indi
                                   const at::Tensor& max_indices, int64_t num_weights, bool scale_grad_by_freq,
                                   int64_t mode, bool sparse, const std::optional<at::Tensor>& psw,
                                   int64_t padding_idx) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!sparse, "webgpu: embedding_bag with sparse=True: the webgpu device has no sparse "
+  TORCH_CHECK_NOT_IMPLEMENTED(!sparse,
+                              "webgpu: embedding_bag with sparse=True: the webgpu device has no sparse "
                               "tensors; use sparse=False");
   TORCH_CHECK(offsets.dim() == 1, "offsets has to be a 1D Tensor, but got Tensor of dimension ", offsets.dim());
   return dense_backward(grad, indices, offset2bag, bag_size, max_indices, num_weights, scale_grad_by_freq, mode, psw,
@@ -173,9 +174,9 @@ at::Tensor psw_backward(const at::Tensor& grad, const at::Tensor& weight, const 
   TORCH_CHECK(grad.dim() == 2 && weight.dim() == 2 && grad.size(1) == weight.size(1),
               "embedding_bag_backward: grad and weight must be 2-D with the same embedding dim");
   const at::Tensor indices = indices_.reshape(-1).to(at::kLong);
-  at::Tensor r = (grad.index_select(0, offset2bag.to(at::kLong)).to(at::kFloat) *
-                  weight.index_select(0, indices).to(at::kFloat))
-                     .sum(1);
+  at::Tensor r =
+      (grad.index_select(0, offset2bag.to(at::kLong)).to(at::kFloat) * weight.index_select(0, indices).to(at::kFloat))
+          .sum(1);
   if (padding_idx >= 0) r = r.masked_fill(indices == padding_idx, 0);
   return r.to(grad.scalar_type());
 }

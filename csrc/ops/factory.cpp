@@ -11,22 +11,29 @@ namespace webgpu::ops {
 
 bool is_supported_dtype(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kLong: case at::kInt:
-    case at::kShort: case at::kChar: case at::kByte: case at::kBool:
-      return true;
-    default:
-      return false;
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kLong:
+    case at::kInt:
+    case at::kShort:
+    case at::kChar:
+    case at::kByte:
+    case at::kBool: return true;
+    default: return false;
   }
 }
 
 void check_supported_dtype(at::ScalarType t, const char* op) {
   if (is_supported_dtype(t)) return;
   if (t == at::kDouble)
-    TORCH_CHECK_TYPE(false, "webgpu: ", op, ": float64 is not supported on the webgpu device (WebGPU has no "
+    TORCH_CHECK_TYPE(false, "webgpu: ", op,
+                     ": float64 is not supported on the webgpu device (WebGPU has no "
                      "64-bit floats). Use float32 instead, e.g. tensor.to(torch.float32).");
   if (at::isComplexType(t))
     TORCH_CHECK_TYPE(false, "webgpu: ", op, ": complex dtypes (", t, ") are not supported on the webgpu device.");
-  TORCH_CHECK_TYPE(false, "webgpu: ", op, ": dtype ", t, " is not supported on the webgpu device. Supported: "
+  TORCH_CHECK_TYPE(false, "webgpu: ", op, ": dtype ", t,
+                   " is not supported on the webgpu device. Supported: "
                    "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool.");
 }
 

@@ -46,10 +46,13 @@ void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct
   k.param_index("src_off", src.storage_offset());
   k.param_index("dst_off", dst.storage_offset());
   const std::string V = wgsl_value_type(ct, src.scalar_type());
-  k.launch(grid(uint64_t(n)), [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec); });
+  k.launch(grid(uint64_t(n)),
+           [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec); });
 }
 
-int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) { return (size + 2 * p - (d * (k - 1) + 1)) / s + 1; }
+int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) {
+  return (size + 2 * p - (d * (k - 1) + 1)) / s + 1;
+}
 
 at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation,
                        at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor& out) {
@@ -67,8 +70,10 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntAr
   const int64_t OH = blocks(H, kernel[0], dilation[0], padding[0], stride[0]);
   const int64_t OW = blocks(W, kernel[1], dilation[1], padding[1], stride[1]);
   const int64_t planes = C * kernel[0] * kernel[1];
-  if (batched) out.resize_({N, planes, OH * OW});
-  else out.resize_({planes, OH * OW});
+  if (batched)
+    out.resize_({N, planes, OH * OW});
+  else
+    out.resize_({planes, OH * OW});
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
   launch("im2col", in, dst, CT::RAW, H, W, kernel, dilation, padding, stride, OH, OW);
   if (!dst.is_same(out)) out.copy_(dst);
@@ -85,8 +90,8 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::
                        at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor& out) {
   TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ", output_size.size());
   check_pairs(kernel, dilation, padding, stride);
-  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel[0], kernel[1],
-                                 dilation[0], dilation[1], padding[0], padding[1], stride[0], stride[1]);
+  at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel[0], kernel[1], dilation[0],
+                                 dilation[1], padding[0], padding[1], stride[0], stride[1]);
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"col2im\" not implemented for '",
                               c10::toString(self.scalar_type()), "'");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "col2im: expected out of dtype ", self.scalar_type(),
@@ -98,16 +103,18 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::
   const int64_t C = in.size(1) / (kernel[0] * kernel[1]);
   const int64_t OH = blocks(H, kernel[0], dilation[0], padding[0], stride[0]);
   const int64_t OW = blocks(W, kernel[1], dilation[1], padding[1], stride[1]);
-  if (batched) out.resize_({N, C, H, W});
-  else out.resize_({C, H, W});
+  if (batched)
+    out.resize_({N, C, H, W});
+  else
+    out.resize_({C, H, W});
   at::Tensor dst = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
   launch("col2im", in, dst, CT::F32, H, W, kernel, dilation, padding, stride, OH, OW);
   if (!dst.is_same(out)) out.copy_(dst);
   return out;
 }
 
-at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel,
-                  at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel, at::IntArrayRef dilation,
+                  at::IntArrayRef padding, at::IntArrayRef stride) {
   at::Tensor out = at::empty({0}, self.options());
   return col2im_out(self, output_size, kernel, dilation, padding, stride, out);
 }

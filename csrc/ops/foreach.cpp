@@ -24,15 +24,19 @@ const char* kMain =
 
 // The small per-call values (lr, grad_scale, found_inf) gathered into one float32 device tensor,
 // so a parameter's dispatch binds few buffers: [lr, grad_scale, found_inf]. Copies stay on the device.
-at::Tensor aux_values(const at::Tensor& like, double lr, const std::optional<at::Tensor>& lr_t,
-                      OptT grad_scale, OptT found_inf) {
+at::Tensor aux_values(const at::Tensor& like, double lr, const std::optional<at::Tensor>& lr_t, OptT grad_scale,
+                      OptT found_inf) {
   at::Tensor aux = at::empty({3}, like.options().dtype(at::kFloat));
   aux.fill_(lr);  // slots 1, 2 become 1 and 0 below when absent
   if (lr_t.has_value()) aux.narrow(0, 0, 1).copy_(lr_t->reshape({1}));
-  if (grad_scale.has_value() && grad_scale->defined()) aux.narrow(0, 1, 1).copy_(grad_scale->reshape({1}));
-  else aux.narrow(0, 1, 1).fill_(1.0);
-  if (found_inf.has_value() && found_inf->defined()) aux.narrow(0, 2, 1).copy_(found_inf->reshape({1}));
-  else aux.narrow(0, 2, 1).fill_(0.0);
+  if (grad_scale.has_value() && grad_scale->defined())
+    aux.narrow(0, 1, 1).copy_(grad_scale->reshape({1}));
+  else
+    aux.narrow(0, 1, 1).fill_(1.0);
+  if (found_inf.has_value() && found_inf->defined())
+    aux.narrow(0, 2, 1).copy_(found_inf->reshape({1}));
+  else
+    aux.narrow(0, 2, 1).fill_(0.0);
   return aux;
 }
 
@@ -40,8 +44,8 @@ void check_list(at::TensorList a, at::TensorList b, const char* what, const char
   TORCH_CHECK(a.size() == b.size(), op, ": ", what, " must have the same number of tensors as params (", b.size(),
               " vs ", a.size(), ")");
   for (size_t i = 0; i < a.size(); ++i)
-    TORCH_CHECK(a[i].sizes() == b[i].sizes(), op, ": ", what, "[", i, "] has shape ", b[i].sizes(),
-                ", expected ", a[i].sizes());
+    TORCH_CHECK(a[i].sizes() == b[i].sizes(), op, ": ", what, "[", i, "] has shape ", b[i].sizes(), ", expected ",
+                a[i].sizes());
 }
 
 // Runs `body` over tensor i's group of same-shaped tensors; non-contiguous members go through
@@ -77,8 +81,10 @@ void for_each_param(const char* op, at::TensorList params, at::TensorList grads,
     for (at::TensorList l : states) g.add(l[i]);
     Kernel k(key);
     k.out(g.work[0], CT::F32);
-    if (has_scale) k.out(g.work[1], CT::F32);
-    else k.in(g.work[1], CT::F32);
+    if (has_scale)
+      k.out(g.work[1], CT::F32);
+    else
+      k.in(g.work[1], CT::F32);
     for (size_t j = 2; j < g.work.size(); ++j) k.out(g.work[j], CT::F32);
     k.param_index("n", n);
     k.param_index("p_off", g.work[0].storage_offset());
@@ -105,15 +111,17 @@ enum class AdamMode { Adam, AdamW };
 
 void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                      at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList steps, double lr,
-                     const std::optional<at::Tensor>& lr_t, double beta1, double beta2, double weight_decay,
-                     double eps, bool amsgrad, bool maximize, OptT grad_scale, OptT found_inf) {
+                     const std::optional<at::Tensor>& lr_t, double beta1, double beta2, double weight_decay, double eps,
+                     bool amsgrad, bool maximize, OptT grad_scale, OptT found_inf) {
   const char* op = mode == AdamMode::Adam ? "_fused_adam_" : "_fused_adamw_";
   if (params.empty()) return;
   check_list(params, grads, "grads", op);
   check_list(params, exp_avgs, "exp_avgs", op);
   check_list(params, exp_avg_sqs, "exp_avg_sqs", op);
-  if (amsgrad) check_list(params, max_exp_avg_sqs, "max_exp_avg_sqs", op);
-  else TORCH_CHECK(max_exp_avg_sqs.empty(), op, ": max_exp_avg_sqs must be empty when amsgrad is False");
+  if (amsgrad)
+    check_list(params, max_exp_avg_sqs, "max_exp_avg_sqs", op);
+  else
+    TORCH_CHECK(max_exp_avg_sqs.empty(), op, ": max_exp_avg_sqs must be empty when amsgrad is False");
   TORCH_CHECK(steps.size() == params.size(), op, ": state_steps must have one tensor per param");
   const bool has_scale = grad_scale.has_value() && grad_scale->defined();
   at::Tensor aux = aux_values(params[0], lr, lr_t, grad_scale, found_inf);
@@ -144,11 +152,12 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
       s << "fn expm1f(x: f32) -> f32 {\n"
            "  if (abs(x) < 0.01) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }\n"
            "  return exp(x) - 1.0;\n}\n";
-      s << grad_prologue(ai, has_scale, maximize, true)
-        << "  let beta1 = P.beta1; let beta2 = P.beta2;\n"
+      s << grad_prologue(ai, has_scale, maximize, true) << "  let beta1 = P.beta1; let beta2 = P.beta2;\n"
         << "  let wd = P.wd; let eps = P.eps;\n";
-      if (mode == AdamMode::Adam) s << "  if (wd != 0.0) { g = g + wd * p; }\n";
-      else s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
+      if (mode == AdamMode::Adam)
+        s << "  if (wd != 0.0) { g = g + wd * p; }\n";
+      else
+        s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
       s << "  let m = beta1 * ld2(P.m_off + i) + (1.0 - beta1) * g;\n"
         << "  let v = beta2 * ld3(P.v_off + i) + (1.0 - beta2) * g * g;\n"
         << "  st2(P.m_off + i, m);\n  st3(P.v_off + i, v);\n"
@@ -158,7 +167,8 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
       if (amsgrad)
         s << "  let mx = max(ld4(P.mx_off + i), v);\n  st4(P.mx_off + i, mx);\n"
           << "  let denom = sqrt(mx) / bc2s + eps;\n";
-      else s << "  let denom = sqrt(v) / bc2s + eps;\n";
+      else
+        s << "  let denom = sqrt(v) / bc2s + eps;\n";
       s << "  st0(P.p_off + i, p - (lr / bc1) * m / denom);\n}\n";
       return s.str();
     });
@@ -166,27 +176,27 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
   });
 }
 
-#define WEBGPU_ADAM_FNS(NAME, MODE)                                                                            \
-  void NAME(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v, at::TensorList mx,        \
-            at::TensorList st, double lr, double b1, double b2, double wd, double eps, bool ams, bool maxi,    \
-            OptT gs, OptT fi) {                                                                                \
-    fused_adam_impl(MODE, p, g, m, v, mx, st, lr, std::nullopt, b1, b2, wd, eps, ams, maxi, gs, fi);           \
-  }                                                                                                            \
-  void NAME##_tensor_lr(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v,                \
-                        at::TensorList mx, at::TensorList st, const at::Tensor& lr, double b1, double b2,      \
-                        double wd, double eps, bool ams, bool maxi, OptT gs, OptT fi) {                        \
-    if (lr.device().is_cpu())                                                                                  \
-      return fused_adam_impl(MODE, p, g, m, v, mx, st, lr.item<double>(), std::nullopt, b1, b2, wd, eps, ams,  \
-                             maxi, gs, fi);                                                                    \
-    fused_adam_impl(MODE, p, g, m, v, mx, st, 0.0, lr, b1, b2, wd, eps, ams, maxi, gs, fi);                    \
+#define WEBGPU_ADAM_FNS(NAME, MODE)                                                                                  \
+  void NAME(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v, at::TensorList mx,               \
+            at::TensorList st, double lr, double b1, double b2, double wd, double eps, bool ams, bool maxi, OptT gs, \
+            OptT fi) {                                                                                               \
+    fused_adam_impl(MODE, p, g, m, v, mx, st, lr, std::nullopt, b1, b2, wd, eps, ams, maxi, gs, fi);                 \
+  }                                                                                                                  \
+  void NAME##_tensor_lr(at::TensorList p, at::TensorList g, at::TensorList m, at::TensorList v, at::TensorList mx,   \
+                        at::TensorList st, const at::Tensor& lr, double b1, double b2, double wd, double eps,        \
+                        bool ams, bool maxi, OptT gs, OptT fi) {                                                     \
+    if (lr.device().is_cpu())                                                                                        \
+      return fused_adam_impl(MODE, p, g, m, v, mx, st, lr.item<double>(), std::nullopt, b1, b2, wd, eps, ams, maxi,  \
+                             gs, fi);                                                                                \
+    fused_adam_impl(MODE, p, g, m, v, mx, st, 0.0, lr, b1, b2, wd, eps, ams, maxi, gs, fi);                          \
   }
 WEBGPU_ADAM_FNS(fused_adam, AdamMode::Adam)
 WEBGPU_ADAM_FNS(fused_adamw, AdamMode::AdamW)
 #undef WEBGPU_ADAM_FNS
 
 void fused_sgd_impl(at::TensorList params, at::TensorList grads, at::TensorList bufs, double weight_decay,
-                    double momentum, double lr, const std::optional<at::Tensor>& lr_t, double dampening,
-                    bool nesterov, bool maximize, bool is_first_step, OptT grad_scale, OptT found_inf) {
+                    double momentum, double lr, const std::optional<at::Tensor>& lr_t, double dampening, bool nesterov,
+                    bool maximize, bool is_first_step, OptT grad_scale, OptT found_inf) {
   const char* op = "_fused_sgd_";
   if (params.empty()) return;
   check_list(params, grads, "grads", op);
@@ -210,12 +220,13 @@ void fused_sgd_impl(at::TensorList params, at::TensorList grads, at::TensorList 
     k.param_f32("damp", float(dampening));
     k.launch(grid(n), [&] {
       std::ostringstream s;
-      s << grad_prologue(ai, has_scale, maximize, false)
-        << "  let wd = P.wd; let mom = P.mom; let damp = P.damp;\n";
+      s << grad_prologue(ai, has_scale, maximize, false) << "  let wd = P.wd; let mom = P.mom; let damp = P.damp;\n";
       s << "  if (wd != 0.0) { g = g + wd * p; }\n";
       if (use_buf) {
-        if (is_first_step) s << "  let buf = g;\n";
-        else s << "  let buf = mom * ld2(P.buf_off + i) + (1.0 - damp) * g;\n";
+        if (is_first_step)
+          s << "  let buf = g;\n";
+        else
+          s << "  let buf = mom * ld2(P.buf_off + i) + (1.0 - damp) * g;\n";
         s << "  st2(P.buf_off + i, buf);\n";
         s << (nesterov ? "  g = g + mom * buf;\n" : "  g = buf;\n");
       }
@@ -241,7 +252,8 @@ void fused_sgd_tensor_lr(at::TensorList p, at::TensorList g, at::TensorList b, d
 
 constexpr uint32_t kSlots = 256;  // partial results per tensor (stage 1 workgroups)
 
-std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_s, std::optional<at::ScalarType> dtype) {
+std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_s,
+                                     std::optional<at::ScalarType> dtype) {
   const double ord = ord_s.toDouble();
   std::vector<at::Tensor> result;
   result.reserve(self.size());
@@ -259,15 +271,17 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   const int64_t T = int64_t(self.size());
   at::Tensor scratch = at::empty({T * int64_t(kSlots)}, self[0].options().dtype(at::kFloat));
   const char* combine = mode == 3 ? "max(a, b)" : mode == 4 ? "min(a, b)" : "a + b";
-  const char* elem = mode == 0 ? "select(0.0, 1.0, (bitcast<u32>(x) & 0x7fffffffu) != 0u)" : mode == 2 ? "x * x" : "abs(x)";
+  const char* elem = mode == 0   ? "select(0.0, 1.0, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
+                     : mode == 2 ? "x * x"
+                                 : "abs(x)";
   const char* ident = mode == 4 ? "ident_inf()" : "0.0";
   // NaN propagates through max/min: WGSL's max(NaN, x) need not, so NaN is checked explicitly.
   const std::string nan_check = mode >= 3 ? "if (nanbits(a) || nanbits(b)) { return select(b, a, nanbits(a)); } " : "";
-  const std::string fns = std::string("fn nanbits(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n") +
-                          "fn ident_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }\n" +
-                          "fn comb(a: f32, b: f32) -> f32 { " + nan_check + "return " + combine + "; }\n" +
-                          "fn el(x: f32) -> f32 { return " + elem + "; }\n" +
-                          "fn ident() -> f32 { return " + ident + "; }\n";
+  const std::string fns =
+      std::string("fn nanbits(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n") +
+      "fn ident_inf() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }\n" + "fn comb(a: f32, b: f32) -> f32 { " +
+      nan_check + "return " + combine + "; }\n" + "fn el(x: f32) -> f32 { return " + elem + "; }\n" +
+      "fn ident() -> f32 { return " + ident + "; }\n";
   const std::string reduce =
       "  sh[lid] = acc;\n  workgroupBarrier();\n"
       "  for (var d = 128u; d > 0u; d = d / 2u) {\n"
@@ -277,7 +291,8 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   for (int64_t t = 0; t < T; ++t) {
     at::Tensor x = self[t].is_contiguous() ? self[t] : self[t].contiguous();
     if (x.numel() == 0) {
-      TORCH_CHECK(mode < 3, "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+      TORCH_CHECK(mode < 3,
+                  "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
                   "operation does not have an identity");
       scratch.narrow(0, t * kSlots, kSlots).fill_(mode == 4 ? INFINITY : 0.0);
       continue;

@@ -37,21 +37,23 @@ Geo geometry(const at::Tensor& input, const at::Tensor& grid, int dims) {
 
 void check(const at::Tensor& input, const at::Tensor& grid, int64_t mode, int64_t pad, int dims, const char* op) {
   at::native::check_grid_sampler_common(input, grid);
-  if (dims == 2) at::native::check_grid_sampler_2d(input, grid);
-  else at::native::check_grid_sampler_3d(input, grid, mode);
+  if (dims == 2)
+    at::native::check_grid_sampler_2d(input, grid);
+  else
+    at::native::check_grid_sampler_3d(input, grid, mode);
   TORCH_CHECK(mode >= 0 && mode <= 2, op, ": unknown interpolation mode ", mode, " (0 bilinear, 1 nearest, 2 bicubic)");
   TORCH_CHECK(pad >= 0 && pad <= 2, op, ": unknown padding mode ", pad, " (0 zeros, 1 border, 2 reflection)");
-  TORCH_CHECK(input.scalar_type() == grid.scalar_type(), "expected scalar type ", input.scalar_type(),
-              " but found ", grid.scalar_type());
+  TORCH_CHECK(input.scalar_type() == grid.scalar_type(), "expected scalar type ", input.scalar_type(), " but found ",
+              grid.scalar_type());
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(input.scalar_type()), "\"", op, "\" not implemented for '",
                               c10::toString(input.scalar_type()), "'");
 }
 
 std::string consts(int64_t mode, int64_t pad, bool align, int dims, at::ScalarType dt) {
   const int half = dt == at::kHalf ? 1 : dt == at::kBFloat16 ? 2 : 0;
-  return "const HALF: u32 = " + std::to_string(half) + "u;\nconst MODE: u32 = " + std::to_string(mode) + "u;\nconst PAD: u32 = " + std::to_string(pad) +
-         "u;\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\nconst DIMS: u32 = " + std::to_string(dims) +
-         "u;\n";
+  return "const HALF: u32 = " + std::to_string(half) + "u;\nconst MODE: u32 = " + std::to_string(mode) +
+         "u;\nconst PAD: u32 = " + std::to_string(pad) + "u;\nconst ALIGN: bool = " + (align ? "true" : "false") +
+         ";\nconst DIMS: u32 = " + std::to_string(dims) + "u;\n";
 }
 
 std::string key(const char* what, int64_t mode, int64_t pad, bool align, int dims) {
@@ -87,17 +89,19 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   k.param_index("in_off", input.storage_offset());
   k.param_index("grid_off", grid.storage_offset());
   k.param_index("out_off", out.storage_offset());
-  k.launch(kernel::grid(uint64_t(g.points())),
-           [&] { return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) + kernel::section("grid_sample", "fwd"); });
+  k.launch(kernel::grid(uint64_t(g.points())), [&] {
+    return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) +
+           kernel::section("grid_sample", "fwd");
+  });
   return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::Tensor& input_, const at::Tensor& grid_,
-                                            int64_t mode, int64_t pad, bool align, std::array<bool, 2> mask,
-                                            int dims, const char* op) {
+                                            int64_t mode, int64_t pad, bool align, std::array<bool, 2> mask, int dims,
+                                            const char* op) {
   check(input_, grid_, mode, pad, dims, op);
-  TORCH_CHECK(grad_.scalar_type() == input_.scalar_type(), op, ": expected grad_output of dtype ",
-              input_.scalar_type(), " but got ", grad_.scalar_type());
+  TORCH_CHECK(grad_.scalar_type() == input_.scalar_type(), op, ": expected grad_output of dtype ", input_.scalar_type(),
+              " but got ", grad_.scalar_type());
   const at::Tensor input = input_.contiguous(), grid = grid_.contiguous(), grad = grad_.contiguous();
   const Geo g = geometry(input, grid, dims);
   std::vector<int64_t> out_sizes = {g.N, g.C};
@@ -129,8 +133,8 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
   k.param_index("gi_off", mask[0] ? acc.storage_offset() : 0);  // read only under MASK0
   const bool m0 = mask[0];
   k.launch(kernel::grid(uint64_t(g.points())), [&] {
-    std::string pre = consts(mode, pad, align, dims, input.scalar_type()) + "const MASK0: bool = " +
-                      (m0 ? "true" : "false") + ";\n";
+    std::string pre =
+        consts(mode, pad, align, dims, input.scalar_type()) + "const MASK0: bool = " + (m0 ? "true" : "false") + ";\n";
     if (m0)
       pre +=
           "fn gi_add(e: u32, v: f32) {\n  loop {\n    let old = wd4(e);\n"

@@ -19,7 +19,8 @@ constexpr uint32_t kPer = 4, kBlock = kWG * kPer;
 std::string nz_test(at::ScalarType t) {
   switch (t) {
     case at::kFloat: return "(r & 0x7fffffffu) != 0u";
-    case at::kHalf: case at::kBFloat16: return "(r & 0x7fffu) != 0u";
+    case at::kHalf:
+    case at::kBFloat16: return "(r & 0x7fffu) != 0u";
     case at::kLong: return "(r.x | r.y) != 0u";
     default: return "r != 0u";
   }
@@ -54,8 +55,8 @@ const char* kEntry =
     "  let b = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n";
 
 at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
-              out.scalar_type());
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
   TORCH_CHECK(self.numel() < std::numeric_limits<int32_t>::max(),
               "nonzero is not supported for tensors with more than INT_MAX elements, file a support request");
   TORCH_CHECK(self.dim() <= 25, "nonzero: input has ", self.dim(), " dims, the webgpu kernel handles at most 25");
@@ -78,7 +79,8 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
       s << nz_common(self, R) << kEntry << "  var c = 0u;\n  for (var j = 0u; j < " << kPer
         << "u; j = j + 1u) { c = c + flag((b * " << kPer << "u + j) * " << kWG << "u + lid); }\n"
         << "  sh[lid] = c;\n  workgroupBarrier();\n"
-        << "  for (var s = " << kWG / 2 << "u; s > 0u; s = s >> 1u) {\n    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }\n"
+        << "  for (var s = " << kWG / 2
+        << "u; s > 0u; s = s >> 1u) {\n    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }\n"
         << "    workgroupBarrier();\n  }\n  if (lid == 0u && b < P.nblocks) { st1(b, bitcast<i32>(sh[0])); }\n}\n";
       return s.str();
     });
@@ -122,8 +124,7 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
       for (int d = R - 1; d >= 0; --d) {
         const std::string D = std::to_string(d) + "u";
         s << "      { let c = " << (d == 0 ? std::string("rem") : "rem % P_sizes(" + D + ")") << ";"
-          << (d == 0 ? "" : " rem = rem / P_sizes(" + D + ");") << " st2(row + " << d
-          << "u, vec2<u32>(c, 0u)); }\n";
+          << (d == 0 ? "" : " rem = rem / P_sizes(" + D + ");") << " st2(row + " << d << "u, vec2<u32>(c, 0u)); }\n";
       }
       s << "    }\n    base = base + tot;\n    workgroupBarrier();\n  }\n}\n";
       return s.str();

@@ -40,7 +40,8 @@ using at::native::ReductionType;
 
 IndexRed red_of(ReductionType r) {
   switch (r) {
-    case ReductionType::SUM: case ReductionType::MEAN: return IndexRed::Add;
+    case ReductionType::SUM:
+    case ReductionType::MEAN: return IndexRed::Add;
     case ReductionType::PROD: return IndexRed::Mul;
     case ReductionType::MAX: return IndexRed::Max;
     case ReductionType::MIN: return IndexRed::Min;
@@ -120,8 +121,10 @@ void scatter_common(const at::Tensor& self, int64_t dim, const at::Tensor& index
   const int R = int(std::max<int64_t>(index.dim(), 1));
   IndexPlan p = dim_scatter(self, dim, R, red, op, /*runtime_error=*/true);
   p.shape = index.dim() ? index.sizes().vec() : std::vector<int64_t>{1};
-  if (src) p.src = {*src, strides_of(*src, R)};
-  else p.value = *value;
+  if (src)
+    p.src = {*src, strides_of(*src, R)};
+  else
+    p.value = *value;
   p.idx = {{index, strides_of(index, R)}};
   run_dim_scatter(p, dim, index.numel());
 }
@@ -149,7 +152,6 @@ void scatter_reduce_two_kernel(const at::Tensor& self, const int64_t dim, const 
 }
 
 // ---------------------------------------------------------------- TensorIterator-driven stubs
-
 
 void index_kernel(at::TensorIteratorBase& iter, at::IntArrayRef sizes, at::IntArrayRef strides) {
   IndexPlan p;
@@ -252,9 +254,15 @@ void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<
       std::vector<int64_t> perm;
       std::vector<at::Tensor> ti;
       for (int64_t d = 0; d < self.dim(); ++d)
-        if (ind[d].defined()) { perm.push_back(d); ti.push_back(ind[d]); }
+        if (ind[d].defined()) {
+          perm.push_back(d);
+          ti.push_back(ind[d]);
+        }
       for (int64_t d = 0; d < self.dim(); ++d)
-        if (!ind[d].defined()) { perm.push_back(d); ti.emplace_back(); }
+        if (!ind[d].defined()) {
+          perm.push_back(d);
+          ti.emplace_back();
+        }
       src = self.permute(perm);
       ind = ti;
     }
@@ -273,14 +281,22 @@ void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<
     }
   }
   if (nidx == 0) {  // no index tensor: plain assignment or accumulation
-    if (accumulate) src.add_(value);
-    else src.copy_(value);
+    if (accumulate)
+      src.add_(value);
+    else
+      src.copy_(value);
     return;
   }
-  std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + before), st(src.strides().begin(),
-                                                                                     src.strides().begin() + before);
-  for (int64_t s : rshape) { shape.push_back(s); st.push_back(0); }
-  for (int64_t d = before + nidx; d < src.dim(); ++d) { shape.push_back(src.size(d)); st.push_back(src.stride(d)); }
+  std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + before),
+      st(src.strides().begin(), src.strides().begin() + before);
+  for (int64_t s : rshape) {
+    shape.push_back(s);
+    st.push_back(0);
+  }
+  for (int64_t d = before + nidx; d < src.dim(); ++d) {
+    shape.push_back(src.size(d));
+    st.push_back(src.stride(d));
+  }
   at::Tensor restrided = src.as_strided(shape, st);
   TORCH_CHECK_INDEX(at::is_expandable_to(value.sizes(), restrided.sizes()), "shape mismatch: value tensor of shape ",
                     value.sizes(), " cannot be broadcast to indexing result of shape ", restrided.sizes());
@@ -396,8 +412,7 @@ at::Tensor index_fn(const at::Tensor& self, const c10::List<std::optional<at::Te
   return std::move(op.out_);
 }
 
-at::Tensor& index_out_fn(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
-                         at::Tensor& out) {
+at::Tensor& index_out_fn(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
   check_host_indices(self, indices);
   structured::Given<at::native::structured_index_out, false> op(out);
   auto pre = op.meta(self, at::IOptTensorListRef(indices));
@@ -468,7 +483,8 @@ at::Tensor& index_select_out_fn(const at::Tensor& self, int64_t dim, const at::T
   TORCH_CHECK(!(self.dim() == 0 && index.numel() != 1), "index_select(): Index to scalar can have only 1 value, got ",
               index.numel(), " value(s)");
   check_index_dtype(index, "index_select");
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "index_select(): self and result must have the same scalar type");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "index_select(): self and result must have the same scalar type");
   TORCH_CHECK(self.device() == index.device() && self.device() == out.device(),
               "Expected all tensors to be on the same device, but got self on ", self.device(), ", index on ",
               index.device(), " and out on ", out.device(), " (index_select)");
@@ -492,7 +508,8 @@ at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10
   TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
               "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
-              "got ", indices.scalar_type(), " instead (while checking arguments for embedding)");
+              "got ",
+              indices.scalar_type(), " instead (while checking arguments for embedding)");
   TORCH_CHECK(indices.device() == weight.device(), "Expected all tensors to be on the same device, but got indices on ",
               indices.device(), " and weight on ", weight.device(), " (embedding)");
   auto sizes = indices.sizes().vec();
@@ -558,7 +575,8 @@ c10::Scalar reduce_identity(ReductionType r, at::ScalarType t) {
   const bool fl = at::isFloatingType(t);
   switch (r) {
     case ReductionType::PROD: return c10::Scalar(1);
-    case ReductionType::SUM: case ReductionType::MEAN: return c10::Scalar(0);
+    case ReductionType::SUM:
+    case ReductionType::MEAN: return c10::Scalar(0);
     case ReductionType::MAX:
       if (fl) return c10::Scalar(-std::numeric_limits<double>::infinity());
       switch (t) {
@@ -598,8 +616,10 @@ struct IndexReduce : at::meta::structured_index_reduce {
       at::Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
       count.index_add_(dim, index, at::ones_like(source));
       count.masked_fill_(count == 0, 1);
-      if (out.is_floating_point()) o.div_(count);
-      else o.div_(count, "floor");
+      if (out.is_floating_point())
+        o.div_(count);
+      else
+        o.div_(count, "floor");
     }
   }
 };
@@ -661,7 +681,8 @@ at::Tensor masked_select_fn(const at::Tensor& self, const at::Tensor& mask) {
 }
 
 at::Tensor& masked_select_out_fn(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "masked_select(): self and result must have the same scalar type");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "masked_select(): self and result must have the same scalar type");
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, mask);
@@ -717,14 +738,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<at::native::structured_gather_out, T, int64_t, T, bool>(m, "gather", "gather.out", nullptr);
   structured::reg<at::native::structured_scatter_src_out, T, int64_t, T, T>(m, "scatter.src", "scatter.src_out");
   structured::reg<at::native::structured_scatter_value_out, T, int64_t, T, const c10::Scalar&>(m, "scatter.value",
-                                                                                              "scatter.value_out");
+                                                                                               "scatter.value_out");
   structured::reg<at::native::structured_scatter_reduce_out, T, int64_t, T, T, SV>(m, "scatter.reduce",
-                                                                                  "scatter.reduce_out");
+                                                                                   "scatter.reduce_out");
   structured::reg<at::native::structured_scatter_value_reduce_out, T, int64_t, T, const c10::Scalar&, SV>(
       m, "scatter.value_reduce", "scatter.value_reduce_out");
   structured::reg<at::native::structured_scatter_add, T, int64_t, T, T>(m, "scatter_add", "scatter_add.out");
   structured::reg<at::native::structured_scatter_reduce_two, T, int64_t, T, T, SV, bool>(m, "scatter_reduce.two",
-                                                                                        "scatter_reduce.two_out");
+                                                                                         "scatter_reduce.two_out");
   m.impl("index.Tensor", TORCH_FN(index_fn));
   m.impl("index.Tensor_out", TORCH_FN(index_out_fn));
   m.impl("_index_put_impl_", TORCH_FN(index_put_impl_fn));

@@ -32,9 +32,9 @@ enum class Path { Tiled };
 // How the tiled kernel reads an operand's words of 4 consecutive k values (MODE_A/MODE_B in
 // wgsl/kernels/matmul_i8.wgsl).
 enum class Mode : int {
-  KContig = 0,    // k stride 1: one funnel-shifted pair of words each (any storage offset)
+  KContig = 0,  // k stride 1: one funnel-shifted pair of words each (any storage offset)
   RowContig = 1,  // row stride 1 (A transposed, B = a contiguous K x N): 4x4 blocks, transposed
-  Gather = 2,     // any other strides: byte by byte
+  Gather = 2,  // any other strides: byte by byte
 };
 
 Mode mode_of(const Operand& o, int64_t K) {
@@ -63,8 +63,7 @@ Plan plan(const Operand& a, const Operand& b, int64_t K) {
 
 constexpr uint32_t kTile = 64;  // output tile of wgsl/kernels/matmul_i8.wgsl (both dims)
 
-void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& out, int64_t M, int64_t N,
-               int64_t K) {
+void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& out, int64_t M, int64_t N, int64_t K) {
   const bool a_u8 = a.t.scalar_type() == at::kByte;
   Kernel k(std::string("int_mm:tiled:") + (p.dot4 ? "d" : "s") + std::to_string(int(p.mode_a)) +
            std::to_string(int(p.mode_b)));
@@ -93,7 +92,9 @@ void run_tiled(const Plan& p, const Operand& a, const Operand& b, const Tensor& 
         {{"MODE_A", std::to_string(int(p.mode_a)) + "u"},
          {"MODE_B", std::to_string(int(p.mode_b)) + "u"},
          {"A_FLIP", flip ? "0x80808080u" : "0u"},
-         {"DOT4", p.dot4 ? "dot4I8Packed(a, b)" : a_u8 ? "dot4_us(a, b)" : "dot4_ss(a, b)"},
+         {"DOT4", p.dot4 ? "dot4I8Packed(a, b)"
+                  : a_u8 ? "dot4_us(a, b)"
+                         : "dot4_ss(a, b)"},
          {"CORRECT", flip ? "let c = vec4<i32>(dot4I8Packed(0x80808080u, bw0), dot4I8Packed(0x80808080u, bw1), "
                             "dot4I8Packed(0x80808080u, bw2), dot4I8Packed(0x80808080u, bw3));\n"
                             "      acc0 = acc0 - c; acc1 = acc1 - c; acc2 = acc2 - c; acc3 = acc3 - c;"
@@ -124,13 +125,12 @@ Tensor& int_mm_out_impl(const Tensor& self, const Tensor& mat2, Tensor& result) 
   // CPU's checks, in CPU's order and with its wording.
   TORCH_CHECK(self.dim() == 2, "_int_mm: Expected self to be of dimension 2 but got ", self.dim());
   TORCH_CHECK(mat2.dim() == 2, "_int_mm: Expected mat2 to be of dimension 2 but got ", mat2.dim());
-  TORCH_CHECK(self.size(1) == mat2.size(0), "_int_mm: self.size(1) needs to match mat2.size(0) but got ",
-              self.size(1), " and ", mat2.size(0));
+  TORCH_CHECK(self.size(1) == mat2.size(0), "_int_mm: self.size(1) needs to match mat2.size(0) but got ", self.size(1),
+              " and ", mat2.size(0));
   TORCH_CHECK(self.dtype() == at::kChar || self.dtype() == at::kByte,
               "_int_mm: Expected self dtype to be int8 or uint8 but got ", self.dtype());
   TORCH_CHECK(mat2.dtype() == at::kChar, "_int_mm: Expected mat2 dtype to be of type int8 but got ", mat2.dtype());
-  TORCH_CHECK(result.dtype() == at::kInt, "_int_mm: Expected result dtype to be of type kInt but got ",
-              result.dtype());
+  TORCH_CHECK(result.dtype() == at::kInt, "_int_mm: Expected result dtype to be of type kInt but got ", result.dtype());
   TORCH_CHECK(result.size(0) == self.size(0), "_int_mm: Expected result.size(0) to be ", self.size(0), " but got ",
               result.size(0));
   TORCH_CHECK(result.size(1) == mat2.size(1), "_int_mm: Expected result.size(1) to be ", mat2.size(1), " but got ",
@@ -148,9 +148,7 @@ Tensor& int_mm_out_impl(const Tensor& self, const Tensor& mat2, Tensor& result) 
   const Operand b{mat2, mat2.storage_offset(), mat2.stride(1), mat2.stride(0)};
   const Plan p = plan(a, b, K);
   switch (p.path) {
-    case Path::Tiled:
-      run_tiled(p, a, b, result, M, N, K);
-      break;
+    case Path::Tiled: run_tiled(p, a, b, result, M, N, K); break;
   }
   return result;
 }

@@ -35,9 +35,7 @@ struct MmOp : at::meta::structured_mm {
 };
 
 struct BmmOp : at::meta::structured_bmm {
-  void impl(const Tensor& self, const Tensor& mat2, const Tensor& out) {
-    gemm(out, self, mat2, Tensor(), 0, 1, "bmm");
-  }
+  void impl(const Tensor& self, const Tensor& mat2, const Tensor& out) { gemm(out, self, mat2, Tensor(), 0, 1, "bmm"); }
 };
 
 struct AddmmOp : at::meta::structured_addmm {
@@ -54,8 +52,10 @@ struct AddmmActivationOp : at::meta::structured__addmm_activation {
             bool use_gelu, const Tensor& out) {
     Tensor c = is_zero(beta) ? Tensor() : self.expand({m1.size(0), m2.size(1)});
     gemm(as3(out), as3(m1), as3(m2), c.defined() ? as3(c) : c, beta, alpha, "_addmm_activation");
-    if (use_gelu) at::gelu_(const_cast<Tensor&>(out));
-    else at::relu_(const_cast<Tensor&>(out));
+    if (use_gelu)
+      at::gelu_(const_cast<Tensor&>(out));
+    else
+      at::relu_(const_cast<Tensor&>(out));
   }
 };
 
@@ -78,13 +78,14 @@ struct AddmvOp : at::meta::structured_addmv {
 void dot_check(const Tensor& self, const Tensor& other, const char* name) {
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
               "D tensors");
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(), name, " : expected both vectors to have same dtype, but found ",
-              self.scalar_type(), " and ", other.scalar_type());
-  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
-              "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
-              other.numel(), " elements respectively");
-  TORCH_CHECK(self.device() == other.device(), "Expected all tensors to be on the same device. Found: ",
-              self.device(), ", ", other.device());
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), name,
+              " : expected both vectors to have same dtype, but found ", self.scalar_type(), " and ",
+              other.scalar_type());
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(), "] and src [",
+              other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ", other.numel(),
+              " elements respectively");
+  TORCH_CHECK(self.device() == other.device(), "Expected all tensors to be on the same device. Found: ", self.device(),
+              ", ", other.device());
 }
 
 Tensor dot_impl(const Tensor& self, const Tensor& other, const char* name) {
@@ -117,8 +118,10 @@ void addbmm_impl(Tensor& result, const Tensor& self, const Tensor& batch1, const
   if (!is_zero(beta) && !self.is_same(result)) result.copy_(self);
   const int64_t nb = batch1.size(0);
   if (nb == 0) {
-    if (!is_zero(beta)) result.mul_(beta);
-    else result.zero_();
+    if (!is_zero(beta))
+      result.mul_(beta);
+    else
+      result.zero_();
     return;
   }
   if (result.scalar_type() == at::kHalf || result.scalar_type() == at::kBFloat16) {

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 
-
 namespace webgpu::ops {
 namespace {
 
@@ -59,10 +58,11 @@ std::pair<Tensor, Tensor> atol_rtol(const Tensor& input, std::optional<double> a
 
 Tensor pinv_tensor(const Tensor& input, const OptT& atol_opt, const OptT& rtol_opt, bool hermitian) {
   const at::ScalarType t = input.scalar_type();
-  TORCH_CHECK((t == at::kDouble || t == at::kFloat || t == at::kComplexFloat || t == at::kComplexDouble) &&
-                  input.dim() >= 2,
-              "linalg.pinv(", t, "{", input.sizes(), "}): expected a tensor with 2 or more dimensions of float, double, "
-              "cfloat or cdouble types");
+  TORCH_CHECK(
+      (t == at::kDouble || t == at::kFloat || t == at::kComplexFloat || t == at::kComplexDouble) && input.dim() >= 2,
+      "linalg.pinv(", t, "{", input.sizes(),
+      "}): expected a tensor with 2 or more dimensions of float, double, "
+      "cfloat or cdouble types");
   auto [atol, rtol] = atol_rtol(input, atol_opt, rtol_opt, "torch.linalg.pinv");
   if (input.numel() == 0) {
     auto [U, S, V] = input.svd();
@@ -97,7 +97,9 @@ Tensor& pinv_float_out(const Tensor& input, std::optional<double> atol, std::opt
   at::native::resize_output(out, r.sizes());
   return out.copy_(r);
 }
-Tensor pinv_rcond(const Tensor& input, double rcond, bool hermitian) { return pinv_float(input, 0.0, rcond, hermitian); }
+Tensor pinv_rcond(const Tensor& input, double rcond, bool hermitian) {
+  return pinv_float(input, 0.0, rcond, hermitian);
+}
 Tensor& pinv_rcond_out(const Tensor& input, double rcond, bool hermitian, Tensor& out) {
   return pinv_float_out(input, 0.0, rcond, hermitian, out);
 }

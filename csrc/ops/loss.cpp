@@ -27,19 +27,20 @@ namespace webgpu::ops {
 namespace {
 
 constexpr Row kMse{"mse", lib::None, "(x1 - x2) * (x1 - x2)", nullptr, nullptr};
-constexpr Row kSmoothL1{"smooth_l1",
-                        lib::None, "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
+constexpr Row kSmoothL1{"smooth_l1", lib::None,
+                        "select(abs(x1 - x2) - 0.5 * s0, 0.5 * (x1 - x2) * (x1 - x2) / s0, abs(x1 - x2) < s0)", nullptr,
                         nullptr};
-constexpr Row kHuber{"huber", lib::None, "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)",
-                     nullptr, nullptr};
+constexpr Row kHuber{"huber", lib::None,
+                     "select(s0 * (abs(x1 - x2) - 0.5 * s0), 0.5 * (x1 - x2) * (x1 - x2), abs(x1 - x2) < s0)", nullptr,
+                     nullptr};
 // Backward iterators are (grad_input; input, target, grad_output); s0 the reduction's norm.
 constexpr Row kMseBackward{"mse_backward", lib::None, "s0 * (x1 - x2) * x3", nullptr, nullptr};
 constexpr Row kSmoothL1Backward{
-    "smooth_l1_backward",
-    lib::None, "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
+    "smooth_l1_backward", lib::None,
+    "select(select(select(s0 * (x1 - x2) * x3 / s1, 0.0, s1 == 0.0), s0 * x3, x1 - x2 > s1), -s0 * x3, x1 - x2 < -s1)",
     nullptr, nullptr};
-constexpr Row kHuberBackward{"huber_backward",
-                             lib::None, "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
+constexpr Row kHuberBackward{"huber_backward", lib::None,
+                             "select(select(s0 * (x1 - x2) * x3, s0 * x3 * s1, x1 - x2 > s1), -s0 * x3 * s1, "
                              "x1 - x2 < -s1)",
                              nullptr, nullptr};
 
@@ -95,15 +96,16 @@ at::Tensor& bce_backward_out(const at::Tensor& grad, const at::Tensor& input, co
   const double norm = reduction == at::Reduction::Mean ? 1.0 / double(std::max<int64_t>(input.numel(), 1)) : 1.0;
   at::TensorIteratorConfig cfg;
   cfg.add_output(gi)
-                 .add_const_input(input)
-                 .add_const_input(target)
-                 .add_const_input(grad)
-                 .check_all_same_dtype(false)
-                 .promote_inputs_to_common_dtype(false);
+      .add_const_input(input)
+      .add_const_input(target)
+      .add_const_input(grad)
+      .check_all_same_dtype(false)
+      .promote_inputs_to_common_dtype(false);
   if (weight.defined()) cfg.add_const_input(weight);
   auto it = cfg.build();
   const std::string e = "s0 * x3 * (x1 - x2) / max((1.0 - x1) * x1, 1e-12)";
-  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), lib::None, {norm});
+  run_expr("binary_cross_entropy_backward", it, CT::F32, (weight.defined() ? "x4 * " + e : e).c_str(), lib::None,
+           {norm});
   return gi;
 }
 
@@ -138,7 +140,9 @@ std::string nll_head(int T) {
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
          "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
          "  let C = P.C; let S = P.S;\n"
-         "  let t = ld" + std::to_string(T) + "(P.t_off + i);\n"
+         "  let t = ld" +
+         std::to_string(T) +
+         "(P.t_off + i);\n"
          "  let ignored = t.x == P.ignore.x && t.y == P.ignore.y;\n";
 }
 
@@ -162,19 +166,24 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
     return nll_head(T) +
            "  var l = 0.0; var w = 0.0;\n"
            "  if (!ignored && t.y == 0u && t.x < C) {\n"
-           "    w = " + nll_weight(W) + ";\n"
-           "    l = -w * ld" + n(X) + "(P.x_off + ((i / S) * C + t.x) * S + i % S);\n"
+           "    w = " +
+           nll_weight(W) +
+           ";\n"
+           "    l = -w * ld" +
+           n(X) +
+           "(P.x_off + ((i / S) * C + t.x) * S + i % S);\n"
            "  } else if (!ignored) {\n    report_index_error(P.err_op, 1u, t, C);\n  }\n"
-           "  st" + n(L) + "(i, l); st" + n(WS) + "(i, w);\n}\n";
+           "  st" +
+           n(L) + "(i, l); st" + n(WS) + "(i, w);\n}\n";
   });
 }
 
 std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at::Tensor& target,
                                                const at::Tensor& weight, int64_t reduction, int64_t ignore_index,
                                                const Nll& g, at::IntArrayRef none_shape) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat || self.scalar_type() == at::kHalf ||
-                                  self.scalar_type() == at::kBFloat16,
-                              "\"nll_loss\" not implemented for '", c10::toString(self.scalar_type()), "' on webgpu");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      self.scalar_type() == at::kFloat || self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16,
+      "\"nll_loss\" not implemented for '", c10::toString(self.scalar_type()), "' on webgpu");
   const at::Tensor x = self.contiguous(), t = target.contiguous();
   const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
   const auto f = self.options().dtype(at::kFloat);
@@ -210,8 +219,12 @@ void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Ten
     if (mean) gv += " / ld" + n(TW) + "(P.tw_off)";
     return nll_head(T) +
            "  if (!ignored && t.y == 0u && t.x < C) {\n"
-           "    let w = " + nll_weight(W) + ";\n"
-           "    st" + n(GI) + "(P.gi_off + ((i / S) * C + t.x) * S + i % S, -w * " + gv + ");\n"
+           "    let w = " +
+           nll_weight(W) +
+           ";\n"
+           "    st" +
+           n(GI) + "(P.gi_off + ((i / S) * C + t.x) * S + i % S, -w * " + gv +
+           ");\n"
            "  }\n}\n";
   });
 }
@@ -245,8 +258,8 @@ std::tuple<at::Tensor&, at::Tensor&> copy_outs(const std::tuple<at::Tensor, at::
 }
 
 std::tuple<at::Tensor, at::Tensor> wg_nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
-                                                    const std::optional<at::Tensor>& weight_opt, int64_t reduction,
-                                                    int64_t ignore_index) {
+                                                       const std::optional<at::Tensor>& weight_opt, int64_t reduction,
+                                                       int64_t ignore_index) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
   structured::FunctionalOuts<at::meta::structured_nll_loss_forward, 2> op;
   op.meta(self, target, weight.defined() ? at::OptionalTensorRef(weight) : at::OptionalTensorRef(), reduction,
@@ -259,15 +272,15 @@ std::tuple<at::Tensor, at::Tensor> wg_nll_loss_forward(const at::Tensor& self, c
 }
 
 std::tuple<at::Tensor&, at::Tensor&> wg_nll_loss_forward_out(const at::Tensor& self, const at::Tensor& target,
-                                                          const std::optional<at::Tensor>& weight, int64_t reduction,
-                                                          int64_t ignore_index, at::Tensor& output,
-                                                          at::Tensor& total_weight) {
+                                                             const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                             int64_t ignore_index, at::Tensor& output,
+                                                             at::Tensor& total_weight) {
   return copy_outs(wg_nll_loss_forward(self, target, weight, reduction, ignore_index), output, total_weight);
 }
 
 at::Tensor wg_nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                             const std::optional<at::Tensor>& weight_opt, int64_t reduction, int64_t ignore_index,
-                             const at::Tensor& total_weight) {
+                                const std::optional<at::Tensor>& weight_opt, int64_t reduction, int64_t ignore_index,
+                                const at::Tensor& total_weight) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
   structured::FunctionalOuts<at::meta::structured_nll_loss_backward, 1> op;
   op.meta(grad, self, target, weight.defined() ? at::OptionalTensorRef(weight) : at::OptionalTensorRef(), reduction,
@@ -277,8 +290,8 @@ at::Tensor wg_nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, 
 }
 
 at::Tensor& wg_nll_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                  const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                                  const at::Tensor& total_weight, at::Tensor& grad_input) {
+                                     const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                     const at::Tensor& total_weight, at::Tensor& grad_input) {
   at::Tensor r = wg_nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight);
   at::native::resize_output(grad_input, r.sizes());
   grad_input.copy_(r);
@@ -286,37 +299,36 @@ at::Tensor& wg_nll_loss_backward_out(const at::Tensor& grad, const at::Tensor& s
 }
 
 void check_nll2d(const at::Tensor& self, const at::Tensor& target, const at::Tensor& weight) {
-  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
-              target.dim());
-  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got input of dimension: ",
-              self.dim());
+  TORCH_CHECK(target.dim() == 3,
+              "only batches of spatial targets supported (3D tensors) but got targets of dimension: ", target.dim());
+  TORCH_CHECK(self.dim() == 4,
+              "only batches of spatial inputs supported (4D tensors), but got input of dimension: ", self.dim());
   TORCH_CHECK(!weight.defined() || weight.numel() == self.size(1),
               "weight tensor should be defined either for all or no classes");
   TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
-              "input and target batch or spatial sizes don't match: target ", target.sizes(), ", input ",
-              self.sizes());
+              "input and target batch or spatial sizes don't match: target ", target.sizes(), ", input ", self.sizes());
   TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
               "expected scalar type Long but found ", target.scalar_type());
 }
 
 std::tuple<at::Tensor, at::Tensor> wg_nll_loss2d_forward(const at::Tensor& self, const at::Tensor& target,
-                                                      const std::optional<at::Tensor>& weight_opt, int64_t reduction,
-                                                      int64_t ignore_index) {
+                                                         const std::optional<at::Tensor>& weight_opt, int64_t reduction,
+                                                         int64_t ignore_index) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
   check_nll2d(self, target, weight);
   return nll_forward(self, target.to(at::kLong), weight, reduction, ignore_index, nll_geometry(self), target.sizes());
 }
 
 std::tuple<at::Tensor&, at::Tensor&> wg_nll_loss2d_forward_out(const at::Tensor& self, const at::Tensor& target,
-                                                            const std::optional<at::Tensor>& weight, int64_t reduction,
-                                                            int64_t ignore_index, at::Tensor& output,
-                                                            at::Tensor& total_weight) {
+                                                               const std::optional<at::Tensor>& weight,
+                                                               int64_t reduction, int64_t ignore_index,
+                                                               at::Tensor& output, at::Tensor& total_weight) {
   return copy_outs(wg_nll_loss2d_forward(self, target, weight, reduction, ignore_index), output, total_weight);
 }
 
 at::Tensor& wg_nll_loss2d_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                    const std::optional<at::Tensor>& weight_opt, int64_t reduction,
-                                    int64_t ignore_index, const at::Tensor& total_weight, at::Tensor& grad_input) {
+                                       const std::optional<at::Tensor>& weight_opt, int64_t reduction,
+                                       int64_t ignore_index, const at::Tensor& total_weight, at::Tensor& grad_input) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor());
   check_nll2d(self, target, weight);
   at::native::resize_output(grad_input, self.sizes());
@@ -326,8 +338,8 @@ at::Tensor& wg_nll_loss2d_backward_out(const at::Tensor& grad, const at::Tensor&
 }
 
 at::Tensor wg_nll_loss2d_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                               const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                               const at::Tensor& total_weight) {
+                                  const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                  const at::Tensor& total_weight) {
   at::Tensor gi = at::empty(self.sizes(), self.options());
   return wg_nll_loss2d_backward_out(grad, self, target, weight, reduction, ignore_index, total_weight, gi);
 }

@@ -57,7 +57,7 @@ void common_params(Kernel& k, const Rows& r, bool affine) {
   if (r.group && affine) {
     k.param_index("groups", r.G);
     k.param_index("cpg", r.CPG);  // channels per group
-    k.param_index("hw", r.HW);    // spatial size
+    k.param_index("hw", r.HW);  // spatial size
   }
 }
 
@@ -93,18 +93,25 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
     std::string s = row_kernel_head(wg);
     s += "  let N = P.N; let base = P.x_off + row * N; let nf = f32(N);\n"
          "  var a = 0.0;\n"
-         "  for (var j = lid; j < N; j = j + WG) { a = a + ld" + n(X) + "(base + j); }\n"
+         "  for (var j = lid; j < N; j = j + WG) { a = a + ld" +
+         n(X) +
+         "(base + j); }\n"
          "  let mean = wg_sum(lid, a) / nf;\n"
          "  var v = 0.0;\n"
-         "  for (var j = lid; j < N; j = j + WG) { let d = ld" + n(X) + "(base + j) - mean; v = v + d * d; }\n"
+         "  for (var j = lid; j < N; j = j + WG) { let d = ld" +
+         n(X) +
+         "(base + j) - mean; v = v + d * d; }\n"
          "  let rstd = norm_rstd(wg_sum(lid, v) / nf, P.eps);\n"
          "  let ybase = P.y_off + row * N;\n"
          "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    var y = (ld" + n(X) + "(base + j) - mean) * rstd;\n";
+         "    var y = (ld" +
+         n(X) + "(base + j) - mean) * rstd;\n";
     if (W >= 0) s += "    y = y * ld" + n(W) + "(P.w_off + " + affine_index(r) + ");\n";
     if (B >= 0) s += "    y = y + ld" + n(B) + "(P.b_off + " + affine_index(r) + ");\n";
-    s += "    st" + n(Y) + "(ybase + j, y);\n  }\n"
-         "  if (lid == 0u) { st" + n(MU) + "(P.mean_off + row, mean); st" + n(RS) + "(P.rstd_off + row, rstd); }\n}\n";
+    s += "    st" + n(Y) +
+         "(ybase + j, y);\n  }\n"
+         "  if (lid == 0u) { st" +
+         n(MU) + "(P.mean_off + row, mean); st" + n(RS) + "(P.rstd_off + row, rstd); }\n}\n";
     return s;
   });
 }
@@ -134,14 +141,19 @@ void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tens
     // CPU's algebra (so rounding matches it): ds = sum g w x, db = sum g w,
     // b = (db mean - ds) rstd^3 / N, c = -b mean - db rstd / N, dx = rstd g w + b x + c.
     s += "  let N = P.N; let nf = f32(N);\n"
-         "  let mean = ld" + n(MU) + "(P.mean_off + row); let rstd = ld" + n(RS) + "(P.rstd_off + row);\n"
+         "  let mean = ld" +
+         n(MU) + "(P.mean_off + row); let rstd = ld" + n(RS) +
+         "(P.rstd_off + row);\n"
          "  var a = vec2<f32>(0.0);\n"
-         "  for (var j = lid; j < N; j = j + WG) { let gw = " + gw + "; a = a + vec2<f32>(gw, gw * " + x + "); }\n"
+         "  for (var j = lid; j < N; j = j + WG) { let gw = " +
+         gw + "; a = a + vec2<f32>(gw, gw * " + x +
+         "); }\n"
          "  let t = wg_sum2(lid, a);\n"
          "  let b = (t.x * mean - t.y) * rstd * rstd * rstd / nf;\n"
          "  let c = -b * mean - t.x * rstd / nf;\n"
          "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    st" + n(GI) + "(P.gi_off + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
+         "    st" +
+         n(GI) + "(P.gi_off + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
     return s;
   });
 }
@@ -173,11 +185,18 @@ void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::
            "  let r0 = c * P.chunk; let r1 = min(r0 + P.chunk, P.rows);\n"
            "  var sw = 0.0; var sb = 0.0;\n"
            "  for (var r = r0; r < r1; r = r + 1u) {\n"
-           "    let gv = ld" + n(G) + "(P.g_off + r * N + j);\n"
-           "    let a = ld" + n(RS) + "(P.rstd_off + r);\n"
-           "    sw = sw + gv * fma(ld" + n(X) + "(P.x_off + r * N + j), a, -(ld" + n(MU) + "(P.mean_off + r) * a));\n"
+           "    let gv = ld" +
+           n(G) +
+           "(P.g_off + r * N + j);\n"
+           "    let a = ld" +
+           n(RS) +
+           "(P.rstd_off + r);\n"
+           "    sw = sw + gv * fma(ld" +
+           n(X) + "(P.x_off + r * N + j), a, -(ld" + n(MU) +
+           "(P.mean_off + r) * a));\n"
            "    sb = sb + gv;\n  }\n"
-           "  st" + n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
+           "  st" +
+           n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
   });
 }
 
@@ -262,16 +281,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
 void check_group_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, int64_t N, int64_t C,
                       int64_t HxW, int64_t group) {
   TORCH_CHECK(group > 0, "Expected number of groups to be greater than 0, got ", group);
-  TORCH_CHECK(C % group == 0, "Expected number of channels in input to be divisible by num_groups, but got input of "
-              "shape ", input.sizes(), " and num_groups=", group);
+  TORCH_CHECK(C % group == 0,
+              "Expected number of channels in input to be divisible by num_groups, but got input of "
+              "shape ",
+              input.sizes(), " and num_groups=", group);
   TORCH_CHECK(input.numel() == N * C * HxW, "Expected the input to have ", N * C * HxW, " elements, got ",
               input.numel());
-  TORCH_CHECK(!w.defined() || (w.dim() == 1 && w.numel() == C), "Expected weight to be a vector of size equal to the "
-              "number of channels in input, but got weight of shape ", w.sizes(), " and input of shape ",
-              input.sizes());
-  TORCH_CHECK(!b.defined() || (b.dim() == 1 && b.numel() == C), "Expected bias to be a vector of size equal to the "
-              "number of channels in input, but got bias of shape ", b.sizes(), " and input of shape ",
-              input.sizes());
+  TORCH_CHECK(!w.defined() || (w.dim() == 1 && w.numel() == C),
+              "Expected weight to be a vector of size equal to the "
+              "number of channels in input, but got weight of shape ",
+              w.sizes(), " and input of shape ", input.sizes());
+  TORCH_CHECK(!b.defined() || (b.dim() == 1 && b.numel() == C),
+              "Expected bias to be a vector of size equal to the "
+              "number of channels in input, but got bias of shape ",
+              b.sizes(), " and input of shape ", input.sizes());
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tensor& input,
@@ -420,9 +443,9 @@ std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> native_batch_norm_out(
     const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b,
     const std::optional<at::Tensor>& rm, const std::optional<at::Tensor>& rv, bool training, double momentum,
     double eps, at::Tensor& out, at::Tensor& save_mean, at::Tensor& save_invstd) {
-  auto [o, m, s] = batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()),
-                                      rm.value_or(at::Tensor()), rv.value_or(at::Tensor()), training, momentum, eps,
-                                      &out);
+  auto [o, m, s] =
+      batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm.value_or(at::Tensor()),
+                         rv.value_or(at::Tensor()), training, momentum, eps, &out);
   at::native::resize_output(save_mean, m.sizes());
   save_mean.copy_(m);
   at::native::resize_output(save_invstd, s.sizes());
@@ -435,14 +458,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit(const at::Tensor
                                                                 const std::optional<at::Tensor>& b, at::Tensor& rm,
                                                                 at::Tensor& rv, bool training, double momentum,
                                                                 double eps) {
-  return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, training, momentum,
-                            eps);
+  return batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, training, momentum, eps);
 }
 
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_legit_out(
-    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b, at::Tensor& rm,
-    at::Tensor& rv, bool training, double momentum, double eps, at::Tensor& out, at::Tensor& save_mean,
-    at::Tensor& save_invstd) {
+std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> batch_norm_legit_out(const at::Tensor& input,
+                                                                       const std::optional<at::Tensor>& w,
+                                                                       const std::optional<at::Tensor>& b,
+                                                                       at::Tensor& rm, at::Tensor& rv, bool training,
+                                                                       double momentum, double eps, at::Tensor& out,
+                                                                       at::Tensor& save_mean, at::Tensor& save_invstd) {
   return native_batch_norm_out(input, w, b, rm, rv, training, momentum, eps, out, save_mean, save_invstd);
 }
 
@@ -533,22 +557,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
 }
 
 // _batch_norm_with_update / batch_norm_backward (the training path of newer torch.func/compile).
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(
-    const at::Tensor& input, const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b,
-    at::Tensor& rm, at::Tensor& rv, double momentum, double eps) {
-  auto [o, m, s] = batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, true,
-                                      momentum, eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_with_update(const at::Tensor& input,
+                                                                                  const std::optional<at::Tensor>& w,
+                                                                                  const std::optional<at::Tensor>& b,
+                                                                                  at::Tensor& rm, at::Tensor& rv,
+                                                                                  double momentum, double eps) {
+  auto [o, m, s] =
+      batch_norm_forward(input, w.value_or(at::Tensor()), b.value_or(at::Tensor()), rm, rv, true, momentum, eps);
   return {o, m, s, at::empty({0}, input.options().dtype(at::kByte))};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
-    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
-    const std::optional<at::Tensor>& rm, const std::optional<at::Tensor>& rv,
-    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_var, bool update, double eps,
-    std::array<bool, 3> mask, const at::Tensor&) {
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& rm,
+    const std::optional<at::Tensor>& rv, const std::optional<at::Tensor>& save_mean,
+    const std::optional<at::Tensor>& save_var, bool update, double eps, std::array<bool, 3> mask, const at::Tensor&) {
   return batch_norm_backward_impl(grad_out, input, weight, rm.value_or(at::Tensor()), rv.value_or(at::Tensor()),
-                                  save_mean.value_or(at::Tensor()), save_var.value_or(at::Tensor()), update, eps,
-                                  mask);
+                                  save_mean.value_or(at::Tensor()), save_var.value_or(at::Tensor()), update, eps, mask);
 }
 
 // batch_norm's composite (_batch_norm_impl_index) makes its statistics of an empty input in CPU's
@@ -570,9 +594,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t> batch_norm_i
   return {out, at::empty({c}, opts), at::empty({c}, opts), at::empty({0}, input.options().dtype(at::kByte)), 0};
 }
 
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index));
-}
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index)); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index));

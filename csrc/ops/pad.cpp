@@ -34,8 +34,8 @@ void pad_forward(const at::Tensor& in, at::IntArrayRef padding, const at::Tensor
   check_supported_dtype(in.scalar_type(), reflect ? "reflection_pad" : "replication_pad");
   const int64_t K = int64_t(padding.size()) / 2, R = in.dim();
   // CPU's kernels dispatch over every type but bool.
-  TORCH_CHECK_NOT_IMPLEMENTED(in.scalar_type() != at::kBool, "\"", reflect ? "reflection" : "replication", "_pad",
-                              K, "d\" not implemented for 'Bool'");
+  TORCH_CHECK_NOT_IMPLEMENTED(in.scalar_type() != at::kBool, "\"", reflect ? "reflection" : "replication", "_pad", K,
+                              "d\" not implemented for 'Bool'");
   if (out.numel() == 0) return;
   std::vector<RDim> dims;
   for (int64_t d = 0; d < R; ++d) {
@@ -114,8 +114,8 @@ void pad_backward(const at::Tensor& grad_output_, const at::Tensor& in, at::IntA
           loops += "  for (var j" + J + " = 0; j" + J + " < 3; j" + J + " = j" + J + " + 1) {\n    let q" + J +
                    " = cand[" + J + "][j" + J + "];\n    if (q" + J + " < 0) { continue; }\n";
         } else {
-          loops += "  for (var j" + J + " = 0; j" + J + " < cand[" + J + "].y; j" + J + " = j" + J + " + 1) {\n    let q" +
-                   J + " = cand[" + J + "].x + j" + J + ";\n";
+          loops += "  for (var j" + J + " = 0; j" + J + " < cand[" + J + "].y; j" + J + " = j" + J +
+                   " + 1) {\n    let q" + J + " = cand[" + J + "].x + j" + J + ";\n";
         }
         index += " + u32(q" + J + ") * ostr[" + J + "]";
         close += "  }\n";
@@ -129,12 +129,11 @@ void pad_backward(const at::Tensor& grad_output_, const at::Tensor& in, at::IntA
 
 // ---- structured ops (ATen's meta functions check arguments and size the output) -----------------
 
-
-#define WEBGPU_PAD_FWD(Name, Meta, reflect)                                                            \
-  struct Name : at::meta::Meta {                                                                       \
-    void impl(const at::Tensor& self, at::IntArrayRef padding, const at::Tensor& out) {              \
-      pad_forward(self, padding, out, reflect);                                                        \
-    }                                                                                                  \
+#define WEBGPU_PAD_FWD(Name, Meta, reflect)                                             \
+  struct Name : at::meta::Meta {                                                        \
+    void impl(const at::Tensor& self, at::IntArrayRef padding, const at::Tensor& out) { \
+      pad_forward(self, padding, out, reflect);                                         \
+    }                                                                                   \
   };
 WEBGPU_PAD_FWD(ReflectionPad1d, structured_reflection_pad1d, true)
 WEBGPU_PAD_FWD(ReflectionPad3d, structured_reflection_pad3d, true)
@@ -143,12 +142,12 @@ WEBGPU_PAD_FWD(ReplicationPad2d, structured_replication_pad2d, false)
 WEBGPU_PAD_FWD(ReplicationPad3d, structured_replication_pad3d, false)
 #undef WEBGPU_PAD_FWD
 
-#define WEBGPU_PAD_BWD(Name, Meta, reflect)                                                           \
-  struct Name : at::meta::Meta {                                                                      \
-    void impl(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding,        \
-              const at::Tensor& grad_input) {                                                         \
-      pad_backward(grad_output, self, padding, grad_input, reflect);                                  \
-    }                                                                                                 \
+#define WEBGPU_PAD_BWD(Name, Meta, reflect)                                                   \
+  struct Name : at::meta::Meta {                                                              \
+    void impl(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef padding, \
+              const at::Tensor& grad_input) {                                                 \
+      pad_backward(grad_output, self, padding, grad_input, reflect);                          \
+    }                                                                                         \
   };
 WEBGPU_PAD_BWD(ReflectionPad1dBackward, structured_reflection_pad1d_backward, true)
 WEBGPU_PAD_BWD(ReflectionPad3dBackward, structured_reflection_pad3d_backward, true)
@@ -243,10 +242,14 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
   bool all_pads_non_positive = true;
   for (int64_t i = l_diff; i < l_inp; ++i) {
     const int64_t pad_idx = 2 * (l_inp - i - 1);
-    if (pad[pad_idx] < 0) c_input = c_input.narrow(i, -pad[pad_idx], c_input.size(i) + pad[pad_idx]);
-    else if (pad[pad_idx] != 0) all_pads_non_positive = false;
-    if (pad[pad_idx + 1] < 0) c_input = c_input.narrow(i, 0, c_input.size(i) + pad[pad_idx + 1]);
-    else if (pad[pad_idx + 1] != 0) all_pads_non_positive = false;
+    if (pad[pad_idx] < 0)
+      c_input = c_input.narrow(i, -pad[pad_idx], c_input.size(i) + pad[pad_idx]);
+    else if (pad[pad_idx] != 0)
+      all_pads_non_positive = false;
+    if (pad[pad_idx + 1] < 0)
+      c_input = c_input.narrow(i, 0, c_input.size(i) + pad[pad_idx + 1]);
+    else if (pad[pad_idx + 1] != 0)
+      all_pads_non_positive = false;
   }
   if (all_pads_non_positive) return c_input.clone();
   std::vector<int64_t> new_shape(input_sizes.begin(), input_sizes.begin() + l_diff);

@@ -21,7 +21,9 @@ namespace webgpu::ops {
 
 CT compute_type(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: case at::kHalf: case at::kBFloat16: return CT::F32;
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16: return CT::F32;
     case at::kLong: return CT::I64;
     default: return CT::I32;
   }
@@ -61,7 +63,7 @@ void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c
   const at::ScalarType dt = driving_dtype(iter, r.drive);
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
- const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
+  const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
   TORCH_CHECK_NOT_IMPLEMENTED(e && *e, "\"", r.name, "\" not implemented for '", c10::toString(dt), "' on webgpu");
   run_elementwise(iter, r.name, e, r.libs, ct, bits_for(scalars, ct, dt), dt);
 }
@@ -109,19 +111,22 @@ constexpr Row kTrunc{"trunc", lib::None, "trunc(x1)", "x1", "x1", ""};
 constexpr Row kRound{"round", lib::None, "round(x1)", "x1", "x1", ""};
 constexpr Row kFrac{"frac", lib::None, "x1 - trunc(x1)", nullptr, nullptr};
 constexpr Row kBitwiseNot{"bitwise_not", lib::Pointwise, nullptr, "~x1", "~x1", "b2i(x1 == 0)"};
-constexpr Row kLogicalNot{"logical_not", lib::Int64 | lib::Pointwise, "b2f(x1 == 0.0)", "b2i(x1 == 0)", "b2l(!i64_nz(x1))"};
-constexpr Row kSignbit{"signbit", lib::Int64 | lib::Pointwise, "b2f(sign_bit(x1))", "b2i(x1 < 0)", "b2l(i64_is_neg(x1))"};
+constexpr Row kLogicalNot{"logical_not", lib::Int64 | lib::Pointwise, "b2f(x1 == 0.0)", "b2i(x1 == 0)",
+                          "b2l(!i64_nz(x1))"};
+constexpr Row kSignbit{"signbit", lib::Int64 | lib::Pointwise, "b2f(sign_bit(x1))", "b2i(x1 < 0)",
+                       "b2l(i64_is_neg(x1))"};
 constexpr Row kIsposinf{"isposinf", lib::Pointwise, "b2f(is_inf(x1) && x1 > 0.0)", "0", "vec2<u32>(0u)"};
 constexpr Row kIsneginf{"isneginf", lib::Pointwise, "b2f(is_inf(x1) && x1 < 0.0)", "0", "vec2<u32>(0u)"};
 constexpr Row kNanToNum{"nan_to_num", lib::Pointwise, "f_nan_to_num(x1, s0, s1, s2)", "x1", "x1"};
 constexpr Row kLogit{"logit", lib::Pointwise, "f_log(x1 / (1.0 - x1))", nullptr, nullptr};
-constexpr Row kLogitEps{"logit_eps", lib::Pointwise, "f_log(f_clamp(x1, s0, 1.0 - s0) / (1.0 - f_clamp(x1, s0, 1.0 - s0)))", nullptr,
-                        nullptr};
+constexpr Row kLogitEps{"logit_eps", lib::Pointwise,
+                        "f_log(f_clamp(x1, s0, 1.0 - s0) / (1.0 - f_clamp(x1, s0, 1.0 - s0)))", nullptr, nullptr};
 constexpr Row kRoundDec{"round_decimals", lib::None, "round(x1 * s0) / s0", nullptr, nullptr};
 constexpr Row kRoundDecNeg{"round_decimals_neg", lib::None, "round(x1 / s0) * s0", nullptr, nullptr};
 // Activations.
 constexpr Row kLeakyRelu{"leaky_relu", lib::None, "select(x1 * s0, x1, x1 > 0.0)", nullptr, nullptr};
-constexpr Row kElu{"elu", lib::Pointwise, "select(f_expm1(x1 * s2) * (s0 * s1), x1 * s1, !(x1 <= 0.0))", nullptr, nullptr};
+constexpr Row kElu{"elu", lib::Pointwise, "select(f_expm1(x1 * s2) * (s0 * s1), x1 * s1, !(x1 <= 0.0))", nullptr,
+                   nullptr};
 constexpr Row kSoftplus{"softplus", lib::Pointwise, "f_softplus(x1, s0, s1)", nullptr, nullptr};
 constexpr Row kThreshold{"threshold", lib::Int64, "select(x2, s1, x1 <= s0)", "select(x2, s1, x1 <= s0)",
                          "select(x2, s1, i64_le(x1, s0))"};
@@ -135,13 +140,13 @@ constexpr Row kLogSigmoid{"log_sigmoid", lib::Pointwise, "f_logsigmoid(x1)", nul
 // Backward formulas autograd reaches for the activations above.
 constexpr Row kSigmoidBackward{"sigmoid_backward", lib::None, "x1 * (1.0 - x2) * x2", nullptr, nullptr};
 constexpr Row kTanhBackward{"tanh_backward", lib::None, "x1 * (1.0 - x2 * x2)", nullptr, nullptr};
-constexpr Row kSiluBackward{"silu_backward", lib::Pointwise, "x1 * f_sigmoid(x2) * (1.0 + x2 * (1.0 - f_sigmoid(x2)))", nullptr,
-                            nullptr};
+constexpr Row kSiluBackward{"silu_backward", lib::Pointwise, "x1 * f_sigmoid(x2) * (1.0 + x2 * (1.0 - f_sigmoid(x2)))",
+                            nullptr, nullptr};
 constexpr Row kGeluBackward{"gelu_backward", lib::Pointwise, "f_gelu_backward(x1, x2)", nullptr, nullptr};
 constexpr Row kGeluTanhBackward{"gelu_tanh_backward", lib::Pointwise, "f_gelu_tanh_backward(x1, x2)", nullptr, nullptr};
 constexpr Row kLogSigmoidBackward{
-    "log_sigmoid_backward",
-    lib::Pointwise, "x2 * (b2f(x1 < 0.0) - select(-1.0, 1.0, x1 < 0.0) * (exp(-abs(x1)) / (1.0 + exp(-abs(x1)))))", nullptr, nullptr};
+    "log_sigmoid_backward", lib::Pointwise,
+    "x2 * (b2f(x1 < 0.0) - select(-1.0, 1.0, x1 < 0.0) * (exp(-abs(x1)) / (1.0 + exp(-abs(x1)))))", nullptr, nullptr};
 
 void round_decimals_kernel(at::TensorIteratorBase& it, int64_t decimals) {
   const bool neg = decimals < 0;
@@ -151,8 +156,10 @@ void round_decimals_kernel(at::TensorIteratorBase& it, int64_t decimals) {
 
 void logit_kernel(at::TensorIteratorBase& it, const c10::Scalar& eps) {
   const double e = eps.toDouble();
-  if (e < 0) run_row(kLogit, it);
-  else run_row(kLogitEps, it, {e});
+  if (e < 0)
+    run_row(kLogit, it);
+  else
+    run_row(kLogitEps, it, {e});
 }
 
 // The replacements nan_to_num uses by default: the output dtype's largest and lowest values.
@@ -177,8 +184,9 @@ struct GeluOp : at::meta::structured_gelu {
 };
 struct GeluBackwardOp : at::meta::structured_gelu_backward {
   void impl(const at::Tensor&, const at::Tensor&, c10::string_view approximate, const at::Tensor&) {
-    run_row(at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh ? kGeluTanhBackward
-                                                                                     : kGeluBackward, *this);
+    run_row(
+        at::native::get_gelutype_enum(approximate) == at::native::GeluType::Tanh ? kGeluTanhBackward : kGeluBackward,
+        *this);
   }
 };
 
@@ -266,17 +274,19 @@ using S = const at::Scalar&;
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
-  WEBGPU_UNARY(neg) WEBGPU_UNARY(sign) WEBGPU_UNARY(sgn) WEBGPU_UNARY(exp) WEBGPU_UNARY(exp2)
-  WEBGPU_UNARY(expm1) WEBGPU_UNARY(log) WEBGPU_UNARY(log2) WEBGPU_UNARY(log10) WEBGPU_UNARY(log1p)
-  WEBGPU_UNARY(sqrt) WEBGPU_UNARY(rsqrt) WEBGPU_UNARY(reciprocal) WEBGPU_UNARY(sin) WEBGPU_UNARY(cos)
-  WEBGPU_UNARY(tan) WEBGPU_UNARY(asin) WEBGPU_UNARY(acos) WEBGPU_UNARY(atan) WEBGPU_UNARY(sinh)
-  WEBGPU_UNARY(cosh) WEBGPU_UNARY(tanh) WEBGPU_UNARY(asinh) WEBGPU_UNARY(acosh) WEBGPU_UNARY(atanh)
-  WEBGPU_UNARY(erf) WEBGPU_UNARY(erfc) WEBGPU_UNARY(erfinv) WEBGPU_UNARY(sigmoid) WEBGPU_UNARY(floor)
-  WEBGPU_UNARY(ceil) WEBGPU_UNARY(trunc) WEBGPU_UNARY(round) WEBGPU_UNARY(frac) WEBGPU_UNARY(bitwise_not)
-  WEBGPU_UNARY(signbit) WEBGPU_UNARY(isposinf) WEBGPU_UNARY(isneginf) WEBGPU_UNARY(silu) WEBGPU_UNARY(mish)
-  WEBGPU_UNARY(hardsigmoid)
+  WEBGPU_UNARY(neg)
+  WEBGPU_UNARY(sign) WEBGPU_UNARY(sgn) WEBGPU_UNARY(exp) WEBGPU_UNARY(exp2) WEBGPU_UNARY(expm1) WEBGPU_UNARY(log)
+      WEBGPU_UNARY(log2) WEBGPU_UNARY(log10) WEBGPU_UNARY(log1p) WEBGPU_UNARY(sqrt) WEBGPU_UNARY(rsqrt)
+          WEBGPU_UNARY(reciprocal) WEBGPU_UNARY(sin) WEBGPU_UNARY(cos) WEBGPU_UNARY(tan) WEBGPU_UNARY(asin)
+              WEBGPU_UNARY(acos) WEBGPU_UNARY(atan) WEBGPU_UNARY(sinh) WEBGPU_UNARY(cosh) WEBGPU_UNARY(tanh)
+                  WEBGPU_UNARY(asinh) WEBGPU_UNARY(acosh) WEBGPU_UNARY(atanh) WEBGPU_UNARY(erf) WEBGPU_UNARY(erfc)
+                      WEBGPU_UNARY(erfinv) WEBGPU_UNARY(sigmoid) WEBGPU_UNARY(floor) WEBGPU_UNARY(ceil)
+                          WEBGPU_UNARY(trunc) WEBGPU_UNARY(round) WEBGPU_UNARY(frac) WEBGPU_UNARY(bitwise_not)
+                              WEBGPU_UNARY(signbit) WEBGPU_UNARY(isposinf) WEBGPU_UNARY(isneginf) WEBGPU_UNARY(silu)
+                                  WEBGPU_UNARY(mish) WEBGPU_UNARY(hardsigmoid)
 #undef WEBGPU_UNARY
-  s::reg<at::native::structured_round_decimals_out, T, int64_t>(m, "round.decimals", "round.decimals_out");
+                                      s::reg<at::native::structured_round_decimals_out, T, int64_t>(
+                                          m, "round.decimals", "round.decimals_out");
   s::reg<at::native::structured_leaky_relu_out, T, S>(m, "leaky_relu", "leaky_relu.out");
   s::reg<at::native::structured_elu_out, T, S, S, S>(m, "elu", "elu.out");
   s::reg<at::native::structured_softplus_out, T, S, S>(m, "softplus", "softplus.out");
@@ -287,7 +297,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<at::native::structured_tanh_backward_out, T, T>(m, "tanh_backward", "tanh_backward.grad_input");
   s::reg<at::native::structured_silu_backward_out, T, T>(m, "silu_backward", "silu_backward.grad_input");
   s::reg<at::native::structured_threshold_backward_out, T, T, S>(m, "threshold_backward",
-                                                                  "threshold_backward.grad_input");
+                                                                 "threshold_backward.grad_input");
 
   // Non-structured ATen functions that are device-generic (they call the stubs above, or other ops).
   m.impl("abs.out", TORCH_FN(at::native::abs_out));

@@ -15,7 +15,7 @@ enum class Drive { Common, Output };
 
 struct Row {
   const char* name;
-  Libs libs;      // the WGSL libraries its expressions call into (lib::Pointwise, ...; engines/elementwise.h)
+  Libs libs;  // the WGSL libraries its expressions call into (lib::Pointwise, ...; engines/elementwise.h)
   const char* f;  // float32 compute: float32, float16, bfloat16 (inputs x1.., scalars s0.., f32)
   const char* i;  // int32 compute: int32, int16, int8, uint8, bool (i32)
   const char* l;  // int64 compute: vec2<u32> (lo, hi), exact
@@ -33,11 +33,24 @@ void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char*
               std::initializer_list<c10::Scalar> scalars = {}, at::ScalarType dtype = at::ScalarType::Undefined);
 
 // Stub-shaped kernels for a row: one per DispatchStub signature.
-template <const Row& R> void k0(at::TensorIteratorBase& it) { run_row(R, it); }
-template <const Row& R> void k0i(at::TensorIterator& it) { run_row(R, it); }
-template <const Row& R> void k1(at::TensorIteratorBase& it, const c10::Scalar& a) { run_row(R, it, {a}); }
-template <const Row& R> void k1v(at::TensorIteratorBase& it, c10::Scalar a) { run_row(R, it, {a}); }
-template <const Row& R> void k2(at::TensorIteratorBase& it, const c10::Scalar& a, const c10::Scalar& b) {
+template <const Row& R>
+void k0(at::TensorIteratorBase& it) {
+  run_row(R, it);
+}
+template <const Row& R>
+void k0i(at::TensorIterator& it) {
+  run_row(R, it);
+}
+template <const Row& R>
+void k1(at::TensorIteratorBase& it, const c10::Scalar& a) {
+  run_row(R, it, {a});
+}
+template <const Row& R>
+void k1v(at::TensorIteratorBase& it, c10::Scalar a) {
+  run_row(R, it, {a});
+}
+template <const Row& R>
+void k2(at::TensorIteratorBase& it, const c10::Scalar& a, const c10::Scalar& b) {
   run_row(R, it, {a, b});
 }
 template <const Row& R>
@@ -48,6 +61,6 @@ void k3(at::TensorIteratorBase& it, const c10::Scalar& a, const c10::Scalar& b, 
 }  // namespace webgpu::ops
 
 // Points ATen's DispatchStub `stub` at our kernel for the PrivateUse1 device.
-#define WEBGPU_STUB(stub, fn)                                                                      \
-  static at::native::RegisterPRIVATEUSE1Dispatch<at::native::stub##_DECLARE_DISPATCH_type> \
-      stub##_webgpu_(at::native::stub, fn);
+#define WEBGPU_STUB(stub, fn)                                                                              \
+  static at::native::RegisterPRIVATEUSE1Dispatch<at::native::stub##_DECLARE_DISPATCH_type> stub##_webgpu_( \
+      at::native::stub, fn);

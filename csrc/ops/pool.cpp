@@ -17,8 +17,7 @@ namespace {
 struct PoolGeo {
   int dims = 2;
   int64_t planes = 0;
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0},
-          d[3] = {1, 1, 1};
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
 };
 
 // kernel/stride/padding/dilation as the CPU pools read them (one value for all dims, or one per dim;
@@ -53,7 +52,8 @@ CT value_ct(at::ScalarType t) {
 std::string value_prelude(CT ct) {
   if (ct == CT::F32)
     return "alias V = f32;\nfn v_lowest() -> V { return bitcast<f32>(0xff800000u | (P.n & 0u)); }\n"
-           "fn v_better(v: V, b: V) -> bool { return v > b || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn v_zero() -> V { return 0.0; }\n"
+           "fn v_better(v: V, b: V) -> bool { return v > b || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn "
+           "v_zero() -> V { return 0.0; }\n"
            "fn v_add(a: V, b: V) -> V { return a + b; }\nfn v_div(a: V, n: i32) -> V { return a / f32(n); }\n";
   if (ct == CT::I32)
     return "alias V = i32;\nfn v_lowest() -> V { return i32(-2147483647) - 1; }\n"
@@ -71,7 +71,7 @@ std::string value_prelude(CT ct) {
 using Offsets = std::initializer_list<std::pair<const char*, const at::Tensor*>>;
 void pool_params(Kernel& k, const PoolGeo& g, uint64_t count, Offsets offsets) {
   k.param_index("n", int64_t(count));
-  auto dims = [](const int64_t (&v)[3]) { return std::vector<int64_t>(v, v + 3); };
+  auto dims = [](const int64_t(&v)[3]) { return std::vector<int64_t>(v, v + 3); };
   k.param_array("in_size", dims(g.in));
   k.param_array("out_size", dims(g.out));
   k.param_array("k_size", dims(g.k));
@@ -102,7 +102,9 @@ void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& 
   k.out(out, ct);
   k.out(idx, CT::I64);
   pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}, {"idx_off", &idx}});
-  k.launch(grid(n), [&] { return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd"); });
+  k.launch(grid(n), [&] {
+    return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd");
+  });
 }
 
 // Values and int64 indices of a max pool (adaptive or not) of self, of the sizes ATen's meta function
@@ -135,8 +137,10 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
   k.in(grad, CT::F32);
   if (idx) k.in(*idx, CT::I64);
   k.out(gi, CT::F32);
-  if (idx) pool_params(k, g, n, {{"grad_off", &grad}, {"idx_off", idx}, {"gi_off", &gi}});
-  else pool_params(k, g, n, {{"grad_off", &grad}, {"gi_off", &gi}});
+  if (idx)
+    pool_params(k, g, n, {{"grad_off", &grad}, {"idx_off", idx}, {"gi_off", &gi}});
+  else
+    pool_params(k, g, n, {{"grad_off", &grad}, {"gi_off", &gi}});
   if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
   k.launch(grid(n), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
   return gi;
@@ -209,9 +213,8 @@ at::Tensor max_pool2d_wi_bwd(const at::Tensor& grad, const at::Tensor& self, at:
                              at::IntArrayRef p, at::IntArrayRef d, bool c, const at::Tensor& idx) {
   return max_pool_nd_backward(2, grad, self, k, s, p, d, c, idx);
 }
-at::Tensor& max_pool2d_wi_bwd_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-                                  at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool c,
-                                  const at::Tensor& idx, at::Tensor& gi) {
+at::Tensor& max_pool2d_wi_bwd_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                  at::IntArrayRef p, at::IntArrayRef d, bool c, const at::Tensor& idx, at::Tensor& gi) {
   copy_out(gi, max_pool_nd_backward(2, grad, self, k, s, p, d, c, idx));
   return gi;
 }
@@ -225,8 +228,9 @@ at::Tensor max_pool3d_wi_bwd(const at::Tensor& grad, const at::Tensor& self, at:
 at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                        std::optional<int64_t> divisor) {
-  at::Tensor m = dims == 2 ? at::avg_pool2d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
-                           : at::avg_pool3d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor);
+  at::Tensor m = dims == 2
+                     ? at::avg_pool2d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+                     : at::avg_pool3d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor);
   const auto st = self.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(st) || st == at::kLong, "webgpu: \"avg_pool", dims,
                               "d\" not implemented for '", c10::toString(st), "'");
@@ -249,8 +253,8 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
 }
 
 at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self, at::IntArrayRef kernel,
-                                at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                                bool count_include_pad, std::optional<int64_t> divisor) {
+                                at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                std::optional<int64_t> divisor) {
   if (dims == 2)
     at::avg_pool2d_backward(meta_of(grad_), meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad,
                             divisor);
@@ -314,7 +318,8 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
 
 at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self) {
   check_grad_dtype(self, dims == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward");
-  TORCH_CHECK(grad_.dim() == self.dim(), "webgpu: adaptive_avg_pool", dims, "d_backward: grad_output and input ranks differ");
+  TORCH_CHECK(grad_.dim() == self.dim(), "webgpu: adaptive_avg_pool", dims,
+              "d_backward: grad_output and input ranks differ");
   PoolGeo g;
   g.dims = dims;
   const at::Tensor grad = grad_.contiguous();
@@ -335,7 +340,9 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_nd(int dims, const at::Tensor& s
   return max_pool_outputs(self, std::get<0>(m).sizes(), g, true);
 }
 
-std::tuple<at::Tensor, at::Tensor> amax2d(const at::Tensor& self, at::IntArrayRef o) { return adaptive_max_nd(2, self, o); }
+std::tuple<at::Tensor, at::Tensor> amax2d(const at::Tensor& self, at::IntArrayRef o) {
+  return adaptive_max_nd(2, self, o);
+}
 std::tuple<at::Tensor&, at::Tensor&> amax2d_out(const at::Tensor& self, at::IntArrayRef o, at::Tensor& out,
                                                 at::Tensor& idx) {
   auto r = adaptive_max_nd(2, self, o);
@@ -343,7 +350,9 @@ std::tuple<at::Tensor&, at::Tensor&> amax2d_out(const at::Tensor& self, at::IntA
   copy_out(idx, std::get<1>(r));
   return {out, idx};
 }
-std::tuple<at::Tensor, at::Tensor> amax3d(const at::Tensor& self, at::IntArrayRef o) { return adaptive_max_nd(3, self, o); }
+std::tuple<at::Tensor, at::Tensor> amax3d(const at::Tensor& self, at::IntArrayRef o) {
+  return adaptive_max_nd(3, self, o);
+}
 
 at::Tensor adaptive_max_nd_backward(int dims, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx) {
   if (dims == 2) at::adaptive_max_pool2d_backward(meta_of(grad), meta_of(self), meta_of(idx));

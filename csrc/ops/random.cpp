@@ -38,8 +38,8 @@ struct Spec {
   CT ct = CT::F32;
   std::string fns, pre, lane;
   bool wide = false;
-  std::vector<std::pair<std::string, float>> f32s;     // named parameters the WGSL reads (P.<name>)
-  std::vector<std::pair<std::string, int64_t>> i64s;   // (vec2<u32>)
+  std::vector<std::pair<std::string, float>> f32s;  // named parameters the WGSL reads (P.<name>)
+  std::vector<std::pair<std::string, int64_t>> i64s;  // (vec2<u32>)
   const at::Tensor* extra = nullptr;  // an input read at the same element index at P.p_off (bernoulli's p)
 };
 
@@ -106,7 +106,9 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
            "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
            "    let e = t * 4u + k;\n"
            "    if (e >= n) { break; }\n"
-           "    let v = " << sp.lane << ";\n"
+           "    let v = "
+        << sp.lane
+        << ";\n"
            "    b[k] = bits_of(v);\n"
            "  }\n"
            "  let e0 = P.out_off + t * 4u;\n";
@@ -133,7 +135,9 @@ void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
     s << "  for (var k = 0u; k < 4u; k = k + 1u) {\n"
          "    let e = t * 4u + k;\n"
          "    if (e >= n) { break; }\n"
-         "    let v = " << sp.lane << ";\n"
+         "    let v = "
+      << sp.lane
+      << ";\n"
          "    st0(P.out_off + e, v);\n"
          "  }\n}\n";
     return s.str();
@@ -161,8 +165,9 @@ void uniform_kernel(at::TensorIteratorBase& iter, double from, double to, Gen ge
   sp.f32s = {{"lo", float(from)}, {"hi", float(to)}};
   // Rounded to a half type, a value may reach `to`; it becomes `from`, as CUDA's kernel does.
   sp.lane = "uniform_at(r[k])";
-  sp.fns += "fn uniform_at(x: u32) -> f32 { let lo = P.lo; let hi = P.hi;"
-            " let v = rnd(lo + rand_u01(x) * (hi - lo)); return select(v, lo, v >= hi && hi > lo); }\n";
+  sp.fns +=
+      "fn uniform_at(x: u32) -> f32 { let lo = P.lo; let hi = P.hi;"
+      " let v = rnd(lo + rand_u01(x) * (hi - lo)); return select(v, lo, v >= hi && hi > lo); }\n";
   fill(self, sp, gen);
 }
 
@@ -200,8 +205,10 @@ const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 
 
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
   const at::ScalarType dt = iter.tensor_base(0).scalar_type();
-  TORCH_CHECK(is_float(dt), "Exponential distribution is a continuous probability distribution. dtype must be a "
-              "floating point but you specified ", dt);
+  TORCH_CHECK(is_float(dt),
+              "Exponential distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              dt);
   Spec sp{"exponential"};
   sp.fns = kOpen01;
   sp.f32s = {{"rate", float(lambda)}};
@@ -289,9 +296,7 @@ void random_from_to_kernel(at::TensorIteratorBase& iter, uint64_t range, int64_t
   random_range(iter_tensor(iter), range, base, gen);
 }
 
-void random_full_kernel(at::TensorIteratorBase& iter, Gen gen) {
-  random_range(iter_tensor(iter), 0, 0, gen);
-}
+void random_full_kernel(at::TensorIteratorBase& iter, Gen gen) { random_range(iter_tensor(iter), 0, 0, gen); }
 
 // random_() with no bounds: [0, 2^mantissa] for floating types, [0, max] for integers, as CPU.
 void random_kernel(at::TensorIteratorBase& iter, Gen gen) {
@@ -334,8 +339,8 @@ namespace {
 // ---- normal with tensor mean/std: ATen's forms, with the std check through amin (one readback) ----
 
 void check_normal_dtype(const at::Tensor& t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"normal_kernel_cpu\" not implemented for '",
-                              t.scalar_type(), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"normal_kernel_cpu\" not implemented for '", t.scalar_type(),
+                              "'");
 }
 void check_std_tensor(const at::Tensor& std) {
   TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");
@@ -416,7 +421,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     s << kernel::library("random");
     if (half) s << "fn bits_of(v: f32) -> u32 { let r = " << convert_out(odt, CT::F32) << "; return r; }\n";
     // The mask is fresh: invocation t owns its word t (four bool elements) and writes it whole.
-    s << kEntry4 << "  let r = " << philox_at("t", "0u") << ";\n"
+    s << kEntry4 << "  let r = " << philox_at("t", "0u")
+      << ";\n"
          "  let keep = P.keep;\n"
          "  let scale = P.scale;\n"
          "  var word = 0u;\n"
@@ -427,8 +433,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
          "    let m = rand_u01(r[k]) < keep;\n"
          "    word = word | (select(0u, 1u, m) << (8u * k));\n"
          "    let y = select(0.0, ld2(P.x_off + e) * scale, m);\n"
-      << (half ? "    hb[k] = bits_of(y);\n" : "    st0(e, y);\n")
-      << "  }\n";
+      << (half ? "    hb[k] = bits_of(y);\n" : "    st0(e, y);\n") << "  }\n";
     if (half)
       s << "  wr0(2u * t, hb[0] | (hb[1] << 16u));\n"
            "  if (t * 4u + 2u < n) { wr0(2u * t + 1u, hb[2] | (hb[3] << 16u)); }\n";
@@ -480,8 +485,10 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   TORCH_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
   const int64_t n_dist = self.dim() == 1 ? 1 : self.size(0);
   const int64_t n_cat = self.size(-1);
-  if (self.dim() == 1) at::native::resize_output(result, {n_sample});
-  else at::native::resize_output(result, {n_dist, n_sample});
+  if (self.dim() == 1)
+    at::native::resize_output(result, {n_sample});
+  else
+    at::native::resize_output(result, {n_dist, n_sample});
   if (result.numel() == 0) return result;
   at::Tensor p = self.to(at::kFloat).contiguous().view({n_dist, n_cat});
   // Validity, as CPU checks it: both conditions in one readback.
@@ -499,8 +506,8 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   k.out(out, CT::I64);
   k.out(scratch, CT::F32);
   k.in(p, CT::F32);
-  k.param_index("nc", n_cat);      // categories
-  k.param_index("ns", n_sample);   // samples
+  k.param_index("nc", n_cat);  // categories
+  k.param_index("ns", n_sample);  // samples
   param_philox(k, ps);
   k.param_index("out_off", out.storage_offset());
   k.param_index("p_off", p.storage_offset());
@@ -537,46 +544,50 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
            "  storageBarrier();\n"
            "  let total = ld1(sbase + nc - 1u);\n"
            "  for (var q = lid; q < ns; q = q + 256u) {\n"
-           "    let r = " + philox_at("q", "row") + ";\n"
-           "    var u = rand_u01(r.x) * total;\n"
-           "    if (u >= total) { u = bitcast<f32>(bitcast<u32>(total) - 1u); }\n"
-           "    var lo = 0u; var hi = nc - 1u;\n"
-           "    while (lo < hi) {\n"
-           "      let mid = (lo + hi) / 2u;\n"
-           "      if (ld1(sbase + mid) > u) { hi = mid; } else { lo = mid + 1u; }\n"
-           "    }\n"
-           "    st0(obase + q, vec2<u32>(lo, 0u));\n"
-           "  }\n";
+           "    let r = " +
+               philox_at("q", "row") +
+               ";\n"
+               "    var u = rand_u01(r.x) * total;\n"
+               "    if (u >= total) { u = bitcast<f32>(bitcast<u32>(total) - 1u); }\n"
+               "    var lo = 0u; var hi = nc - 1u;\n"
+               "    while (lo < hi) {\n"
+               "      let mid = (lo + hi) / 2u;\n"
+               "      if (ld1(sbase + mid) > u) { hi = mid; } else { lo = mid + 1u; }\n"
+               "    }\n"
+               "    st0(obase + q, vec2<u32>(lo, 0u));\n"
+               "  }\n";
     } else {
       // Keys p / E (E exponential): the n_sample largest, largest first, are a sample without
       // replacement. Picked one at a time by a workgroup argmax; a picked key becomes -1.
       s << "  for (var j = lid; j < nc; j = j + 256u) {\n"
-           "    let r = " + philox_at("j", "row") + ";\n"
-           "    let e = -log((f32(r.x >> 8u) + 0.5) * 5.9604644775390625e-8);\n"
-           "    st1(sbase + j, ld2(pbase + j) / e);\n"
-           "  }\n"
-           "  storageBarrier();\n"
-           "  workgroupBarrier();\n"
-           "  for (var q = 0u; q < ns; q = q + 1u) {\n"
-           "    var best = -2.0; var bi = 0xffffffffu;\n"
-           "    for (var j = lid; j < nc; j = j + 256u) {\n"
-           "      let v = ld1(sbase + j);\n"
-           "      if (v > best) { best = v; bi = j; }\n"
-           "    }\n"
-           "    sh[lid] = best; shi[lid] = bi;\n"
-           "    workgroupBarrier();\n"
-           "    for (var d = 128u; d > 0u; d = d / 2u) {\n"
-           "      if (lid < d) {\n"
-           "        let ov = sh[lid + d]; let oi = shi[lid + d];\n"
-           "        if (ov > sh[lid] || (ov == sh[lid] && oi < shi[lid])) { sh[lid] = ov; shi[lid] = oi; }\n"
-           "      }\n"
-           "      workgroupBarrier();\n"
-           "    }\n"
-           "    let pick = shi[0];\n"
-           "    if (lid == 0u) { st0(obase + q, vec2<u32>(pick, 0u)); st1(sbase + pick, -1.0); }\n"
-           "    storageBarrier();\n"
-           "    workgroupBarrier();\n"
-           "  }\n";
+           "    let r = " +
+               philox_at("j", "row") +
+               ";\n"
+               "    let e = -log((f32(r.x >> 8u) + 0.5) * 5.9604644775390625e-8);\n"
+               "    st1(sbase + j, ld2(pbase + j) / e);\n"
+               "  }\n"
+               "  storageBarrier();\n"
+               "  workgroupBarrier();\n"
+               "  for (var q = 0u; q < ns; q = q + 1u) {\n"
+               "    var best = -2.0; var bi = 0xffffffffu;\n"
+               "    for (var j = lid; j < nc; j = j + 256u) {\n"
+               "      let v = ld1(sbase + j);\n"
+               "      if (v > best) { best = v; bi = j; }\n"
+               "    }\n"
+               "    sh[lid] = best; shi[lid] = bi;\n"
+               "    workgroupBarrier();\n"
+               "    for (var d = 128u; d > 0u; d = d / 2u) {\n"
+               "      if (lid < d) {\n"
+               "        let ov = sh[lid + d]; let oi = shi[lid + d];\n"
+               "        if (ov > sh[lid] || (ov == sh[lid] && oi < shi[lid])) { sh[lid] = ov; shi[lid] = oi; }\n"
+               "      }\n"
+               "      workgroupBarrier();\n"
+               "    }\n"
+               "    let pick = shi[0];\n"
+               "    if (lid == 0u) { st0(obase + q, vec2<u32>(pick, 0u)); st1(sbase + pick, -1.0); }\n"
+               "    storageBarrier();\n"
+               "    workgroupBarrier();\n"
+               "  }\n";
     }
     s << "}\n";
     return s.str();
@@ -602,9 +613,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tt_out));
   m.impl("random_", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, Gen)>(at::native::random_)));
   m.impl("random_.to", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, Gen)>(at::native::random_)));
-  m.impl("random_.from", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, std::optional<int64_t>, Gen)>(
-                             at::native::random_)));
-  m.impl("bernoulli_.Tensor", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, Gen)>(at::native::bernoulli_)));
+  m.impl(
+      "random_.from",
+      TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, int64_t, std::optional<int64_t>, Gen)>(at::native::random_)));
+  m.impl("bernoulli_.Tensor",
+         TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, Gen)>(at::native::bernoulli_)));
   m.impl("bernoulli_.float", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, double, Gen)>(at::native::bernoulli_)));
   m.impl("bernoulli.out", TORCH_FN(at::native::bernoulli_out));
   m.impl("exponential_", TORCH_FN(at::native::exponential_));

@@ -28,7 +28,6 @@ enum Kind : uint32_t {
   LOGSPACE_INT = 7,
 };
 
-
 // Whether the CPU rounds `start + step * i` once (a fused multiply-add). GCC and Clang contract
 // that expression wherever the target ISA has an fma: ATen's kernels in native/cpu (arange,
 // linspace) are built once per capability, AVX2 and AVX-512 with FMA and DEFAULT without; code
@@ -188,16 +187,15 @@ void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Sc
   generate(result, half ? ARANGE_ACC_F32 : ARANGE_ACC_F64, a);
 }
 
-at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
-                       at::Tensor& result) {
+at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
   check_supported_dtype(result.scalar_type(), "arange");
   check_not_bool(result, "arange");
   // Integer steps truncate; older torch divides by the truncated step unchecked (SIGFPE).
-  if (at::isIntegralType(result.scalar_type(), false)) TORCH_CHECK_VALUE(step.to<int64_t>() != 0, "step must be nonzero");
+  if (at::isIntegralType(result.scalar_type(), false))
+    TORCH_CHECK_VALUE(step.to<int64_t>() != 0, "step must be nonzero");
   int64_t size = 0;
-  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "arange", [&]() {
-    size = at::native::compute_arange_size<scalar_t>(start, end, step);
-  });
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "arange",
+                             [&]() { size = at::native::compute_arange_size<scalar_t>(start, end, step); });
   const int64_t numel = result.numel();
   if (numel != size) {
     if (numel > 0) {
@@ -213,8 +211,7 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
   return result;
 }
 
-at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
-                      at::Tensor& result) {
+at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
   check_supported_dtype(result.scalar_type(), "range");
   check_not_bool(result, "range");
   int64_t size = 0;
@@ -285,7 +282,8 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   const double mag = std::fabs(base);
   uint32_t cls = std::isnan(base) ? 4 : std::isinf(base) ? 3 : mag == 0 ? 0 : mag == 1 ? 1 : 2;
   if (std::signbit(base) && !std::isnan(base)) cls |= 0x100;
-  const uint32_t ibase = (cls & 0xff) == 2 && mag >= 2 && mag < 4294967296.0 && mag == std::floor(mag) ? uint32_t(mag) : 0;
+  const uint32_t ibase =
+      (cls & 0xff) == 2 && mag >= 2 && mag < 4294967296.0 && mag == std::floor(mag) ? uint32_t(mag) : 0;
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "logspace", [&]() {
     const scalar_t s = start.to<scalar_t>();
     const scalar_t e = end.to<scalar_t>();

@@ -46,7 +46,7 @@
 namespace webgpu::ops {
 namespace {
 
-#define WEBGPU_REDUCTION(stub, ...)                                                        \
+#define WEBGPU_REDUCTION(stub, ...)                                                           \
   void stub##_kernel(at::TensorIterator& iter) { reduce_iter(iter, Op{__VA_ARGS__}, #stub); } \
   WEBGPU_STUB(stub, &stub##_kernel)
 
@@ -75,8 +75,11 @@ WEBGPU_STUB(std_var_stub, &std_var_kernel)
 
 void norm_kernel(at::TensorIterator& iter, const c10::Scalar& ord) {
   const double p = ord.toDouble();
-  Op op{p == 0 ? "norm0" : p == 1 ? "norm1" : p == 2 ? "norm2"
-         : std::isinf(p) ? (p > 0 ? "norm_inf" : "norm_neg_inf") : "norm_p"};
+  Op op{p == 0          ? "norm0"
+        : p == 1        ? "norm1"
+        : p == 2        ? "norm2"
+        : std::isinf(p) ? (p > 0 ? "norm_inf" : "norm_neg_inf")
+                        : "norm_p"};
   op.fa = float(p);
   op.fb = float(1.0 / p);
   reduce_iter(iter, op, "linalg_vector_norm");
@@ -86,7 +89,8 @@ WEBGPU_STUB(norm_stub, &norm_kernel)
 // max.dim / min.dim: values and indices through one reduction (indices of the first extreme).
 void minmax_dim(const at::Tensor& values, const at::Tensor& indices, const at::Tensor& self, int64_t dim, bool keepdim,
                 const char* red, const char* name) {
-  at::TensorIterator iter = at::meta::make_reduction(self, values, indices, dim, keepdim, self.scalar_type(), at::kLong);
+  at::TensorIterator iter =
+      at::meta::make_reduction(self, values, indices, dim, keepdim, self.scalar_type(), at::kLong);
   if (iter.numel() == 0) return;
   Op op{red};
   op.values = true;
@@ -215,7 +219,8 @@ void check_std_var(const char* fname, const at::Tensor& self) {
 void warn_dof(const char* fname, const at::TensorIterator& iter, double correction) {
   const int64_t n = iter.num_output_elements() == 0 ? 0 : iter.numel() / iter.num_output_elements();
   if (n - correction <= 0)
-    TORCH_WARN(fname, "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+    TORCH_WARN(fname,
+               "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                "factor (input numel divided by output numel).");
 }
 
@@ -227,8 +232,10 @@ at::Tensor& std_var_out(const char* fname, at::Tensor& result, const at::Tensor&
   TORCH_CHECK(at::canCast(self.scalar_type(), result.scalar_type()), "result type ", self.scalar_type(),
               " can't be cast to the desired output type ", result.scalar_type());
   warn_dof(fname, iter, correction);
-  if (iter.numel() == 0) result.fill_(std::numeric_limits<double>::quiet_NaN());
-  else std_var_kernel(iter, correction, take_sqrt);
+  if (iter.numel() == 0)
+    result.fill_(std::numeric_limits<double>::quiet_NaN());
+  else
+    std_var_kernel(iter, correction, take_sqrt);
   return result;
 }
 
@@ -284,14 +291,17 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
   check_supported_dtype(self.scalar_type(), "logsumexp");
   const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
   auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
-  if (iter.numel() == 0) result.fill_(-std::numeric_limits<float>::infinity());
-  else reduce_iter(iter, Op{"logsumexp"}, "logsumexp");
+  if (iter.numel() == 0)
+    result.fill_(-std::numeric_limits<float>::infinity());
+  else
+    reduce_iter(iter, Op{"logsumexp"}, "logsumexp");
   return result;
 }
 
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
-  const at::ScalarType dt =
-      at::isIntegralType(self.scalar_type(), true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : self.scalar_type();
+  const at::ScalarType dt = at::isIntegralType(self.scalar_type(), true)
+                                ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                                : self.scalar_type();
   at::Tensor result = at::empty({0}, self.options().dtype(dt));
   return logsumexp_out(self, dims, keepdim, result);
 }
@@ -301,8 +311,10 @@ at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   check_supported_dtype(self.scalar_type(), "count_nonzero");
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
-  if (iter.numel() == 0) result.zero_();
-  else reduce_iter(iter, Op{"count_nonzero"}, "count_nonzero");
+  if (iter.numel() == 0)
+    result.zero_();
+  else
+    reduce_iter(iter, Op{"count_nonzero"}, "count_nonzero");
   return result;
 }
 
@@ -315,15 +327,18 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
   return at::native::nansum_out(self, dim, keepdim, dtype, out);
 }
 
-at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype) {
   return at::native::nansum(self, dim, keepdim, dtype);
 }
 
 // torch.equal as CUDA's: same sizes and every element equal (with type promotion; NaN is unequal),
 // true at once for the very same tensor. One readback, like any other .item().
 bool equal(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.device() == other.device(), "Expected all tensors to be on the same device, but found at least two "
-              "devices, ", self.device(), " and ", other.device(), "! (when checking argument for torch.equal)");
+  TORCH_CHECK(self.device() == other.device(),
+              "Expected all tensors to be on the same device, but found at least two "
+              "devices, ",
+              self.device(), " and ", other.device(), "! (when checking argument for torch.equal)");
   if (self.is_same(other)) return true;
   if (!self.is_same_size(other)) return false;
   if (self.numel() == 0) return true;
@@ -337,9 +352,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using T = const at::Tensor&;
   using OptDims = at::OptionalIntArrayRef;
   using OptDtype = std::optional<at::ScalarType>;
-  structured::reg<at::native::structured_sum_out, T, OptDims, bool, OptDtype>(m, "sum.dim_IntList", "sum.IntList_out", nullptr);
+  structured::reg<at::native::structured_sum_out, T, OptDims, bool, OptDtype>(m, "sum.dim_IntList", "sum.IntList_out",
+                                                                              nullptr);
   structured::reg<at::native::structured_mean_out, T, OptDims, bool, OptDtype>(m, "mean.dim", "mean.out", nullptr);
-  structured::reg<at::native::structured_prod_out, T, int64_t, bool, OptDtype>(m, "prod.dim_int", "prod.int_out", nullptr);
+  structured::reg<at::native::structured_prod_out, T, int64_t, bool, OptDtype>(m, "prod.dim_int", "prod.int_out",
+                                                                               nullptr);
   structured::reg<at::native::structured_amax_out, T, at::IntArrayRef, bool>(m, "amax", "amax.out", nullptr);
   structured::reg<at::native::structured_amin_out, T, at::IntArrayRef, bool>(m, "amin", "amin.out", nullptr);
   structured::reg<at::native::structured_any_out, T, int64_t, bool>(m, "any.dim", "any.out", nullptr);
@@ -348,8 +365,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<at::native::structured_all_out, T, int64_t, bool>(m, "all.dim", "all.out", nullptr);
   structured::reg<at::native::structured_all_dims_out, T, OptDims, bool>(m, "all.dims", "all.dims_out", nullptr);
   structured::reg<at::native::structured_all_all_out, T>(m, "all", "all.all_out", nullptr);
-  structured::reg<at::native::structured_argmax_out, T, std::optional<int64_t>, bool>(m, "argmax", "argmax.out", nullptr);
-  structured::reg<at::native::structured_argmin_out, T, std::optional<int64_t>, bool>(m, "argmin", "argmin.out", nullptr);
+  structured::reg<at::native::structured_argmax_out, T, std::optional<int64_t>, bool>(m, "argmax", "argmax.out",
+                                                                                      nullptr);
+  structured::reg<at::native::structured_argmin_out, T, std::optional<int64_t>, bool>(m, "argmin", "argmin.out",
+                                                                                      nullptr);
   structured::reg<at::native::structured_linalg_vector_norm_out, T, const at::Scalar&, OptDims, bool, OptDtype>(
       m, "linalg_vector_norm", "linalg_vector_norm.out", nullptr);
   m.impl("norm.ScalarOpt_dim", TORCH_FN(norm_dim));

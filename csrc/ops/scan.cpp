@@ -44,11 +44,13 @@ std::string scan_defs(Op op, bool i64) {
   switch (op) {
     case Op::Sum:
       s += "fn ident() -> S { return S(" + zero + ", 0u); }\n";
-      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_add(a.v, b.v)" : "a.v + b.v") + ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_add(a.v, b.v)" : "a.v + b.v") +
+           ", 0u); }\n";
       break;
     case Op::Prod:
       s += "fn ident() -> S { return S(" + one + ", 0u); }\n";
-      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v") + ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v") +
+           ", 0u); }\n";
       break;
     case Op::Max:
     case Op::Min: {
@@ -69,7 +71,8 @@ std::string scan_defs(Op op, bool i64) {
       s += "fn ident() -> S { return S(-rt_inf(), 0u); }\n";
       // log(exp(x) + exp(y)) as CPU's _log_add_exp_helper: equal infinities stay as they are.
       // log1p through log(u) * y / (u - 1), u = 1 + y (exact to a few ulp; WGSL has no log1p).
-      s += "fn log1p_(y: f32) -> f32 { let u = 1.0 + y; if (u == 1.0) { return y; } return log(u) * (y / (u - 1.0)); }\n";
+      s += "fn log1p_(y: f32) -> f32 { let u = 1.0 + y; if (u == 1.0) { return y; } return log(u) * (y / (u - 1.0)); "
+           "}\n";
       s += "fn comb(a: S, b: S) -> S { let x = a.v; let y = b.v;\n"
            "  if (isnanf(x) || isnanf(y)) { return S(x + y, 0u); }\n"
            "  let mn = min(x, y); let mx = max(x, y);\n"
@@ -89,8 +92,11 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   const CT ct = i64 ? CT::I64 : CT::F32;
   const bool idx = has_idx(op), carry = c.defined(), idx_in = xi.defined();
   const bool short_rows = !reduce && !carry && n <= 16;
-  Kernel k(std::string("scan:") + op_name(op) + (reduce ? ":r" : short_rows ? ":q" : ":s") + (carry ? "c" : "") +
-           (idx_in ? "i" : ""));
+  Kernel k(std::string("scan:") + op_name(op) +
+           (reduce       ? ":r"
+            : short_rows ? ":q"
+                         : ":s") +
+           (carry ? "c" : "") + (idx_in ? "i" : ""));
   const int ox = k.in(x, ct);
   const int oxi = idx_in ? k.in(xi, CT::I32) : -1;
   const int oc = carry ? k.in(c, ct) : -1;
@@ -100,8 +106,10 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   TORCH_CHECK(rows * n <= int64_t(UINT32_MAX), "webgpu: scan: numel (", rows * n,
               ") does not fit the 32-bit indexing of webgpu kernels");
   k.param_index("n", n);
-  if (short_rows) k.param_index("rows", rows);
-  else k.param_index("tiles", nb);
+  if (short_rows)
+    k.param_index("rows", rows);
+  else
+    k.param_index("tiles", nb);
   k.param_index("x_off", x.storage_offset());
   if (idx_in) k.param_index("xi_off", xi.storage_offset());
   if (carry) k.param_index("c_off", c.storage_offset());
@@ -148,9 +156,7 @@ void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t 
   launch_scan(x, xi, c, ci, y, yi, rows, n, nb, op, false);
 }
 
-at::ScalarType work_dtype(at::ScalarType t) {
-  return at::isFloatingType(t) ? at::kFloat : at::kLong;
-}
+at::ScalarType work_dtype(at::ScalarType t) { return at::isFloatingType(t) ? at::kFloat : at::kLong; }
 
 // Scans self along dim into values (and indices), both shaped like self.
 void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
@@ -203,8 +209,8 @@ at::Tensor logcumsumexp(const at::Tensor& self, int64_t dim) {
 at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
   check_lse_dtype(self);
   at::native::resize_output(out, self.sizes());
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "logcumsumexp: expected out to have dtype ",
-              self.scalar_type(), " but got ", out.scalar_type());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "logcumsumexp: expected out to have dtype ", self.scalar_type(),
+              " but got ", out.scalar_type());
   scan_dim(self, dim, Op::Lse, out, {}, "logcumsumexp");
   return out;
 }

@@ -19,8 +19,8 @@ namespace {
 void ensure_storage(const at::Tensor& self) {
   auto* impl = self.unsafeGetTensorImpl();
   if (impl->numel() == 0) return;
-  const size_t need = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(),
-                                                       impl->storage_offset());
+  const size_t need =
+      at::detail::computeStorageNbytes(impl->sizes(), impl->strides(), impl->itemsize(), impl->storage_offset());
   const c10::Storage& st = impl->unsafe_storage();
   if (need > st.nbytes()) at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(st, need);
 }
@@ -41,8 +41,10 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t offset, c
   at::native::checkSetStorage(self, source, offset, size, stride);
   auto* impl = self.unsafeGetTensorImpl();
   impl->set_storage_offset(offset);
-  if (stride.data()) impl->set_sizes_and_strides(size, stride);
-  else impl->set_sizes_contiguous(size);
+  if (stride.data())
+    impl->set_sizes_and_strides(size, stride);
+  else
+    impl->set_sizes_contiguous(size);
   ensure_storage(self);
   return self;
 }
@@ -54,8 +56,7 @@ at::Tensor& set_source_storage(at::Tensor& self, c10::Storage source) {
 
 at::Tensor& set_source_storage_offset(at::Tensor& self, c10::Storage source, c10::SymInt offset,
                                       c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
-  return set_storage(self, source, offset.expect_int(), C10_AS_INTARRAYREF_SLOW(size),
-                     C10_AS_INTARRAYREF_SLOW(stride));
+  return set_storage(self, source, offset.expect_int(), C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
@@ -77,11 +78,13 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   const int64_t length = length_.expect_int();
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   TORCH_CHECK(self.dtype() == out.dtype());
-  if (dim < 0) dim = at::maybe_wrap_dim(dim, self.dim());
-  else TORCH_CHECK(dim < self.dim());
+  if (dim < 0)
+    dim = at::maybe_wrap_dim(dim, self.dim());
+  else
+    TORCH_CHECK(dim < self.dim());
   const int64_t cur = self.size(dim);
-  TORCH_CHECK_INDEX(-cur <= start && start <= cur, "start out of range (expected to be in range of [", -cur, ", ",
-                    cur, "], but got ", start, ")");
+  TORCH_CHECK_INDEX(-cur <= start && start <= cur, "start out of range (expected to be in range of [", -cur, ", ", cur,
+                    "], but got ", start, ")");
   if (start < 0) start += cur;
   TORCH_CHECK(length >= 0 && start <= cur - length, "start (", start, ") + length (", length,
               ") exceeds dimension size (", cur, ").");
@@ -104,8 +107,8 @@ at::Tensor unfold_backward(const at::Tensor& grad, c10::SymIntArrayRef input_siz
   at::Tensor grad_input = at::zeros_symint(input_sizes, grad.options());
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(grad_input.dim(), 1));
   if (grad.numel() == 0) return grad_input;
-  at::Tensor windows = grad_input.dim() == 0 ? grad_input.view({1}).unfold(0, size, step)
-                                             : grad_input.unfold(dim, size, step);
+  at::Tensor windows =
+      grad_input.dim() == 0 ? grad_input.view({1}).unfold(0, size, step) : grad_input.unfold(dim, size, step);
   if (step >= size) {
     windows.copy_(grad);
   } else {

@@ -99,8 +99,9 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
   std::vector<In> ins;
   int64_t pos = 0;
   for (const at::Tensor& t : tensors) {
-    TORCH_CHECK(t.device() == out.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
-                out.device(), " and ", t.device(), "!");
+    TORCH_CHECK(t.device() == out.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ", out.device(),
+                " and ", t.device(), "!");
     if (at::native::cat_should_skip_tensor(t)) continue;
     check_supported_dtype(t.scalar_type(), "cat");
     const int64_t len = t.size(dim);
@@ -142,9 +143,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
   const uint64_t max_binding = kernel::device_info(out).max_binding;
   bool windows = kernel::block_bytes(out) > max_binding;
   for (const In& x : ins) windows = windows || kernel::block_bytes(x.t) > max_binding;
-  auto param_words = [&](int64_t K) {
-    return 4 + 2 * c4(R) + 2 * c4(K) + c4(K * R) + (windows ? c4(K + 1) : 0);
-  };
+  auto param_words = [&](int64_t K) { return 4 + 2 * c4(R) + 2 * c4(K) + c4(K * R) + (windows ? c4(K + 1) : 0); };
   int64_t kmax_params = 0;
   while (param_words(kmax_params + 1) <= int64_t(kernel::kMaxParamWords)) ++kmax_params;
   const int64_t kmax_bind = int64_t(kernel::device_info(out).max_storage_buffers) - 1;
@@ -174,8 +173,8 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
     bool same = true;
     for (size_t q = i; q < j; ++q) same = same && ins[q].t.scalar_type() == out.scalar_type();
     const bool word = same && shape::word_mode(dst);
-    std::string key = "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K) +
-                      (word ? ":w" : "");
+    std::string key =
+        "cat:" + std::to_string(R) + ":" + std::to_string(R - 1 - catg) + ":" + std::to_string(K) + (word ? ":w" : "");
     Kernel k(key);
     std::vector<CT> cts;
     CT oct = CT::RAW;
@@ -184,8 +183,10 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
       oct = CT::I32;
       for (size_t q = i; q < j; ++q) {
         CT c = cat_ct(ins[q].t.scalar_type(), out.scalar_type());
-        if (c == CT::F32) oct = CT::F32;
-        else if (c == CT::I64 && oct != CT::F32) oct = CT::I64;
+        if (c == CT::F32)
+          oct = CT::F32;
+        else if (c == CT::I64 && oct != CT::F32)
+          oct = CT::I64;
       }
       if (at::isFloatingType(out.scalar_type())) oct = CT::F32;
     }
@@ -270,7 +271,8 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
   k.in(self, CT::RAW);
   k.out(out, CT::RAW);
   const int64_t words = 4 + 3 * ((R + 3) / 4 * 4);
-  TORCH_CHECK(words <= int64_t(kernel::kMaxParamWords), "webgpu: ", lower ? "tril" : "triu", ": too many dims (", R, ")");
+  TORCH_CHECK(words <= int64_t(kernel::kMaxParamWords), "webgpu: ", lower ? "tril" : "triu", ": too many dims (", R,
+              ")");
   k.param_index("n", out.numel());
   k.param_index("out_off", out.storage_offset());
   k.param_index("in_off", self.storage_offset());
@@ -302,7 +304,8 @@ struct TriuOp : at::meta::structured_triu {
 
 at::Tensor trace(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
-  const at::ScalarType t = at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
+  const at::ScalarType t =
+      at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
   return self.diagonal().sum(t);
 }
 
@@ -414,9 +417,11 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, std::optional<a
   // Clamp the offset to where it stops mattering, so the kernel's arithmetic stays in 32 bits.
   const int64_t k = std::clamp<int64_t>(upper ? offset - 1 : offset, -row - 1, col + 1);
   const int64_t n = upper ? row * col - tril_before(row, k, col) : tril_before(row, k, col);
-  at::Tensor out = at::empty({2, n}, at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+  at::Tensor out =
+      at::empty({2, n}, at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
   if (n == 0) return out;
-  TORCH_CHECK(row * col < (int64_t(1) << 31), "webgpu: ", name, ": matrices of 2^31 or more elements are not supported");
+  TORCH_CHECK(row * col < (int64_t(1) << 31), "webgpu: ", name,
+              ": matrices of 2^31 or more elements are not supported");
   Kernel kk{std::string(name)};
   kk.out(out, CT::I32);
   kk.param_index("n", n);
@@ -424,9 +429,8 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, std::optional<a
   kk.param_index("cols", col);
   kk.param_i32("offset", int32_t(k));
   kk.param_index("out_off", out.storage_offset());
-  kk.launch(grid(n), [&] {
-    return shape::shape_wgsl("tri_indices", {{"UPPER", upper ? "true" : "false"}, {"CONV", "i32"}});
-  });
+  kk.launch(grid(n),
+            [&] { return shape::shape_wgsl("tri_indices", {{"UPPER", upper ? "true" : "false"}, {"CONV", "i32"}}); });
   return out;
 }
 

@@ -32,9 +32,9 @@ Geometry geometry(const at::Tensor& t, int64_t dim) {
 }
 
 void check_float(const at::Tensor& t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
-                                  t.scalar_type() == at::kBFloat16,
-                              "\"", op, "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16, "\"", op,
+      "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
 }
 
 // mode: 0 softmax, 1 log_softmax, 2 softmax backward, 3 log_softmax backward.
@@ -81,15 +81,17 @@ void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out,
       body = "  var a = MS(ninf(), 0.0);\n" + loop + "    a = ms_add(a, ld0(P.x_off + e));\n  }\n";
       body += spatial ? "  let r = a;\n" : "  let r = wg_ms(lid, a);\n";
       if (mode == 0)
-        body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O + "(P.out_off + e, exp(ld0(P.x_off + e) - r.m) * inv);\n  }\n";
+        body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O +
+                "(P.out_off + e, exp(ld0(P.x_off + e) - r.m) * inv);\n  }\n";
       else
-        body += "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(P.out_off + e, ld0(P.x_off + e) - lse);\n  }\n";
+        body +=
+            "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(P.out_off + e, ld0(P.x_off + e) - lse);\n  }\n";
     } else {
       const std::string term = mode == 2 ? "ld0(P.x_off + e) * ld1(P.y_off + e)" : "ld0(P.x_off + e)";
       body = "  var a = 0.0;\n" + loop + "    a = a + " + term + ";\n  }\n";
       body += spatial ? "  let sum = a;\n" : "  let sum = wg_sum(lid, a);\n";
-      const std::string val = mode == 2 ? "ld1(P.y_off + e) * (ld0(P.x_off + e) - sum)"
-                                        : "ld0(P.x_off + e) - exp(ld1(P.y_off + e)) * sum";
+      const std::string val =
+          mode == 2 ? "ld1(P.y_off + e) * (ld0(P.x_off + e) - sum)" : "ld0(P.x_off + e) - exp(ld1(P.y_off + e)) * sum";
       body += loop + "    st" + O + "(P.out_off + e, " + val + ");\n  }\n";
     }
     s += "@compute @workgroup_size(" + W +
@@ -119,14 +121,16 @@ void run(int mode, std::vector<at::Tensor> ins, int64_t dim, const at::Tensor& r
 struct SoftmaxOp : at::meta::structured__softmax {
   void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
     check_float(self, "softmax");
-    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, "softmax: conversion is supported for Half type only");
+    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf,
+                "softmax: conversion is supported for Half type only");
     run(0, {self}, dim, out);
   }
 };
 struct LogSoftmaxOp : at::meta::structured__log_softmax {
   void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
     check_float(self, "log_softmax");
-    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, "log_softmax: conversion is supported for Half type only");
+    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf,
+                "log_softmax: conversion is supported for Half type only");
     run(1, {self}, dim, out);
   }
 };

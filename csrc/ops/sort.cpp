@@ -65,9 +65,9 @@ std::string key_defs(bool wide, bool float_keys) {
 
 // Readers of the flat key and index work buffers (fresh tensors: storage offset 0).
 std::string kv_load(bool wide, int ok, int oi) {
-  std::string s = wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) +
-                             "(2u * p + 1u)); }\n"
-                       : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
+  std::string s =
+      wide ? "fn load_key(p: u32) -> K { return vec2<u32>(ld" + I(ok) + "(2u * p), ld" + I(ok) + "(2u * p + 1u)); }\n"
+           : "fn load_key(p: u32) -> K { return ld" + I(ok) + "(p); }\n";
   return s + "fn load_idx(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n";
 }
 
@@ -106,7 +106,8 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
   const std::string dkey = std::string(desc ? "d" : "a");
 
   auto local = [&](bool first, int64_t kstart, int64_t kend) {
-    Kernel k(std::string("sort:local:") + (first ? "f" : "m") + dkey + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
+    Kernel k(std::string("sort:local:") + (first ? "f" : "m") + dkey + (s.wide ? "w" : "n") +
+             (s.float_keys ? "f" : "i"));
     const int ox = first ? k.in(x, key_ct(kk)) : -1;
     const int ok = k.out(s.keys, CT::RAW);
     const int oi = k.out(s.idx, CT::RAW);
@@ -145,8 +146,7 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
     k.param_index("k", kst);
     k.param_index("j", j);
     k.param_index("pairs", total / 2);
-    k.launch(grid(total / 2),
-             [&] { return key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global"); });
+    k.launch(grid(total / 2), [&] { return key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global"); });
   };
   local(true, 2, std::min(s.npad, kTile));
   for (int64_t kst = 2 * kTile; kst <= s.npad; kst <<= 1) {
@@ -252,8 +252,10 @@ void write_back(const at::Tensor& out, const at::Tensor& v, const Rows& r, int64
 std::vector<int64_t> reduced_shape(const at::Tensor& self, int64_t dim, int64_t cnt, bool keepdim) {
   if (self.dim() == 0) return {};
   std::vector<int64_t> s = self.sizes().vec();
-  if (keepdim) s[dim] = cnt;
-  else s.erase(s.begin() + dim);
+  if (keepdim)
+    s[dim] = cnt;
+  else
+    s.erase(s.begin() + dim);
   return s;
 }
 
@@ -282,7 +284,7 @@ std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) 
 // ---- sort ----
 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
-                                               bool descending, at::Tensor& values, at::Tensor& indices) {
+                                              bool descending, at::Tensor& values, at::Tensor& indices) {
   check_supported_dtype(self.scalar_type(), "sort");
   Rows r = rows_of(self, dim);
   prep_out(values, indices, self, self.sizes(), "sort");
@@ -305,14 +307,14 @@ std::tuple<at::Tensor, at::Tensor> sort_plain(const at::Tensor& self, int64_t di
 }
 
 std::tuple<at::Tensor&, at::Tensor&> sort_plain_out(const at::Tensor& self, int64_t dim, bool descending,
-                                                     at::Tensor& values, at::Tensor& indices) {
+                                                    at::Tensor& values, at::Tensor& indices) {
   return sort_out(self, false, dim, descending, values, indices);
 }
 
 // ---- topk / kthvalue ----
 
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
-                                               bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
+                                              bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
   check_supported_dtype(self.scalar_type(), "topk");
   Rows r = rows_of(self, dim);
   TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(r.dim) : 1), "selected index k out of range");
@@ -343,9 +345,12 @@ void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, in
   if (self.numel() == 0) return;
   Sorted s = sort_rows(r.x, r.rows, r.n, false);
   at::Tensor v, i;
-  if (mode == 3) mode_rows(s, r.x, v, i);
-  else if (mode == 4) gather(s, r.x, (r.n - 1) / 2, 1, 0, v, i);
-  else gather(s, r.x, mode == 0 ? k - 1 : 0, 1, mode, v, i);
+  if (mode == 3)
+    mode_rows(s, r.x, v, i);
+  else if (mode == 4)
+    gather(s, r.x, (r.n - 1) / 2, 1, 0, v, i);
+  else
+    gather(s, r.x, mode == 0 ? k - 1 : 0, 1, mode, v, i);
   write_back(values, v, r, 1, keepdim);
   write_back(indices, i, r, 1, keepdim);
 }
@@ -359,7 +364,7 @@ void zero_numel_check(const at::Tensor& self, int64_t dim, const char* fn) {
 }
 
 std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,
-                                                   at::Tensor& values, at::Tensor& indices) {
+                                                  at::Tensor& values, at::Tensor& indices) {
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   const int64_t size = self.dim() > 0 ? self.size(d) : 1;
   zero_numel_check(self, d, "kthvalue()");
@@ -375,21 +380,21 @@ std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, int64_t k, i
 
 // median.dim and nanmedian.dim: the lower median of each row (select_rows mode 1), NaN skipped for
 // nanmedian (mode 2).
-std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                     bool ignore_nan, at::Tensor& values, at::Tensor& indices) {
+std::tuple<at::Tensor&, at::Tensor&> median_dim_impl(const at::Tensor& self, int64_t dim, bool keepdim, bool ignore_nan,
+                                                     at::Tensor& values, at::Tensor& indices) {
   zero_numel_check(self, dim, ignore_nan ? "nanmedian()" : "median()");
   select_rows(self, dim, keepdim, ignore_nan ? 2 : 1, 0, values, indices, ignore_nan ? "nanmedian" : "median");
   return {values, indices};
 }
 std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                     at::Tensor& values, at::Tensor& indices) {
+                                                    at::Tensor& values, at::Tensor& indices) {
   return median_dim_impl(self, dim, keepdim, false, values, indices);
 }
 std::tuple<at::Tensor, at::Tensor> median_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return functional(self, [&](at::Tensor& v, at::Tensor& i) { median_dim_impl(self, dim, keepdim, false, v, i); });
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                        at::Tensor& values, at::Tensor& indices) {
+                                                       at::Tensor& values, at::Tensor& indices) {
   return median_dim_impl(self, dim, keepdim, true, values, indices);
 }
 std::tuple<at::Tensor, at::Tensor> nanmedian_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
@@ -406,7 +411,7 @@ at::Tensor median_all(const at::Tensor& self) { return median_all_impl(self, fal
 at::Tensor nanmedian_all(const at::Tensor& self) { return median_all_impl(self, true); }
 
 std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
-                                               at::Tensor& indices) {
+                                              at::Tensor& indices) {
   if (self.dim() > 0) {
     const int64_t d = at::maybe_wrap_dim(dim, self.dim());
     TORCH_CHECK_INDEX(self.numel() == 0 || self.size(d) > 0, "mode(): Expected reduction dim ", d,
@@ -424,7 +429,6 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
   return functional(self, [&](at::Tensor& v, at::Tensor& i) { mode_out(self, dim, keepdim, v, i); });
 }
 
-
 // ---- unique ----
 
 // Compute type and value-equality of a dtype for the unique kernels (NaN never equals NaN).
@@ -433,8 +437,9 @@ CT value_ct(at::ScalarType t) { return key_ct(key_kind(t)); }
 std::string value_defs(at::ScalarType t, int ox) {
   const CT ct = value_ct(t);
   std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(P.x_off + e); }\n";
-  s += ct == CT::I64 ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
-                     : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
+  s += ct == CT::I64
+           ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
+           : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
   return s;
 }
 
@@ -455,9 +460,13 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       k.param_index("col", c);
       k.launch(grid(n), [&] {
         const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
-        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
-               "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n"
-               "fn store_col(p: u32, v: " + VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol_gather");
+        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
+               "(p); }\n"
+               "fn load_val(e: u32) -> " +
+               VT + " { return ld" + I(ox) +
+               "(P.x_off + e); }\n"
+               "fn store_col(p: u32, v: " +
+               VT + ") { st" + I(oc) + "(p, v); }\n" + section("ucol_gather");
       });
     }
     at::Tensor ord = sort_rows(col, 1, n, false).idx;
@@ -469,9 +478,13 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       const int on = k.out(next, CT::RAW);
       k.param_index("n", n);
       k.launch(grid(n), [&] {
-        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) + "(p); }\n"
-               "fn load_order(p: u32) -> u32 { return ld" + I(oo) + "(p); }\n"
-               "fn store_perm(p: u32, v: u32) { st" + I(on) + "(p, v); }\n" + section("ucol_perm");
+        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
+               "(p); }\n"
+               "fn load_order(p: u32) -> u32 { return ld" +
+               I(oo) +
+               "(p); }\n"
+               "fn store_perm(p: u32, v: u32) { st" +
+               I(on) + "(p, v); }\n" + section("ucol_perm");
       });
     }
     perm = next;
@@ -529,12 +542,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     n = m.size(0);
     r = 1;
     for (size_t j = 1; j < moved.size(); ++j) r *= moved[j];
-    if (n == 0) return {at::empty(moved, self.options()).movedim(0, *dim), at::empty({0}, lopts), at::empty({0}, lopts)};
+    if (n == 0)
+      return {at::empty(moved, self.options()).movedim(0, *dim), at::empty({0}, lopts), at::empty({0}, lopts)};
     TORCH_CHECK(r > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
     x = m.contiguous().view({-1});
   }
-  at::Tensor inverse = want_inverse ? at::empty(dim.has_value() ? at::IntArrayRef{n} : self.sizes(), lopts)
-                                    : at::empty({0}, lopts);
+  at::Tensor inverse =
+      want_inverse ? at::empty(dim.has_value() ? at::IntArrayRef{n} : self.sizes(), lopts) : at::empty({0}, lopts);
   if (n == 0) {
     return {at::empty({0}, self.options()), inverse, want_counts ? at::empty({0}, lopts) : at::empty({0}, lopts)};
   }
@@ -545,7 +559,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
   if (sorted && dim.has_value()) order = unique_dim_order(x, n, r);
   const bool via = sorted;
   auto src_defs = [&](int oi) {
-    return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n" : std::string("fn src(p: u32) -> u32 { return p; }\n");
+    return via ? "fn src(p: u32) -> u32 { return ld" + I(oi) + "(p); }\n"
+               : std::string("fn src(p: u32) -> u32 { return p; }\n");
   };
   at::Tensor flags = at::empty({n}, self.options().dtype(at::kInt));
   {
@@ -582,8 +597,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
       return src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) + "(p).x; }\n" +
              "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n" +
              "fn store_val(j: u32, v: " + VT + ") { st" + I(ov) + "(j, v); }\n" +
-             "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" +
-             "fn store_inv(s: u32, j: u32) { st" + I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
+             "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" + "fn store_inv(s: u32, j: u32) { st" +
+             I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
     });
   }
   if (want_inverse) inverse.view({-1}).copy_(inv);
@@ -649,8 +664,10 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
     TORCH_CHECK(sorter.device() == boundaries.device(), "torch.searchsorted(): sorter and boundary tensors should ",
                 "have same device type, but got sorter tensor device type ", sorter.device(),
                 " and input value tensor device type ", boundaries.device());
-    TORCH_CHECK(sorter.sizes() == boundaries.sizes(), "torch.searchsorted(): boundary and sorter must have the same "
-                "size, but got boundary tensor ", boundaries.sizes(), "and got sorter tensor ", sorter.sizes());
+    TORCH_CHECK(sorter.sizes() == boundaries.sizes(),
+                "torch.searchsorted(): boundary and sorter must have the same "
+                "size, but got boundary tensor ",
+                boundaries.sizes(), "and got sorter tensor ", sorter.sizes());
     TORCH_CHECK(sorter.scalar_type() == at::kLong, "torch.searchsorted(): sorter must be a tensor of long ",
                 "dtype but got dtype ", sorter.scalar_type());
     if (sorter.numel() > 0) {
@@ -709,7 +726,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
 }
 
 at::Tensor searchsorted_t(const at::Tensor& boundaries, const at::Tensor& self, bool out_int32, bool right,
-                        std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
+                          std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
   at::Tensor out = at::empty({0}, self.options().dtype(out_int32 ? at::kInt : at::kLong));
   searchsorted_out(boundaries, self, out_int32, right, side, sorter, out);
   return out;
@@ -718,7 +735,7 @@ at::Tensor searchsorted_t(const at::Tensor& boundaries, const at::Tensor& self, 
 at::Tensor searchsorted_scalar(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
                                std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
   return searchsorted_t(boundaries, at::native::searchsorted_scalar_tensor(self, boundaries.device()), out_int32, right,
-                      side, sorter);
+                        side, sorter);
 }
 
 at::Tensor& searchsorted_scalar_out(const at::Tensor& boundaries, const at::Scalar& self, bool out_int32, bool right,
@@ -813,10 +830,10 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
                     : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
                                           : "fn rnd(x: f32) -> f32 { return x; }\n";
   const std::string bin_of = rnd +
-      "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = P.lo; let hi = P.hi; let nb = P.bins;"
-      " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
-      " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
-      " return min(p, nb - 1u); }\n";
+                             "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = P.lo; let hi = P.hi; let nb = P.bins;"
+                             " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
+                             " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
+                             " return min(p, nb - 1u); }\n";
   const float flo = float(lo), fhi = float(hi);
   at::Tensor c = histogram_words(x, {}, bins, bin_of,
                                  std::make_pair(float(at::scalar_tensor(flo).to(st).item<float>()),
@@ -848,9 +865,10 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
               weights.defined() ? weights.scalar_type() : at::kFloat,
               " give a float64 result, which the webgpu device does not support (use float32 weights)");
   const bool wide = self.scalar_type() == at::kLong;
-  const std::string bin_of = std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
-  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of, std::nullopt,
-                                 wf ? "bincount:w" : "bincount");
+  const std::string bin_of =
+      std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
+  at::Tensor c = histogram_words(self.contiguous(), wf ? weights.contiguous() : at::Tensor(), nbins, bin_of,
+                                 std::nullopt, wf ? "bincount:w" : "bincount");
   return wf ? c.view(at::kFloat).clone() : c.to(at::kLong);
 }
 
@@ -872,21 +890,27 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
   const CT ct = compute_type(common);
   Kernel k(std::string("isin:") + wgsl_type(ct));
   const int E = k.in(e, ct), TE = k.in(t, ct), O = k.out(o, CT::I32);
-  k.param_index("n", e.numel());        // elements
-  k.param_index("tn", t.numel());       // test elements
+  k.param_index("n", e.numel());  // elements
+  k.param_index("tn", t.numel());  // test elements
   k.param_index("e_off", e.storage_offset());
   k.param_index("t_off", t.storage_offset());
   k.param_index("o_off", o.storage_offset());
   k.param("invert", invert ? 1u : 0u);
   k.launch(grid(e.numel()), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string eq = ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))" : "x == ld" + n(TE) + "(P.t_off + j)";
+    const std::string eq =
+        ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))" : "x == ld" + n(TE) + "(P.t_off + j)";
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
            "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
-           "  let x = ld" + n(E) + "(P.e_off + i);\n  var found = false;\n"
-           "  for (var j = 0u; j < P.tn; j = j + 1u) { if (" + eq + ") { found = true; break; } }\n"
-           "  st" + n(O) + "(P.o_off + i, select(0i, 1i, found != (P.invert == 1u)));\n}\n";
+           "  let x = ld" +
+           n(E) +
+           "(P.e_off + i);\n  var found = false;\n"
+           "  for (var j = 0u; j < P.tn; j = j + 1u) { if (" +
+           eq +
+           ") { found = true; break; } }\n"
+           "  st" +
+           n(O) + "(P.o_off + i, select(0i, 1i, found != (P.invert == 1u)));\n}\n";
   });
   if (!o.is_same(out)) out.copy_(o);
 }
@@ -945,9 +969,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using T = const at::Tensor&;
   using S = const at::Scalar&;
   structured::reg<at::native::structured_isin_Tensor_Tensor_out, T, T, bool, bool>(m, "isin.Tensor_Tensor",
-                                                                                    "isin.Tensor_Tensor_out");
+                                                                                   "isin.Tensor_Tensor_out");
   structured::reg<at::native::structured_isin_Tensor_Scalar_out, T, S, bool, bool>(m, "isin.Tensor_Scalar",
-                                                                                    "isin.Tensor_Scalar_out");
+                                                                                   "isin.Tensor_Scalar_out");
   m.impl("isin.Scalar_Tensor", TORCH_FN(isin_scalar_tensor));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(isin_scalar_tensor_out));
 }

@@ -29,8 +29,8 @@ constexpr Row kLogNdtr{"special_log_ndtr", lib::Special, "sp_log_ndtr(x1)", null
 constexpr Row kEntr{"special_entr", lib::Special, "sp_entr(x1)", nullptr, nullptr};
 constexpr Row kSinc{"sinc", lib::Special, "sp_sinc(x1)", nullptr, nullptr};
 // angle of a real number: 0 or pi, NaN kept (integers reach here promoted to float).
-constexpr Row kAngle{"angle", lib::Pointwise, "select(select(0.0, 3.14159265358979323846, x1 < 0.0), x1, is_nan(x1))", nullptr,
-                     nullptr};
+constexpr Row kAngle{"angle", lib::Pointwise, "select(select(0.0, 3.14159265358979323846, x1 < 0.0), x1, is_nan(x1))",
+                     nullptr, nullptr};
 constexpr Row kIgamma{"igamma", lib::Special, "sp_igamma(x1, x2)", nullptr, nullptr};
 constexpr Row kIgammac{"igammac", lib::Special, "sp_igammac(x1, x2)", nullptr, nullptr};
 constexpr Row kZeta{"special_zeta", lib::Special, "sp_zeta(x1, x2)", nullptr, nullptr};
@@ -38,7 +38,8 @@ constexpr Row kXlog1py{"special_xlog1py", lib::Special, "sp_xlog1py(x1, x2)", nu
 constexpr Row kLogaddexp{"logaddexp", lib::Special, "sp_logaddexp(x1, x2)", nullptr, nullptr};
 constexpr Row kLogaddexp2{"logaddexp2", lib::Special, "sp_logaddexp2(x1, x2)", nullptr, nullptr};
 // CPU's heaviside: `x == 0 ? values : x > 0` (so a NaN input gives 0).
-constexpr Row kHeaviside{"heaviside", lib::Int64 | lib::Pointwise, "select(b2f(x1 > 0.0), x2, x1 == 0.0)", "select(b2i(x1 > 0), x2, x1 == 0)",
+constexpr Row kHeaviside{"heaviside", lib::Int64 | lib::Pointwise, "select(b2f(x1 > 0.0), x2, x1 == 0.0)",
+                         "select(b2i(x1 > 0), x2, x1 == 0)",
                          "select(b2l(i64_lt(vec2<u32>(0u, 0u), x1)), x2, !i64_nz(x1))"};
 // Integers only, bool refused as on CPU.
 constexpr Row kGcd{"gcd", lib::Special, nullptr, "sp_gcd(x1, x2)", "sp_i64_gcd(x1, x2)", ""};
@@ -140,17 +141,18 @@ using T = const at::Tensor&;
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
-  WEBGPU_UNARY(lgamma) WEBGPU_UNARY(digamma) WEBGPU_UNARY(i0) WEBGPU_UNARY(special_i0e) WEBGPU_UNARY(special_i1)
-  WEBGPU_UNARY(special_i1e) WEBGPU_UNARY(special_erfcx) WEBGPU_UNARY(special_ndtri) WEBGPU_UNARY(special_log_ndtr)
-  WEBGPU_UNARY(special_entr) WEBGPU_UNARY(sinc)
+  WEBGPU_UNARY(lgamma)
+  WEBGPU_UNARY(digamma) WEBGPU_UNARY(i0) WEBGPU_UNARY(special_i0e) WEBGPU_UNARY(special_i1) WEBGPU_UNARY(special_i1e)
+      WEBGPU_UNARY(special_erfcx) WEBGPU_UNARY(special_ndtri) WEBGPU_UNARY(special_log_ndtr) WEBGPU_UNARY(special_entr)
+          WEBGPU_UNARY(sinc)
 #undef WEBGPU_UNARY
 #define WEBGPU_BINARY(op) s::reg<at::native::structured_##op##_out, T, T>(m, #op, #op ".out");
-  WEBGPU_BINARY(igamma) WEBGPU_BINARY(igammac) WEBGPU_BINARY(special_zeta) WEBGPU_BINARY(special_xlog1py)
-  WEBGPU_BINARY(logaddexp) WEBGPU_BINARY(logaddexp2) WEBGPU_BINARY(heaviside) WEBGPU_BINARY(gcd) WEBGPU_BINARY(lcm)
-  WEBGPU_BINARY(nextafter)
+              WEBGPU_BINARY(igamma) WEBGPU_BINARY(igammac) WEBGPU_BINARY(special_zeta) WEBGPU_BINARY(special_xlog1py)
+                  WEBGPU_BINARY(logaddexp) WEBGPU_BINARY(logaddexp2) WEBGPU_BINARY(heaviside) WEBGPU_BINARY(gcd)
+                      WEBGPU_BINARY(lcm) WEBGPU_BINARY(nextafter)
 #undef WEBGPU_BINARY
-  // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
-  s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
+      // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
+      s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
   // Device-generic ATen functions over the stubs above.
   m.impl("angle", TORCH_FN(at::native::angle));
   m.impl("angle.out", TORCH_FN(at::native::angle_out));

@@ -24,20 +24,24 @@ constexpr Row kModifiedBesselI0{"modified_bessel_i0", lib::BesselI, "f_bessel_i0
 constexpr Row kModifiedBesselI1{"modified_bessel_i1", lib::BesselI, "f_bessel_i1(x1)", nullptr, nullptr};
 constexpr Row kModifiedBesselK0{"modified_bessel_k0", lib::Bessel, "f_modified_bessel_k0(x1)", nullptr, nullptr};
 constexpr Row kModifiedBesselK1{"modified_bessel_k1", lib::Bessel, "f_modified_bessel_k1(x1)", nullptr, nullptr};
-constexpr Row kScaledModifiedBesselK0{"scaled_modified_bessel_k0", lib::Bessel, "f_scaled_modified_bessel_k0(x1)", nullptr,
-                                      nullptr};
-constexpr Row kScaledModifiedBesselK1{"scaled_modified_bessel_k1", lib::Bessel, "f_scaled_modified_bessel_k1(x1)", nullptr,
-                                      nullptr};
+constexpr Row kScaledModifiedBesselK0{"scaled_modified_bessel_k0", lib::Bessel, "f_scaled_modified_bessel_k0(x1)",
+                                      nullptr, nullptr};
+constexpr Row kScaledModifiedBesselK1{"scaled_modified_bessel_k1", lib::Bessel, "f_scaled_modified_bessel_k1(x1)",
+                                      nullptr, nullptr};
 constexpr Row kSphericalBesselJ0{"spherical_bessel_j0", lib::Bessel, "f_spherical_bessel_j0(x1)", nullptr, nullptr};
 // (x, n): n is truncated to an integer inside the function, as CPU does.
 constexpr Row kChebyshevT{"chebyshev_polynomial_t", lib::Bessel, "f_chebyshev_t(x1, x2)", nullptr, nullptr};
 constexpr Row kChebyshevU{"chebyshev_polynomial_u", lib::Bessel, "f_chebyshev_u(x1, x2)", nullptr, nullptr};
 constexpr Row kChebyshevV{"chebyshev_polynomial_v", lib::Bessel, "f_chebyshev_v(x1, x2)", nullptr, nullptr};
 constexpr Row kChebyshevW{"chebyshev_polynomial_w", lib::Bessel, "f_chebyshev_w(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevT{"shifted_chebyshev_polynomial_t", lib::Bessel, "f_shifted_chebyshev_t(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevU{"shifted_chebyshev_polynomial_u", lib::Bessel, "f_shifted_chebyshev_u(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevV{"shifted_chebyshev_polynomial_v", lib::Bessel, "f_shifted_chebyshev_v(x1, x2)", nullptr, nullptr};
-constexpr Row kShiftedChebyshevW{"shifted_chebyshev_polynomial_w", lib::Bessel, "f_shifted_chebyshev_w(x1, x2)", nullptr, nullptr};
+constexpr Row kShiftedChebyshevT{"shifted_chebyshev_polynomial_t", lib::Bessel, "f_shifted_chebyshev_t(x1, x2)",
+                                 nullptr, nullptr};
+constexpr Row kShiftedChebyshevU{"shifted_chebyshev_polynomial_u", lib::Bessel, "f_shifted_chebyshev_u(x1, x2)",
+                                 nullptr, nullptr};
+constexpr Row kShiftedChebyshevV{"shifted_chebyshev_polynomial_v", lib::Bessel, "f_shifted_chebyshev_v(x1, x2)",
+                                 nullptr, nullptr};
+constexpr Row kShiftedChebyshevW{"shifted_chebyshev_polynomial_w", lib::Bessel, "f_shifted_chebyshev_w(x1, x2)",
+                                 nullptr, nullptr};
 constexpr Row kHermiteH{"hermite_polynomial_h", lib::Bessel, "f_hermite_polynomial_h(x1, x2)", nullptr, nullptr};
 constexpr Row kHermiteHe{"hermite_polynomial_he", lib::Bessel, "f_hermite_polynomial_he(x1, x2)", nullptr, nullptr};
 constexpr Row kLaguerreL{"laguerre_polynomial_l", lib::Bessel, "f_laguerre_polynomial_l(x1, x2)", nullptr, nullptr};
@@ -48,8 +52,8 @@ constexpr Row kLegendreP{"legendre_polynomial_p", lib::Bessel, "f_legendre_polyn
 template <const Row& R>
 void float_only(at::TensorIteratorBase& it) {
   const at::ScalarType dt = driving_dtype(it, R.drive);
-  TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kHalf && dt != at::kBFloat16, "\"", R.name,
-                              "_webgpu\" not implemented for '", c10::toString(dt), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kHalf && dt != at::kBFloat16, "\"", R.name, "_webgpu\" not implemented for '",
+                              c10::toString(dt), "'");
   run_row(R, it);
 }
 
@@ -89,17 +93,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<at::native::structured_special_##op##_out, T>(m, "special_" #op, "special_" #op ".out");
 #define WEBGPU_SPECIAL_BINARY(op) \
   s::reg<at::native::structured_special_##op##_out, T, T>(m, "special_" #op, "special_" #op ".out");
-  WEBGPU_SPECIAL_UNARY(airy_ai) WEBGPU_SPECIAL_UNARY(bessel_j0) WEBGPU_SPECIAL_UNARY(bessel_j1)
-  WEBGPU_SPECIAL_UNARY(bessel_y0) WEBGPU_SPECIAL_UNARY(bessel_y1) WEBGPU_SPECIAL_UNARY(modified_bessel_i0)
-  WEBGPU_SPECIAL_UNARY(modified_bessel_i1) WEBGPU_SPECIAL_UNARY(modified_bessel_k0)
-  WEBGPU_SPECIAL_UNARY(modified_bessel_k1) WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k0)
-  WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k1) WEBGPU_SPECIAL_UNARY(spherical_bessel_j0)
-  WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_t) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_u)
-  WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_v) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_w)
-  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_t) WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_u)
-  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_v) WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_w)
-  WEBGPU_SPECIAL_BINARY(hermite_polynomial_h) WEBGPU_SPECIAL_BINARY(hermite_polynomial_he)
-  WEBGPU_SPECIAL_BINARY(laguerre_polynomial_l) WEBGPU_SPECIAL_BINARY(legendre_polynomial_p)
+  WEBGPU_SPECIAL_UNARY(airy_ai)
+  WEBGPU_SPECIAL_UNARY(bessel_j0) WEBGPU_SPECIAL_UNARY(bessel_j1) WEBGPU_SPECIAL_UNARY(bessel_y0)
+      WEBGPU_SPECIAL_UNARY(bessel_y1) WEBGPU_SPECIAL_UNARY(modified_bessel_i0) WEBGPU_SPECIAL_UNARY(modified_bessel_i1)
+          WEBGPU_SPECIAL_UNARY(modified_bessel_k0) WEBGPU_SPECIAL_UNARY(modified_bessel_k1)
+              WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k0) WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k1)
+                  WEBGPU_SPECIAL_UNARY(spherical_bessel_j0) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_t)
+                      WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_u) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_v)
+                          WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_w)
+                              WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_t)
+                                  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_u)
+                                      WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_v)
+                                          WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_w)
+                                              WEBGPU_SPECIAL_BINARY(hermite_polynomial_h)
+                                                  WEBGPU_SPECIAL_BINARY(hermite_polynomial_he)
+                                                      WEBGPU_SPECIAL_BINARY(laguerre_polynomial_l)
+                                                          WEBGPU_SPECIAL_BINARY(legendre_polynomial_p)
 #undef WEBGPU_SPECIAL_UNARY
 #undef WEBGPU_SPECIAL_BINARY
 }

@@ -33,8 +33,8 @@ inline void resize_out(const at::Tensor& out, at::IntArrayRef sizes, at::IntArra
                        const at::TensorOptions& options) {
   TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(), ", but got ",
               out.dtype(), " instead");
-  TORCH_CHECK(options.device() == out.device(), "Expected out tensor to have device ", options.device(),
-              ", but got ", out.device(), " instead");
+  TORCH_CHECK(options.device() == out.device(), "Expected out tensor to have device ", options.device(), ", but got ",
+              out.device(), " instead");
   if (at::native::resize_output(out, sizes)) {
     if (!strides.empty()) {
       out.as_strided_(sizes, strides);
@@ -49,8 +49,8 @@ inline void check_inplace(const at::Tensor& self, at::IntArrayRef sizes, const a
               " and output tensor dtype ", options.dtype(), " should match");
   TORCH_CHECK(options.device() == self.device(), "Bad in-place call: input tensor device ", self.device(),
               " and output tensor device ", options.device(), " should match");
-  TORCH_CHECK(sizes == self.sizes(), "Bad in-place call: input tensor size ", self.sizes(),
-              " and output tensor size ", sizes, " should match");
+  TORCH_CHECK(sizes == self.sizes(), "Bad in-place call: input tensor size ", self.sizes(), " and output tensor size ",
+              sizes, " should match");
 }
 
 template <class Base>
@@ -105,8 +105,10 @@ struct Given final : Base {
   }
   const at::Tensor& maybe_get_output(int64_t) override { return proxy_.defined() ? proxy_ : out_; }
   void check(at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    if constexpr (kInplace) check_inplace(out_, sizes, options);
-    else resize_out(out_, sizes, strides, options);
+    if constexpr (kInplace)
+      check_inplace(out_, sizes, options);
+    else
+      resize_out(out_, sizes, strides, options);
   }
   void finish() {
     if (proxy_.defined()) out_.copy_(proxy_);

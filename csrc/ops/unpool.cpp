@@ -70,8 +70,8 @@ void check_unpool_input(const at::Tensor& self, const at::Tensor& indices, const
 
 at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
                              at::Tensor& out) {
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64 but got: ",
-              indices.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "elements in indices should be type int64 but got: ", indices.scalar_type());
   TORCH_CHECK(output_size.size() == 2, "There should be exactly two elements (height, width) in output_size, but got ",
               output_size.size(), " elements.");
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4,
@@ -81,8 +81,10 @@ at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, 
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max_unpool2d: expected out of dtype ", self.scalar_type(),
               " but got ", out.scalar_type());
   const auto mf = self.suggest_memory_format();
-  if (self.dim() == 3) out.resize_({self.size(0), output_size[0], output_size[1]});
-  else out.resize_({self.size(0), self.size(1), output_size[0], output_size[1]}, mf);
+  if (self.dim() == 3)
+    out.resize_({self.size(0), output_size[0], output_size[1]});
+  else
+    out.resize_({self.size(0), self.size(1), output_size[0], output_size[1]}, mf);
   unpool(self, indices, out, 2, "max_unpool2d");
   return out;
 }
@@ -101,18 +103,21 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, 
   TORCH_CHECK(output_size.size() == 3,
               "There should be exactly three elements (depth, height, width) in output_size, but got ",
               output_size.size(), " elements.");
-  TORCH_CHECK(stride.size() == 3, "There should be exactly three elements (depth, height, width) in stride, but got: ",
-              stride.size(), " elements.");
+  TORCH_CHECK(stride.size() == 3,
+              "There should be exactly three elements (depth, height, width) in stride, but got: ", stride.size(),
+              " elements.");
   TORCH_CHECK(padding.size() == 3,
               "There should be exactly three elements (depth, height, width) in padding, but got: ", padding.size(),
               " elements.");
   check_unpool_input(self, indices, "max_unpooling3d(): ");
-  TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0, "strides should be greater than zero, but got stride: ",
-              stride);
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
+              "strides should be greater than zero, but got stride: ", stride);
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "max_unpool3d: expected out of dtype ", self.scalar_type(),
               " but got ", out.scalar_type());
-  if (self.dim() == 4) out.resize_({self.size(0), output_size[0], output_size[1], output_size[2]});
-  else out.resize_({self.size(0), self.size(1), output_size[0], output_size[1], output_size[2]});
+  if (self.dim() == 4)
+    out.resize_({self.size(0), output_size[0], output_size[1], output_size[2]});
+  else
+    out.resize_({self.size(0), self.size(1), output_size[0], output_size[1], output_size[2]});
   unpool(self, indices, out, 3, "max_unpool3d");
   return out;
 }

@@ -21,7 +21,6 @@ namespace {
 using Scales = std::vector<std::optional<double>>;
 enum class Mode { Nearest, Exact, Linear, Cubic };
 
-
 float nearest_scale(int64_t in, int64_t out, const std::optional<double>& s) {
   return s.has_value() && *s > 0. ? static_cast<float>(1.0 / *s) : static_cast<float>(in) / out;
 }
@@ -32,8 +31,8 @@ float linear_scale(int64_t in, int64_t out, bool align, const std::optional<doub
 }
 
 // One launch; `in_sizes` is the full input shape, `out_sizes` the full output shape.
-void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::Tensor& dst,
-         at::IntArrayRef in_sizes, at::IntArrayRef out_sizes, const Scales& scales) {
+void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::Tensor& dst, at::IntArrayRef in_sizes,
+         at::IntArrayRef out_sizes, const Scales& scales) {
   const int dims = int(scales.size());
   const int r = int(in_sizes.size());
   int64_t I[3] = {1, 1, 1}, O[3] = {1, 1, 1};
@@ -42,13 +41,16 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
     const int j = 3 - dims + i;
     I[j] = in_sizes[r - dims + i];
     O[j] = out_sizes[r - dims + i];
-    S[j] = mode == Mode::Linear || mode == Mode::Cubic ? linear_scale(I[j], O[j], align, scales[i]) : nearest_scale(I[j], O[j], scales[i]);
+    S[j] = mode == Mode::Linear || mode == Mode::Cubic ? linear_scale(I[j], O[j], align, scales[i])
+                                                       : nearest_scale(I[j], O[j], scales[i]);
   }
   const uint64_t n = uint64_t(dst.numel());
   if (n == 0) return;
   const bool interp = mode == Mode::Linear || mode == Mode::Cubic;
   const CT ct = !backward && !interp ? CT::RAW : CT::F32;
-  const std::string sec = std::string(mode == Mode::Linear ? "linear" : mode == Mode::Cubic ? "cubic" : "nearest") +
+  const std::string sec = std::string(mode == Mode::Linear  ? "linear"
+                                      : mode == Mode::Cubic ? "cubic"
+                                                            : "nearest") +
                           (backward ? "_bwd" : "_fwd");
   const bool exact = mode == Mode::Exact;
   Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
@@ -64,14 +66,15 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
   k.param_index("dst_off", dst.storage_offset());
   k.library("nn_grid");
   k.launch(grid(n), [&] {
-    return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") + ";\nconst ALIGN: bool = " +
-           (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
+    return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") +
+           ";\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
   });
 }
 
 void check_dtype(const at::Tensor& t, Mode mode, bool backward, const char* op) {
   const auto s = t.scalar_type();
-  const bool ok = at::isFloatingType(s) || (s == at::kByte && (mode == Mode::Nearest || mode == Mode::Exact) && !backward);
+  const bool ok =
+      at::isFloatingType(s) || (s == at::kByte && (mode == Mode::Nearest || mode == Mode::Exact) && !backward);
   TORCH_CHECK_NOT_IMPLEMENTED(ok, "webgpu: \"", op, "\" not implemented for '", c10::toString(s), "'");
 }
 
@@ -101,14 +104,14 @@ using OS = std::optional<double>;
 // nearest / nearest-exact over 1-3 dims: the forward (Op) and its backward (Op_backward), whose scale
 // arguments are DECL (parenthesised) named NAMES.
 #define WEBGPU_UNPAREN(...) __VA_ARGS__
-#define WEBGPU_NEAREST(fwd, bwd, mode, Op, DECL, NAMES)                                           \
-  at::Tensor fwd(const at::Tensor& self, at::IntArrayRef os, WEBGPU_UNPAREN DECL) {              \
-    return forward(mode, false, self, at::Op(meta_of(self), os, WEBGPU_UNPAREN NAMES).sizes(),    \
-                   {WEBGPU_UNPAREN NAMES}, #Op);                                                   \
-  }                                                                                               \
-  at::Tensor bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, WEBGPU_UNPAREN DECL) { \
-    at::Op##_backward(meta_of(g), os, is, WEBGPU_UNPAREN NAMES);                                  \
-    return backward(mode, false, g, is, {WEBGPU_UNPAREN NAMES}, #Op "_backward");                \
+#define WEBGPU_NEAREST(fwd, bwd, mode, Op, DECL, NAMES)                                                                \
+  at::Tensor fwd(const at::Tensor& self, at::IntArrayRef os, WEBGPU_UNPAREN DECL) {                                    \
+    return forward(mode, false, self, at::Op(meta_of(self), os, WEBGPU_UNPAREN NAMES).sizes(), {WEBGPU_UNPAREN NAMES}, \
+                   #Op);                                                                                               \
+  }                                                                                                                    \
+  at::Tensor bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, WEBGPU_UNPAREN DECL) {                   \
+    at::Op##_backward(meta_of(g), os, is, WEBGPU_UNPAREN NAMES);                                                       \
+    return backward(mode, false, g, is, {WEBGPU_UNPAREN NAMES}, #Op "_backward");                                      \
   }
 WEBGPU_NEAREST(nearest1d, nearest1d_bwd, Mode::Nearest, upsample_nearest1d, (OS s), (s))
 WEBGPU_NEAREST(nearest2d, nearest2d_bwd, Mode::Nearest, upsample_nearest2d, (OS h, OS w), (h, w))
@@ -121,13 +124,16 @@ WEBGPU_NEAREST(exact3d, exact3d_bwd, Mode::Exact, _upsample_nearest_exact3d, (OS
 
 // ---- linear ----
 at::Tensor linear1d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS s) {
-  return forward(Mode::Linear, ac, self, at::upsample_linear1d(meta_of(self), os, ac, s).sizes(), {s}, "upsample_linear1d");
+  return forward(Mode::Linear, ac, self, at::upsample_linear1d(meta_of(self), os, ac, s).sizes(), {s},
+                 "upsample_linear1d");
 }
 at::Tensor bilinear2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
-  return forward(Mode::Linear, ac, self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), {h, w}, "upsample_bilinear2d");
+  return forward(Mode::Linear, ac, self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
+                 "upsample_bilinear2d");
 }
 at::Tensor trilinear3d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS d, OS h, OS w) {
-  return forward(Mode::Linear, ac, self, at::upsample_trilinear3d(meta_of(self), os, ac, d, h, w).sizes(), {d, h, w}, "upsample_trilinear3d");
+  return forward(Mode::Linear, ac, self, at::upsample_trilinear3d(meta_of(self), os, ac, d, h, w).sizes(), {d, h, w},
+                 "upsample_trilinear3d");
 }
 at::Tensor linear1d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS s) {
   at::upsample_linear1d_backward(meta_of(g), os, is, ac, s);
@@ -144,7 +150,8 @@ at::Tensor trilinear3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArray
 
 // ---- bicubic ----
 at::Tensor bicubic2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
-  return forward(Mode::Cubic, ac, self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), {h, w}, "upsample_bicubic2d");
+  return forward(Mode::Cubic, ac, self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
+                 "upsample_bicubic2d");
 }
 at::Tensor bicubic2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
   at::upsample_bicubic2d_backward(meta_of(g), os, is, ac, h, w);

@@ -16,7 +16,8 @@ namespace {
 
 // CPU's scale factor: maxnorm / (norm + 1e-7) where the norm exceeds maxnorm, else 1 (f32 math, as
 // CPU's float kernel; the half types' norms are f32 already, the accumulate type).
-constexpr Row kRenormScale{"renorm_scale_factor", lib::None, "select(1.0, s0 / (x1 + 1e-7), x1 > s0)", nullptr, nullptr};
+constexpr Row kRenormScale{"renorm_scale_factor", lib::None, "select(1.0, s0 / (x1 + 1e-7), x1 > s0)", nullptr,
+                           nullptr};
 void renorm_scale_factor(at::TensorIteratorBase& it, double maxnorm) { run_row(kRenormScale, it, {maxnorm}); }
 
 // result = a x b along dim, each component a product difference in the operands' dtype (CPU's

@@ -48,8 +48,8 @@ int resolve(int index) {
 // (the whole storage block: index with the tensor's storage_offset); params: (name, type, value)
 // with type u32, i32, f32, u32s, i32s or f32s, read in WGSL as P.name / P_name(i).
 const char* storage_elem(const std::string& e) {
-  static const char* known[] = {"u32", "i32", "f32", "f16", "vec2<u32>", "vec4<u32>", "vec4<f32>", "vec2<f32>",
-                                "vec4<i32>", "atomic<u32>", "atomic<i32>"};
+  static const char* known[] = {"u32",       "i32",       "f32",       "f16",         "vec2<u32>",  "vec4<u32>",
+                                "vec4<f32>", "vec2<f32>", "vec4<i32>", "atomic<u32>", "atomic<i32>"};
   for (const char* k : known)
     if (e == k) return k;
   TORCH_CHECK(false, "webgpu: _launch_wgsl: unsupported storage element type '", e, "'");
@@ -68,8 +68,8 @@ void launch_wgsl(const std::string& key, const std::string& body, const py::list
     TORCH_CHECK(a.size() == 3, "webgpu: _launch_wgsl: ", key, ": argument ", i, " is not (tensor, type, writable)");
     tensors.push_back(a[0].cast<at::Tensor>());
     const at::Tensor& t = tensors.back();
-    TORCH_CHECK(t.device().is_privateuseone(), "webgpu: _launch_wgsl: ", key, ": argument ", i,
-                " is on ", t.device(), ", not a webgpu device");
+    TORCH_CHECK(t.device().is_privateuseone(), "webgpu: _launch_wgsl: ", key, ": argument ", i, " is on ", t.device(),
+                ", not a webgpu device");
     TORCH_CHECK(t.device() == tensors.front().device(), "webgpu: _launch_wgsl: ", key,
                 ": arguments on different devices (", tensors.front().device(), " and ", t.device(), ")");
     const auto span = kernel::byte_span(t);
@@ -79,17 +79,20 @@ void launch_wgsl(const std::string& key, const std::string& body, const py::list
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const py::tuple a = args[i].cast<py::tuple>();
-    storage.push_back({&tensors[i], kernel::numbered_name("b", i), storage_elem(a[1].cast<std::string>()),
-                       a[2].cast<bool>()});
+    storage.push_back(
+        {&tensors[i], kernel::numbered_name("b", i), storage_elem(a[1].cast<std::string>()), a[2].cast<bool>()});
   }
   kernel::Params p;
   for (const auto& item : params) {
     const py::tuple t = item.cast<py::tuple>();
     TORCH_CHECK(t.size() == 3, "webgpu: _launch_wgsl: ", key, ": a parameter is not (name, type, value)");
     const std::string name = t[0].cast<std::string>(), type = t[1].cast<std::string>();
-    if (type == "u32") p.u32(name, t[2].cast<uint32_t>());
-    else if (type == "i32") p.i32(name, t[2].cast<int32_t>());
-    else if (type == "f32") p.f32(name, t[2].cast<float>());
+    if (type == "u32")
+      p.u32(name, t[2].cast<uint32_t>());
+    else if (type == "i32")
+      p.i32(name, t[2].cast<int32_t>());
+    else if (type == "f32")
+      p.f32(name, t[2].cast<float>());
     else if (type == "u32s" || type == "i32s" || type == "f32s") {
       std::vector<uint32_t> w;
       for (const auto& v : t[2].cast<py::list>()) {
@@ -103,8 +106,9 @@ void launch_wgsl(const std::string& key, const std::string& body, const py::list
         }
       }
       p.array(name, w.data(), w.size(),
-              type == "u32s" ? kernel::Params::Type::U32S
-                             : type == "i32s" ? kernel::Params::Type::I32S : kernel::Params::Type::F32S);
+              type == "u32s"   ? kernel::Params::Type::U32S
+              : type == "i32s" ? kernel::Params::Type::I32S
+                               : kernel::Params::Type::F32S);
     } else {
       TORCH_CHECK(false, "webgpu: _launch_wgsl: ", key, ": parameter '", name, "' has unknown type '", type, "'");
     }
@@ -195,24 +199,36 @@ PYBIND11_MODULE(_C, m) {
   m.def("_load_dawn", []() { rt::procs(); });
   m.def("_has_kernel_profiler", &core::has_kernel_profiler);
   m.def("_shutdown", &rt::shutdown, py::call_guard<py::gil_scoped_release>());
-  m.def("_is_available", []() { core::check_not_forked(); return rt::is_available(); },
-        py::call_guard<py::gil_scoped_release>());
-  m.def("_device_count", []() { core::check_not_forked(); return rt::device_count(); },
-        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_is_available",
+      []() {
+        core::check_not_forked();
+        return rt::is_available();
+      },
+      py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_device_count",
+      []() {
+        core::check_not_forked();
+        return rt::device_count();
+      },
+      py::call_guard<py::gil_scoped_release>());
   m.def("_current_device", &core::current_device);
   m.def("_devices_created", []() { return rt::created_devices().size(); });
   m.def("_set_bad_fork", &core::set_bad_fork);
   m.def("_in_bad_fork", []() { return core::g_bad_fork.load(); });
   m.def("_set_device", &core::set_current_device);
   m.def("_is_initialized", []() { return !rt::created_devices().empty(); });
-  m.def("_init", [](int i) { rt::get_device(resolve(i)); }, py::arg("index") = -1,
-        py::call_guard<py::gil_scoped_release>());
-  m.def("_synchronize", [](int i) { rt::get_device(resolve(i)).stream().synchronize(); }, py::arg("index") = -1,
-        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_init", [](int i) { rt::get_device(resolve(i)); }, py::arg("index") = -1,
+      py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_synchronize", [](int i) { rt::get_device(resolve(i)).stream().synchronize(); }, py::arg("index") = -1,
+      py::call_guard<py::gil_scoped_release>());
   m.def("_flush", [](int i) { rt::get_device(resolve(i)).stream().flush(); }, py::arg("index") = -1);
   m.def("_memory_stats", &memory_stats, py::arg("index") = -1);
-  m.def("_reset_peak_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_peak(); },
-        py::arg("index") = -1);
+  m.def(
+      "_reset_peak_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_peak(); }, py::arg("index") = -1);
   m.def("_empty_cache", []() {
     core::check_not_forked();
     for (auto* d : rt::created_devices()) d->pool().empty_cache();
@@ -220,18 +236,23 @@ PYBIND11_MODULE(_C, m) {
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
   // Device-side index errors (runtime/stream.h): armed slots, errors found and not raised yet,
   // tainted buffers. For tests.
-  m.def("_device_error_state", [](int i) {
-    auto e = rt::get_device(resolve(i)).stream().error_state();
-    py::dict d;
-    d["armed"] = e.armed;
-    d["found"] = e.found;
-    d["tainted"] = e.tainted;
-    return d;
-  }, py::arg("index") = -1);
-  m.def("_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
-        py::arg("index") = -1);
-  m.def("_pipeline_keys", [](int index) { return rt::get_device(resolve(index)).pipelines().keys(); },
-        "The keys of the kernels compiled so far on a device (which kernel variants ran).");
+  m.def(
+      "_device_error_state",
+      [](int i) {
+        auto e = rt::get_device(resolve(i)).stream().error_state();
+        py::dict d;
+        d["armed"] = e.armed;
+        d["found"] = e.found;
+        d["tainted"] = e.tainted;
+        return d;
+      },
+      py::arg("index") = -1);
+  m.def(
+      "_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
+      py::arg("index") = -1);
+  m.def(
+      "_pipeline_keys", [](int index) { return rt::get_device(resolve(index)).pipelines().keys(); },
+      "The keys of the kernels compiled so far on a device (which kernel variants ran).");
   // Subgroup-matrix configs as info() lists them.
   auto matrix_configs = [](const py::list& configs) {
     std::vector<kernel::MatrixConfig> cs;
@@ -243,15 +264,16 @@ PYBIND11_MODULE(_C, m) {
     }
     return cs;
   };
-  m.def("_sg_gemm_plan",
-        [matrix_configs](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
-                         py::object dtype, int64_t batch, int64_t M, int64_t N, int64_t K) {
-          const auto st = reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
-          return engines::describe_sg_gemm_plan(matrix_configs(configs), has_f16, wg_storage, max_invocations, st, batch,
-                                            M, N, K);
-        },
-        "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
-        "(as in info()) and limits.");
+  m.def(
+      "_sg_gemm_plan",
+      [matrix_configs](const py::list& configs, bool has_f16, uint64_t wg_storage, uint64_t max_invocations,
+                       py::object dtype, int64_t batch, int64_t M, int64_t N, int64_t K) {
+        const auto st = reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type;
+        return engines::describe_sg_gemm_plan(matrix_configs(configs), has_f16, wg_storage, max_invocations, st, batch,
+                                              M, N, K);
+      },
+      "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
+      "(as in info()) and limits.");
   m.def("_launch_wgsl", &launch_wgsl, py::arg("key"), py::arg("body"), py::arg("args"), py::arg("params"),
         py::arg("groups"), py::arg("directives") = "", py::arg("libraries") = std::vector<std::string>{},
         py::arg("index_error_op") = "",
@@ -266,7 +288,11 @@ PYBIND11_MODULE(_C, m) {
 #undef WEBGPU_ABI_SIZE
     return d;
   });
-  m.def("_default_generator", [](int i) {
-    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(core::default_generator(resolve(i))));
-  }, py::arg("index") = -1);
+  m.def(
+      "_default_generator",
+      [](int i) {
+        return py::reinterpret_steal<py::object>(
+            THPGenerator_initDefaultGenerator(core::default_generator(resolve(i))));
+      },
+      py::arg("index") = -1);
 }

@@ -97,8 +97,8 @@ Block* BufferPool::allocate(uint64_t nbytes) {
     buf = create_buffer(size, &err, &oom);
     if (oom) {
       stats_.num_ooms++;
-      TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes,
-                       " bytes (", stats_.allocated, " bytes allocated by tensors). Dawn: ", err);
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes, " bytes (",
+                       stats_.allocated, " bytes allocated by tensors). Dawn: ", err);
     }
   }
   auto* b = new Block{std::move(buf), size, reserve_va(size), dev_.index()};

@@ -14,8 +14,8 @@ class GpuDevice;
 
 struct Block {
   Buffer buffer;
-  uint64_t size = 0;   // bytes, a multiple of 4
-  uint64_t va = 0;     // base of this block's range in the fake address space
+  uint64_t size = 0;  // bytes, a multiple of 4
+  uint64_t va = 0;  // base of this block's range in the fake address space
   int device = 0;
 };
 
@@ -50,7 +50,7 @@ class BufferPool {
 
   GpuDevice& dev_;
   std::mutex mu_;
-  std::multimap<uint64_t, Block*> cached_;   // free blocks by size
+  std::multimap<uint64_t, Block*> cached_;  // free blocks by size
   std::unordered_set<Block*> live_;
   PoolStats stats_;
 };

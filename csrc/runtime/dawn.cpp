@@ -50,8 +50,9 @@ const Procs& procs() {
   std::unordered_map<std::string, uintptr_t> addr;
   if (const char* path = env_library()) {
     void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    TORCH_CHECK(lib, "webgpu: could not load the Dawn library '", path, "' named by TORCH_WEBGPU_DAWN_LIBRARY: ",
-                dlerror(), ". Unset it to use the runtime of the wgpudawn package.");
+    TORCH_CHECK(lib, "webgpu: could not load the Dawn library '", path,
+                "' named by TORCH_WEBGPU_DAWN_LIBRARY: ", dlerror(),
+                ". Unset it to use the runtime of the wgpudawn package.");
     auto gpa = reinterpret_cast<WGPUProc (*)(WGPUStringView)>(dlsym(lib, "wgpuGetProcAddress"));
     for (const std::string& n : proc_names()) {
       void* p = dlsym(lib, n.c_str());
@@ -62,23 +63,25 @@ const Procs& procs() {
   } else {
     TORCH_CHECK(!g_given.empty(),
                 "webgpu: the Dawn runtime was not handed over; `import torch_webgpu` does that from the "
-                "wgpudawn package (`", kInstall, "`).");
+                "wgpudawn package (`",
+                kInstall, "`).");
     addr = g_given;
     g_source = "wgpudawn";
   }
   std::string missing;
-#define WEBGPU_PROC_LOAD(name)                                                       \
-  if (auto it = addr.find(#name); it != addr.end() && it->second)                    \
-    g_procs.name = reinterpret_cast<decltype(&::name)>(it->second);                   \
-  else                                                                               \
+#define WEBGPU_PROC_LOAD(name)                                      \
+  if (auto it = addr.find(#name); it != addr.end() && it->second)   \
+    g_procs.name = reinterpret_cast<decltype(&::name)>(it->second); \
+  else                                                              \
     missing += std::string(missing.empty() ? "" : ", ") + #name;
   WGPU_ABI_FUNCTIONS(WEBGPU_PROC_LOAD)
 #undef WEBGPU_PROC_LOAD
   if (auto it = addr.find(kEnumerateAdapters); it != addr.end() && it->second)
     g_procs.enumerate_adapters = reinterpret_cast<decltype(g_procs.enumerate_adapters)>(it->second);
-  TORCH_CHECK(missing.empty(), "webgpu: the Dawn runtime (", g_source, ") lacks functions this build was compiled for (",
-              missing.substr(0, 400), "); torch_webgpu was built against a different Dawn. Reinstall with `",
-              kInstall, "` and rebuild torch_webgpu.");
+  TORCH_CHECK(missing.empty(), "webgpu: the Dawn runtime (", g_source,
+              ") lacks functions this build was compiled for (", missing.substr(0, 400),
+              "); torch_webgpu was built against a different Dawn. Reinstall with `", kInstall,
+              "` and rebuild torch_webgpu.");
   g_loaded = true;
   return g_procs;
 }

@@ -91,8 +91,10 @@ struct AdapterOptions {
   }
   AdapterOptions(const AdapterOptions&) = delete;
   static WGPUBackendType backend_of(const std::string& s) {
-    return s == "vulkan" ? WGPUBackendType_Vulkan : s == "metal" ? WGPUBackendType_Metal
-         : s == "d3d12" ? WGPUBackendType_D3D12 : WGPUBackendType_Undefined;
+    return s == "vulkan"  ? WGPUBackendType_Vulkan
+           : s == "metal" ? WGPUBackendType_Metal
+           : s == "d3d12" ? WGPUBackendType_D3D12
+                          : WGPUBackendType_Undefined;
   }
 };
 
@@ -116,7 +118,13 @@ std::vector<Adapter> enumerate_adapters_locked(WGPUInstance inst) {
   const size_t n = P.enumerate_adapters(inst, &o.opts, nullptr, 0);
   std::vector<WGPUAdapter> raw(n);
   const size_t got = n ? std::min(n, P.enumerate_adapters(inst, &o.opts, raw.data(), n)) : 0;
-  struct Entry { Adapter a; int rank; int backend; uint32_t vendor, device; size_t order; };
+  struct Entry {
+    Adapter a;
+    int rank;
+    int backend;
+    uint32_t vendor, device;
+    size_t order;
+  };
   std::vector<Entry> all;
   for (size_t i = 0; i < got; ++i) {
     Adapter a(raw[i]);  // takes the reference the enumeration returned
@@ -128,9 +136,12 @@ std::vector<Adapter> enumerate_adapters_locked(WGPUInstance inst) {
     P.wgpuAdapterInfoFreeMembers(ai);
     int backend;
     switch (bt) {
-      case WGPUBackendType_Vulkan: case WGPUBackendType_Metal: case WGPUBackendType_D3D12: backend = 0; break;
+      case WGPUBackendType_Vulkan:
+      case WGPUBackendType_Metal:
+      case WGPUBackendType_D3D12: backend = 0; break;
       case WGPUBackendType_D3D11: backend = 1; break;
-      case WGPUBackendType_OpenGL: case WGPUBackendType_OpenGLES: backend = 2; break;
+      case WGPUBackendType_OpenGL:
+      case WGPUBackendType_OpenGLES: backend = 2; break;
       default: continue;  // Null and anything unknown
     }
     if (o.opts.backendType != WGPUBackendType_Undefined && bt != o.opts.backendType) continue;
@@ -183,15 +194,17 @@ Adapter request_adapter_locked(WGPUInstance inst) {
   AdapterOptions o;
   Requested<WGPURequestAdapterStatus, WGPUAdapter> r;
   const WGPUWaitStatus st = request<WGPURequestAdapterCallbackInfo>(
-      inst, r, [&](const WGPURequestAdapterCallbackInfo& cb) { return procs().wgpuInstanceRequestAdapter(inst, &o.opts, cb); });
+      inst, r,
+      [&](const WGPURequestAdapterCallbackInfo& cb) { return procs().wgpuInstanceRequestAdapter(inst, &o.opts, cb); });
   if (st != WGPUWaitStatus_Success || r.status != WGPURequestAdapterStatus_Success || !r.handle) {
     g_adapter_error = std::string(kNoAdapterAdvice) + (r.msg.empty() ? "" : " (Dawn: " + r.msg + ")");
     // Current Dawn needs Vulkan features that old drivers lack (Mesa's lavapipe before 25 has no
     // dynamic indexing of uniform arrays): say which driver to install instead of "no adapter".
     if (r.msg.find("required") != std::string::npos || r.msg.find("Vulkan") != std::string::npos)
-      g_adapter_error += " The Vulkan driver is too old for this Dawn: Mesa >= 25 is needed for lavapipe "
-                         "(Debian 13's mesa-vulkan-drivers, or on Debian 12 the one of the bookworm-backports "
-                         "suite: `apt-get install -t bookworm-backports mesa-vulkan-drivers`).";
+      g_adapter_error +=
+          " The Vulkan driver is too old for this Dawn: Mesa >= 25 is needed for lavapipe "
+          "(Debian 13's mesa-vulkan-drivers, or on Debian 12 the one of the bookworm-backports "
+          "suite: `apt-get install -t bookworm-backports mesa-vulkan-drivers`).";
     return Adapter();
   }
   return Adapter(r.handle);
@@ -284,8 +297,8 @@ GpuDevice& get_device(int index) {
   if (g_devices[index]) return *g_devices[index];
   probe_adapter_locked();
   TORCH_CHECK(!g_adapters.empty(), g_adapter_error);
-  TORCH_CHECK(size_t(index) < g_adapters.size(), "webgpu: device index ", index, " out of range (",
-              g_adapters.size(), " webgpu device(s) available)");
+  TORCH_CHECK(size_t(index) < g_adapters.size(), "webgpu: device index ", index, " out of range (", g_adapters.size(),
+              " webgpu device(s) available)");
   g_devices[index] = new GpuDevice(index, g_adapters[index]);
   note_device_created(index);
   return *g_devices[index];
@@ -356,15 +369,16 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   info_["architecture"] = str(ai.architecture);
   info_["driver"] = str(ai.description);
   info_["backend"] = backend_name(ai.backendType);
-  info_["adapter_type"] = ai.adapterType == WGPUAdapterType_DiscreteGPU ? "discrete-gpu"
+  info_["adapter_type"] = ai.adapterType == WGPUAdapterType_DiscreteGPU     ? "discrete-gpu"
                           : ai.adapterType == WGPUAdapterType_IntegratedGPU ? "integrated-gpu"
-                          : ai.adapterType == WGPUAdapterType_CPU ? "cpu" : "unknown";
+                          : ai.adapterType == WGPUAdapterType_CPU           ? "cpu"
+                                                                            : "unknown";
   subgroup_min_ = ai.subgroupMinSize;
   subgroup_max_ = ai.subgroupMaxSize;
   for (size_t i = 0; i < mc.configCount; ++i) {
     const WGPUSubgroupMatrixConfig& c = mc.configs[i];
-    matrix_configs_.push_back({component_name(c.componentType), component_name(c.resultComponentType),
-                               c.M, c.N, c.K, c.minSubgroupSize, c.maxSubgroupSize});
+    matrix_configs_.push_back({component_name(c.componentType), component_name(c.resultComponentType), c.M, c.N, c.K,
+                               c.minSubgroupSize, c.maxSubgroupSize});
   }
   if (has_matrix) P.wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers(mc);
   ai.nextInChain = nullptr;
@@ -390,8 +404,7 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   // robustness pass and workgroup-memory zeroing (an out-of-bounds bug may then read or write other
   // memory, so it is never the default); TORCH_WEBGPU_DAWN_TOGGLES="a,b,-c" enables a and b and
   // disables c. Toggles this Dawn does not know are left out.
-  std::vector<std::string> on = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"},
-                           off = {"timestamp_quantization"};
+  std::vector<std::string> on = {"allow_unsafe_apis", "vulkan_enable_f16_on_nvidia"}, off = {"timestamp_quantization"};
   if (const char* f = std::getenv("TORCH_WEBGPU_FAST"); f && std::string(f) == "1")
     for (const char* t : {"skip_validation", "disable_robustness", "disable_workgroup_init"}) on.push_back(t);
   if (const char* e = std::getenv("TORCH_WEBGPU_DAWN_TOGGLES")) {
@@ -485,7 +498,10 @@ void GpuDevice::push_error_scope(uint32_t filter) {
 }
 
 std::pair<uint32_t, std::string> GpuDevice::pop_error_scope() {
-  struct Result { uint32_t type = WGPUErrorType_NoError; std::string msg; } r;
+  struct Result {
+    uint32_t type = WGPUErrorType_NoError;
+    std::string msg;
+  } r;
   WGPUPopErrorScopeCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
   cb.callback = [](WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg, void* ud, void*) {
@@ -526,11 +542,11 @@ std::map<std::string, uint64_t> GpuDevice::limit_map() const {
 std::vector<std::string> GpuDevice::feature_names() const {
   std::vector<std::string> out;
   for (WGPUFeatureName f : features_)
-    out.push_back(f == WGPUFeatureName_ShaderF16 ? "shader-f16"
-                  : f == WGPUFeatureName_Subgroups ? "subgroups"
-                  : f == WGPUFeatureName_TimestampQuery ? "timestamp-query"
+    out.push_back(f == WGPUFeatureName_ShaderF16                            ? "shader-f16"
+                  : f == WGPUFeatureName_Subgroups                          ? "subgroups"
+                  : f == WGPUFeatureName_TimestampQuery                     ? "timestamp-query"
                   : f == WGPUFeatureName_ChromiumExperimentalSubgroupMatrix ? "chromium-experimental-subgroup-matrix"
-                  : std::to_string(int(f)));
+                                                                            : std::to_string(int(f)));
   return out;
 }
 

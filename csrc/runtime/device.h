@@ -85,7 +85,7 @@ void wait_future(WGPUFuture f, const char* what);
 // Polls a future without blocking.
 bool future_done(WGPUFuture f);
 
-int device_count();           // 0 when no adapter is found; never throws for a missing adapter
+int device_count();  // 0 when no adapter is found; never throws for a missing adapter
 bool is_available();
 GpuDevice& get_device(int index);  // creates it on first use; throws with install advice
 // Devices created so far (for empty_cache/synchronize over all of them).

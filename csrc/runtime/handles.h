@@ -12,10 +12,17 @@ class Handle {
  public:
   Handle() = default;
   explicit Handle(H h) : h_(h) {}  // adopts a reference
-  Handle(const Handle& o) : h_(o.h_) { if (h_) AddRef(h_); }
+  Handle(const Handle& o) : h_(o.h_) {
+    if (h_) AddRef(h_);
+  }
   Handle(Handle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  Handle& operator=(Handle o) noexcept { std::swap(h_, o.h_); return *this; }
-  ~Handle() { if (h_) Release(h_); }
+  Handle& operator=(Handle o) noexcept {
+    std::swap(h_, o.h_);
+    return *this;
+  }
+  ~Handle() {
+    if (h_) Release(h_);
+  }
   H get() const { return h_; }
   explicit operator bool() const { return h_ != nullptr; }
   H release() { return std::exchange(h_, nullptr); }
@@ -24,9 +31,9 @@ class Handle {
   H h_ = nullptr;
 };
 
-#define WEBGPU_HANDLE(Name)                                                          \
-  inline void Name##AddRefFn(WGPU##Name h) { procs().wgpu##Name##AddRef(h); }         \
-  inline void Name##ReleaseFn(WGPU##Name h) { procs().wgpu##Name##Release(h); }       \
+#define WEBGPU_HANDLE(Name)                                                     \
+  inline void Name##AddRefFn(WGPU##Name h) { procs().wgpu##Name##AddRef(h); }   \
+  inline void Name##ReleaseFn(WGPU##Name h) { procs().wgpu##Name##Release(h); } \
   using Name = Handle<WGPU##Name, Name##AddRefFn, Name##ReleaseFn>;
 
 WEBGPU_HANDLE(Instance)

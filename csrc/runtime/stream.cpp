@@ -37,7 +37,8 @@ std::atomic<int64_t> g_other_thread_seen{0};
 const std::thread::id g_main_thread = std::this_thread::get_id();  // the thread that loaded us
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void gate_check() {
@@ -81,7 +82,8 @@ uint64_t& kernel_tag() {
 
 Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
-  if (const char* g = std::getenv("TORCH_WEBGPU_SUBMIT_GROUPS"); g && *g) submit_groups_ = std::strtoull(g, nullptr, 10);
+  if (const char* g = std::getenv("TORCH_WEBGPU_SUBMIT_GROUPS"); g && *g)
+    submit_groups_ = std::strtoull(g, nullptr, 10);
   shadow_.resize(size_t(max_batch_) * kParamBytes);
 }
 
@@ -189,14 +191,15 @@ WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n
 void Stream::check_same_device(const Binding* b, uint32_t n, const std::string& what) const {
   for (uint32_t i = 0; i < n; ++i) {
     const int d = buffer_device(b[i].buffer);
-    TORCH_CHECK(d < 0 || d == dev_.index(), "Expected all tensors to be on the same device, but found at least two "
-                "devices, webgpu:", dev_.index(), " and webgpu:", d, " (webgpu kernel '",
-                what.substr(0, what.find(':', 3)), "')");
+    TORCH_CHECK(d < 0 || d == dev_.index(),
+                "Expected all tensors to be on the same device, but found at least two "
+                "devices, webgpu:",
+                dev_.index(), " and webgpu:", d, " (webgpu kernel '", what.substr(0, what.find(':', 3)), "')");
   }
 }
 
-void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params,
-                      uint32_t nwords, uint64_t workgroups, bool check_indices) {
+void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params, uint32_t nwords,
+                      uint64_t workgroups, bool check_indices) {
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
   TORCH_CHECK(n + (check_indices ? 1 : 0) == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage,
               " buffers, got ", n + (check_indices ? 1 : 0));
@@ -206,9 +209,10 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   // engine and reductions bind windows and never get here with one.)
   const uint64_t max_bind = dev_.limits().maxStorageBufferBindingSize;
   for (uint32_t i = 0; i < n; ++i)
-    TORCH_CHECK_WITH(NotImplementedError, b[i].size <= max_bind, "webgpu: kernel '", p.key.substr(0, p.key.find(':', 3)),
-                     "' would bind an operand of ", b[i].size, " bytes, more than this adapter's maxStorageBufferBindingSize (",
-                     max_bind, " bytes); this op does not split such tensors yet. Work on smaller pieces (e.g. "
+    TORCH_CHECK_WITH(NotImplementedError, b[i].size <= max_bind, "webgpu: kernel '",
+                     p.key.substr(0, p.key.find(':', 3)), "' would bind an operand of ", b[i].size,
+                     " bytes, more than this adapter's maxStorageBufferBindingSize (", max_bind,
+                     " bytes); this op does not split such tensors yet. Work on smaller pieces (e.g. "
                      "torch.split / chunks along the first dimension), or move this step to the CPU.");
   if (several_devices()) check_same_device(b, n, p.key);
   Gate gate;
@@ -385,7 +389,10 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
 }
 
 void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what) {
-  struct Result { WGPUMapAsyncStatus status{}; std::string msg; } r;
+  struct Result {
+    WGPUMapAsyncStatus status{};
+    std::string msg;
+  } r;
   WGPUBufferMapCallbackInfo cb{};
   cb.mode = WGPUCallbackMode_WaitAnyOnly;
   cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
@@ -463,8 +470,8 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
     dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
     Buffer b(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
     auto err = dev_.pop_error_scope();
-    TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
-                     "webgpu: out of memory allocating a ", s, "-byte readback buffer: ", err.second);
+    TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError, "webgpu: out of memory allocating a ", s,
+                     "-byte readback buffer: ", err.second);
     staging_ = std::move(b);
     staging_size_ = s;
   }
@@ -608,9 +615,10 @@ void Stream::raise_errors_locked(WGPUBuffer src) {
   if (!first) return;
   uint32_t words[kErrorWords];
   std::memcpy(words, first->words, sizeof(words));
-  found_.erase(std::remove_if(found_.begin(), found_.end(),
-                              [&](const ErrorRecord& r) { return std::find(ids.begin(), ids.end(), r.id) != ids.end(); }),
-               found_.end());
+  found_.erase(
+      std::remove_if(found_.begin(), found_.end(),
+                     [&](const ErrorRecord& r) { return std::find(ids.begin(), ids.end(), r.id) != ids.end(); }),
+      found_.end());
   untaint_locked(ids);
   raise_index_error(words);
 }
@@ -697,8 +705,8 @@ Buffer make_buffer(GpuDevice& dev, uint64_t size, uint64_t usage, const char* la
   dev.push_error_scope(WGPUErrorFilter_OutOfMemory);
   Buffer b(procs().wgpuDeviceCreateBuffer(dev.device(), &d));
   auto err = dev.pop_error_scope();
-  TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
-                   "webgpu: out of memory allocating a ", size, "-byte ", label, " buffer: ", err.second);
+  TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError, "webgpu: out of memory allocating a ", size,
+                   "-byte ", label, " buffer: ", err.second);
   return b;
 }
 }  // namespace
@@ -766,7 +774,8 @@ std::shared_ptr<Stream::Mark> Stream::mark(bool timed) {
     d.timestampWrites = &tw;
     ComputePassEncoder pass(P.wgpuCommandEncoderBeginComputePass(encoder_.get(), &d));
     P.wgpuComputePassEncoderEnd(pass.get());
-    Buffer resolve = make_buffer(dev_, 256, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc, "timestamp resolve");
+    Buffer resolve =
+        make_buffer(dev_, 256, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc, "timestamp resolve");
     m->readback = make_buffer(dev_, 8, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "timestamp readback");
     P.wgpuCommandEncoderResolveQuerySet(encoder_.get(), qs.get(), 0, 1, resolve.get(), 0);
     P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), resolve.get(), 0, m->readback.get(), 0, 8);
@@ -817,8 +826,9 @@ bool Stream::query() {
 int64_t Stream::gpu_clock_offset_ns() {
   TORCH_CHECK(dev_.has_timestamp(), "webgpu: the adapter has no timestamp-query");
   auto now = [] {
-    return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count());
+    return int64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
   };
   std::lock_guard<std::recursive_mutex> lock(mu_);
   wait_idle_locked();

@@ -22,7 +22,7 @@ class GpuDevice;
 struct Binding {
   WGPUBuffer buffer;
   uint64_t offset;  // bytes, a multiple of minStorageBufferOffsetAlignment
-  uint64_t size;    // bytes, a multiple of 4
+  uint64_t size;  // bytes, a multiple of 4
 };
 
 // One dispatch timed by the GPU while kernel timing is on (the profiler): the pipeline's key, the
@@ -56,8 +56,8 @@ class Stream {
   // Stream appends an error slot of its own as binding n+1 (p has n+1 storage bindings).
   // Raises when a binding is a buffer of another device (checked once several devices exist).
   void check_same_device(const Binding* bindings, uint32_t n, const std::string& what) const;
-  void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params,
-                uint32_t nwords, uint64_t workgroups, bool check_indices = false);
+  void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params, uint32_t nwords,
+                uint64_t workgroups, bool check_indices = false);
   // Records a buffer-to-buffer copy (offsets and size multiples of 4).
   void copy(WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off, uint64_t size);
   // Writes host data into a buffer, ordered after everything recorded so far (the open batch is
@@ -66,7 +66,7 @@ class Stream {
   // Copies a buffer range to host memory; blocks until the GPU is done with it.
   void read(WGPUBuffer src, uint64_t off, void* out, uint64_t size);
 
-  void flush();        // submits the open batch, no wait
+  void flush();  // submits the open batch, no wait
   void synchronize();  // submits and waits for all work, then raises pending device errors
   // Submits, waits for all work and lets Dawn release what it deferred (destroyed buffers, upload
   // staging) now, so that this cost is not paid inside a later, unrelated op. Raises nothing.
@@ -119,7 +119,7 @@ class Stream {
   bool mark_done(const Mark& m);
   void wait_mark(const Mark& m);
   uint64_t timestamp_ns(Mark& m);  // waits for the mark
-  bool query();                    // true when all work recorded so far has finished (submits it)
+  bool query();  // true when all work recorded so far has finished (submits it)
   // Timed dispatches whose timestamps have reached the CPU, oldest first (synchronizes first).
   std::vector<KernelTime> take_kernel_times();
   // The offset to add to a GPU timestamp to get system_clock nanoseconds since the epoch
@@ -159,8 +159,8 @@ class Stream {
   void taint_locked(const Pipeline& p, const Binding* b, uint32_t n, const ErrorRecord* armed);
   void untaint_locked(const std::vector<uint64_t>& ids);
   void collect_errors_locked(const uint8_t* slots);  // the armed slots' words, as read back
-  void raise_errors_locked(WGPUBuffer src);           // raises what src or this thread must see
-  void check_slots_locked();                          // reads the armed slots now (no raise)
+  void raise_errors_locked(WGPUBuffer src);  // raises what src or this thread must see
+  void check_slots_locked();  // reads the armed slots now (no raise)
   WGPUBindGroup bind_group(const Pipeline& p, const Binding* b, uint32_t n);
 
   GpuDevice& dev_;
@@ -169,7 +169,7 @@ class Stream {
   ComputePassEncoder pass_;
   uint32_t max_batch_ = 1024;
   uint32_t recorded_ = 0;  // commands in the open batch
-  uint64_t groups_ = 0;    // workgroups dispatched in the open batch
+  uint64_t groups_ = 0;  // workgroups dispatched in the open batch
   // Submit once the open batch holds this many workgroups (0: only when full or needed);
   // TORCH_WEBGPU_SUBMIT_GROUPS overrides it.
   uint64_t submit_groups_ = 16384;
@@ -208,10 +208,10 @@ class Stream {
   // Device error slots
   Buffer errors_;
   uint64_t slot_stride_ = 256;  // bytes between slots (minStorageBufferOffsetAlignment)
-  bool armed_ = false;          // pending_ is not empty
+  bool armed_ = false;  // pending_ is not empty
   uint64_t next_error_id_ = 0;
   std::vector<ErrorRecord> pending_;  // armed, in slot order (slot i: pending_[i])
-  std::vector<ErrorRecord> found_;    // errors read back, not raised yet, oldest first
+  std::vector<ErrorRecord> found_;  // errors read back, not raised yet, oldest first
   std::unordered_map<WGPUBuffer, std::vector<uint64_t>> taint_;
   std::atomic<bool> tainted_{false};  // taint_ is not empty (read without the lock)
   // Marks and kernel timing
@@ -221,7 +221,7 @@ class Stream {
     Buffer resolve, readback;
     std::vector<KernelTime> kernels;
   };
-  std::unique_ptr<TimedBatch> timing_;       // the open batch's timestamps
+  std::unique_ptr<TimedBatch> timing_;  // the open batch's timestamps
   std::vector<std::unique_ptr<TimedBatch>> timed_;  // submitted, not yet read
   std::vector<KernelTime> kernel_times_;
   uint32_t timing_capacity_ = 0;

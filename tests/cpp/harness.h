@@ -28,28 +28,28 @@ struct Register {
 
 #define WEBGPU_CAT2(a, b) a##b
 #define WEBGPU_CAT(a, b) WEBGPU_CAT2(a, b)
-#define TEST(name)                                                                     \
-  static void name();                                                                  \
-  static webgpu_test::Register WEBGPU_CAT(reg_, name)(#name, name);                    \
+#define TEST(name)                                                  \
+  static void name();                                               \
+  static webgpu_test::Register WEBGPU_CAT(reg_, name)(#name, name); \
   static void name()
-#define EXPECT(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
+#define EXPECT(cond)                                                                        \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
       std::cerr << "  EXPECT failed: " #cond " at " << __FILE__ << ":" << __LINE__ << "\n"; \
-      ++webgpu_test::failures();                                                      \
-    }                                                                                 \
+      ++webgpu_test::failures();                                                            \
+    }                                                                                       \
   } while (0)
-#define EXPECT_THROWS(stmt, substr)                                                    \
-  do {                                                                                \
-    bool thrown = false;                                                              \
-    try {                                                                             \
-      stmt;                                                                           \
-    } catch (const std::exception& e) {                                               \
-      thrown = std::string(e.what()).find(substr) != std::string::npos;               \
-      if (!thrown) std::cerr << "  unexpected message: " << e.what() << "\n";         \
-    }                                                                                 \
-    if (!thrown) {                                                                    \
+#define EXPECT_THROWS(stmt, substr)                                                                \
+  do {                                                                                             \
+    bool thrown = false;                                                                           \
+    try {                                                                                          \
+      stmt;                                                                                        \
+    } catch (const std::exception& e) {                                                            \
+      thrown = std::string(e.what()).find(substr) != std::string::npos;                            \
+      if (!thrown) std::cerr << "  unexpected message: " << e.what() << "\n";                      \
+    }                                                                                              \
+    if (!thrown) {                                                                                 \
       std::cerr << "  EXPECT_THROWS failed: " #stmt " at " << __FILE__ << ":" << __LINE__ << "\n"; \
-      ++webgpu_test::failures();                                                      \
-    }                                                                                 \
+      ++webgpu_test::failures();                                                                   \
+    }                                                                                              \
   } while (0)

@@ -16,8 +16,8 @@ bool bit_equal(const at::Tensor& a, const at::Tensor& b) {
 }  // namespace
 
 TEST(ops_roundtrip_every_dtype) {
-  for (auto dt : {at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort, at::kChar, at::kByte,
-                  at::kBool}) {
+  for (auto dt :
+       {at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort, at::kChar, at::kByte, at::kBool}) {
     at::Tensor x = at::randint(-100, 100, {7, 9}).to(dt);
     at::Tensor d = x.to(kDev);
     EXPECT(d.device() == kDev);
@@ -62,13 +62,15 @@ TEST(ops_float64_is_refused) {
 
 TEST(kernel_launch_typed_accessors) {
   using webgpu::ops::CT;
-  for (auto dt : {at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort, at::kChar, at::kByte,
-                  at::kBool}) {
+  for (auto dt :
+       {at::kFloat, at::kHalf, at::kBFloat16, at::kLong, at::kInt, at::kShort, at::kChar, at::kByte, at::kBool}) {
     at::Tensor x = at::randint(-50, 50, {37}).to(dt);
     at::Tensor base = at::zeros({80}, at::TensorOptions().dtype(dt)).to(kDev);
     at::Tensor out = base.slice(0, 3, 77, 2);  // stride 2, offset 3: neighbours share words
     at::Tensor xd = x.to(kDev);
-    const CT ct = dt == at::kLong ? CT::I64 : (dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16) ? CT::F32 : CT::I32;
+    const CT ct = dt == at::kLong                                                ? CT::I64
+                  : (dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16) ? CT::F32
+                                                                                 : CT::I32;
     webgpu::ops::Kernel k(std::string("test:reverse_scale"));
     k.in(xd, ct);
     k.out(out, ct);
@@ -78,7 +80,8 @@ TEST(kernel_launch_typed_accessors) {
       const std::string two = ct == CT::F32 ? "2.0" : ct == CT::I32 ? "2i" : "";
       const std::string v = ct == CT::I64 ? "i64_add(ld0(36u - i), ld0(36u - i))" : "ld0(36u - i) * " + two;
       return "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
-             "  if (i >= P.n) { return; }\n  st1(P.out_off + 2u * i, " + v + ");\n}\n";
+             "  if (i >= P.n) { return; }\n  st1(P.out_off + 2u * i, " +
+             v + ");\n}\n";
     });
     at::Tensor want = at::zeros({80}, at::TensorOptions().dtype(dt));
     want.slice(0, 3, 77, 2).copy_(x.flip(0) * 2);
@@ -105,7 +108,8 @@ TEST(kernel_named_parameters) {
     k.launch(1, [&] {
       return "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n"
              "  if (i >= P.n || P.big.y != 6u || P.big.x != 0u) { return; }\n"
-             "  st1(i, ld0(i) * " + read_scale + " + f32(P_shift(5u)) + f32(P.neg));\n}\n";
+             "  st1(i, ld0(i) * " +
+             read_scale + " + f32(P_shift(5u)) + f32(P.neg));\n}\n";
     });
   };
   run("test:named", "P.scale", false);

@@ -78,7 +78,7 @@ TEST(stream_host_write_does_not_overtake_recorded_work) {
   Binding binds[2] = {{a->buffer.get(), 0, a->size}, {b->buffer.get(), 0, b->size}};
   uint32_t params[2] = {n, 1};
   s.dispatch(p, binds, 2, params, 2, (n + 63) / 64);  // recorded, not yet submitted
-  s.write(a->buffer.get(), 0, twos.data(), n * 4);     // must land after the dispatch read `a`
+  s.write(a->buffer.get(), 0, twos.data(), n * 4);  // must land after the dispatch read `a`
   s.read(b->buffer.get(), 0, out.data(), n * 4);
   EXPECT(out[0] == 3 && out[n - 1] == 3);
   s.read(a->buffer.get(), 0, out.data(), n * 4);
@@ -134,10 +134,13 @@ TEST(pipeline_cache_compiles_once_and_reports_wgsl_errors) {
   const auto c1 = dev.pipelines().counters();
   EXPECT(c1.compiles - c0.compiles <= 1);
   EXPECT(c1.hits - c0.hits >= 1);
-  EXPECT_THROWS(dev.pipelines().get("test:broken", 1, 0, [] {
-    return wgsl_source("common") + kParamSlot + "@group(0) @binding(1) var<storage, read_write> d: array<u32>;\n"
-                                   "@compute @workgroup_size(1) fn main() { d[0] = undefined_thing; }\n";
-  }), "undefined_thing");
+  EXPECT_THROWS(dev.pipelines().get("test:broken", 1, 0,
+                                    [] {
+                                      return wgsl_source("common") + kParamSlot +
+                                             "@group(0) @binding(1) var<storage, read_write> d: array<u32>;\n"
+                                             "@compute @workgroup_size(1) fn main() { d[0] = undefined_thing; }\n";
+                                    }),
+                "undefined_thing");
   // The device is still usable after a compile error.
   doubler(dev);
 }

@@ -6,4 +6,5 @@
   torch_webgpu._C._launch_wgsl (the pipeline cache and Stream of the eager kernels);
 - backend.py: registration for the "webgpu" device and the compile entry with its fallback.
 """
+
 from .backend import compile_fx_webgpu, register  # noqa: F401

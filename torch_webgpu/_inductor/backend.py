@@ -7,6 +7,7 @@ buffers, an op without a WGSL form, ...) that graph runs with the eager kernels 
 aten graph AOT autograd produced, as backend="aot_eager" would), with a warning naming the reason.
 TORCH_WEBGPU_COMPILE_STRICT=1 raises instead (tests).
 """
+
 import contextlib
 import logging
 import os
@@ -114,7 +115,9 @@ def _warn_fallback(reason):
     _warned.add(reason)
     warnings.warn(
         "torch.compile on webgpu: a graph runs with the eager kernels (no generated WGSL) because the "
-        f"WGSL code generator cannot compile it: {reason}", stacklevel=3)
+        f"WGSL code generator cannot compile it: {reason}",
+        stacklevel=3,
+    )
 
 
 class _QuietCodegenErrors:

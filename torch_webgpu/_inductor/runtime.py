@@ -5,6 +5,7 @@ its pipeline-cache key (a hash of the source) and, per storage argument, the ele
 whether it is written. A call passes the tensors and symbolic sizes in the order the code generator
 fixed; the argument/parameter lists are assembled from precomputed parts.
 """
+
 import hashlib
 
 import torch
@@ -17,11 +18,23 @@ launches = 0  # generated-kernel launches in this process (tests check that comp
 
 
 class WGSLKernel:
-    __slots__ = ("name", "key", "source", "elems", "writable", "libraries", "_rows", "_alias_check", "_n", "_err_op",
-                 "_vec4")
+    __slots__ = (
+        "name",
+        "key",
+        "source",
+        "elems",
+        "writable",
+        "libraries",
+        "_rows",
+        "_alias_check",
+        "_n",
+        "_err_op",
+        "_vec4",
+    )
 
-    def __init__(self, name, source, elems, writable, libraries=("pointwise",), check_alias=True, index_errors=False,
-                 vec4=None):
+    def __init__(
+        self, name, source, elems, writable, libraries=("pointwise",), check_alias=True, index_errors=False, vec4=None
+    ):
         self.name = name
         self.source = source
         self.key = KEY_PREFIX + hashlib.sha1(source.encode()).hexdigest()[:20]
@@ -35,8 +48,11 @@ class WGSLKernel:
         self._vec4 = None
         if vec4 is not None:
             src4, elems4 = vec4
-            self._vec4 = (KEY_PREFIX + hashlib.sha1(src4.encode()).hexdigest()[:20], src4,
-                          tuple(zip(elems4, self.writable)))
+            self._vec4 = (
+                KEY_PREFIX + hashlib.sha1(src4.encode()).hexdigest()[:20],
+                src4,
+                tuple(zip(elems4, self.writable)),
+            )
         # kernels that index through loaded values report bad indices as IndexError, as eager does
         self._err_op = "index (torch.compile kernel)" if index_errors else ""
 
@@ -73,8 +89,9 @@ def _unalias(name, tensors, writable):
         p = t.untyped_storage().data_ptr()
         if writable[i]:
             if p in seen_w:
-                raise RuntimeError(f"webgpu: generated kernel {name} writes two arguments that share storage "
-                                   f"(argument {i})")
+                raise RuntimeError(
+                    f"webgpu: generated kernel {name} writes two arguments that share storage (argument {i})"
+                )
             seen_w.add(p)
         elif p in written:
             out[i] = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)

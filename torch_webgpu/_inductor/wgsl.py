@@ -21,6 +21,7 @@ do), so compiled and eager results agree to the same tolerances.
 Anything this generator cannot express raises NotImplementedError during code generation; the
 compile entry (backend.py) then runs that graph with the eager kernels instead.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,7 +30,6 @@ import math
 import sympy
 import torch
 from sympy.printing.precedence import PRECEDENCE
-
 from torch._inductor.codegen.common import CSEVariable, DeferredLine, IndentedBuffer, OpOverrides
 from torch._inductor.codegen.simd import SIMDKernel, SIMDScheduling
 from torch._inductor.utils import sympy_index_symbol
@@ -49,6 +49,8 @@ def _vec4_enabled():
     # The vec4 pointwise variant: off by default (on an H200 it ran slower than the scalar kernel,
     # 1153 vs 1552 GB/s on the gelu chain; see _vec4_variant). TORCH_WEBGPU_COMPILE_VEC4=1 turns it on.
     return __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0") not in ("", "0")
+
+
 SERIAL_R = 32  # reductions this short run one invocation per output row
 I32_MAX = 2**31 - 1
 
@@ -56,8 +58,14 @@ I32_MAX = 2**31 - 1
 # (vec2<u32>, wgsl/lib/int64.wgsl), the other integer types in i32, bool in bool.
 I64 = "vec2<u32>"
 _COMPUTE = {
-    torch.float32: "f32", torch.float16: "f32", torch.bfloat16: "f32",
-    torch.int32: "i32", torch.int64: I64, torch.int16: "i32", torch.int8: "i32", torch.uint8: "i32",
+    torch.float32: "f32",
+    torch.float16: "f32",
+    torch.bfloat16: "f32",
+    torch.int32: "i32",
+    torch.int64: I64,
+    torch.int16: "i32",
+    torch.int8: "i32",
+    torch.uint8: "i32",
     torch.bool: "bool",
 }
 
@@ -90,7 +98,7 @@ def i64_literal(v):
     if not -(2**63) <= v < 2**63:
         raise unsupported(f"integer constant {v} beyond int64")
     u = v & (2**64 - 1)
-    return f"vec2<u32>({u & 0xffffffff}u, {u >> 32}u)"
+    return f"vec2<u32>({u & 0xFFFFFFFF}u, {u >> 32}u)"
 
 
 def i32_literal(v):
@@ -294,8 +302,7 @@ class WGSLOverrides(OpOverrides):
     def indirect_indexing(var, size, check=True, wrap_neg=True):
         if _dtype_of(var) == torch.int64:  # an index: int32 (values past it saturate, out of range)
             V.kernel.helper_fns["i64_index"] = I64_INDEX_FN
-            var = V.kernel.cse.generate(V.kernel.compute, f"i64_index({var})", dtype=torch.int32,
-                                        bounds=var.bounds)
+            var = V.kernel.cse.generate(V.kernel.compute, f"i64_index({var})", dtype=torch.int32, bounds=var.bounds)
         return sympy_index_symbol(str(var))
 
     @staticmethod
@@ -753,18 +760,48 @@ class WGSLOverrides(OpOverrides):
 # next to an int64 operand become int64 literals. Other ops on int64 raise (Inductor casts before
 # float math).
 _I64_OPS = {
-    "add": "i64_add({0}, {1})", "sub": "i64_sub({0}, {1})", "mul": "i64_mul({0}, {1})", "neg": "i64_neg({0})",
-    "abs": "i64_abs({0})", "eq": "i64_eq({0}, {1})", "ne": "(!i64_eq({0}, {1}))", "lt": "i64_lt({0}, {1})",
-    "le": "i64_le({0}, {1})", "gt": "i64_lt({1}, {0})", "ge": "i64_le({1}, {0})", "maximum": "i64_max({0}, {1})",
-    "minimum": "i64_min({0}, {1})", "floordiv": "i64_div_floor({0}, {1})", "truncdiv": "i64_div({0}, {1})",
-    "mod": "i64_rem({0}, {1})", "remainder": "i64_remainder({0}, {1})", "fmod": "i64_rem({0}, {1})",
-    "sign": "i64_sign({0})", "bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
-    "bitwise_not": "(~{0})", "bitwise_left_shift": "i64_lshift({0}, {1})",
+    "add": "i64_add({0}, {1})",
+    "sub": "i64_sub({0}, {1})",
+    "mul": "i64_mul({0}, {1})",
+    "neg": "i64_neg({0})",
+    "abs": "i64_abs({0})",
+    "eq": "i64_eq({0}, {1})",
+    "ne": "(!i64_eq({0}, {1}))",
+    "lt": "i64_lt({0}, {1})",
+    "le": "i64_le({0}, {1})",
+    "gt": "i64_lt({1}, {0})",
+    "ge": "i64_le({1}, {0})",
+    "maximum": "i64_max({0}, {1})",
+    "minimum": "i64_min({0}, {1})",
+    "floordiv": "i64_div_floor({0}, {1})",
+    "truncdiv": "i64_div({0}, {1})",
+    "mod": "i64_rem({0}, {1})",
+    "remainder": "i64_remainder({0}, {1})",
+    "fmod": "i64_rem({0}, {1})",
+    "sign": "i64_sign({0})",
+    "bitwise_and": "({0} & {1})",
+    "bitwise_or": "({0} | {1})",
+    "bitwise_xor": "({0} ^ {1})",
+    "bitwise_not": "(~{0})",
+    "bitwise_left_shift": "i64_lshift({0}, {1})",
     "bitwise_right_shift": "i64_rshift({0}, {1})",
-    "pow": "i64_pow({0}, {1})", "square": "i64_mul({0}, {0})", "relu": "i64_max({0}, vec2<u32>(0u, 0u))",
+    "pow": "i64_pow({0}, {1})",
+    "square": "i64_mul({0}, {0})",
+    "relu": "i64_max({0}, vec2<u32>(0u, 0u))",
 }
-_I64_PASS = {"where", "to_dtype", "to_dtype_bitcast", "indirect_indexing", "masked", "constant", "index_expr",
-             "load", "store", "reduction", "store_reduction"}
+_I64_PASS = {
+    "where",
+    "to_dtype",
+    "to_dtype_bitcast",
+    "indirect_indexing",
+    "masked",
+    "constant",
+    "index_expr",
+    "load",
+    "store",
+    "reduction",
+    "store_reduction",
+}
 
 
 def _is64(v):
@@ -782,12 +819,39 @@ def _as64(v):
 # Arithmetic on int8/uint8/int16 computes in i32; its result wraps to the dtype as CPU's would at
 # each op (a comparison of int8 100 + 100 sees -56).
 _NARROW_INT_OPS = {"add", "sub", "mul", "neg", "abs", "square", "pow", "floordiv", "truncdiv", "bitwise_left_shift"}
-_NARROW_WRAP = {torch.int8: "((({0}) << 24u) >> 24u)", torch.int16: "((({0}) << 16u) >> 16u)",
-                torch.uint8: "(({0}) & 255i)"}
+_NARROW_WRAP = {
+    torch.int8: "((({0}) << 24u) >> 24u)",
+    torch.int16: "((({0}) << 16u) >> 16u)",
+    torch.uint8: "(({0}) & 255i)",
+}
 
 
-_FLOAT_BINARY = {"add", "sub", "mul", "truediv", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
-                 "fmod", "remainder", "mod", "floordiv", "truncdiv", "atan2", "hypot", "copysign", "fmax", "fmin"}
+_FLOAT_BINARY = {
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "div",
+    "maximum",
+    "minimum",
+    "pow",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "fmod",
+    "remainder",
+    "mod",
+    "floordiv",
+    "truncdiv",
+    "atan2",
+    "hypot",
+    "copysign",
+    "fmax",
+    "fmin",
+}
 
 
 def _float_operand(v):
@@ -803,8 +867,12 @@ def _with_i64(name, fn):
     form = _I64_OPS.get(name)
 
     def op(*args, **kwargs):
-        if name in _FLOAT_BINARY and len(args) == 2 and any(_is_float(a) for a in args) and not all(
-                _is_float(a) or not isinstance(a, CSEVariable) for a in args):
+        if (
+            name in _FLOAT_BINARY
+            and len(args) == 2
+            and any(_is_float(a) for a in args)
+            and not all(_is_float(a) or not isinstance(a, CSEVariable) for a in args)
+        ):
             args = tuple(_float_operand(a) for a in args)
         if name in _NARROW_INT_OPS:
             dts = {_dtype_of(a) for a in args if isinstance(a, CSEVariable)}
@@ -841,8 +909,10 @@ def _accessors(dtype, b, written, atomic=False):
         if dtype == torch.int32:
             add = f"atomicAdd(&{b}[e], bitcast<u32>(v));"
         else:
-            add = (f"var old = atomicLoad(&{b}[e]); loop {{ let r = atomicCompareExchangeWeak(&{b}[e], old, "
-                   f"bitcast<u32>(bitcast<f32>(old) + v)); if (r.exchanged) {{ break; }} old = r.old_value; }}")
+            add = (
+                f"var old = atomicLoad(&{b}[e]); loop {{ let r = atomicCompareExchangeWeak(&{b}[e], old, "
+                f"bitcast<u32>(bitcast<f32>(old) + v)); if (r.exchanged) {{ break; }} old = r.old_value; }}"
+            )
         return "atomic<u32>", ld, st, add
     if dtype in (torch.float32, torch.int32, torch.int64):
         t = wtype(dtype)
@@ -856,14 +926,15 @@ def _accessors(dtype, b, written, atomic=False):
             ld, val = f"return i32({byte});", "(bitcast<u32>(v) & 0xffu)"
         else:
             ld, val = f"return (bitcast<i32>({byte} << 24u) >> 24u);", "(bitcast<u32>(v) & 0xffu)"
-        st = (f"let sh = (e & 3u) * 8u; atomicAnd(&{b}[e >> 2u], ~(0xffu << sh)); "
-              f"atomicOr(&{b}[e >> 2u], {val} << sh);")
+        st = f"let sh = (e & 3u) * 8u; atomicAnd(&{b}[e >> 2u], ~(0xffu << sh)); atomicOr(&{b}[e >> 2u], {val} << sh);"
         return ("atomic<u32>" if written else "u32"), ld, st, None
     if dtype == torch.int16:
         word = f"atomicLoad(&{b}[e >> 1u])" if written else f"{b}[e >> 1u]"
         ld = f"return (bitcast<i32>({word} << (16u - (e & 1u) * 16u)) >> 16u);"
-        st = (f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
-              f"atomicOr(&{b}[e >> 1u], (bitcast<u32>(v) & 0xffffu) << sh);")
+        st = (
+            f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
+            f"atomicOr(&{b}[e >> 1u], (bitcast<u32>(v) & 0xffffu) << sh);"
+        )
         return ("atomic<u32>" if written else "u32"), ld, st, None
     if dtype in (torch.float16, torch.bfloat16):
         word = f"atomicLoad(&{b}[e >> 1u])" if written else f"{b}[e >> 1u]"
@@ -872,27 +943,41 @@ def _accessors(dtype, b, written, atomic=False):
             ld, val = f"return f16_to_f32({half});", "f32_to_f16(v)"
         else:
             ld, val = f"return bitcast<f32>({half} << 16u);", "f32_to_bf16(v)"
-        st = (f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
-              f"atomicOr(&{b}[e >> 1u], {val} << sh);")
+        st = (
+            f"let sh = (e & 1u) * 16u; atomicAnd(&{b}[e >> 1u], ~(0xffffu << sh)); "
+            f"atomicOr(&{b}[e >> 1u], {val} << sh);"
+        )
         return ("atomic<u32>" if written else "u32"), ld, st, None
     raise unsupported(f"a buffer of dtype {dtype}")
 
 
 _RED_INIT = {
-    ("sum", "f32"): "0.0", ("sum", "i32"): "0i",
-    ("prod", "f32"): "1.0", ("prod", "i32"): "1i",
-    ("max", "f32"): "-f_inf()", ("max", "i32"): "(-2147483647i - 1i)", ("max", "bool"): "false",
-    ("min", "f32"): "f_inf()", ("min", "i32"): "2147483647i", ("min", "bool"): "true",
+    ("sum", "f32"): "0.0",
+    ("sum", "i32"): "0i",
+    ("prod", "f32"): "1.0",
+    ("prod", "i32"): "1i",
+    ("max", "f32"): "-f_inf()",
+    ("max", "i32"): "(-2147483647i - 1i)",
+    ("max", "bool"): "false",
+    ("min", "f32"): "f_inf()",
+    ("min", "i32"): "2147483647i",
+    ("min", "bool"): "true",
     ("any", "bool"): "false",
-    ("sum", I64): "vec2<u32>(0u, 0u)", ("prod", I64): "vec2<u32>(1u, 0u)",
-    ("max", I64): "vec2<u32>(0u, 0x80000000u)", ("min", I64): "vec2<u32>(0xffffffffu, 0x7fffffffu)",
+    ("sum", I64): "vec2<u32>(0u, 0u)",
+    ("prod", I64): "vec2<u32>(1u, 0u)",
+    ("max", I64): "vec2<u32>(0u, 0x80000000u)",
+    ("min", I64): "vec2<u32>(0xffffffffu, 0x7fffffffu)",
 }
 
 
 def _red_combine(rt, t, a, b):
     if t == I64:
-        return {"sum": f"i64_add({a}, {b})", "prod": f"i64_mul({a}, {b})", "max": f"i64_max({a}, {b})",
-                "min": f"i64_min({a}, {b})"}[rt]
+        return {
+            "sum": f"i64_add({a}, {b})",
+            "prod": f"i64_mul({a}, {b})",
+            "max": f"i64_max({a}, {b})",
+            "min": f"i64_min({a}, {b})",
+        }[rt]
     if rt == "sum":
         return f"({a} + {b})"
     if rt == "prod":
@@ -1003,7 +1088,8 @@ class WGSLKernel(SIMDKernel):
         cond = " || ".join(c for c, on in ((f"({idx}) < 0", lower), (f"({idx}) >= ({n})", upper)) if on)
         self.compute.writeline(
             f"if ({cond}) {{ report_index_error(P.err_op, 0u, vec2<u32>(bitcast<u32>({idx}), "
-            f"select(0u, 0xffffffffu, ({idx}) < 0)), u32({n})); }}")
+            f"select(0u, 0xffffffffu, ({idx}) < 0)), u32({n})); }}"
+        )
 
     def device_assert_async(self, cond, msg):
         pass
@@ -1072,7 +1158,8 @@ class WGSLKernel(SIMDKernel):
             if rt == "welford_reduce":
                 self.compute.writeline(
                     f"{{ let d = {value} - {acc}.x; let w = {acc}.z + 1.0; let m = {acc}.x + d / w; "
-                    f"{acc} = vec3<f32>(m, {acc}.y + d * ({value} - m), w); }}")
+                    f"{acc} = vec3<f32>(m, {acc}.y + d * ({value} - m), w); }}"
+                )
             else:
                 m, m2, w = value
                 self.compute.writeline(f"{acc} = welford_merge({acc}, vec3<f32>({m}, {m2}, {w}));")
@@ -1123,8 +1210,12 @@ class WGSLKernel(SIMDKernel):
         fn = f"{rt}_{t}"
         self.helper_fns[fn] = _ARG_FN[(rt, t)]
         av, ai, wv, wi = f"acc{k}", f"acci{k}", f"wg{k}", f"wgi{k}"
-        init = {("argmax", "f32"): "-f_inf()", ("argmin", "f32"): "f_inf()", ("argmax", "i32"): "(-2147483647i - 1i)",
-                ("argmin", "i32"): "2147483647i"}[(rt, t)]
+        init = {
+            ("argmax", "f32"): "-f_inf()",
+            ("argmin", "f32"): "f_inf()",
+            ("argmax", "i32"): "(-2147483647i - 1i)",
+            ("argmin", "i32"): "2147483647i",
+        }[(rt, t)]
         self.acc_decls.writeline(f"var {av}: {t} = {init};")
         self.acc_decls.writeline(f"var {ai}: i32 = 2147483647i;")
         r = rtree.name
@@ -1141,8 +1232,10 @@ class WGSLKernel(SIMDKernel):
             pl.writeline("workgroupBarrier();")
             pl.writeline(f"for (var s: u32 = {WG // 2}u; s > 0u; s = s >> 1u) {{")
             with pl.indent():
-                pl.writeline(f"if (lid < s && {fn}({wv}[lid + s], {wi}[lid + s], {wv}[lid], {wi}[lid])) "
-                             f"{{ {wv}[lid] = {wv}[lid + s]; {wi}[lid] = {wi}[lid + s]; }}")
+                pl.writeline(
+                    f"if (lid < s && {fn}({wv}[lid + s], {wi}[lid + s], {wv}[lid], {wi}[lid])) "
+                    f"{{ {wv}[lid] = {wv}[lid + s]; {wi}[lid] = {wi}[lid + s]; }}"
+                )
                 pl.writeline("workgroupBarrier();")
             pl.writeline("}")
             pl.writeline(f"let {res} = i64_from_i32({wi}[0]);")
@@ -1254,7 +1347,8 @@ class WGSLKernel(SIMDKernel):
             code.writeline(h)
         code.writeline(
             f"@compute @workgroup_size({WG}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {")
+            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {"
+        )
         with code.indent():
             for i, inner in enumerate(size_inners):
                 code.writeline(f"let {inner}: i32 = P_ks({i}u);")
@@ -1275,15 +1369,28 @@ class WGSLKernel(SIMDKernel):
         sizes = list(self.args.sizevars.keys())
         groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
         special = "sp_" in src  # special.wgsl uses int64.wgsl's helpers
-        libraries = (["pointwise"] + (["int64"] if special or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
-                     + (["bessel_i"] if "f_bessel_i" in src else []) + (["special"] if special else []))
+        libraries = (
+            ["pointwise"]
+            + (["int64"] if special or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
+            + (["bessel_i"] if "f_bessel_i" in src else [])
+            + (["special"] if special else [])
+        )
         # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
         # the launch checks for aliasing only where a graph input is written next to another.
         inputs = set(getattr(V.graph, "graph_inputs", {}) or {})
         from_inputs = [t in inputs for t in tensors]
         check_alias = sum(from_inputs) >= 2 and any(w and i for w, i in zip(writable, from_inputs))
-        self.wgsl_meta = dict(tensors=tensors, elems=elems, writable=writable, sizes=sizes, groups=groups,
-                              libraries=libraries, check_alias=check_alias, index_errors=index_errors, vec4=vec4)
+        self.wgsl_meta = dict(
+            tensors=tensors,
+            elems=elems,
+            writable=writable,
+            sizes=sizes,
+            groups=groups,
+            libraries=libraries,
+            check_alias=check_alias,
+            index_errors=index_errors,
+            vec4=vec4,
+        )
         return src
 
     def _vec4_variant(self, xtree, xn, uses, size_inners):
@@ -1297,10 +1404,17 @@ class WGSLKernel(SIMDKernel):
         static = isinstance(xtree.numel, (int, sympy.Integer))
         if not _vec4_enabled() or size_inners or not static or int(xtree.numel) % 4:
             return None
-        flat = {xtree.name} | {e.name for e in self.range_tree_nodes.values()
-                               if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)}
-        if not self.access_idx or not self.access_idx <= flat or self.helper_fns or "report_index_error(" in (
-                self.body.getvalue()):
+        flat = {xtree.name} | {
+            e.name
+            for e in self.range_tree_nodes.values()
+            if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)
+        }
+        if (
+            not self.access_idx
+            or not self.access_idx <= flat
+            or self.helper_fns
+            or "report_index_error(" in (self.body.getvalue())
+        ):
             return None
         body = self.body.getvalue()
         helpers, pre, post, elems = [], [], [], []
@@ -1329,7 +1443,8 @@ class WGSLKernel(SIMDKernel):
             code.writeline(h)
         code.writeline(
             f"@compute @workgroup_size({WG}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {")
+            "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {"
+        )
         with code.indent():
             code.writeline(f"let t4: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
             code.writeline(f"if (t4 * 4i >= {xn}) {{ return; }}")
@@ -1400,5 +1515,6 @@ class WGSLScheduling(SIMDScheduling):
         meta = kernel.wgsl_meta
         wrapper.header.writeline(
             f"{name} = _WGSLKernel({name!r}, {src_code!r}, {meta['elems']!r}, {meta['writable']!r}, "
-            f"{meta['libraries']!r}, {meta['check_alias']!r}, {meta['index_errors']!r}, {meta['vec4']!r})")
+            f"{meta['libraries']!r}, {meta['check_alias']!r}, {meta['index_errors']!r}, {meta['vec4']!r})"
+        )
         return name
