@@ -65,11 +65,47 @@ Tensor batchable(const Tensor& t, int64_t mat_dims) {
 
 // ---- kernels
 
+// Matrices of at most this many elements are factored in workgroup memory (8 KiB: within
+// WebGPU's default 16 KiB per workgroup next to the kernels' own arrays), larger ones in place.
+constexpr int64_t kLocalElems = 2048;
+
+// The matrix access of the per-matrix kernels (lu, cholesky): A_ld / A_st over the tensor (operand
+// 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
+// and written back by A_end; sync() orders the workgroup's accesses between steps.
+std::string matrix_access(bool local) {
+  std::string s =
+      "const WG: u32 = 64u;\n"
+      "var<private> base: u32;\n"
+      "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n";
+  if (!local) {
+    return s +
+           "fn A_ld(i: u32, j: u32) -> f32 { return ld0(gidx(i, j)); }\n"
+           "fn A_st(i: u32, j: u32, v: f32) { st0(gidx(i, j), v); }\n"
+           "fn A_begin(lid: u32) {}\n"
+           "fn A_end(lid: u32) {}\n"
+           "fn sync() { storageBarrier(); workgroupBarrier(); }\n";
+  }
+  return s + "var<workgroup> sm: array<f32, " + std::to_string(kLocalElems) +
+         ">;\n"
+         "fn A_ld(i: u32, j: u32) -> f32 { return sm[i * P.n + j]; }\n"
+         "fn A_st(i: u32, j: u32, v: f32) { sm[i * P.n + j] = v; }\n"
+         "fn A_begin(lid: u32) {\n"
+         "  for (var t = lid; t < P.m * P.n; t = t + WG) { sm[t] = ld0(gidx(t / P.n, t % P.n)); }\n"
+         "  workgroupBarrier();\n"
+         "}\n"
+         "fn A_end(lid: u32) {\n"
+         "  workgroupBarrier();\n"
+         "  for (var t = lid; t < P.m * P.n; t = t + WG) { st0(gidx(t / P.n, t % P.n), sm[t]); }\n"
+         "}\n"
+         "fn sync() { workgroupBarrier(); }\n";
+}
+
 // LU in place over `lu` (m x n matrices), pivots (..., min(m, n)) and info (...) written.
 void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), batch = batch_of(lu);
   if (batch == 0) return;
-  Kernel k("linalg_lu");
+  const bool local = m * n <= kLocalElems;
+  Kernel k(local ? "linalg_lu:local" : "linalg_lu:global");
   k.out(lu, CT::F32);
   k.out(pivots, CT::I32);
   k.out(info, CT::I32);
@@ -85,15 +121,17 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   k.param_index("p_s", pivots.dim() ? pivots.stride(-1) : 0);
   k.param_index("i_off", info.storage_offset());
   k.param_index("i_sb", batch_stride(info, 0, "linalg.lu_factor"));
-  k.launch(uint64_t(batch), [] { return section("lu"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu"); });
 }
 
 void cholesky_kernel(const Tensor& L, const Tensor& info) {
   const int64_t n = L.size(-1), batch = batch_of(L);
   if (batch == 0) return;
-  Kernel k("linalg_cholesky");
+  const bool local = n * n <= kLocalElems;
+  Kernel k(local ? "linalg_cholesky:local" : "linalg_cholesky:global");
   k.out(L, CT::F32);
   k.out(info, CT::I32);
+  if (local) k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
   k.param_index("off", L.storage_offset());
   k.param_index("sb", batch_stride(L, 2, "linalg.cholesky"));
@@ -101,7 +139,7 @@ void cholesky_kernel(const Tensor& L, const Tensor& info) {
   k.param_index("sc", L.stride(-1));
   k.param_index("i_off", info.storage_offset());
   k.param_index("i_sb", batch_stride(info, 0, "linalg.cholesky"));
-  k.launch(uint64_t(batch), [] { return section("cholesky"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("cholesky"); });
 }
 
 // A X = B in place over X (A: (batch, n, n), X: (batch, n, k), same batch), A triangular.

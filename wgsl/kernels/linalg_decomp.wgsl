@@ -8,26 +8,26 @@
 // largest magnitude is the pivot, rows are swapped across the whole matrix, the column below the
 // pivot is divided by it and the trailing block updated. A zero pivot sets info = k + 1 (the
 // first one only) and leaves its column unscaled, as LAPACK does. pivots (st1) are 1-based.
+// The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
+// (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
 // Parameters: m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
-const WG: u32 = 64u;
 var<workgroup> red_v: array<f32, 64>;
 var<workgroup> red_i: array<u32, 64>;
-
-fn ix(base: u32, i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let b = linear_id(wid, nwg, 0u, 1u);
-  let base = P.off + b * P.sb;
+  base = P.off + b * P.sb;
   let m = P.m;
   let n = P.n;
+  A_begin(lid);
   var info = 0u;
   for (var k = 0u; k < P.kmin; k = k + 1u) {
     var bv = -1.0;
     var bi = k;
     for (var i = k + lid; i < m; i = i + WG) {
-      let v = abs(ld0(ix(base, i, k)));
+      let v = abs(A_ld(i, k));
       if (v > bv) { bv = v; bi = i; }
     }
     red_v[lid] = bv;
@@ -47,78 +47,73 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let p = red_i[0];
     if (p != k) {
       for (var j = lid; j < n; j = j + WG) {
-        let t = ld0(ix(base, k, j));
-        st0(ix(base, k, j), ld0(ix(base, p, j)));
-        st0(ix(base, p, j), t);
+        let t = A_ld(k, j);
+        A_st(k, j, A_ld(p, j));
+        A_st(p, j, t);
       }
     }
     if (lid == 0u) { st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u)); }
-    storageBarrier();
-    workgroupBarrier();
-    let pv = ld0(ix(base, k, k));
+    sync();
+    let pv = A_ld(k, k);
     if (pv != 0.0) {
       for (var i = k + 1u + lid; i < m; i = i + WG) {
-        st0(ix(base, i, k), ld0(ix(base, i, k)) / pv);
+        A_st(i, k, A_ld(i, k) / pv);
       }
     } else if (info == 0u) {
       info = k + 1u;
     }
-    storageBarrier();
-    workgroupBarrier();
+    sync();
     let rows = m - k - 1u;
     let cols = n - k - 1u;
     for (var t = lid; t < rows * cols; t = t + WG) {
       let i = k + 1u + t / cols;
       let j = k + 1u + t % cols;
-      st0(ix(base, i, j), ld0(ix(base, i, j)) - ld0(ix(base, i, k)) * ld0(ix(base, k, j)));
+      A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(k, j));
     }
-    storageBarrier();
-    workgroupBarrier();
+    sync();
   }
+  A_end(lid);
   if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
 }
 
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Parameters: n, off, sb, sr, sc; i_off, i_sb (info).
-const WG: u32 = 64u;
+// Matrix access as in `lu`. Parameters: n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
 var<workgroup> s_d: f32;
-
-fn ix(base: u32, i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let b = linear_id(wid, nwg, 0u, 1u);
-  let base = P.off + b * P.sb;
+  base = P.off + b * P.sb;
   let n = P.n;
+  A_begin(lid);
   var info = 0u;
   for (var k = 0u; k < n; k = k + 1u) {
-    if (lid == 0u) { s_d = ld0(ix(base, k, k)); }
+    if (lid == 0u) { s_d = A_ld(k, k); }
     let d = workgroupUniformLoad(&s_d);
     if (!(d > 0.0)) {
       info = k + 1u;
       break;
     }
     let s = sqrt(d);
-    if (lid == 0u) { st0(ix(base, k, k), s); }
+    if (lid == 0u) { A_st(k, k, s); }
     for (var i = k + 1u + lid; i < n; i = i + WG) {
-      st0(ix(base, i, k), ld0(ix(base, i, k)) / s);
+      A_st(i, k, A_ld(i, k) / s);
     }
-    storageBarrier();
-    workgroupBarrier();
+    sync();
     let r = n - k - 1u;
     for (var t = lid; t < r * r; t = t + WG) {
       let i = k + 1u + t / r;
       let j = k + 1u + t % r;
       if (j <= i) {
-        st0(ix(base, i, j), ld0(ix(base, i, j)) - ld0(ix(base, i, k)) * ld0(ix(base, j, k)));
+        A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(j, k));
       }
     }
-    storageBarrier();
-    workgroupBarrier();
+    sync();
   }
+  A_end(lid);
   if (lid == 0u) { st1(P.i_off + b * P.i_sb, i32(info)); }
 }
 
