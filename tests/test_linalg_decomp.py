@@ -106,6 +106,29 @@ def test_lu_factor_pivots_info_singular():
         torch.linalg.lu_factor(rnd(3, 3).to(DEV), pivot=False)
 
 
+def test_lu_factor_nonfinite_pivoting():
+    # LAPACK's pivot search (reference isamax, what CPU does for small matrices; its blocked path
+    # for larger ones may pick a NaN instead): a NaN below the diagonal never wins, one on it does
+    nan, inf = float("nan"), float("inf")
+    cols = [[nan, 1.0, 2.0], [1.0, nan, 3.0], [1.0, 3.0, nan], [nan, nan, 1.0], [inf, nan, 1.0], [1.0, nan, inf],
+            [1.0, inf, nan], [0.0, nan, 0.0]]
+    for col in cols:
+        a = torch.eye(3)
+        a[:, 0] = torch.tensor(col)
+        c, d = torch.linalg.lu_factor_ex(a), torch.linalg.lu_factor_ex(a.to(DEV))
+        assert torch.equal(d[1].cpu(), c[1]) and torch.equal(d[2].cpu(), c[2]), col
+        # global memory (a 66x66 matrix): the same choices as in workgroup memory
+        big = torch.block_diag(a, torch.eye(63))
+        d2 = torch.linalg.lu_factor_ex(big.to(DEV))
+        assert torch.equal(d2[1].cpu()[:3], c[1]) and torch.equal(d2[2].cpu(), c[2]), col
+    spd_nan = torch.eye(3)
+    spd_nan[1, 1] = nan
+    assert int(torch.linalg.cholesky_ex(spd_nan.to(DEV))[1]) == 2
+    spd_neg = torch.eye(3)
+    spd_neg[2, 2] = -0.0
+    assert int(torch.linalg.cholesky_ex(spd_neg.to(DEV))[1]) == 3
+
+
 def test_lu_factor_rectangular_batched_large():
     for shape in [(5, 3), (3, 5), (2, 3, 70, 70), (4, 1, 1), (0, 3, 3), (2, 0, 4)]:
         a = rnd(*shape)

@@ -11,7 +11,7 @@
 // The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
 // (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
 // Parameters: m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
-var<workgroup> red_v: array<f32, 64>;
+var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
 @compute @workgroup_size(64)
@@ -24,10 +24,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   A_begin(lid);
   var info = 0u;
   for (var k = 0u; k < P.kmin; k = k + 1u) {
-    var bv = -1.0;
+    // |x| ordered through its bits (NaN compared by bits, not by float comparisons, which
+    // backends may fold): a NaN never wins, unless it is the diagonal entry itself (LAPACK's isamax
+    // keeps a NaN first element, since nothing compares greater).
+    var bv = 0u;
     var bi = k;
     for (var i = k + lid; i < m; i = i + WG) {
-      let v = abs(A_ld(i, k));
+      var v = bitcast<u32>(A_ld(i, k)) & 0x7fffffffu;
+      if (v > 0x7f800000u) { v = select(0u, 0xffffffffu, i == k); }
       if (v > bv) { bv = v; bi = i; }
     }
     red_v[lid] = bv;
@@ -55,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lid == 0u) { st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u)); }
     sync();
     let pv = A_ld(k, k);
-    if (pv != 0.0) {
+    if ((bitcast<u32>(pv) & 0x7fffffffu) != 0u) {
       for (var i = k + 1u + lid; i < m; i = i + WG) {
         A_st(i, k, A_ld(i, k) / pv);
       }
@@ -93,7 +97,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = 0u; k < n; k = k + 1u) {
     if (lid == 0u) { s_d = A_ld(k, k); }
     let d = workgroupUniformLoad(&s_d);
-    if (!(d > 0.0)) {
+    let db = bitcast<u32>(d);
+    if (db == 0u || db > 0x7f800000u) {  // not positive, or NaN
       info = k + 1u;
       break;
     }
