@@ -141,6 +141,17 @@ def test_lu_factor_rectangular_batched_large():
     assert torch.equal(piv.cpu(), torch.linalg.lu_factor(a)[1])
 
 
+def test_batch_past_one_grid_dimension():
+    # 65537 matrices: the grid folds into 2D (the kernels rebuild each matrix index from it)
+    a = 0.4 * torch.rand(65537, 2, 2, generator=g) - 0.2 + torch.eye(2)  # diagonally dominant
+    d = a.to(DEV)
+    assert_same(torch.linalg.lu_factor_ex(d), torch.linalg.lu_factor_ex(a))
+    s = a @ a.mT
+    assert_same(torch.linalg.cholesky_ex(s.to(DEV)), torch.linalg.cholesky_ex(s))
+    b = rnd(65537, 2, 1)
+    assert_same(torch.linalg.solve(d, b.to(DEV)), torch.linalg.solve(a, b))
+
+
 def test_noncontiguous_and_out_layouts():
     a = rnd(3, 6, 6)[:, ::2, ::2]  # strided
     assert_same(torch.linalg.lu_factor_ex(a.to(DEV)), torch.linalg.lu_factor_ex(a))

@@ -109,6 +109,7 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   k.out(lu, CT::F32);
   k.out(pivots, CT::I32);
   k.out(info, CT::I32);
+  k.param_index("batch", batch);
   k.param_index("m", m);
   k.param_index("n", n);
   k.param_index("kmin", std::min(m, n));
@@ -131,6 +132,7 @@ void cholesky_kernel(const Tensor& L, const Tensor& info) {
   Kernel k(local ? "linalg_cholesky:local" : "linalg_cholesky:global");
   k.out(L, CT::F32);
   k.out(info, CT::I32);
+  k.param_index("batch", batch);
   if (local) k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
   k.param_index("off", L.storage_offset());

@@ -10,7 +10,7 @@
 // first one only) and leaves its column unscaled, as LAPACK does. pivots (st1) are 1-based.
 // The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
 // (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
-// Parameters: m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
+// Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
 var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
@@ -18,6 +18,7 @@ var<workgroup> red_i: array<u32, 64>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let b = linear_id(wid, nwg, 0u, 1u);
+  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   base = P.off + b * P.sb;
   let m = P.m;
   let n = P.n;
@@ -83,13 +84,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Matrix access as in `lu`. Parameters: n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
+// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
 var<workgroup> s_d: f32;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let b = linear_id(wid, nwg, 0u, 1u);
+  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   base = P.off + b * P.sb;
   let n = P.n;
   A_begin(lid);
