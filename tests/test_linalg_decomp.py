@@ -296,3 +296,19 @@ def test_refused_inputs():
         torch.linalg.det(torch.ones(2, 2, dtype=torch.float16, device=DEV))
     with pytest.raises(RuntimeError, match="device"):
         torch.linalg.solve(rnd(3, 3).to(DEV), rnd(3, 1))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: torch.linalg.det(t(torch.empty(0, 0))),
+    lambda t: torch.linalg.det(t(torch.empty(3, 0, 0))),
+    lambda t: torch.linalg.slogdet(t(torch.empty(2, 0, 0))),
+    lambda t: torch.linalg.inv(t(torch.empty(2, 0, 0))),
+    lambda t: torch.linalg.solve(t(torch.eye(3)), t(torch.empty(3, 0))),
+    lambda t: torch.linalg.solve_triangular(t(torch.eye(3)), t(torch.empty(3, 0)), upper=True),
+    lambda t: torch.linalg.solve_triangular(t(torch.empty(0, 3, 3)), t(torch.empty(0, 3, 2)), upper=True),
+    lambda t: torch.linalg.lu(t(torch.empty(0, 3))),
+    lambda t: torch.cholesky_inverse(t(torch.empty(0, 0))),
+    lambda t: torch.linalg.det(t(torch.tensor([[2.0]]))),
+])
+def test_empty_and_tiny(fn):
+    assert_same(fn(lambda x: x.to(DEV)), fn(lambda x: x))
