@@ -1,0 +1,720 @@
+// Dense linear algebra in float32 (issue 21): LU with partial pivoting (linalg_lu_factor_ex), its
+// solve (linalg_lu_solve), Cholesky (linalg_cholesky_ex), triangular solves
+// (linalg_solve_triangular, triangular_solve) and what ATen builds on them the way CPU's kernels do
+// (_linalg_solve_ex, linalg_inv_ex, _linalg_det, _linalg_slogdet). ATen's own meta functions give
+// shapes, strides and argument checks; the kernels (wgsl/kernels/linalg_decomp.wgsl) address every
+// matrix through its strides, so out= tensors of any layout are written in place. Backward is
+// PyTorch's derivative formulas over these forwards.
+#include <ATen/native/LinearAlgebraUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_linalg_det_meta.h>
+#include <ATen/ops/_linalg_slogdet_meta.h>
+#include <ATen/ops/_linalg_solve_ex_meta.h>
+#include <ATen/ops/linalg_cholesky_ex_meta.h>
+#include <ATen/ops/linalg_inv_ex_meta.h>
+#include <ATen/ops/linalg_lu_factor_ex_meta.h>
+#include <ATen/ops/linalg_lu_meta.h>
+#include <ATen/ops/linalg_lu_solve_meta.h>
+#include <ATen/ops/lu_unpack_meta.h>
+#include <ATen/ops/triangular_solve_meta.h>
+#include <torch/library.h>
+
+#include <array>
+
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/structured.h"
+
+namespace webgpu::ops {
+namespace {
+
+using at::Tensor;
+
+std::string section(const std::string& name) { return kernel::section("linalg_decomp", name); }
+
+void check_f32(const Tensor& t, const char* op) {
+  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": expected a float32 tensor on webgpu, but got ", t.scalar_type());
+}
+
+// Batch entries of the last-two-dims matrices of t (t's batch dims must be one stride: the callers
+// pass tensors whose batch dims are contiguous or made so).
+int64_t batch_of(const Tensor& t, int64_t mat_dims = 2) {
+  int64_t b = 1;
+  for (int64_t d = 0; d < t.dim() - mat_dims; ++d) b *= t.size(d);
+  return b;
+}
+// The stride between consecutive batch entries (batch dims that batchable() accepts).
+int64_t batch_stride(const Tensor& t, int64_t mat_dims, const char*) {
+  for (int64_t d = t.dim() - mat_dims - 1; d >= 0; --d)
+    if (t.size(d) != 1) return t.stride(d);
+  return 0;
+}
+// t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
+Tensor batchable(const Tensor& t, int64_t mat_dims) {
+  const int64_t nb = t.dim() - mat_dims;
+  bool ok = true;
+  int64_t prev = -1;
+  for (int64_t d = nb - 1; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (prev >= 0 && t.stride(d) != t.stride(prev) * t.size(prev)) ok = false;
+    if (t.stride(d) == 0) ok = false;
+    prev = d;
+  }
+  return ok ? t : t.clone(at::MemoryFormat::Contiguous);
+}
+
+// ---- kernels
+
+// Matrices of at most this many elements are factored in workgroup memory (8 KiB: within
+// WebGPU's default 16 KiB per workgroup next to the kernels' own arrays), larger ones in place.
+constexpr int64_t kLocalElems = 2048;
+
+// The matrix access of the per-matrix kernels (lu, cholesky): A_ld / A_st over the tensor (operand
+// 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
+// and written back by A_end; sync() orders the workgroup's accesses between steps.
+std::string matrix_access(bool local) {
+  std::string s =
+      "const WG: u32 = 64u;\n"
+      "var<private> base: u32;\n"
+      "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n";
+  if (!local) {
+    return s +
+           "fn A_ld(i: u32, j: u32) -> f32 { return ld0(gidx(i, j)); }\n"
+           "fn A_st(i: u32, j: u32, v: f32) { st0(gidx(i, j), v); }\n"
+           "fn A_begin(lid: u32) {}\n"
+           "fn A_end(lid: u32) {}\n"
+           "fn sync() { storageBarrier(); workgroupBarrier(); }\n";
+  }
+  return s + "var<workgroup> sm: array<f32, " + std::to_string(kLocalElems) +
+         ">;\n"
+         "fn A_ld(i: u32, j: u32) -> f32 { return sm[i * P.n + j]; }\n"
+         "fn A_st(i: u32, j: u32, v: f32) { sm[i * P.n + j] = v; }\n"
+         "fn A_begin(lid: u32) {\n"
+         "  for (var t = lid; t < P.m * P.n; t = t + WG) { sm[t] = ld0(gidx(t / P.n, t % P.n)); }\n"
+         "  workgroupBarrier();\n"
+         "}\n"
+         "fn A_end(lid: u32) {\n"
+         "  workgroupBarrier();\n"
+         "  for (var t = lid; t < P.m * P.n; t = t + WG) { st0(gidx(t / P.n, t % P.n), sm[t]); }\n"
+         "}\n"
+         "fn sync() { workgroupBarrier(); }\n";
+}
+
+// LU in place over `lu` (m x n matrices), pivots (..., min(m, n)) and info (...) written.
+void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
+  const int64_t m = lu.size(-2), n = lu.size(-1), batch = batch_of(lu);
+  if (batch == 0) return;
+  const bool local = m * n <= kLocalElems;
+  Kernel k(local ? "linalg_lu:local" : "linalg_lu:global");
+  k.out(lu, CT::F32);
+  k.out(pivots, CT::I32);
+  k.out(info, CT::I32);
+  k.param_index("batch", batch);
+  k.param_index("m", m);
+  k.param_index("n", n);
+  k.param_index("kmin", std::min(m, n));
+  k.param_index("off", lu.storage_offset());
+  k.param_index("sb", batch_stride(lu, 2, "linalg.lu_factor"));
+  k.param_index("sr", lu.stride(-2));
+  k.param_index("sc", lu.stride(-1));
+  k.param_index("p_off", pivots.storage_offset());
+  k.param_index("p_sb", batch_stride(pivots, 1, "linalg.lu_factor"));
+  k.param_index("p_s", pivots.dim() ? pivots.stride(-1) : 0);
+  k.param_index("i_off", info.storage_offset());
+  k.param_index("i_sb", batch_stride(info, 0, "linalg.lu_factor"));
+  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu"); });
+}
+
+void cholesky_kernel(const Tensor& L, const Tensor& info) {
+  const int64_t n = L.size(-1), batch = batch_of(L);
+  if (batch == 0) return;
+  const bool local = n * n <= kLocalElems;
+  Kernel k(local ? "linalg_cholesky:local" : "linalg_cholesky:global");
+  k.out(L, CT::F32);
+  k.out(info, CT::I32);
+  k.param_index("batch", batch);
+  if (local) k.param_index("m", n);  // read by A_begin / A_end
+  k.param_index("n", n);
+  k.param_index("off", L.storage_offset());
+  k.param_index("sb", batch_stride(L, 2, "linalg.cholesky"));
+  k.param_index("sr", L.stride(-2));
+  k.param_index("sc", L.stride(-1));
+  k.param_index("i_off", info.storage_offset());
+  k.param_index("i_sb", batch_stride(info, 0, "linalg.cholesky"));
+  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("cholesky"); });
+}
+
+// A X = B in place over X (A: (batch, n, n), X: (batch, n, k), same batch), A triangular.
+void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
+  const int64_t n = X.size(-2), nrhs = X.size(-1), batch = batch_of(X);
+  if (batch * nrhs == 0 || n == 0) return;
+  Kernel k("linalg_trsm");
+  k.in(A, CT::F32);
+  k.out(X, CT::F32);
+  k.param_index("n", n);
+  k.param_index("nrhs", nrhs);
+  k.param_index("count", batch * nrhs);
+  k.param("upper", upper ? 1u : 0u);
+  k.param("unit", unit ? 1u : 0u);
+  k.param_index("a_off", A.storage_offset());
+  k.param_index("a_sb", batch_stride(A, 2, "linalg.solve_triangular"));
+  k.param_index("a_sr", A.stride(-2));
+  k.param_index("a_sc", A.stride(-1));
+  k.param_index("x_off", X.storage_offset());
+  k.param_index("x_sb", batch_stride(X, 2, "linalg.solve_triangular"));
+  k.param_index("x_sr", X.stride(-2));
+  k.param_index("x_sc", X.stride(-1));
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("trsm"); });
+}
+
+void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
+  const int64_t n = X.size(-2), nrhs = X.size(-1), batch = batch_of(X);
+  if (batch * nrhs == 0 || n == 0) return;
+  Kernel k("linalg_lu_solve");
+  k.in(LU, CT::F32);
+  k.in(piv, CT::I32);
+  k.out(X, CT::F32);
+  k.param_index("n", n);
+  k.param_index("nrhs", nrhs);
+  k.param_index("count", batch * nrhs);
+  k.param("adjoint", adjoint ? 1u : 0u);
+  k.param_index("a_off", LU.storage_offset());
+  k.param_index("a_sb", batch_stride(LU, 2, "linalg.lu_solve"));
+  k.param_index("a_sr", LU.stride(-2));
+  k.param_index("a_sc", LU.stride(-1));
+  k.param_index("p_off", piv.storage_offset());
+  k.param_index("p_sb", batch_stride(piv, 1, "linalg.lu_solve"));
+  k.param_index("p_s", piv.stride(-1));
+  k.param_index("x_off", X.storage_offset());
+  k.param_index("x_sb", batch_stride(X, 2, "linalg.lu_solve"));
+  k.param_index("x_sr", X.stride(-2));
+  k.param_index("x_sc", X.stride(-1));
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("lu_solve"); });
+}
+
+// Runs `kernel` on t when its batch dims are one sequence, else on a copy written back after.
+template <class F>
+void in_place(const Tensor& t, int64_t mat_dims, F&& kernel) {
+  Tensor w = batchable(t, mat_dims);
+  kernel(w);
+  if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
+}
+
+// ---- structured ops with several outputs: functional and out= forms
+
+template <class Base, size_t N>
+struct Multi final : Base {
+  std::array<Tensor, N> outs;
+  bool given = false;
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options);
+  }
+  const Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+    if (!given) outs[i] = structured::create_out(sizes, strides, options);
+    else structured::resize_out(outs[i], sizes, strides, options);
+  }
+};
+
+void check_dev(const Tensor& t, const char* op) {
+  if (t.defined() && t.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(t, op);
+}
+
+// ---- linalg_lu_factor_ex
+
+void lu_factor_impl(const Tensor& A, bool pivot, bool check_errors, const Tensor& LU, const Tensor& pivots,
+                    const Tensor& info) {
+  TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on webgpu");
+  check_f32(A, "linalg.lu_factor");
+  if (A.numel() == 0) {
+    const_cast<Tensor&>(info).zero_();
+    return;
+  }
+  if (!LU.is_same(A)) const_cast<Tensor&>(LU).copy_(A);
+  Tensor piv_w = batchable(pivots, 1), info_w = batchable(info, 0), lu_w = batchable(LU, 2);
+  lu_kernel(lu_w, piv_w, info_w);
+  if (!lu_w.is_same(LU)) const_cast<Tensor&>(LU).copy_(lu_w);
+  if (!piv_w.is_same(pivots)) const_cast<Tensor&>(pivots).copy_(piv_w);
+  if (!info_w.is_same(info)) const_cast<Tensor&>(info).copy_(info_w);
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.lu_factor_ex", A.dim() == 2);
+}
+
+using LuF = Multi<at::meta::structured_linalg_lu_factor_ex, 3>;
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
+  check_dev(A, "linalg_lu_factor_ex");
+  LuF op;
+  op.meta(A, pivot, check_errors);
+  lu_factor_impl(A, pivot, check_errors, op.outs[0], op.outs[1], op.outs[2]);
+  return {op.outs[0], op.outs[1], op.outs[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> lu_factor_ex_out(const Tensor& A, bool pivot, bool check_errors, Tensor& LU,
+                                                       Tensor& pivots, Tensor& info) {
+  for (auto* t : {&A, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
+    check_dev(*t, "linalg_lu_factor_ex");
+  LuF op;
+  op.given = true;
+  op.outs = {LU, pivots, info};
+  op.meta(A, pivot, check_errors);
+  lu_factor_impl(A, pivot, check_errors, LU, pivots, info);
+  return {LU, pivots, info};
+}
+
+// ---- linalg_lu_solve
+
+void lu_solve_impl(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint,
+                   const Tensor& result) {
+  check_f32(LU, "linalg.lu_solve");
+  check_f32(B, "linalg.lu_solve");
+  if (result.numel() == 0) return;
+  // X A = B  <=>  A^T X^T = B^T: solve on the transposed views
+  Tensor res = left ? result : result.mT();
+  if (!left) adjoint = !adjoint;
+  if (!result.is_same(B)) res.copy_(left ? B : B.mT());
+  const auto batch = res.sizes().slice(0, res.dim() - 2);
+  std::vector<int64_t> lu_shape(batch.begin(), batch.end()), piv_shape(batch.begin(), batch.end());
+  lu_shape.push_back(LU.size(-2));
+  lu_shape.push_back(LU.size(-1));
+  piv_shape.push_back(pivots.size(-1));
+  Tensor LU_ = batchable(LU.expand(lu_shape), 2);
+  Tensor piv_ = batchable(pivots.expand(piv_shape), 1);
+  in_place(res, 2, [&](const Tensor& x) { lu_solve_kernel(LU_, piv_, x, adjoint); });
+}
+
+using LuS = Multi<at::meta::structured_linalg_lu_solve, 1>;
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
+  for (auto* t : {&LU, &pivots, &B}) check_dev(*t, "linalg_lu_solve");
+  LuS op;
+  op.meta(LU, pivots, B, left, adjoint);
+  lu_solve_impl(LU, pivots, B, left, adjoint, op.outs[0]);
+  return op.outs[0];
+}
+Tensor& lu_solve_out(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint, Tensor& out) {
+  for (auto* t : {&LU, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_lu_solve");
+  LuS op;
+  op.given = true;
+  op.outs = {out};
+  op.meta(LU, pivots, B, left, adjoint);
+  lu_solve_impl(LU, pivots, B, left, adjoint, out);
+  return out;
+}
+
+// ---- _linalg_solve_ex (as CPU: the LU of A itself, which linalg_solve_backward expects)
+
+void solve_ex_impl(const Tensor& A, const Tensor& B, bool left, bool check_errors, const Tensor& result,
+                   const Tensor& LU, const Tensor& pivots, const Tensor& info) {
+  const bool use_A_T = false;
+  at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), const_cast<Tensor&>(info),
+                              use_A_T ? A.mT() : A);
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", A.dim() == 2);
+  const bool vector_case = at::native::linalg_solve_is_vector_rhs(LU, B);
+  Tensor result_ = vector_case ? result.unsqueeze(-1) : result;
+  Tensor B_ = vector_case ? B.unsqueeze(-1) : B;
+  at::linalg_lu_solve_out(result_, LU, pivots, B_, left, use_A_T);
+}
+
+using SolveEx = Multi<at::meta::structured__linalg_solve_ex, 4>;
+std::tuple<Tensor, Tensor, Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
+  check_dev(A, "_linalg_solve_ex");
+  check_dev(B, "_linalg_solve_ex");
+  SolveEx op;
+  op.meta(A, B, left, check_errors);
+  solve_ex_impl(A, B, left, check_errors, op.outs[0], op.outs[1], op.outs[2], op.outs[3]);
+  return {op.outs[0], op.outs[1], op.outs[2], op.outs[3]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> solve_ex_out(const Tensor& A, const Tensor& B, bool left,
+                                                            bool check_errors, Tensor& result, Tensor& LU,
+                                                            Tensor& pivots, Tensor& info) {
+  for (auto* t : {&A, &B, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
+    check_dev(*t, "_linalg_solve_ex");
+  SolveEx op;
+  op.given = true;
+  op.outs = {result, LU, pivots, info};
+  op.meta(A, B, left, check_errors);
+  solve_ex_impl(A, B, left, check_errors, result, LU, pivots, info);
+  return {result, LU, pivots, info};
+}
+
+// ---- linalg_inv_ex: solve against the identity
+
+void inv_ex_impl(const Tensor& A, bool check_errors, const Tensor& result, const Tensor& info) {
+  Tensor& r = const_cast<Tensor&>(result);
+  r.zero_();
+  r.diagonal(0, -2, -1).fill_(1.);
+  at::linalg_solve_ex_out(r, const_cast<Tensor&>(info), A, r, /*left=*/true);
+  if (check_errors) at::_linalg_check_errors(info, "linalg.inv_ex", A.dim() == 2);
+}
+
+using InvEx = Multi<at::meta::structured_linalg_inv_ex, 2>;
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
+  check_dev(A, "linalg_inv_ex");
+  InvEx op;
+  op.meta(A, check_errors);
+  inv_ex_impl(A, check_errors, op.outs[0], op.outs[1]);
+  return {op.outs[0], op.outs[1]};
+}
+std::tuple<Tensor&, Tensor&> inv_ex_out(const Tensor& A, bool check_errors, Tensor& inverse, Tensor& info) {
+  for (auto* t : {&A, (const Tensor*)&inverse, (const Tensor*)&info}) check_dev(*t, "linalg_inv_ex");
+  InvEx op;
+  op.given = true;
+  op.outs = {inverse, info};
+  op.meta(A, check_errors);
+  inv_ex_impl(A, check_errors, inverse, info);
+  return {inverse, info};
+}
+
+// ---- _linalg_det / _linalg_slogdet (as CPU: LU of A^T when A is contiguous)
+
+// The permutation's determinant: (-1)^(number of pivots i with pivots[i] != i + 1).
+Tensor lu_det_P(const Tensor& pivots) {
+  return (at::arange(1, pivots.size(-1) + 1, pivots.options()) != pivots)
+      .sum(-1, /*keepdim=*/false, at::kLong)
+      .fmod_(2)
+      .mul_(-2)
+      .add_(1);
+}
+
+void det_impl(const Tensor& A, const Tensor& result, const Tensor& LU, const Tensor& pivots) {
+  Tensor info = at::empty({0}, A.options().dtype(at::kInt));
+  at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), info,
+                              A.is_contiguous() ? A.mH() : A);
+  at::mul_out(const_cast<Tensor&>(result), lu_det_P(pivots), at::prod(LU.diagonal(0, -2, -1), -1));
+}
+
+using Det = Multi<at::meta::structured__linalg_det, 3>;
+std::tuple<Tensor, Tensor, Tensor> det(const Tensor& A) {
+  check_dev(A, "_linalg_det");
+  Det op;
+  op.meta(A);
+  det_impl(A, op.outs[0], op.outs[1], op.outs[2]);
+  return {op.outs[0], op.outs[1], op.outs[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> det_out(const Tensor& A, Tensor& result, Tensor& LU, Tensor& pivots) {
+  for (auto* t : {&A, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots}) check_dev(*t, "_linalg_det");
+  Det op;
+  op.given = true;
+  op.outs = {result, LU, pivots};
+  op.meta(A);
+  det_impl(A, result, LU, pivots);
+  return {result, LU, pivots};
+}
+
+void slogdet_impl(const Tensor& A, const Tensor& sign, const Tensor& logabsdet, const Tensor& LU,
+                  const Tensor& pivots) {
+  Tensor info = at::empty({0}, A.options().dtype(at::kInt));
+  at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), info,
+                              A.is_contiguous() ? A.mH() : A);
+  Tensor diag_U = LU.diagonal(0, -2, -1);
+  at::mul_out(const_cast<Tensor&>(sign), diag_U.sgn().prod(-1), lu_det_P(pivots));
+  at::sum_out(const_cast<Tensor&>(logabsdet), diag_U.abs().log_(), -1);
+}
+
+using Slogdet = Multi<at::meta::structured__linalg_slogdet, 4>;
+std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet(const Tensor& A) {
+  check_dev(A, "_linalg_slogdet");
+  Slogdet op;
+  op.meta(A);
+  slogdet_impl(A, op.outs[0], op.outs[1], op.outs[2], op.outs[3]);
+  return {op.outs[0], op.outs[1], op.outs[2], op.outs[3]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet,
+                                                           Tensor& LU, Tensor& pivots) {
+  for (auto* t : {&A, (const Tensor*)&sign, (const Tensor*)&logabsdet, (const Tensor*)&LU, (const Tensor*)&pivots})
+    check_dev(*t, "_linalg_slogdet");
+  Slogdet op;
+  op.given = true;
+  op.outs = {sign, logabsdet, LU, pivots};
+  op.meta(A);
+  slogdet_impl(A, sign, logabsdet, LU, pivots);
+  return {sign, logabsdet, LU, pivots};
+}
+
+// ---- linalg_cholesky_ex (upper: the lower factor of A^T, computed on the transposed view)
+
+void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor& L, const Tensor& info) {
+  check_f32(A, "linalg.cholesky");
+  Tensor& L_ = const_cast<Tensor&>(L);
+  if (L.numel() == 0) {
+    const_cast<Tensor&>(info).zero_();
+    return;
+  }
+  if (!L.is_same(A)) L_.copy_(A);
+  Tensor lw = batchable(L, 2), iw = batchable(info, 0);
+  cholesky_kernel(upper ? lw.mT() : lw, iw);
+  if (!lw.is_same(L)) L_.copy_(lw);
+  if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
+  if (upper) L_.triu_();
+  else L_.tril_();
+  if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
+}
+
+// The deprecated torch.cholesky (its own ATen op, errors named "cholesky").
+Tensor cholesky_legacy(const Tensor& self, bool upper) {
+  check_dev(self, "cholesky");
+  if (self.numel() == 0) return at::empty_like(self, at::MemoryFormat::Contiguous);
+  at::native::squareCheckInputs(self, "cholesky");
+  Tensor L = at::empty_like(self, at::MemoryFormat::Contiguous);
+  std::vector<int64_t> is(self.sizes().begin(), self.sizes().end() - 2);
+  Tensor info = at::empty(is, self.options().dtype(at::kInt));
+  cholesky_impl(self, upper, false, L, info);
+  at::_linalg_check_errors(info, "cholesky", self.dim() == 2);
+  return L;
+}
+Tensor& cholesky_legacy_out(const Tensor& self, bool upper, Tensor& out) {
+  check_dev(out, "cholesky");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "cholesky: Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  Tensor r = cholesky_legacy(self, upper);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+using CholEx = Multi<at::meta::structured_linalg_cholesky_ex, 2>;
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+  check_dev(A, "linalg_cholesky_ex");
+  CholEx op;
+  op.meta(A, upper, check_errors);
+  cholesky_impl(A, upper, check_errors, op.outs[0], op.outs[1]);
+  return {op.outs[0], op.outs[1]};
+}
+std::tuple<Tensor&, Tensor&> cholesky_ex_out(const Tensor& A, bool upper, bool check_errors, Tensor& L, Tensor& info) {
+  for (auto* t : {&A, (const Tensor*)&L, (const Tensor*)&info}) check_dev(*t, "linalg_cholesky_ex");
+  CholEx op;
+  op.given = true;
+  op.outs = {L, info};
+  op.meta(A, upper, check_errors);
+  cholesky_impl(A, upper, check_errors, L, info);
+  return {L, info};
+}
+
+// ---- linalg_solve_triangular, triangular_solve
+
+// op(A) X = B with A, B broadcast to one batch shape; returns X (a new tensor of B_'s shape).
+// left false: X A = B, solved as A^T X^T = B^T.
+Tensor trsm(const Tensor& A_, const Tensor& B_, bool upper, bool left, bool unit, bool transpose) {
+  const bool t = transpose != !left;  // solve with A^T
+  Tensor Aw = batchable(t ? A_.mT() : A_, 2);
+  Tensor X = (left ? B_ : B_.mT()).clone(at::MemoryFormat::Contiguous);
+  trsm_kernel(Aw, X, t ? !upper : upper, unit);
+  return left ? X : X.mT();
+}
+
+Tensor& solve_triangular_out(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular, Tensor& out) {
+  for (auto* t : {&A, &B, (const Tensor*)&out}) check_dev(*t, "linalg_solve_triangular");
+  at::native::checkInputsSolver(A, B, left, "linalg.solve_triangular");
+  TORCH_CHECK(A.scalar_type() == B.scalar_type(), "linalg.solve_triangular: Expected A and B to have the same dtype, "
+              "but found A of type ", A.scalar_type(), " and B of type ", B.scalar_type(), " instead");
+  TORCH_CHECK(out.scalar_type() == A.scalar_type(), "linalg.solve_triangular: Expected out tensor to have dtype ",
+              A.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  check_f32(A, "linalg.solve_triangular");
+  auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(B, A, nullptr);
+  Tensor X = trsm(A_, B_, upper, left, unitriangular, false);
+  at::native::resize_output(out, B_.sizes());
+  if (out.numel() == 0) return out;
+  return out.copy_(X);
+}
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  Tensor out = at::empty({0}, A.options());
+  return solve_triangular_out(A, B, upper, left, unitriangular, out);
+}
+
+void triangular_solve_impl(const Tensor& self, const Tensor& A, bool upper, bool transpose, bool unitriangular,
+                           const Tensor& result, const Tensor& clone_A) {
+  check_f32(A, "triangular_solve");
+  auto [B_, A_] = at::native::_linalg_broadcast_batch_dims(self, A, "triangular_solve");
+  if (clone_A.numel()) const_cast<Tensor&>(clone_A).copy_(A_);
+  if (result.numel() == 0) return;
+  const_cast<Tensor&>(result).copy_(trsm(A_, B_, upper, true, unitriangular, transpose));
+}
+
+using TriS = Multi<at::meta::structured_triangular_solve, 2>;
+std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A, bool upper, bool transpose,
+                                            bool unitriangular) {
+  check_dev(self, "triangular_solve");
+  check_dev(A, "triangular_solve");
+  TriS op;
+  op.meta(self, A, upper, transpose, unitriangular);
+  triangular_solve_impl(self, A, upper, transpose, unitriangular, op.outs[0], op.outs[1]);
+  return {op.outs[0], op.outs[1]};
+}
+std::tuple<Tensor&, Tensor&> triangular_solve_out(const Tensor& self, const Tensor& A, bool upper, bool transpose,
+                                                  bool unitriangular, Tensor& X, Tensor& M) {
+  for (auto* t : {&self, &A, (const Tensor*)&X, (const Tensor*)&M}) check_dev(*t, "triangular_solve");
+  TriS op;
+  op.given = true;
+  op.outs = {X, M};
+  op.meta(self, A, upper, transpose, unitriangular);
+  triangular_solve_impl(self, A, upper, transpose, unitriangular, X, M);
+  return {X, M};
+}
+
+// ---- lu_unpack, linalg_lu (as CPU: the factor is written into L or U, whichever has its shape)
+
+// The permutation of 0..m-1 that LAPACK's interchanges in pivots (..., k) make, as (batch..., m) int64.
+Tensor pivots_to_perm(const Tensor& pivots, int64_t m, int64_t k) {
+  auto bs = pivots.sizes().slice(0, pivots.dim() - 1);
+  std::vector<int64_t> shape(bs.begin(), bs.end());
+  shape.push_back(m);
+  Tensor perm = at::empty(shape, pivots.options().dtype(at::kInt));
+  const int64_t batch = batch_of(pivots, 1);
+  if (batch * m == 0) return perm.to(at::kLong);
+  Tensor piv = batchable(pivots, 1);
+  Kernel kr("linalg_perm");
+  kr.in(piv, CT::I32);
+  kr.out(perm, CT::I32);
+  kr.param_index("m", m);
+  kr.param_index("k", k);
+  kr.param_index("batch", batch);
+  kr.param_index("p_off", piv.storage_offset());
+  kr.param_index("p_sb", batch_stride(piv, 1, "lu_unpack"));
+  kr.param_index("p_s", piv.dim() ? piv.stride(-1) : 0);
+  kr.launch(grid(uint64_t(batch), 64), [] { return section("perm"); });
+  return perm.to(at::kLong);
+}
+
+void lu_unpack_impl(const Tensor& LU, const Tensor& pivots, bool unpack_lu, bool unpack_pivots, const Tensor& P,
+                    const Tensor& L, const Tensor& U) {
+  const int64_t m = LU.size(-2), n = LU.size(-1);
+  if (unpack_lu) {
+    check_f32(LU, "lu_unpack");
+    if (m > n || LU.is_same(L)) {
+      at::triu_out(const_cast<Tensor&>(U), m == n ? LU : LU.narrow(-2, 0, n), 0);
+      at::tril_out(const_cast<Tensor&>(L), LU, -1);
+      L.diagonal(0, -2, -1).fill_(1.);
+    } else {
+      at::tril_out(const_cast<Tensor&>(L), m == n ? LU : LU.narrow(-1, 0, m), -1);
+      L.diagonal(0, -2, -1).fill_(1.);
+      at::triu_out(const_cast<Tensor&>(U), LU, 0);
+    }
+  }
+  if (unpack_pivots) {
+    TORCH_CHECK(pivots.scalar_type() == at::kInt, "lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                "torch.int32 dtype. Note: this function is intended to be used with the output produced by "
+                "torch.linalg.lu_factor");
+    Tensor perm = pivots_to_perm(pivots, m, std::min(m, n));
+    std::vector<int64_t> ps(P.sizes().begin(), P.sizes().end() - 1);
+    Tensor& P_ = const_cast<Tensor&>(P);
+    P_.zero_();
+    if (P.numel()) P_.scatter_(-2, perm.expand(ps).unsqueeze(-2), 1.);
+  }
+}
+
+using Unpack = Multi<at::meta::structured_lu_unpack, 3>;
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots, bool unpack_lu,
+                                             bool unpack_pivots) {
+  check_dev(LU, "lu_unpack");
+  check_dev(pivots, "lu_unpack");
+  Unpack op;
+  op.meta(LU, pivots, unpack_lu, unpack_pivots);
+  lu_unpack_impl(LU, pivots, unpack_lu, unpack_pivots, op.outs[0], op.outs[1], op.outs[2]);
+  return {op.outs[0], op.outs[1], op.outs[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> lu_unpack_out(const Tensor& LU, const Tensor& pivots, bool unpack_lu,
+                                                    bool unpack_pivots, Tensor& P, Tensor& L, Tensor& U) {
+  for (auto* t : {&LU, &pivots, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "lu_unpack");
+  Unpack op;
+  op.given = true;
+  op.outs = {P, L, U};
+  op.meta(LU, pivots, unpack_lu, unpack_pivots);
+  lu_unpack_impl(LU, pivots, unpack_lu, unpack_pivots, P, L, U);
+  return {P, L, U};
+}
+
+void linalg_lu_impl(const Tensor& A, bool pivot, const Tensor& P, const Tensor& L, const Tensor& U) {
+  const int64_t m = A.size(-2), n = A.size(-1);
+  const bool use_L = m > n;
+  Tensor pivots = at::empty({0}, A.options().dtype(at::kInt));
+  Tensor info = at::empty({0}, A.options().dtype(at::kInt));
+  at::linalg_lu_factor_ex_out(const_cast<Tensor&>(use_L ? L : U), pivots, info, A, pivot, /*check_errors=*/false);
+  at::lu_unpack_out(const_cast<Tensor&>(P), const_cast<Tensor&>(L), const_cast<Tensor&>(U), use_L ? L : U, pivots,
+                    /*unpack_data=*/true, /*unpack_pivots=*/pivot);
+}
+
+using LinLu = Multi<at::meta::structured_linalg_lu, 3>;
+std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
+  check_dev(A, "linalg_lu");
+  LinLu op;
+  op.meta(A, pivot);
+  linalg_lu_impl(A, pivot, op.outs[0], op.outs[1], op.outs[2]);
+  return {op.outs[0], op.outs[1], op.outs[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> linalg_lu_out(const Tensor& A, bool pivot, Tensor& P, Tensor& L, Tensor& U) {
+  for (auto* t : {&A, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "linalg_lu");
+  LinLu op;
+  op.given = true;
+  op.outs = {P, L, U};
+  op.meta(A, pivot);
+  linalg_lu_impl(A, pivot, P, L, U);
+  return {P, L, U};
+}
+
+// ---- _cholesky_solve_helper, cholesky_inverse: two triangular solves with the factor
+
+// A X = B for A = L L^T (upper false) or U^T U (upper true); B and F broadcast to one batch shape.
+Tensor cholesky_solve_impl(const Tensor& B, const Tensor& F, bool upper) {
+  check_f32(F, "cholesky_solve");
+  check_f32(B, "cholesky_solve");
+  Tensor y = trsm(F, B, upper, true, false, /*transpose=*/upper);
+  return trsm(F, y, upper, true, false, /*transpose=*/!upper);
+}
+
+Tensor cholesky_solve_helper(const Tensor& self, const Tensor& A, bool upper) {
+  check_dev(self, "_cholesky_solve_helper");
+  check_dev(A, "_cholesky_solve_helper");
+  return cholesky_solve_impl(self, A, upper).contiguous();
+}
+
+Tensor& cholesky_inverse_out(const Tensor& input, bool upper, Tensor& result) {
+  check_dev(input, "cholesky_inverse");
+  check_dev(result, "cholesky_inverse");
+  at::native::squareCheckInputs(input, "cholesky_inverse");
+  TORCH_CHECK(result.scalar_type() == input.scalar_type(), "cholesky_inverse: Expected result to be safely castable "
+              "from ", input.scalar_type(), " dtype, but got result with dtype ", result.scalar_type());
+  check_f32(input, "cholesky_inverse");
+  at::native::resize_output(result, input.sizes());
+  if (input.numel() == 0) return result;
+  Tensor eye = at::eye(input.size(-1), input.options()).expand(input.sizes());
+  return result.copy_(cholesky_solve_impl(eye, input, upper));
+}
+Tensor cholesky_inverse(const Tensor& input, bool upper) {
+  Tensor out = at::empty({0}, input.options());
+  return cholesky_inverse_out(input, upper, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("linalg_lu_factor_ex", TORCH_FN(lu_factor_ex));
+  m.impl("linalg_lu_factor_ex.out", TORCH_FN(lu_factor_ex_out));
+  m.impl("linalg_lu_solve", TORCH_FN(lu_solve));
+  m.impl("linalg_lu_solve.out", TORCH_FN(lu_solve_out));
+  m.impl("_linalg_solve_ex", TORCH_FN(solve_ex));
+  m.impl("_linalg_solve_ex.result", TORCH_FN(solve_ex_out));
+  m.impl("linalg_inv_ex", TORCH_FN(inv_ex));
+  m.impl("linalg_inv_ex.inverse", TORCH_FN(inv_ex_out));
+  m.impl("_linalg_det", TORCH_FN(det));
+  m.impl("_linalg_det.result", TORCH_FN(det_out));
+  m.impl("_linalg_slogdet", TORCH_FN(slogdet));
+  m.impl("_linalg_slogdet.sign", TORCH_FN(slogdet_out));
+  m.impl("linalg_cholesky_ex", TORCH_FN(cholesky_ex));
+  m.impl("linalg_cholesky_ex.L", TORCH_FN(cholesky_ex_out));
+  m.impl("cholesky", TORCH_FN(cholesky_legacy));
+  m.impl("cholesky.out", TORCH_FN(cholesky_legacy_out));
+  m.impl("linalg_solve_triangular", TORCH_FN(solve_triangular));
+  m.impl("linalg_solve_triangular.out", TORCH_FN(solve_triangular_out));
+  m.impl("triangular_solve", TORCH_FN(triangular_solve));
+  m.impl("triangular_solve.X", TORCH_FN(triangular_solve_out));
+  m.impl("lu_unpack", TORCH_FN(lu_unpack));
+  m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
+  m.impl("linalg_lu", TORCH_FN(linalg_lu));
+  m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
+  m.impl("_cholesky_solve_helper", TORCH_FN(cholesky_solve_helper));
+  m.impl("cholesky_inverse", TORCH_FN(cholesky_inverse));
+  m.impl("cholesky_inverse.out", TORCH_FN(cholesky_inverse_out));
+}
+
+}  // namespace webgpu::ops

@@ -1,0 +1,237 @@
+// Dense factorizations and solves in float32 (csrc/ops/linalg_decomp.cpp), one matrix per workgroup
+// (lu, cholesky) or one right-hand-side column per invocation (trsm, lu_solve), in global memory,
+// float32 arithmetic. Matrices are addressed through their own strides: element (i, j) of matrix b
+// is at off + b * sb + i * sr + j * sc (parameters), so any layout (and out= tensors) works.
+
+//== lu
+// LU with partial pivoting in place (LAPACK getrf's result): for each column k the first row of
+// largest magnitude is the pivot, rows are swapped across the whole matrix, the column below the
+// pivot is divided by it and the trailing block updated. A zero pivot sets info = k + 1 (the
+// first one only) and leaves its column unscaled, as LAPACK does. pivots (st1) are 1-based.
+// The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
+// (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
+// Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
+var<workgroup> red_v: array<u32, 64>;
+var<workgroup> red_i: array<u32, 64>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let b = linear_id(wid, nwg, 0u, 1u);
+  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+  base = P.off + b * P.sb;
+  let m = P.m;
+  let n = P.n;
+  A_begin(lid);
+  var info = 0u;
+  for (var k = 0u; k < P.kmin; k = k + 1u) {
+    // |x| ordered through its bits (NaN compared by bits, not by float comparisons, which
+    // backends may fold): a NaN never wins, unless it is the diagonal entry itself (LAPACK's isamax
+    // keeps a NaN first element, since nothing compares greater).
+    var bv = 0u;
+    var bi = k;
+    for (var i = k + lid; i < m; i = i + WG) {
+      var v = bitcast<u32>(A_ld(i, k)) & 0x7fffffffu;
+      if (v > 0x7f800000u) { v = select(0u, 0xffffffffu, i == k); }
+      if (v > bv) { bv = v; bi = i; }
+    }
+    red_v[lid] = bv;
+    red_i[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+      if (lid < s) {
+        let ov = red_v[lid + s];
+        let oi = red_i[lid + s];
+        if (ov > red_v[lid] || (ov == red_v[lid] && oi < red_i[lid])) {
+          red_v[lid] = ov;
+          red_i[lid] = oi;
+        }
+      }
+      workgroupBarrier();
+    }
+    let p = red_i[0];
+    if (p != k) {
+      for (var j = lid; j < n; j = j + WG) {
+        let t = A_ld(k, j);
+        A_st(k, j, A_ld(p, j));
+        A_st(p, j, t);
+      }
+    }
+    if (lid == 0u) { st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u)); }
+    sync();
+    let pv = A_ld(k, k);
+    if ((bitcast<u32>(pv) & 0x7fffffffu) != 0u) {
+      for (var i = k + 1u + lid; i < m; i = i + WG) {
+        A_st(i, k, A_ld(i, k) / pv);
+      }
+    } else if (info == 0u) {
+      info = k + 1u;
+    }
+    sync();
+    let rows = m - k - 1u;
+    let cols = n - k - 1u;
+    for (var t = lid; t < rows * cols; t = t + WG) {
+      let i = k + 1u + t / cols;
+      let j = k + 1u + t % cols;
+      A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(k, j));
+    }
+    sync();
+  }
+  A_end(lid);
+  if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
+}
+
+//== cholesky
+// Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
+// Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
+// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
+var<workgroup> s_d: f32;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let b = linear_id(wid, nwg, 0u, 1u);
+  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+  base = P.off + b * P.sb;
+  let n = P.n;
+  A_begin(lid);
+  var info = 0u;
+  for (var k = 0u; k < n; k = k + 1u) {
+    if (lid == 0u) { s_d = A_ld(k, k); }
+    let d = workgroupUniformLoad(&s_d);
+    let db = bitcast<u32>(d);
+    if (db == 0u || db > 0x7f800000u) {  // not positive, or NaN
+      info = k + 1u;
+      break;
+    }
+    let s = sqrt(d);
+    if (lid == 0u) { A_st(k, k, s); }
+    for (var i = k + 1u + lid; i < n; i = i + WG) {
+      A_st(i, k, A_ld(i, k) / s);
+    }
+    sync();
+    let r = n - k - 1u;
+    for (var t = lid; t < r * r; t = t + WG) {
+      let i = k + 1u + t / r;
+      let j = k + 1u + t % r;
+      if (j <= i) {
+        A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(j, k));
+      }
+    }
+    sync();
+  }
+  A_end(lid);
+  if (lid == 0u) { st1(P.i_off + b * P.i_sb, i32(info)); }
+}
+
+//== trsm
+// A X = B for triangular A (ld0), X in place over B (ld1/st1): one invocation per column of one
+// batch entry, forward (lower) or backward (upper) substitution; division by a zero diagonal gives
+// inf/NaN as LAPACK trsm does. Parameters: n, nrhs, count (batch * nrhs), upper, unit;
+// a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, lid, 64u);
+  if (g >= P.count) { return; }
+  let b = g / P.nrhs;
+  let c = g % P.nrhs;
+  let ab = P.a_off + b * P.a_sb;
+  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
+  let n = P.n;
+  for (var q = 0u; q < n; q = q + 1u) {
+    let i = select(q, n - 1u - q, P.upper != 0u);
+    var s = ld1(xb + i * P.x_sr);
+    if (P.upper != 0u) {
+      for (var j = i + 1u; j < n; j = j + 1u) { s = s - ld0(ab + i * P.a_sr + j * P.a_sc) * ld1(xb + j * P.x_sr); }
+    } else {
+      for (var j = 0u; j < i; j = j + 1u) { s = s - ld0(ab + i * P.a_sr + j * P.a_sc) * ld1(xb + j * P.x_sr); }
+    }
+    if (P.unit == 0u) { s = s / ld0(ab + i * P.a_sr + i * P.a_sc); }
+    st1(xb + i * P.x_sr, s);
+  }
+}
+
+//== lu_solve
+// A X = B (adjoint 0) or A^T X = B (adjoint 1) from getrf's LU (ld0) and 1-based pivots (ld1),
+// X in place over B (ld2/st2), one invocation per column of one batch entry.
+// Parameters: n, nrhs, count, adjoint; a_off, a_sb, a_sr, a_sc; p_off, p_sb, p_s;
+// x_off, x_sb, x_sr, x_sc.
+fn lu(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, lid, 64u);
+  if (g >= P.count) { return; }
+  let b = g / P.nrhs;
+  let c = g % P.nrhs;
+  let ab = P.a_off + b * P.a_sb;
+  let pb = P.p_off + b * P.p_sb;
+  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
+  let n = P.n;
+  if (P.adjoint == 0u) {
+    for (var i = 0u; i < n; i = i + 1u) {
+      let p = u32(clamp(ld1(pb + i * P.p_s) - 1, 0, i32(n) - 1));
+      if (p != i) {
+        let t = ld2(xb + i * P.x_sr);
+        st2(xb + i * P.x_sr, ld2(xb + p * P.x_sr));
+        st2(xb + p * P.x_sr, t);
+      }
+    }
+    for (var i = 0u; i < n; i = i + 1u) {
+      var s = ld2(xb + i * P.x_sr);
+      for (var j = 0u; j < i; j = j + 1u) { s = s - lu(ab, i, j) * ld2(xb + j * P.x_sr); }
+      st2(xb + i * P.x_sr, s);
+    }
+    for (var q = 0u; q < n; q = q + 1u) {
+      let i = n - 1u - q;
+      var s = ld2(xb + i * P.x_sr);
+      for (var j = i + 1u; j < n; j = j + 1u) { s = s - lu(ab, i, j) * ld2(xb + j * P.x_sr); }
+      st2(xb + i * P.x_sr, s / lu(ab, i, i));
+    }
+  } else {
+    for (var i = 0u; i < n; i = i + 1u) {
+      var s = ld2(xb + i * P.x_sr);
+      for (var j = 0u; j < i; j = j + 1u) { s = s - lu(ab, j, i) * ld2(xb + j * P.x_sr); }
+      st2(xb + i * P.x_sr, s / lu(ab, i, i));
+    }
+    for (var q = 0u; q < n; q = q + 1u) {
+      let i = n - 1u - q;
+      var s = ld2(xb + i * P.x_sr);
+      for (var j = i + 1u; j < n; j = j + 1u) { s = s - lu(ab, j, i) * ld2(xb + j * P.x_sr); }
+      st2(xb + i * P.x_sr, s);
+    }
+    for (var q = 0u; q < n; q = q + 1u) {
+      let i = n - 1u - q;
+      let p = u32(clamp(ld1(pb + i * P.p_s) - 1, 0, i32(n) - 1));
+      if (p != i) {
+        let t = ld2(xb + i * P.x_sr);
+        st2(xb + i * P.x_sr, ld2(xb + p * P.x_sr));
+        st2(xb + p * P.x_sr, t);
+      }
+    }
+  }
+}
+
+//== perm
+// LAPACK's row interchanges as a permutation (lu_unpack): perm = 0..m-1, then for i < k swap
+// perm[i] and perm[pivots[i] - 1], one invocation per batch entry. perm (st1) is contiguous
+// (batch, m). Parameters: m, k, batch, p_off, p_sb, p_s.
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let b = linear_id(wid, nwg, lid, 64u);
+  if (b >= P.batch) { return; }
+  let m = P.m;
+  let o = b * m;
+  for (var i = 0u; i < m; i = i + 1u) { st1(o + i, i32(i)); }
+  for (var i = 0u; i < P.k; i = i + 1u) {
+    let p = u32(clamp(ld0(P.p_off + b * P.p_sb + i * P.p_s) - 1, 0, i32(m) - 1));
+    if (p != i) {
+      let t = ld1(o + i);
+      st1(o + i, ld1(o + p));
+      st1(o + p, t);
+    }
+  }
+}
