@@ -18,10 +18,29 @@ g = torch.Generator().manual_seed(0)
 TOL = dict(rtol=1e-3, atol=1e-3)
 
 ENTRIES = [
-    "linalg.lu_factor", "linalg.lu_factor_ex", "lu", "linalg.lu_solve", "lu_solve", "linalg.solve",
-    "linalg.solve_ex", "linalg.inv", "linalg.inv_ex", "linalg.det", "linalg.slogdet", "logdet",
-    "linalg.cholesky", "linalg.cholesky_ex", "cholesky", "linalg.solve_triangular", "triangular_solve",
-    "linalg.tensorinv", "linalg.tensorsolve", "lu_unpack", "linalg.lu", "cholesky_solve", "cholesky_inverse",
+    "linalg.lu_factor",
+    "linalg.lu_factor_ex",
+    "lu",
+    "linalg.lu_solve",
+    "lu_solve",
+    "linalg.solve",
+    "linalg.solve_ex",
+    "linalg.inv",
+    "linalg.inv_ex",
+    "linalg.det",
+    "linalg.slogdet",
+    "logdet",
+    "linalg.cholesky",
+    "linalg.cholesky_ex",
+    "cholesky",
+    "linalg.solve_triangular",
+    "triangular_solve",
+    "linalg.tensorinv",
+    "linalg.tensorsolve",
+    "lu_unpack",
+    "linalg.lu",
+    "cholesky_solve",
+    "cholesky_inverse",
 ]
 OPS = {(o.name + ("." + o.variant_test_name if o.variant_test_name else "")): o for o in op_db}
 
@@ -110,8 +129,16 @@ def test_lu_factor_nonfinite_pivoting():
     # LAPACK's pivot search (reference isamax, what CPU does for small matrices; its blocked path
     # for larger ones may pick a NaN instead): a NaN below the diagonal never wins, one on it does
     nan, inf = float("nan"), float("inf")
-    cols = [[nan, 1.0, 2.0], [1.0, nan, 3.0], [1.0, 3.0, nan], [nan, nan, 1.0], [inf, nan, 1.0], [1.0, nan, inf],
-            [1.0, inf, nan], [0.0, nan, 0.0]]
+    cols = [
+        [nan, 1.0, 2.0],
+        [1.0, nan, 3.0],
+        [1.0, 3.0, nan],
+        [nan, nan, 1.0],
+        [inf, nan, 1.0],
+        [1.0, nan, inf],
+        [1.0, inf, nan],
+        [0.0, nan, 0.0],
+    ]
     for col in cols:
         a = torch.eye(3)
         a[:, 0] = torch.tensor(col)
@@ -190,10 +217,14 @@ def test_solves_left_right_adjoint_broadcast():
     for left in (True, False):
         for adjoint in (False, True):
             Bx = B if left else B.mT
-            assert_same(torch.linalg.lu_solve(LUd, pivd, Bx.to(DEV), left=left, adjoint=adjoint),
-                        torch.linalg.lu_solve(LU, piv, Bx, left=left, adjoint=adjoint))
-        assert_same(torch.linalg.solve(A.to(DEV), (B if left else B.mT).to(DEV), left=left),
-                    torch.linalg.solve(A, B if left else B.mT, left=left))
+            assert_same(
+                torch.linalg.lu_solve(LUd, pivd, Bx.to(DEV), left=left, adjoint=adjoint),
+                torch.linalg.lu_solve(LU, piv, Bx, left=left, adjoint=adjoint),
+            )
+        assert_same(
+            torch.linalg.solve(A.to(DEV), (B if left else B.mT).to(DEV), left=left),
+            torch.linalg.solve(A, B if left else B.mT, left=left),
+        )
     v = rnd(5)
     assert_same(torch.linalg.solve(A[0, 0].to(DEV), v.to(DEV)), torch.linalg.solve(A[0, 0], v))
     T = rnd(2, 5, 5)
@@ -202,13 +233,16 @@ def test_solves_left_right_adjoint_broadcast():
             for unit in (True, False):
                 Tt = (T.triu() if upper else T.tril()) + 4 * torch.eye(5)
                 Bx = rnd(2, 5, 3) if left else rnd(2, 3, 5)
-                assert_same(torch.linalg.solve_triangular(Tt.to(DEV), Bx.to(DEV), upper=upper, left=left,
-                                                          unitriangular=unit),
-                            torch.linalg.solve_triangular(Tt, Bx, upper=upper, left=left, unitriangular=unit))
+                assert_same(
+                    torch.linalg.solve_triangular(Tt.to(DEV), Bx.to(DEV), upper=upper, left=left, unitriangular=unit),
+                    torch.linalg.solve_triangular(Tt, Bx, upper=upper, left=left, unitriangular=unit),
+                )
         for tr in (True, False):
             Bx = rnd(3, 2, 5, 4)
-            assert_same(torch.triangular_solve(Bx.to(DEV), T.to(DEV), upper=upper, transpose=tr),
-                        torch.triangular_solve(Bx, T, upper=upper, transpose=tr))
+            assert_same(
+                torch.triangular_solve(Bx.to(DEV), T.to(DEV), upper=upper, transpose=tr),
+                torch.triangular_solve(Bx, T, upper=upper, transpose=tr),
+            )
 
 
 def test_singular_errors_and_info():
@@ -253,9 +287,13 @@ def test_cholesky_info_upper_batched():
 def test_gradients():
     A = (rnd(2, 4, 4) + 3 * torch.eye(4)).requires_grad_()
     Ad = A.detach().to(DEV).requires_grad_()
-    for fn in (torch.linalg.det, lambda x: torch.linalg.slogdet(x)[1], torch.linalg.inv,
-               lambda x: torch.linalg.solve(x, torch.ones(4, 2, device=x.device)),
-               lambda x: torch.linalg.cholesky(x @ x.mT)):
+    for fn in (
+        torch.linalg.det,
+        lambda x: torch.linalg.slogdet(x)[1],
+        torch.linalg.inv,
+        lambda x: torch.linalg.solve(x, torch.ones(4, 2, device=x.device)),
+        lambda x: torch.linalg.cholesky(x @ x.mT),
+    ):
         c = fn(A)
         d = fn(Ad)
         w = torch.randn(c.shape, generator=g)
@@ -298,17 +336,20 @@ def test_refused_inputs():
         torch.linalg.solve(rnd(3, 3).to(DEV), rnd(3, 1))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda t: torch.linalg.det(t(torch.empty(0, 0))),
-    lambda t: torch.linalg.det(t(torch.empty(3, 0, 0))),
-    lambda t: torch.linalg.slogdet(t(torch.empty(2, 0, 0))),
-    lambda t: torch.linalg.inv(t(torch.empty(2, 0, 0))),
-    lambda t: torch.linalg.solve(t(torch.eye(3)), t(torch.empty(3, 0))),
-    lambda t: torch.linalg.solve_triangular(t(torch.eye(3)), t(torch.empty(3, 0)), upper=True),
-    lambda t: torch.linalg.solve_triangular(t(torch.empty(0, 3, 3)), t(torch.empty(0, 3, 2)), upper=True),
-    lambda t: torch.linalg.lu(t(torch.empty(0, 3))),
-    lambda t: torch.cholesky_inverse(t(torch.empty(0, 0))),
-    lambda t: torch.linalg.det(t(torch.tensor([[2.0]]))),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: torch.linalg.det(t(torch.empty(0, 0))),
+        lambda t: torch.linalg.det(t(torch.empty(3, 0, 0))),
+        lambda t: torch.linalg.slogdet(t(torch.empty(2, 0, 0))),
+        lambda t: torch.linalg.inv(t(torch.empty(2, 0, 0))),
+        lambda t: torch.linalg.solve(t(torch.eye(3)), t(torch.empty(3, 0))),
+        lambda t: torch.linalg.solve_triangular(t(torch.eye(3)), t(torch.empty(3, 0)), upper=True),
+        lambda t: torch.linalg.solve_triangular(t(torch.empty(0, 3, 3)), t(torch.empty(0, 3, 2)), upper=True),
+        lambda t: torch.linalg.lu(t(torch.empty(0, 3))),
+        lambda t: torch.cholesky_inverse(t(torch.empty(0, 0))),
+        lambda t: torch.linalg.det(t(torch.tensor([[2.0]]))),
+    ],
+)
 def test_empty_and_tiny(fn):
     assert_same(fn(lambda x: x.to(DEV)), fn(lambda x: x))

@@ -216,8 +216,10 @@ struct Multi final : Base {
   }
   const Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
   void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    if (!given) outs[i] = structured::create_out(sizes, strides, options);
-    else structured::resize_out(outs[i], sizes, strides, options);
+    if (!given)
+      outs[i] = structured::create_out(sizes, strides, options);
+    else
+      structured::resize_out(outs[i], sizes, strides, options);
   }
 };
 
@@ -421,8 +423,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet(const Tensor& A) {
   slogdet_impl(A, op.outs[0], op.outs[1], op.outs[2], op.outs[3]);
   return {op.outs[0], op.outs[1], op.outs[2], op.outs[3]};
 }
-std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet,
-                                                           Tensor& LU, Tensor& pivots) {
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet, Tensor& LU,
+                                                           Tensor& pivots) {
   for (auto* t : {&A, (const Tensor*)&sign, (const Tensor*)&logabsdet, (const Tensor*)&LU, (const Tensor*)&pivots})
     check_dev(*t, "_linalg_slogdet");
   Slogdet op;
@@ -447,8 +449,10 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   cholesky_kernel(upper ? lw.mT() : lw, iw);
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
-  if (upper) L_.triu_();
-  else L_.tril_();
+  if (upper)
+    L_.triu_();
+  else
+    L_.tril_();
   if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
 }
 
@@ -506,8 +510,10 @@ Tensor trsm(const Tensor& A_, const Tensor& B_, bool upper, bool left, bool unit
 Tensor& solve_triangular_out(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular, Tensor& out) {
   for (auto* t : {&A, &B, (const Tensor*)&out}) check_dev(*t, "linalg_solve_triangular");
   at::native::checkInputsSolver(A, B, left, "linalg.solve_triangular");
-  TORCH_CHECK(A.scalar_type() == B.scalar_type(), "linalg.solve_triangular: Expected A and B to have the same dtype, "
-              "but found A of type ", A.scalar_type(), " and B of type ", B.scalar_type(), " instead");
+  TORCH_CHECK(A.scalar_type() == B.scalar_type(),
+              "linalg.solve_triangular: Expected A and B to have the same dtype, "
+              "but found A of type ",
+              A.scalar_type(), " and B of type ", B.scalar_type(), " instead");
   TORCH_CHECK(out.scalar_type() == A.scalar_type(), "linalg.solve_triangular: Expected out tensor to have dtype ",
               A.scalar_type(), ", but got ", out.scalar_type(), " instead");
   check_f32(A, "linalg.solve_triangular");
@@ -592,7 +598,8 @@ void lu_unpack_impl(const Tensor& LU, const Tensor& pivots, bool unpack_lu, bool
     }
   }
   if (unpack_pivots) {
-    TORCH_CHECK(pivots.scalar_type() == at::kInt, "lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+    TORCH_CHECK(pivots.scalar_type() == at::kInt,
+                "lu_unpack: LU_pivots is expected to be a contiguous tensor of "
                 "torch.int32 dtype. Note: this function is intended to be used with the output produced by "
                 "torch.linalg.lu_factor");
     Tensor perm = pivots_to_perm(pivots, m, std::min(m, n));
@@ -672,8 +679,10 @@ Tensor& cholesky_inverse_out(const Tensor& input, bool upper, Tensor& result) {
   check_dev(input, "cholesky_inverse");
   check_dev(result, "cholesky_inverse");
   at::native::squareCheckInputs(input, "cholesky_inverse");
-  TORCH_CHECK(result.scalar_type() == input.scalar_type(), "cholesky_inverse: Expected result to be safely castable "
-              "from ", input.scalar_type(), " dtype, but got result with dtype ", result.scalar_type());
+  TORCH_CHECK(result.scalar_type() == input.scalar_type(),
+              "cholesky_inverse: Expected result to be safely castable "
+              "from ",
+              input.scalar_type(), " dtype, but got result with dtype ", result.scalar_type());
   check_f32(input, "cholesky_inverse");
   at::native::resize_output(result, input.sizes());
   if (input.numel() == 0) return result;
