@@ -227,6 +227,8 @@ using T = const at::Tensor&;
 using S = const at::Scalar&;
 using at::native::structured_eq_Scalar_out;
 
+// Registration macros, laid out by hand (clang-format would chain them as one expression).
+// clang-format off
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<AddOp, T, T, S>(m, "add.Tensor", "add.out");
   s::reg<at::native::structured_sub_out, T, T, S>(m, "sub.Tensor", "sub.out");
@@ -253,14 +255,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   WEBGPU_BINARY(clamp_min_Tensor, "clamp_min.Tensor", "clamp_min.Tensor_out")
   WEBGPU_BINARY(clamp_max_Tensor, "clamp_max.Tensor", "clamp_max.Tensor_out")
 #undef WEBGPU_BINARY
-#define WEBGPU_COMPARE(op)                                                                     \
+#define WEBGPU_COMPARE(op)                                                                      \
   s::reg<at::native::structured_##op##_Tensor_out, T, T>(m, #op ".Tensor", #op ".Tensor_out"); \
   s::reg<at::native::structured_##op##_Scalar_out, T, S>(m, #op ".Scalar", #op ".Scalar_out");
-  WEBGPU_COMPARE(eq)
-  WEBGPU_COMPARE(ne) WEBGPU_COMPARE(lt) WEBGPU_COMPARE(le) WEBGPU_COMPARE(gt) WEBGPU_COMPARE(ge)
+  WEBGPU_COMPARE(eq) WEBGPU_COMPARE(ne) WEBGPU_COMPARE(lt) WEBGPU_COMPARE(le) WEBGPU_COMPARE(gt) WEBGPU_COMPARE(ge)
 #undef WEBGPU_COMPARE
-      s::reg<at::native::structured_pow_Tensor_Tensor_out, T, T>(m, "pow.Tensor_Tensor", "pow.Tensor_Tensor_out",
-                                                                 "pow_.Tensor");
+  s::reg<at::native::structured_pow_Tensor_Tensor_out, T, T>(m, "pow.Tensor_Tensor", "pow.Tensor_Tensor_out",
+                                                             "pow_.Tensor");
   s::reg<at::native::structured_pow_Tensor_Scalar_out, T, S>(m, "pow.Tensor_Scalar", "pow.Tensor_Scalar_out",
                                                              "pow_.Scalar");
   s::reg<PowScalarBaseOp, S, T>(m, "pow.Scalar", "pow.Scalar_out");
@@ -297,6 +298,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__irshift__.Tensor", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, T)>(at::native::__irshift__)));
   m.impl("__irshift__.Scalar", TORCH_FN(static_cast<at::Tensor& (*)(at::Tensor&, S)>(at::native::__irshift__)));
 }
+// clang-format on
 
 }  // namespace
 }  // namespace webgpu::ops

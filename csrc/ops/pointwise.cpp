@@ -272,21 +272,21 @@ namespace s = structured;
 using T = const at::Tensor&;
 using S = const at::Scalar&;
 
+// Registration macros, laid out by hand (clang-format would chain them as one expression).
+// clang-format off
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
-  WEBGPU_UNARY(neg)
-  WEBGPU_UNARY(sign) WEBGPU_UNARY(sgn) WEBGPU_UNARY(exp) WEBGPU_UNARY(exp2) WEBGPU_UNARY(expm1) WEBGPU_UNARY(log)
-      WEBGPU_UNARY(log2) WEBGPU_UNARY(log10) WEBGPU_UNARY(log1p) WEBGPU_UNARY(sqrt) WEBGPU_UNARY(rsqrt)
-          WEBGPU_UNARY(reciprocal) WEBGPU_UNARY(sin) WEBGPU_UNARY(cos) WEBGPU_UNARY(tan) WEBGPU_UNARY(asin)
-              WEBGPU_UNARY(acos) WEBGPU_UNARY(atan) WEBGPU_UNARY(sinh) WEBGPU_UNARY(cosh) WEBGPU_UNARY(tanh)
-                  WEBGPU_UNARY(asinh) WEBGPU_UNARY(acosh) WEBGPU_UNARY(atanh) WEBGPU_UNARY(erf) WEBGPU_UNARY(erfc)
-                      WEBGPU_UNARY(erfinv) WEBGPU_UNARY(sigmoid) WEBGPU_UNARY(floor) WEBGPU_UNARY(ceil)
-                          WEBGPU_UNARY(trunc) WEBGPU_UNARY(round) WEBGPU_UNARY(frac) WEBGPU_UNARY(bitwise_not)
-                              WEBGPU_UNARY(signbit) WEBGPU_UNARY(isposinf) WEBGPU_UNARY(isneginf) WEBGPU_UNARY(silu)
-                                  WEBGPU_UNARY(mish) WEBGPU_UNARY(hardsigmoid)
+  WEBGPU_UNARY(neg) WEBGPU_UNARY(sign) WEBGPU_UNARY(sgn) WEBGPU_UNARY(exp) WEBGPU_UNARY(exp2)
+  WEBGPU_UNARY(expm1) WEBGPU_UNARY(log) WEBGPU_UNARY(log2) WEBGPU_UNARY(log10) WEBGPU_UNARY(log1p)
+  WEBGPU_UNARY(sqrt) WEBGPU_UNARY(rsqrt) WEBGPU_UNARY(reciprocal) WEBGPU_UNARY(sin) WEBGPU_UNARY(cos)
+  WEBGPU_UNARY(tan) WEBGPU_UNARY(asin) WEBGPU_UNARY(acos) WEBGPU_UNARY(atan) WEBGPU_UNARY(sinh)
+  WEBGPU_UNARY(cosh) WEBGPU_UNARY(tanh) WEBGPU_UNARY(asinh) WEBGPU_UNARY(acosh) WEBGPU_UNARY(atanh)
+  WEBGPU_UNARY(erf) WEBGPU_UNARY(erfc) WEBGPU_UNARY(erfinv) WEBGPU_UNARY(sigmoid) WEBGPU_UNARY(floor)
+  WEBGPU_UNARY(ceil) WEBGPU_UNARY(trunc) WEBGPU_UNARY(round) WEBGPU_UNARY(frac) WEBGPU_UNARY(bitwise_not)
+  WEBGPU_UNARY(signbit) WEBGPU_UNARY(isposinf) WEBGPU_UNARY(isneginf) WEBGPU_UNARY(silu) WEBGPU_UNARY(mish)
+  WEBGPU_UNARY(hardsigmoid)
 #undef WEBGPU_UNARY
-                                      s::reg<at::native::structured_round_decimals_out, T, int64_t>(
-                                          m, "round.decimals", "round.decimals_out");
+  s::reg<at::native::structured_round_decimals_out, T, int64_t>(m, "round.decimals", "round.decimals_out");
   s::reg<at::native::structured_leaky_relu_out, T, S>(m, "leaky_relu", "leaky_relu.out");
   s::reg<at::native::structured_elu_out, T, S, S, S>(m, "elu", "elu.out");
   s::reg<at::native::structured_softplus_out, T, S, S>(m, "softplus", "softplus.out");
@@ -297,7 +297,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<at::native::structured_tanh_backward_out, T, T>(m, "tanh_backward", "tanh_backward.grad_input");
   s::reg<at::native::structured_silu_backward_out, T, T>(m, "silu_backward", "silu_backward.grad_input");
   s::reg<at::native::structured_threshold_backward_out, T, T, S>(m, "threshold_backward",
-                                                                 "threshold_backward.grad_input");
+                                                                  "threshold_backward.grad_input");
 
   // Non-structured ATen functions that are device-generic (they call the stubs above, or other ops).
   m.impl("abs.out", TORCH_FN(at::native::abs_out));
@@ -320,6 +320,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
   m.impl("log_sigmoid_backward.grad_input", TORCH_FN(log_sigmoid_backward_out));
 }
+// clang-format on
 
 }  // namespace
 }  // namespace webgpu::ops

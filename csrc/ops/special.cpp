@@ -139,26 +139,28 @@ WEBGPU_STUB(nextafter_stub, &nextafter_kernel)
 namespace s = structured;
 using T = const at::Tensor&;
 
+// Registration macros, laid out by hand (clang-format would chain them as one expression).
+// clang-format off
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
-  WEBGPU_UNARY(lgamma)
-  WEBGPU_UNARY(digamma) WEBGPU_UNARY(i0) WEBGPU_UNARY(special_i0e) WEBGPU_UNARY(special_i1) WEBGPU_UNARY(special_i1e)
-      WEBGPU_UNARY(special_erfcx) WEBGPU_UNARY(special_ndtri) WEBGPU_UNARY(special_log_ndtr) WEBGPU_UNARY(special_entr)
-          WEBGPU_UNARY(sinc)
+  WEBGPU_UNARY(lgamma) WEBGPU_UNARY(digamma) WEBGPU_UNARY(i0) WEBGPU_UNARY(special_i0e) WEBGPU_UNARY(special_i1)
+  WEBGPU_UNARY(special_i1e) WEBGPU_UNARY(special_erfcx) WEBGPU_UNARY(special_ndtri) WEBGPU_UNARY(special_log_ndtr)
+  WEBGPU_UNARY(special_entr) WEBGPU_UNARY(sinc)
 #undef WEBGPU_UNARY
 #define WEBGPU_BINARY(op) s::reg<at::native::structured_##op##_out, T, T>(m, #op, #op ".out");
-              WEBGPU_BINARY(igamma) WEBGPU_BINARY(igammac) WEBGPU_BINARY(special_zeta) WEBGPU_BINARY(special_xlog1py)
-                  WEBGPU_BINARY(logaddexp) WEBGPU_BINARY(logaddexp2) WEBGPU_BINARY(heaviside) WEBGPU_BINARY(gcd)
-                      WEBGPU_BINARY(lcm) WEBGPU_BINARY(nextafter)
+  WEBGPU_BINARY(igamma) WEBGPU_BINARY(igammac) WEBGPU_BINARY(special_zeta) WEBGPU_BINARY(special_xlog1py)
+  WEBGPU_BINARY(logaddexp) WEBGPU_BINARY(logaddexp2) WEBGPU_BINARY(heaviside) WEBGPU_BINARY(gcd) WEBGPU_BINARY(lcm)
+  WEBGPU_BINARY(nextafter)
 #undef WEBGPU_BINARY
-      // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
-      s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
+  // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
+  s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
   // Device-generic ATen functions over the stubs above.
   m.impl("angle", TORCH_FN(at::native::angle));
   m.impl("angle.out", TORCH_FN(at::native::angle_out));
   m.impl("frexp.Tensor_out", TORCH_FN(at::native::frexp_out));
   m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
 }
+// clang-format on
 
 }  // namespace
 }  // namespace webgpu::ops

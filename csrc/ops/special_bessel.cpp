@@ -88,30 +88,28 @@ using T = const at::Tensor&;
 
 // The functional and out= overloads (these ops have no in-place form). The (Scalar x, Tensor n) and
 // (Tensor x, Scalar n) overloads are ATen composites that wrap the scalar and land here.
+// Registration macros, laid out by hand (clang-format would chain them as one expression).
+// clang-format off
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_SPECIAL_UNARY(op) \
   s::reg<at::native::structured_special_##op##_out, T>(m, "special_" #op, "special_" #op ".out");
 #define WEBGPU_SPECIAL_BINARY(op) \
   s::reg<at::native::structured_special_##op##_out, T, T>(m, "special_" #op, "special_" #op ".out");
-  WEBGPU_SPECIAL_UNARY(airy_ai)
-  WEBGPU_SPECIAL_UNARY(bessel_j0) WEBGPU_SPECIAL_UNARY(bessel_j1) WEBGPU_SPECIAL_UNARY(bessel_y0)
-      WEBGPU_SPECIAL_UNARY(bessel_y1) WEBGPU_SPECIAL_UNARY(modified_bessel_i0) WEBGPU_SPECIAL_UNARY(modified_bessel_i1)
-          WEBGPU_SPECIAL_UNARY(modified_bessel_k0) WEBGPU_SPECIAL_UNARY(modified_bessel_k1)
-              WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k0) WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k1)
-                  WEBGPU_SPECIAL_UNARY(spherical_bessel_j0) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_t)
-                      WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_u) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_v)
-                          WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_w)
-                              WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_t)
-                                  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_u)
-                                      WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_v)
-                                          WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_w)
-                                              WEBGPU_SPECIAL_BINARY(hermite_polynomial_h)
-                                                  WEBGPU_SPECIAL_BINARY(hermite_polynomial_he)
-                                                      WEBGPU_SPECIAL_BINARY(laguerre_polynomial_l)
-                                                          WEBGPU_SPECIAL_BINARY(legendre_polynomial_p)
+  WEBGPU_SPECIAL_UNARY(airy_ai) WEBGPU_SPECIAL_UNARY(bessel_j0) WEBGPU_SPECIAL_UNARY(bessel_j1)
+  WEBGPU_SPECIAL_UNARY(bessel_y0) WEBGPU_SPECIAL_UNARY(bessel_y1) WEBGPU_SPECIAL_UNARY(modified_bessel_i0)
+  WEBGPU_SPECIAL_UNARY(modified_bessel_i1) WEBGPU_SPECIAL_UNARY(modified_bessel_k0)
+  WEBGPU_SPECIAL_UNARY(modified_bessel_k1) WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k0)
+  WEBGPU_SPECIAL_UNARY(scaled_modified_bessel_k1) WEBGPU_SPECIAL_UNARY(spherical_bessel_j0)
+  WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_t) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_u)
+  WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_v) WEBGPU_SPECIAL_BINARY(chebyshev_polynomial_w)
+  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_t) WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_u)
+  WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_v) WEBGPU_SPECIAL_BINARY(shifted_chebyshev_polynomial_w)
+  WEBGPU_SPECIAL_BINARY(hermite_polynomial_h) WEBGPU_SPECIAL_BINARY(hermite_polynomial_he)
+  WEBGPU_SPECIAL_BINARY(laguerre_polynomial_l) WEBGPU_SPECIAL_BINARY(legendre_polynomial_p)
 #undef WEBGPU_SPECIAL_UNARY
 #undef WEBGPU_SPECIAL_BINARY
 }
+// clang-format on
 
 }  // namespace
 }  // namespace webgpu::ops
