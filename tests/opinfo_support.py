@@ -29,22 +29,13 @@ from known_failures import KNOWN_FAILURES
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.common_methods_invocations import op_db
 from webgpu_env import DEV as DEVICE
+from webgpu_env import DTYPES
 
 import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
 from torch_webgpu.fallback import fallback_enabled
 
 # Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
-ALL_DTYPES = (
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-)
+ALL_DTYPES = DTYPES
 
 # TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
 # still visits every entry: four dtypes that cover the kernel families, at most a few samples each.

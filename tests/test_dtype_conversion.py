@@ -5,21 +5,10 @@ import platform
 
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 import torch_webgpu  # noqa: F401
 
-DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
 BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
 
 F32_SPECIAL = [

@@ -4,21 +4,10 @@ import platform
 
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 import torch_webgpu  # noqa: F401
 
-DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
 NUMERIC = [d for d in DTYPES if d is not torch.bool]
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 X86 = platform.machine().lower() in ("x86_64", "amd64")

@@ -4,7 +4,6 @@ or hang runs in a subprocess with a timeout; results are compared against PyTorc
 
 import io
 import os
-import pickle
 import re
 import subprocess
 import sys
@@ -14,21 +13,9 @@ import textwrap
 import pytest
 import torch
 import torch.nn.functional as F
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 import torch_webgpu  # noqa: F401
-
-DTYPES = (
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-)
 
 
 def run_py(code, timeout=240):

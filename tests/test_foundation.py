@@ -1,6 +1,5 @@
 # The foundation: device and module API, exact copies in every dtype, views, memory accounting,
 # out-of-memory, the Stream's batching (counters), and the first kernel (add, float32).
-import ctypes
 import gc
 import json
 import math
@@ -11,19 +10,7 @@ import threading
 
 import pytest
 import torch
-from webgpu_env import DEV
-
-DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
+from webgpu_env import DEV, DTYPES
 
 
 def special_values(dtype, n=64, seed=0):

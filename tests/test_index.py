@@ -5,21 +5,11 @@
 # device-side bounds check (an error raised at the next synchronisation, nothing written).
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 g = torch.Generator().manual_seed(0)
 
-ALL = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
+ALL = list(DTYPES)
 NUM = [d for d in ALL if d != torch.bool]
 
 

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 import torch
 from webgpu_env import native_env
 

@@ -2,7 +2,7 @@
 # row, rows split over workgroups), dims/keepdim/dtype=/out=, NaN, empty inputs, every dtype.
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 g = torch.Generator().manual_seed(0)
 
@@ -120,17 +120,7 @@ def check_multi(fn, *xs, tol=1e-4):
             assert torch.equal(b, a), (b, a)
 
 
-ALL = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
+ALL = list(DTYPES)
 
 
 def sample(dtype, shape, lo=-4, hi=5):

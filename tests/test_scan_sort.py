@@ -6,22 +6,13 @@ one 1024-element tile, and more than 1024 tiles; sort: rows past one 1024-pair t
 
 import pytest
 import torch
+from webgpu_env import DTYPES
 
 import torch_webgpu  # noqa: F401
 
 W = "webgpu"
 NAN = float("nan")
-ALL = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
+ALL = list(DTYPES)
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 

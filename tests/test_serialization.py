@@ -6,21 +6,9 @@ import io
 
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, DTYPES
 
 import torch_webgpu  # noqa: F401
-
-DTYPES = (
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-)
 
 
 def roundtrip(obj, **load_kw):

@@ -5,21 +5,11 @@ Runs with the CPU fallback off, so a pass means native kernels."""
 import pytest
 import torch
 import torch.nn.functional as F
+from webgpu_env import DTYPES
 
 import torch_webgpu  # noqa: F401
 
 D = "webgpu"
-DTYPES = [
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-]
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
 

@@ -1,7 +1,7 @@
 """What the test files share about the device under test (tests/conftest.py puts this folder on
 sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importlib`` from any folder).
 
-- ``DEV``: the device name the tests run on.
+- ``DEV``: the device name the tests run on; ``DTYPES``: the dtypes the device holds.
 - ``fallback_off()``: turns the CPU fallback off for this process (``TORCH_WEBGPU_FALLBACK=0``), so a
   passing op test means a native kernel; conftest.py calls it before any test module is imported.
 - ``native_env(**extra)``: the environment for a child interpreter, with the fallback off there too.
@@ -9,7 +9,22 @@ sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importli
 
 import os
 
+import torch
+
 DEV = "webgpu"
+
+# The dtypes the webgpu device holds (DESIGN.md: no float64, no complex), widest float first.
+DTYPES = (
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
 
 
 def fallback_off():
