@@ -6,8 +6,17 @@ torch_webgpu._C._launch_wgsl, to find what bounds wgsl/kernels/matmul_sg.wgsl (a
 Only the aligned case: A [M][K] and B [K][N] row-major f16, M, N multiples of the block and K of BK;
 the result is stored as f32 straight from the matrices (O [M][N]). Knobs (comma-separated k=v):
   wsm, wsn   subgroups along m and n;   tm, tn   result matrices per subgroup;   bk   K tile depth
-  nbuf       1 or 2 workgroup buffers;  fetch   vec (16-byte loads) | none (timing only: no loads)
-  stash      half (8 f16 stores per 16 bytes) | none (timing only)
+  nbuf       1 or 2 workgroup buffers (2: the buffer picked by a loop variable)
+  unroll     1: the K steps of a tile unrolled (0: a loop over them)
+  fetch      vec (16-byte loads) | none (timing only: no loads)
+  stash      half (8 f16 stores per 16 bytes) | direct (load and store at once, no loads in flight)
+             | none (timing only)
+  checked    1: loads through the bounds-checked load8 of wgsl/kernels/matmul_sg.wgsl (a loop
+             writing a vector component by a variable index); 2: the same unrolled; 3: unrolled,
+             the word picked with selects
+  masked     1: one 16-byte load with the halves past the limit masked off
+  interior   1 (with checked/masked): unchecked loads where the whole tile lies inside
+  stage      1: results through a per-subgroup f32 tile in workgroup memory, two barriers a matrix
 Each variant is checked against torch (CUDA if present, else CPU) unless a knob makes it timing-only.
 """
 
@@ -113,23 +122,8 @@ def gemm_wgsl(cfg, k):
         for j in range(tn):
             L.append(f"  var acc{i}_{j} = {ct}();")
 
-    def fetch(kt):
+    def fetch_raw(kt):  # unchecked 16-byte loads
         out = []
-        if k["fetch"] == "none" or k["stash"] == "direct":
-            return out
-        if k.get("interior") and not k.get("_raw"):  # raw loads where the whole tile lies inside
-            k["_raw"] = 1
-            raw = fetch(kt)
-            del k["_raw"]
-            return (
-                [f"    if (m0 + {bm}u <= P.N && n0 + {bn}u <= P.N && ({kt}) + {bk}u <= P.K) {{"]
-                + raw
-                + ["    } else {"]
-                + fetch_checked(kt)
-                + ["    }"]
-            )
-        if (k.get("checked") or k.get("masked")) and not k.get("_raw"):
-            return fetch_checked(kt)
         for i in range(ra):  # A tile bm x bk: unit u -> row u / (bk/8), col (u % (bk/8)) * 8
             out.append(
                 f"    {{ let u = {i * wg}u + lid; ra{i} = b1[(m0 + u / {bk // 8}u) * kw + ({kt}) / 8u + "
@@ -142,32 +136,33 @@ def gemm_wgsl(cfg, k):
             )
         return out
 
-    def fetch_checked(kt):
+    def fetch_checked(kt):  # through load8_a/b (checked or masked)
+        extra = ", 1u" if k.get("checked") else ""
         out = []
-        if True:
-            extra = ", 1u" if k.get("checked") else ""
-            for i in range(ra):
-                out.append(
-                    f"    {{ let u = {i * wg}u + lid; ra{i} = load8_a(m0 + u / {bk // 8}u, ({kt}) + (u % {bk // 8}u) * 8u,"
-                    f" P.N, P.K, 0u, P.K{extra}); }}"
-                )
-            for i in range(rb):
-                out.append(
-                    f"    {{ let u = {i * wg}u + lid; rb{i} = load8_b(({kt}) + u / {bn // 8}u, n0 + (u % {bn // 8}u) * 8u,"
-                    f" P.K, P.N, 0u, P.N{extra}); }}"
-                )
-            return out
-        for i in range(ra):  # A tile bm x bk: unit u -> row u / (bk/8), col (u % (bk/8)) * 8
+        for i in range(ra):
             out.append(
-                f"    {{ let u = {i * wg}u + lid; ra{i} = b1[(m0 + u / {bk // 8}u) * kw + ({kt}) / 8u + "
-                f"u % {bk // 8}u]; }}"
+                f"    {{ let u = {i * wg}u + lid; ra{i} = load8_a(m0 + u / {bk // 8}u, ({kt}) + (u % {bk // 8}u) * 8u,"
+                f" P.N, P.K, 0u, P.K{extra}); }}"
             )
-        for i in range(rb):  # B tile bk x bn
+        for i in range(rb):
             out.append(
-                f"    {{ let u = {i * wg}u + lid; rb{i} = b2[(({kt}) + u / {bn // 8}u) * nw + n0 / 8u + "
-                f"u % {bn // 8}u]; }}"
+                f"    {{ let u = {i * wg}u + lid; rb{i} = load8_b(({kt}) + u / {bn // 8}u, n0 + (u % {bn // 8}u) * 8u,"
+                f" P.K, P.N, 0u, P.N{extra}); }}"
             )
         return out
+
+    def loads(kt):
+        if not (k.get("checked") or k.get("masked")):
+            return fetch_raw(kt)
+        if k.get("interior"):  # raw loads where the whole tile lies inside, checked ones elsewhere
+            inside = f"m0 + {bm}u <= P.N && n0 + {bn}u <= P.N && ({kt}) + {bk}u <= P.K"
+            return [f"    if ({inside}) {{", *fetch_raw(kt), "    } else {", *fetch_checked(kt), "    }"]
+        return fetch_checked(kt)
+
+    def fetch(kt):  # the loads issued ahead of the multiplies (none in direct mode: stash loads)
+        if k["fetch"] == "none" or k["stash"] == "direct":
+            return []
+        return loads(kt)
 
     def put(arr, base, reg):
         if k["stash"] == "none":
@@ -182,9 +177,7 @@ def gemm_wgsl(cfg, k):
     def stash(buf, kt):
         out = []
         if k["stash"] == "direct":
-            k["stash"], k["fetch"] = "half", "vec"
-            out = fetch(kt)
-            k["stash"], k["fetch"] = "direct", "vec"
+            out = loads(kt)
         for i in range(ra):
             base = f"{buf} * {a_buf}u + (({i * wg}u + lid) / {bk // 8}u) * {a_stride}u + (({i * wg}u + lid) % {bk // 8}u) * 8u"
             out += put("As", base, f"ra{i}")
