@@ -312,10 +312,9 @@ def gpt2_forward_amp(dev) -> float:
     return gpt2_forward(dev, amp=True)
 
 
-def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> float:
-    """A training step (forward, cross-entropy, backward, SGD with momentum) of a small VGG-style CNN
-    with batch norm on 32 RGB 64x64 images: steps per second; the first step's loss is checked
-    against CPU (amp: autocast float16 and a GradScaler, as a CUDA AMP loop is written)."""
+def cnn_setup(dev, batch: int, size: int):
+    """The CNN rows' model (a small VGG-style CNN with batch norm), its SGD optimiser and a batch of
+    RGB images on `dev`, and the first step's loss on CPU: (model, opt, x, y, want)."""
     nn = torch.nn
 
     def block(cin, cout):
@@ -336,7 +335,14 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
     want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
     model = model.to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = x_cpu.to(dev), y_cpu.to(dev)
+    return model, opt, x_cpu.to(dev), y_cpu.to(dev), want
+
+
+def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> float:
+    """A training step (forward, cross-entropy, backward, SGD with momentum) of a small VGG-style CNN
+    with batch norm on 32 RGB 64x64 images: steps per second; the first step's loss is checked
+    against CPU (amp: autocast float16 and a GradScaler, as a CUDA AMP loop is written)."""
+    model, opt, x, y, want = cnn_setup(dev, batch, size)
 
     if not amp:
 
@@ -422,27 +428,7 @@ def compile_rows() -> list:
         return 1.0 / t
 
     def cnn(dev, batch: int = 32, size: int = 64) -> float:
-        nn = torch.nn
-
-        def block(cin, cout):
-            return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d(2)]
-
-        torch.manual_seed(0)
-        model = nn.Sequential(
-            *block(3, 32),
-            *block(32, 64),
-            *block(64, 128),
-            *block(128, 256),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-            nn.Linear(256, 10),
-        )
-        g = torch.Generator().manual_seed(8)
-        x_cpu, y_cpu = torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)
-        want = cpu_reference("cnn", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
-        model = model.to(dev)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        x, y = x_cpu.to(dev), y_cpu.to(dev)
+        model, opt, x, y, want = cnn_setup(dev, batch, size)
         loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
 
         def step():
