@@ -1,0 +1,182 @@
+"""Several GPUs: DDP training throughput and all_reduce bandwidth, webgpu next to CUDA (issue 18).
+
+    python benchmarks/ddp.py --gpus 2 [--compare cuda] [--json OUT.json]
+
+runs each measurement as its own ``torchrun`` job (one process per GPU) and prints a table:
+
+- DDP training of a GPT-2-small-shaped model (examples/gpt.py: 12 layers, d=768, vocab 50257) with
+  AdamW, on 1 GPU and on N GPUs with the same per-GPU batch. Throughput is tokens/s over all ranks;
+  scaling is N-GPU throughput over 1-GPU throughput (weak scaling, as DDP is usually reported).
+- all_reduce of a 100 MB float32 tensor between the N GPUs: bus bandwidth (size / time * 2(N-1)/N,
+  the convention of nccl-tests), for our ``"webgpu"`` process group and for NCCL on CUDA.
+
+A job (one rank each) is ``python benchmarks/ddp.py --job train|allreduce --device webgpu|cuda``
+under torchrun; rank 0 prints one JSON line starting with ``RESULT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _setup(device_type: str):
+    import torch
+    import torch.distributed as dist
+
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if device_type == "webgpu":
+        import torch_webgpu  # noqa: F401
+
+        torch.webgpu.set_device(local)
+        dist.init_process_group("webgpu")
+    else:
+        torch.cuda.set_device(local)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        dist.init_process_group("nccl")
+    return torch.device(device_type, local), dist
+
+
+def _sync(dev):
+    import torch
+
+    getattr(torch, dev.type).synchronize()
+
+
+def job_allreduce(device_type: str, mb: float, iters: int) -> dict:
+    import torch
+
+    dev, dist = _setup(device_type)
+    n = int(mb * 1e6) // 4
+    t = torch.ones(n, device=dev)
+    for _ in range(3):
+        dist.all_reduce(t)
+    _sync(dev)
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        dist.all_reduce(t)
+    _sync(dev)
+    sec = (time.perf_counter() - start) / iters
+    ws = dist.get_world_size()
+    # Every element has been summed 3 + iters times over ws ranks, starting from 1.
+    want = float(ws) ** (3 + iters)
+    got = t[:8].cpu()
+    ok = bool(torch.allclose(got, torch.full_like(got, want), rtol=1e-5))
+    bus = n * 4 / sec * 2 * (ws - 1) / ws / 1e9
+    dist.destroy_process_group()
+    return {"ms": sec * 1e3, "busbw_GBs": bus, "ok": ok, "world": ws}
+
+
+def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 50257) -> dict:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import gpt
+
+    dev, dist = _setup(device_type)
+    rank, ws = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)
+    model = gpt.GPT(vocab, 768, 12, 12, 1024).to(dev)
+    model = DDP(model) if ws > 1 else model
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    g = torch.Generator().manual_seed(1 + rank)
+    losses = []
+
+    def step():
+        idx = torch.randint(0, vocab, (batch, seq + 1), generator=g).to(dev)
+        logits = model(idx[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+
+    for _ in range(2):
+        step()
+    _sync(dev)
+    if ws > 1:
+        dist.barrier()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    _sync(dev)
+    sec = (time.perf_counter() - start) / steps
+    last = float(losses[-1].item())
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    return {"step_ms": sec * 1e3, "tokens_s": batch * seq * ws / sec, "loss": last, "world": ws}
+
+
+def run_job(nproc: int, args: list, env_extra=None) -> dict:
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}", "--master-port=29511"]
+    cmd += [os.path.abspath(__file__)] + args
+    env = dict(os.environ, **(env_extra or {}))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    sys.stderr.write(p.stdout[-3000:] + p.stderr[-6000:])
+    return {"error": f"exit {p.returncode}"}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--job", choices=["train", "allreduce"])
+    ap.add_argument("--device", default="webgpu")
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--compare", default=None, help="also measure this device type (cuda)")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--vocab", type=int, default=50257, help="smaller only for a quick check on a CPU adapter")
+    ap.add_argument("--mb", type=float, default=100.0)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--only", default="train,allreduce")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    if a.job:
+        if a.job == "train":
+            r = job_train(a.device, a.batch, a.seq, a.steps, a.vocab)
+        else:
+            r = job_allreduce(a.device, a.mb, a.iters)
+        if int(os.environ.get("RANK", "0")) == 0:
+            print("RESULT " + json.dumps(r), flush=True)
+        return 0
+
+    devices = ["webgpu"] + ([a.compare] if a.compare else [])
+    out = {"gpus": a.gpus, "batch": a.batch, "seq": a.seq, "vocab": a.vocab, "mb": a.mb}
+    for d in devices:
+        if "train" in a.only:
+            common = ["--job", "train", "--device", d, "--batch", str(a.batch), "--seq", str(a.seq)]
+            common += ["--steps", str(a.steps), "--vocab", str(a.vocab)]
+            one = run_job(1, common)
+            many = run_job(a.gpus, common)
+            out[f"{d}/train/1"] = one
+            out[f"{d}/train/{a.gpus}"] = many
+            if "tokens_s" in one and "tokens_s" in many:
+                out[f"{d}/train/scaling"] = many["tokens_s"] / one["tokens_s"]
+            print(d, "train 1 GPU:", one, flush=True)
+            print(d, f"train {a.gpus} GPUs:", many, flush=True)
+        if "allreduce" in a.only:
+            r = run_job(a.gpus, ["--job", "allreduce", "--device", d, "--mb", str(a.mb), "--iters", str(a.iters)])
+            out[f"{d}/allreduce"] = r
+            print(d, "all_reduce:", r, flush=True)
+    print(json.dumps(out, indent=1))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
