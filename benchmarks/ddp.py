@@ -71,8 +71,22 @@ def job_allreduce(device_type: str, mb: float, iters: int) -> dict:
     got = t[:8].cpu()
     ok = bool(torch.allclose(got, torch.full_like(got, want), rtol=1e-5))
     bus = n * 4 / sec * 2 * (ws - 1) / ws / 1e9
+    # The pieces of a staged collective: device -> host and host -> device copies of the operand.
+    host = torch.empty(n, pin_memory=device_type == "cuda")
+    _sync(dev)
+    start = time.perf_counter()
+    for _ in range(3):
+        host.copy_(t)
+    _sync(dev)
+    d2h = (time.perf_counter() - start) / 3
+    start = time.perf_counter()
+    for _ in range(3):
+        t.copy_(host)
+    _sync(dev)
+    h2d = (time.perf_counter() - start) / 3
     dist.destroy_process_group()
-    return {"ms": sec * 1e3, "busbw_GBs": bus, "ok": ok, "world": ws}
+    gbs = lambda sec: n * 4 / sec / 1e9  # noqa: E731
+    return {"ms": sec * 1e3, "busbw_GBs": bus, "ok": ok, "world": ws, "d2h_GBs": gbs(d2h), "h2d_GBs": gbs(h2d)}
 
 
 def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 50257) -> dict:
@@ -117,11 +131,20 @@ def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 5
     return {"step_ms": sec * 1e3, "tokens_s": batch * seq * ws / sec, "loss": last, "world": ws}
 
 
-def run_job(nproc: int, args: list, env_extra=None) -> dict:
+def run_job(nproc: int, args: list, logs=None, env_extra=None) -> dict:
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc}", "--master-port=29511"]
     cmd += [os.path.abspath(__file__)] + args
     env = dict(os.environ, **(env_extra or {}))
+    if "webgpu" not in args:
+        # PyTorch makes a registered PrivateUse1 backend the current accelerator
+        # (torch.accelerator), ahead of CUDA: the CUDA jobs must not load ours.
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    if logs:
+        os.makedirs(logs, exist_ok=True)
+        name = "_".join(a.strip("-") for a in args[:4]) + f"_{nproc}{'_'.join([''] + list(env_extra or []))}.log"
+        with open(os.path.join(logs, name), "w") as f:
+            f.write(p.stdout + "\n--- stderr ---\n" + p.stderr)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT ") :])
@@ -143,6 +166,7 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--only", default="train,allreduce")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--logs", default=None, help="a folder for each job's output")
     a = ap.parse_args(argv)
     if a.job:
         if a.job == "train":
@@ -159,8 +183,8 @@ def main(argv=None) -> int:
         if "train" in a.only:
             common = ["--job", "train", "--device", d, "--batch", str(a.batch), "--seq", str(a.seq)]
             common += ["--steps", str(a.steps), "--vocab", str(a.vocab)]
-            one = run_job(1, common)
-            many = run_job(a.gpus, common)
+            one = run_job(1, common, a.logs)
+            many = run_job(a.gpus, common, a.logs)
             out[f"{d}/train/1"] = one
             out[f"{d}/train/{a.gpus}"] = many
             if "tokens_s" in one and "tokens_s" in many:
@@ -168,9 +192,14 @@ def main(argv=None) -> int:
             print(d, "train 1 GPU:", one, flush=True)
             print(d, f"train {a.gpus} GPUs:", many, flush=True)
         if "allreduce" in a.only:
-            r = run_job(a.gpus, ["--job", "allreduce", "--device", d, "--mb", str(a.mb), "--iters", str(a.iters)])
+            args = ["--job", "allreduce", "--device", d, "--mb", str(a.mb), "--iters", str(a.iters)]
+            r = run_job(a.gpus, args, a.logs)
             out[f"{d}/allreduce"] = r
             print(d, "all_reduce:", r, flush=True)
+            if d == "webgpu":  # the same through gloo's sockets instead of shared memory
+                r = run_job(a.gpus, args, a.logs, {"TORCH_WEBGPU_DIST_SHM": "0"})
+                out[f"{d}/allreduce_gloo"] = r
+                print(d, "all_reduce through gloo:", r, flush=True)
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w") as f:

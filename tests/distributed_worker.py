@@ -119,6 +119,8 @@ def main():
     torch.webgpu.set_device(int(os.environ.get("LOCAL_RANK", "0")) % torch.webgpu.device_count())
     R = collectives(rank, ws) if mode == "collectives" else ddp(rank, ws)
     R["backend"] = dist.get_backend()
+    # Which transport the webgpu group's all_reduce took: shared memory or gloo's sockets.
+    R["shm"] = torch_webgpu.distributed._LAST._shm is not None
     torch.save(R, f"{out}.{rank}")
     dist.destroy_process_group()
 

@@ -24,7 +24,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _torchrun(mode, backend, tmp):
+def _torchrun(mode, backend, tmp, shm=True):
     out = os.path.join(tmp, "r")
     cmd = [
         sys.executable,
@@ -38,7 +38,7 @@ def _torchrun(mode, backend, tmp):
         backend,
         out,
     ]
-    env = native_env(OMP_NUM_THREADS="1")
+    env = native_env(OMP_NUM_THREADS="1", TORCH_WEBGPU_DIST_SHM="1" if shm else "0")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-6000:]
     return [torch.load(f"{out}.{r}", weights_only=False) for r in range(WS)]
@@ -49,10 +49,13 @@ def test_backend_registered():
     assert dist.Backend.default_device_backend_map["webgpu"] == "webgpu"
 
 
-@pytest.mark.parametrize("backend", ["webgpu", "cpu:gloo,webgpu:webgpu"])
-def test_collectives(backend, tmp_path):
-    res = _torchrun("collectives", backend, str(tmp_path))
+# all_reduce between ranks of one host goes through shared memory; TORCH_WEBGPU_DIST_SHM=0 keeps
+# it on gloo's sockets (the path between hosts). Both are checked.
+@pytest.mark.parametrize("backend,shm", [("webgpu", True), ("cpu:gloo,webgpu:webgpu", False)])
+def test_collectives(backend, shm, tmp_path):
+    res = _torchrun("collectives", backend, str(tmp_path), shm)
     assert [r["backend"] for r in res] == [backend] * WS
+    assert [r["shm"] for r in res] == [shm] * WS
     for dt in (torch.float32, torch.float16, torch.int64):
         base = (torch.arange(6) + 1).to(dt)
         per_rank = [base * (r + 1) for r in range(WS)]

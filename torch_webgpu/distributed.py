@@ -17,6 +17,9 @@ docs/design.md, "Several processes", says how this maps onto c10d.
 from __future__ import annotations
 
 import datetime
+import os
+import socket
+import uuid
 
 import torch
 
@@ -64,6 +67,93 @@ def _is_avg(op) -> bool:
     return op == dist.ReduceOp.AVG
 
 
+# Reduce ops the shared-memory path computes on the host, as ``fn(acc, other)`` in place.
+_SHM_OPS = {
+    "SUM": lambda a, b: a.add_(b),
+    "MAX": lambda a, b: torch.maximum(a, b, out=a),
+    "MIN": lambda a, b: torch.minimum(a, b, out=a),
+    "PRODUCT": lambda a, b: a.mul_(b),
+}
+
+
+class _SharedMemory:
+    """All-reduce between the ranks of one host through shared memory instead of gloo's sockets.
+
+    Every rank has a region (a file in /dev/shm, mapped by all ranks) for its operand and there are
+    two result regions, used in turn. A call: each rank copies its operand from the device straight
+    into its region; barrier; rank r reduces the r-th slice of all regions in rank order into the
+    result region; barrier; each rank copies the result back to its device. Every rank gets the same
+    bits. Using the two result regions in turn makes the second barrier of a call also guard the
+    regions the next call writes, so two barriers per call suffice. Regions grow (all ranks alike,
+    since collectives have the same sizes on every rank) by mapping new files of a new generation.
+    """
+
+    def __init__(self, store, gloo, rank: int, size: int):
+        self._store, self._gloo, self._rank, self._size = store, gloo, rank, size
+        if rank == 0:
+            store.set("webgpu_shm_id", uuid.uuid4().hex)
+        self._id = store.get("webgpu_shm_id").decode()
+        self._bytes = 0
+        self._gen = 0
+        self._turn = 0
+        self._regions = []
+        self._results = []
+
+    def _map(self, name: str, nbytes: int, create: bool) -> torch.Tensor:
+        path = os.path.join("/dev/shm", name)
+        if create:
+            with open(path, "wb") as f:
+                f.truncate(nbytes)
+        return torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
+
+    def _barrier(self):
+        self._gloo.barrier().wait()
+
+    def _grow(self, nbytes: int):
+        nbytes = max(nbytes, 2 * self._bytes, 1 << 20)
+        self._gen += 1
+        base = f"torch_webgpu_{self._id}_{self._gen}"
+        names = [f"{base}_r{r}" for r in range(self._size)] + [f"{base}_res{i}" for i in range(2)]
+        mine = [names[self._rank]] + ([names[-2], names[-1]] if self._rank == 0 else [])
+        for n in mine:
+            self._map(n, nbytes, create=True)
+        self._barrier()
+        maps = [self._map(n, nbytes, create=False) for n in names]
+        self._barrier()
+        for n in mine:  # the mappings stay valid; no file outlives the process group
+            os.unlink(os.path.join("/dev/shm", n))
+        self._regions, self._results = maps[: self._size], maps[self._size :]
+        self._bytes = nbytes
+
+    def allreduce(self, t: torch.Tensor, op_name: str) -> None:
+        nbytes = t.numel() * t.element_size()
+        if nbytes > self._bytes:
+            self._grow(nbytes)
+        flat = lambda region: region[:nbytes].view(t.dtype)  # noqa: E731
+        flat(self._regions[self._rank]).copy_(t.reshape(-1))
+        self._barrier()
+        result = flat(self._results[self._turn])
+        self._turn ^= 1
+        n = t.numel()
+        lo, hi = n * self._rank // self._size, n * (self._rank + 1) // self._size
+        acc = result[lo:hi]
+        acc.copy_(flat(self._regions[0])[lo:hi])
+        for r in range(1, self._size):
+            _SHM_OPS[op_name](acc, flat(self._regions[r])[lo:hi])
+        self._barrier()
+        with torch.no_grad():
+            t.copy_(result.view(t.shape))
+
+    @staticmethod
+    def usable(store, rank: int, size: int) -> bool:
+        """True when every rank runs on this host and /dev/shm exists (agreed through the store);
+        ``TORCH_WEBGPU_DIST_SHM=0`` turns it off."""
+        ok = os.environ.get("TORCH_WEBGPU_DIST_SHM", "1") != "0" and os.path.isdir("/dev/shm")
+        store.set(f"webgpu_shm_host_{rank}", f"{socket.gethostname()}|{int(ok)}")
+        hosts = [store.get(f"webgpu_shm_host_{r}").decode() for r in range(size)]
+        return size > 1 and all(h == hosts[0] for h in hosts) and hosts[0].endswith("|1")
+
+
 def _make_group_class():
     dist = _dist()
     C = torch._C._distributed_c10d
@@ -75,6 +165,9 @@ def _make_group_class():
             super().__init__(rank, size)
             self._rank, self._size = rank, size
             self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+            self._shm = (
+                _SharedMemory(store, self._gloo, rank, size) if _SharedMemory.usable(store, rank, size) else None
+            )
 
         # ---- identity -------------------------------------------------------------------------
         def getBackendName(self):
@@ -124,6 +217,16 @@ def _make_group_class():
         def allreduce(self, tensors, opts=None):
             opts = opts if opts is not None else C.AllreduceOptions()
             opts, avg = self._reduce_opts(C.AllreduceOptions, opts)
+            op_name = next((k for k in _SHM_OPS if opts.reduceOp == getattr(dist.ReduceOp, k)), None)
+            if self._shm is not None and op_name in _SHM_OPS and all(_on_device(t) for t in tensors):
+                for t in tensors:
+                    if t.is_complex() or t.dtype == torch.bool:
+                        break
+                else:
+                    for t in tensors:
+                        self._shm.allreduce(t, op_name)
+                    self._avg(tensors, avg)
+                    return _done(tensors)
             hs = _hosts(tensors)
             self._gloo.allreduce(hs, opts).wait()
             self._avg(hs, avg)
@@ -261,8 +364,13 @@ def _group_class():
     return _GROUP_CLASS
 
 
+_LAST = None  # the group created last (tests ask which transport it took)
+
+
 def _create(store, rank, size, timeout):
-    return _group_class()(store, rank, size, timeout)
+    global _LAST
+    _LAST = _group_class()(store, rank, size, timeout)
+    return _LAST
 
 
 def register() -> bool:

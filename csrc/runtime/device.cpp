@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <tuple>
 #include <unistd.h>
 
@@ -151,14 +152,18 @@ std::vector<Adapter> enumerate_adapters_locked(WGPUInstance inst) {
     return std::tie(x.rank, x.backend, x.order) < std::tie(y.rank, y.backend, y.order);
   });
   const bool has_gpu = std::any_of(all.begin(), all.end(), [](const Entry& e) { return e.rank < 3; });
+  // A physical device seen through a second backend is left out: its (vendor, device) ids appear
+  // under a better backend (ids 0 tell nothing). Identical cards (two H200s) share those ids within
+  // one backend, so only entries of a worse backend than the best one holding the ids are dropped.
+  std::map<std::pair<uint32_t, uint32_t>, int> best_backend;
+  for (const Entry& e : all) {
+    auto [it, fresh] = best_backend.try_emplace({e.vendor, e.device}, e.backend);
+    if (!fresh) it->second = std::min(it->second, e.backend);
+  }
   std::vector<Adapter> out;
-  std::vector<std::pair<uint32_t, uint32_t>> seen;
   for (Entry& e : all) {
     if (has_gpu && e.rank == 3) continue;
-    // The same physical device through a second backend (vendor and device ids 0 tell nothing).
-    const auto id = std::make_pair(e.vendor, e.device);
-    if ((e.vendor || e.device) && std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
-    seen.push_back(id);
+    if ((e.vendor || e.device) && e.backend != best_backend[{e.vendor, e.device}]) continue;
     out.push_back(std::move(e.a));
   }
   return out;
