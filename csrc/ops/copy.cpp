@@ -102,6 +102,13 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     upload(dst, src);
   } else {
     TORCH_CHECK(dst.device().is_cpu(), "webgpu: copy_: cannot copy from webgpu to ", dst.device());
+    if (dst.dtype() == src.dtype() && dst.sizes().equals(src.sizes()) && dst.is_contiguous() && src.is_contiguous() &&
+        !dst.is_conj() && !dst.is_neg() && !src.is_conj() && !src.is_neg() && dst.numel() > 0) {
+      // Straight into the destination: no second host buffer (whose fresh pages alone cost more
+      // than the copy) and no second pass over the bytes.
+      kernel::read_bytes(src, byte_offset_of(src), dst.data_ptr(), uint64_t(src.numel()) * src.element_size());
+      return dst;
+    }
     at::Tensor host = download(src);
     dst.copy_(host);
   }

@@ -480,12 +480,19 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   if (n) P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, staging_.get(), 0, n);
   if (with_errors)  // every armed slot: everything recorded so far is covered by this copy
     P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), errors_.get(), 0, staging_.get(), n, slot_bytes);
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
   flush_locked();
   map_locked(staging_.get(), WGPUMapMode_Read, total, "a readback");
+  const auto t1 = clock::now();
   counters_.readbacks++;
   const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
   if (size) std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
+  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+  counters_.readback_bytes += size;
+  counters_.readback_wait_ns += ns(t1 - t0);
+  counters_.readback_copy_ns += ns(clock::now() - t1);
   if (with_errors) collect_errors_locked(static_cast<const uint8_t*>(mapped) + n);
   P.wgpuBufferUnmap(staging_.get());
   // Everything submitted before the copy is done: the arena chunks are free again.

@@ -43,6 +43,9 @@ uint64_t& kernel_tag();
 struct StreamCounters {
   uint64_t submits = 0, waits = 0, dispatches = 0, copies = 0, uploads = 0, readbacks = 0;
   uint64_t bind_groups_created = 0, bind_group_hits = 0;
+  // Readbacks: bytes read, time waiting for the copy and the map (flush included), time copying
+  // out of the mapped staging buffer.
+  uint64_t readback_bytes = 0, readback_wait_ns = 0, readback_copy_ns = 0;
 };
 
 class Stream {
