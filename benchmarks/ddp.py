@@ -17,6 +17,7 @@ under torchrun; rank 0 prints one JSON line starting with ``RESULT``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -89,7 +90,7 @@ def job_allreduce(device_type: str, mb: float, iters: int) -> dict:
     return {"ms": sec * 1e3, "busbw_GBs": bus, "ok": ok, "world": ws, "d2h_GBs": gbs(d2h), "h2d_GBs": gbs(h2d)}
 
 
-def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 50257) -> dict:
+def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 50257, accum: int = 1) -> dict:
     import torch
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -106,13 +107,20 @@ def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 5
     g = torch.Generator().manual_seed(1 + rank)
     losses = []
 
-    def step():
+    def micro(sync: bool):
         idx = torch.randint(0, vocab, (batch, seq + 1), generator=g).to(dev)
-        logits = model(idx[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
+        with contextlib.nullcontext() if sync or ws == 1 else model.no_sync():
+            logits = model(idx[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+            (loss / accum).backward()
+        return loss
+
+    def step():
+        # `accum` micro-batches per optimizer step; DDP reduces gradients after the last one only.
+        for i in range(accum):
+            loss = micro(i == accum - 1)
         opt.step()
+        opt.zero_grad(set_to_none=True)
         losses.append(loss)
 
     for _ in range(2):
@@ -128,7 +136,7 @@ def job_train(device_type: str, batch: int, seq: int, steps: int, vocab: int = 5
     last = float(losses[-1].item())
     if dist.is_initialized():
         dist.destroy_process_group()
-    return {"step_ms": sec * 1e3, "tokens_s": batch * seq * ws / sec, "loss": last, "world": ws}
+    return {"step_ms": sec * 1e3, "tokens_s": batch * seq * accum * ws / sec, "loss": last, "world": ws, "accum": accum}
 
 
 def run_job(nproc: int, args: list, logs=None, env_extra=None) -> dict:
@@ -142,7 +150,10 @@ def run_job(nproc: int, args: list, logs=None, env_extra=None) -> dict:
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if logs:
         os.makedirs(logs, exist_ok=True)
-        name = "_".join(a.strip("-") for a in args[:4]) + f"_{nproc}{'_'.join([''] + list(env_extra or []))}.log"
+        name = (
+            "_".join(a.strip("-") for a in args[:4] + args[-2:])
+            + f"_{nproc}{'_'.join([''] + list(env_extra or []))}.log"
+        )
         with open(os.path.join(logs, name), "w") as f:
             f.write(p.stdout + "\n--- stderr ---\n" + p.stderr)
     for line in p.stdout.splitlines():
@@ -161,6 +172,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--accum", default="1", help="micro-batches per optimizer step, e.g. 1,4 (a row each)")
     ap.add_argument("--vocab", type=int, default=50257, help="smaller only for a quick check on a CPU adapter")
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--iters", type=int, default=10)
@@ -170,7 +182,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.job:
         if a.job == "train":
-            r = job_train(a.device, a.batch, a.seq, a.steps, a.vocab)
+            r = job_train(a.device, a.batch, a.seq, a.steps, a.vocab, int(a.accum))
         else:
             r = job_allreduce(a.device, a.mb, a.iters)
         if int(os.environ.get("RANK", "0")) == 0:
@@ -180,17 +192,18 @@ def main(argv=None) -> int:
     devices = ["webgpu"] + ([a.compare] if a.compare else [])
     out = {"gpus": a.gpus, "batch": a.batch, "seq": a.seq, "vocab": a.vocab, "mb": a.mb}
     for d in devices:
-        if "train" in a.only:
+        for accum in (int(x) for x in a.accum.split(",") if "train" in a.only):
             common = ["--job", "train", "--device", d, "--batch", str(a.batch), "--seq", str(a.seq)]
-            common += ["--steps", str(a.steps), "--vocab", str(a.vocab)]
+            common += ["--steps", str(a.steps), "--vocab", str(a.vocab), "--accum", str(accum)]
             one = run_job(1, common, a.logs)
             many = run_job(a.gpus, common, a.logs)
-            out[f"{d}/train/1"] = one
-            out[f"{d}/train/{a.gpus}"] = many
+            key = f"{d}/train" + (f"/accum{accum}" if accum > 1 else "")
+            out[f"{key}/1"] = one
+            out[f"{key}/{a.gpus}"] = many
             if "tokens_s" in one and "tokens_s" in many:
-                out[f"{d}/train/scaling"] = many["tokens_s"] / one["tokens_s"]
-            print(d, "train 1 GPU:", one, flush=True)
-            print(d, f"train {a.gpus} GPUs:", many, flush=True)
+                out[f"{key}/scaling"] = many["tokens_s"] / one["tokens_s"]
+            print(key, "1 GPU:", one, flush=True)
+            print(key, f"{a.gpus} GPUs:", many, "scaling", out.get(f"{key}/scaling"), flush=True)
         if "allreduce" in a.only:
             args = ["--job", "allreduce", "--device", d, "--mb", str(a.mb), "--iters", str(a.iters)]
             r = run_job(a.gpus, args, a.logs)

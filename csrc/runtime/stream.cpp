@@ -452,6 +452,30 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   if (!found_.empty()) raise_errors_locked(src);
 }
 
+namespace {
+// memcpy out of a mapped staging buffer on several threads for large reads: one thread reads mapped
+// memory at about 5 GB/s (measured on an H200 host), well below what the bus and memory give.
+void parallel_memcpy(void* dst, const void* src, uint64_t n) {
+  constexpr uint64_t kPerThread = 8ull << 20;
+  const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const uint64_t parts = std::min<uint64_t>({n / kPerThread, hw, 8});
+  if (parts < 2) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  const uint64_t step = ((n / parts) + 63) & ~uint64_t(63);
+  std::vector<std::thread> threads;
+  for (uint64_t i = 1; i < parts; ++i) {
+    const uint64_t b = i * step, e = std::min(n, b + step);
+    if (b < e)
+      threads.emplace_back(
+          [=] { std::memcpy(static_cast<uint8_t*>(dst) + b, static_cast<const uint8_t*>(src) + b, e - b); });
+  }
+  std::memcpy(dst, src, std::min(n, step));
+  for (auto& t : threads) t.join();
+}
+}  // namespace
+
 void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors) {
   const Procs& P = procs();
   const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = size ? hi - lo : 0;
@@ -488,7 +512,7 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   counters_.readbacks++;
   const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
-  if (size) std::memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
+  if (size) parallel_memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
   const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
   counters_.readback_bytes += size;
   counters_.readback_wait_ns += ns(t1 - t0);
