@@ -10,8 +10,13 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/BucketizationUtils.h>
+#include <ATen/native/Histogram.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TensorCompare.h>
+#include <ATen/ops/_histogramdd_bin_edges_native.h>
+#include <ATen/ops/_histogramdd_from_bin_cts_native.h>
+#include <ATen/ops/_histogramdd_from_bin_tensors_native.h>
+#include <ATen/ops/histogram_native.h>
 #include <ATen/ops/isin_native.h>
 #include <torch/library.h>
 
@@ -764,8 +769,12 @@ at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries
 
 // Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
 // bin_of reads P.bins, P.lo and P.hi when `range` is given (histc's bounds, f32).
+// `extra` (optional) adds operands and parameters after these and returns WGSL for bin_of to use;
+// `samples` (default: every element) is the number of bin_of calls.
 at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
-                           std::optional<std::pair<float, float>> range, const std::string& key) {
+                           std::optional<std::pair<float, float>> range, const std::string& key,
+                           const std::function<std::string(Kernel&)>& extra = {}, int64_t samples = -1) {
+  const int64_t n = samples >= 0 ? samples : x.numel();  // invocations: one per sample
   // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
   at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
   Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
@@ -775,7 +784,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
   const bool local = ow < 0 && nbins <= 2048;
   constexpr int64_t kPer = 4096;
-  k.param_index("n", x.numel());
+  k.param_index("n", n);
   k.param_index("x_off", x.storage_offset());
   if (ow >= 0) k.param_index("w_off", weights.storage_offset());
   if (local || range) k.param_index("bins", nbins);
@@ -784,14 +793,15 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
     k.param_f32("hi", range->second);
   }
   if (local) k.param_index("per", kPer);
-  const uint64_t groups = local ? grid(x.numel(), kPer) : grid(x.numel());
+  const std::string extra_wgsl = extra ? extra(k) : std::string();
+  const uint64_t groups = local ? grid(n, kPer) : grid(n);
   k.launch(groups, [&] {
     std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
     w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
          "(P.x_off + t); }\n";
     w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(P.w_off + t); }\n"
                  : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
-    w += bin_of;
+    w += extra_wgsl + bin_of;
     return w + section(local ? "histl" : "hist");
   });
   return counts.view(at::kInt);
@@ -846,6 +856,120 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
   at::Tensor out = at::empty({0}, self.options());
   return histc_out(self, bins, min, max, out);
+}
+
+// torch.histogram / histogramdd: ATen's device-generic front ends (Histogram.cpp: argument checks,
+// bin edges by linspace, `range` and empty-input rules) call these stubs with self [..., D] (each
+// leading index a sample), one edge tensor per dimension and hist of the bins' shape. Every sample's bin is found by binary search in
+// the actual edges (upper bound, the rightmost edge closing the last bin), which is where CPU's
+// binary search and its linear interpolation with local search both land; samples outside the
+// edges or NaN are skipped. Counts are exact; weights add in float32 with atomics (any order).
+void histogramdd_kernel(const at::Tensor& self, const std::optional<at::Tensor>& weight, bool density, at::Tensor& hist,
+                        const at::TensorList& bin_edges) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"histogramdd\" not implemented for '",
+                              self.scalar_type(), "' on the webgpu device");
+  const int64_t D = self.size(-1), M = D ? self.numel() / D : 0;  // samples: every dimension but the last
+  std::vector<int64_t> starts, counts, strides(D, 1);
+  std::vector<at::Tensor> edges;
+  int64_t total = 0;
+  for (int64_t d = 0; d < D; ++d) {
+    starts.push_back(total);
+    counts.push_back(bin_edges[d].numel());
+    total += bin_edges[d].numel();
+    edges.push_back(bin_edges[d].reshape({-1}).to(at::kFloat));
+  }
+  for (int64_t d = D - 2; d >= 0; --d) strides[d] = strides[d + 1] * (counts[d + 1] - 1);
+  const int64_t nbins = hist.numel();
+  if (M == 0 || nbins == 0) {
+    hist.zero_();
+  } else {
+    const at::Tensor e = at::cat(edges);
+    const at::Tensor w = weight.has_value() ? weight->reshape({-1}).to(at::kFloat).contiguous() : at::Tensor();
+    const std::string bin_of =
+        "fn bin_of(t: u32) -> u32 {\n"
+        "  var idx = 0u;\n"
+        "  for (var d = 0u; d < P.dims; d++) {\n"
+        "    let v = xv(t * P.dims + d);\n"
+        "    let s = P_es(d);\n"
+        "    let n = P_en(d);\n"
+        "    if (!(v >= edge(s) && v <= edge(s + n - 1u))) { return 0xffffffffu; }\n"
+        "    var a = 0u;\n"
+        "    var b = n;\n"
+        "    while (a < b) { let m = (a + b) / 2u; if (edge(s + m) <= v) { a = m + 1u; } else { b = m; } }\n"
+        "    idx += min(a - 1u, n - 2u) * P_hs(d);\n"
+        "  }\n"
+        "  return idx;\n"
+        "}\n";
+    at::Tensor c = histogram_words(
+        self.reshape({M, D}).contiguous(), w, nbins, bin_of, std::nullopt, w.defined() ? "histdd:w" : "histdd",
+        [&](Kernel& k) {
+          const int oe = k.in(e, CT::F32);
+          k.param_index("dims", D);
+          k.param_index("e_off", e.storage_offset());
+          k.param_array("es", starts);
+          k.param_array("en", counts);
+          k.param_array("hs", strides);
+          return "fn edge(i: u32) -> f32 { return ld" + I(oe) + "(P.e_off + i); }\n";
+        },
+        M);
+    hist.copy_((w.defined() ? c.view(at::kFloat) : c).reshape(hist.sizes()));
+  }
+  if (density) {  // as CPU: by the total, then by each dimension's bin lengths
+    const auto sum = hist.sum().item();
+    hist.div_(sum);
+    for (int64_t d = 0; d < D; ++d) {
+      std::vector<int64_t> shape(D, 1);
+      shape[d] = bin_edges[d].numel() - 1;
+      hist.div_(bin_edges[d].diff().reshape(shape));
+    }
+  }
+}
+
+void histogramdd_linear_kernel(const at::Tensor& self, const std::optional<at::Tensor>& weight, bool density,
+                               at::Tensor& hist, const at::TensorList& bin_edges, bool /*local_search*/) {
+  histogramdd_kernel(self, weight, density, hist, bin_edges);
+}
+
+// The outer edges from the data when no range is given: per-dimension min and max (aminmax over M).
+void histogram_select_outer_bin_edges(const at::Tensor& input, const int64_t N, std::vector<double>& leftmost,
+                                      std::vector<double>& rightmost) {
+  TORCH_CHECK_NOT_IMPLEMENTED(input.scalar_type() == at::kFloat, "\"histogramdd\" not implemented for '",
+                              input.scalar_type(), "' on the webgpu device");
+  auto [mn, mx] = at::aminmax(input, 0);
+  const at::Tensor lo = mn.cpu(), hi = mx.cpu();
+  for (int64_t d = 0; d < N; ++d) {
+    leftmost[d] = lo[d].item<double>();
+    rightmost[d] = hi[d].item<double>();
+  }
+}
+
+// ATen's front ends by name (they are overloaded).
+using OptT = std::optional<at::Tensor>;
+using Range = std::optional<at::ArrayRef<double>>;
+std::tuple<at::Tensor, at::Tensor> histogram_bins_tensor(const at::Tensor& self, const at::Tensor& bins,
+                                                         const OptT& weight, bool density) {
+  return at::native::histogram(self, bins, weight, density);
+}
+std::tuple<at::Tensor&, at::Tensor&> histogram_bins_tensor_out(const at::Tensor& self, const at::Tensor& bins,
+                                                               const OptT& weight, bool density, at::Tensor& hist,
+                                                               at::Tensor& edges) {
+  return at::native::histogram_out(self, bins, weight, density, hist, edges);
+}
+std::tuple<at::Tensor, at::Tensor> histogram_bin_ct(const at::Tensor& self, int64_t bins, Range range,
+                                                    const OptT& weight, bool density) {
+  return at::native::histogram(self, bins, range, weight, density);
+}
+std::tuple<at::Tensor&, at::Tensor&> histogram_bin_ct_out(const at::Tensor& self, int64_t bins, Range range,
+                                                          const OptT& weight, bool density, at::Tensor& hist,
+                                                          at::Tensor& edges) {
+  return at::native::histogram_out(self, bins, range, weight, density, hist, edges);
+}
+at::Tensor histogramdd_from_bin_cts(const at::Tensor& self, at::IntArrayRef bins, Range range, const OptT& weight,
+                                    bool density) {
+  return at::native::_histogramdd(self, bins, range, weight, density);
+}
+at::Tensor histogramdd_from_bin_tensors(const at::Tensor& self, at::TensorList bins, const OptT& weight, bool density) {
+  return at::native::_histogramdd(self, bins, weight, density);
 }
 
 at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength) {
@@ -933,6 +1057,9 @@ at::Tensor isin_scalar_tensor(const at::Scalar& element, const at::Tensor& test_
 }  // namespace
 
 WEBGPU_STUB(isin_default_stub, isin_default_kernel)
+WEBGPU_STUB(histogramdd_stub, histogramdd_kernel)
+WEBGPU_STUB(histogramdd_linear_stub, histogramdd_linear_kernel)
+WEBGPU_STUB(histogram_select_outer_bin_edges_stub, histogram_select_outer_bin_edges)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sort", TORCH_FN(sort_plain));
@@ -966,6 +1093,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("bincount", TORCH_FN(bincount));
+  m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
+  m.impl("histogram.bins_tensor_out", TORCH_FN(histogram_bins_tensor_out));
+  m.impl("histogram.bin_ct", TORCH_FN(histogram_bin_ct));
+  m.impl("histogram.bin_ct_out", TORCH_FN(histogram_bin_ct_out));
+  m.impl("_histogramdd_bin_edges", TORCH_FN(at::native::histogramdd_bin_edges));
+  m.impl("_histogramdd_from_bin_cts", TORCH_FN(histogramdd_from_bin_cts));
+  m.impl("_histogramdd_from_bin_tensors", TORCH_FN(histogramdd_from_bin_tensors));
   using T = const at::Tensor&;
   using S = const at::Scalar&;
   structured::reg<at::native::structured_isin_Tensor_Tensor_out, T, T, bool, bool>(m, "isin.Tensor_Tensor",
