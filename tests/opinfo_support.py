@@ -78,6 +78,12 @@ TOLERANCES = {
         "345x456 -> 270x270: CPU forms the source coordinate scale * (o + 0.5) - 0.5 as a fused "
         "multiply-add and lavapipe's WGSL fma is unfused; the outputs differ by up to 3.6e-4 (as bilinear's)",
     ),
+    ("nn.functional.ctc_loss", torch.float32): (
+        (1e-4, 1e-4),
+        "the gradient is exp(lp) - exp(lcab + nll - lp), two nearly equal terms after 50 steps of "
+        "log-sum-exp: CPU's float32 gradients are up to 1.2e-4 from a float64 reference on these "
+        "samples and ours as far; the two differ by up to 4.7e-5",
+    ),
     ("nn.functional.interpolate.bilinear", torch.float32): (
         (5e-4, 1e-4),
         "345x456 -> 270x270: float32 source coordinates round differently from CPU's; both are "
