@@ -3,6 +3,7 @@
     distributed_worker.py collectives BACKEND OUT   checks every collective on webgpu (and CPU) tensors
     distributed_worker.py ddp BACKEND OUT           DDP training of examples/gpt.py's GPT; rank 0 also
                                                     trains the same model alone on the global batch
+    distributed_worker.py fsdp BACKEND OUT          the same with FSDP2 (fully_shard per block and model)
 
 Each rank writes OUT.<rank> (a torch.save'd dict) for the test to compare.
 """
@@ -72,7 +73,9 @@ def collectives(rank, ws):
     return R
 
 
-def ddp(rank, ws):
+def ddp(rank, ws, fsdp=False):
+    """DDP (or FSDP2's fully_shard when `fsdp`) training of examples/gpt.py's GPT; rank 0 also
+    trains the same model alone on the global batch."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
     from gpt import GPT
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -98,10 +101,21 @@ def ddp(rank, ws):
     # into full-size steps, in DDP and alone alike but differently.
     torch.manual_seed(0)
     model = GPT(vocab, d, heads, layers, ctx).to(DEV)
-    ddp_model = DDP(model, bucket_cap_mb=0.05)  # several buckets
-    opt = torch.optim.SGD(ddp_model.parameters(), lr=0.1, momentum=0.9)
-    losses = run(ddp_model, opt, slice(rank * per_rank, (rank + 1) * per_rank))
-    R = {"losses": losses, "params": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
+    if fsdp:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = init_device_mesh(DEV, (ws,))
+        for block in model.blocks:
+            fully_shard(block, mesh=mesh)
+        wrapped = fully_shard(model, mesh=mesh)
+    else:
+        wrapped = DDP(model, bucket_cap_mb=0.05)  # several buckets
+    opt = torch.optim.SGD(wrapped.parameters(), lr=0.1, momentum=0.9)
+    losses = run(wrapped, opt, slice(rank * per_rank, (rank + 1) * per_rank))
+    # FSDP2 holds a shard per rank (DTensors): gather the full parameters to compare.
+    full = {k: (v.full_tensor() if hasattr(v, "full_tensor") else v) for k, v in model.state_dict().items()}
+    R = {"losses": losses, "params": {k: v.detach().cpu() for k, v in full.items()}}
     if rank == 0:
         torch.manual_seed(0)
         alone = GPT(vocab, d, heads, layers, ctx).to(DEV)
@@ -117,7 +131,7 @@ def main():
     dist.init_process_group(backend)
     rank, ws = dist.get_rank(), dist.get_world_size()
     torch.webgpu.set_device(int(os.environ.get("LOCAL_RANK", "0")) % torch.webgpu.device_count())
-    R = collectives(rank, ws) if mode == "collectives" else ddp(rank, ws)
+    R = collectives(rank, ws) if mode == "collectives" else ddp(rank, ws, fsdp=mode == "fsdp")
     R["backend"] = dist.get_backend()
     # Which transport the webgpu group's all_reduce took: shared memory or gloo's sockets.
     R["shm"] = torch_webgpu.distributed._LAST._shm is not None

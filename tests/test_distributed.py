@@ -88,8 +88,11 @@ def test_collectives(backend, shm, tmp_path):
         assert R["all_gather_object"] == [{"rank": r} for r in range(WS)]
 
 
-def test_ddp_matches_single_process_training(tmp_path):
-    res = _torchrun("ddp", "webgpu", str(tmp_path))
+@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
+def test_ddp_matches_single_process_training(mode, tmp_path):
+    # DDP, and FSDP2's fully_shard (sharded parameters: all_gather_into_tensor and
+    # reduce_scatter_tensor through the group, on a DeviceMesh of webgpu devices).
+    res = _torchrun(mode, "webgpu", str(tmp_path))
     r0, r1 = res
     # Both ranks hold the same model after every step (DDP's gradient averaging and broadcast).
     for k in r0["params"]:

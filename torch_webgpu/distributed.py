@@ -182,6 +182,19 @@ def _make_group_class():
         def __repr__(self):
             return f"ProcessGroupWebGPU(rank={self._rank}, size={self._size})"
 
+        @property
+        def group_name(self):
+            # c10d names the group it created (pg_names) but sets the C++ name on the wrapper our
+            # group replaces; DeviceMesh (FSDP2, DTensor) asks for it. Adopt the registered name.
+            name = dist.distributed_c10d._world.pg_names.get(self)
+            if name is None:
+                return dist.ProcessGroup.group_name.fget(self)
+            try:
+                self._set_group_name(name)
+            except RuntimeError:
+                pass
+            return name
+
         # ---- helpers --------------------------------------------------------------------------
         def _reduce_opts(self, cls, opts):
             """gloo has no AVG: run SUM and divide afterwards."""
