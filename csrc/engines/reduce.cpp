@@ -209,6 +209,9 @@ at::ScalarType out_storage(const Op& op, Acc a, int k) {
 
 // 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
 std::string nonzero_u32(at::ScalarType t) {
+  if (t == at::kUInt64) return "select(0u, 1u, (r.x | r.y) != 0u)";
+  // float8: -0.0 (0x80) is zero where it exists; in the fnuz types 0x80 is their NaN.
+  if (t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2) return "select(0u, 1u, (r & 0x7fu) != 0u)";
   return t == at::kLong                         ? "select(0u, 1u, (r.x | r.y) != 0u)"
          : t == at::kFloat                      ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
          : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"

@@ -87,6 +87,7 @@ CT cat_ct(at::ScalarType in, at::ScalarType out) {
   if (in == out) return CT::RAW;
   if (at::isFloatingType(out) || at::isFloatingType(in)) return CT::F32;
   if (out == at::kLong || in == at::kLong) return CT::I64;
+  if (out == at::kUInt32 || in == at::kUInt32 || out == at::kUInt64 || in == at::kUInt64) return CT::I64;
   return CT::I32;
 }
 
