@@ -382,3 +382,102 @@ def test_unlisted_kernels_raise_not_implemented(dt):
             f(x)
         with pytest.raises(NotImplementedError):
             f(x.to(DEV))
+
+
+# ---- torch._scaled_mm -------------------------------------------------------------------------
+
+
+def fp8_operands(m, k, n, da=torch.float8_e4m3fn, db=torch.float8_e4m3fn, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.randn(m, k, generator=g) * 4).to(da)
+    b = (torch.randn(n, k, generator=g) * 4).to(db).t()  # column-major, as CUDA requires
+    return a, b
+
+
+def dev_args(*ts):
+    return [t.to(DEV) if isinstance(t, torch.Tensor) else t for t in ts]
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn])
+@pytest.mark.parametrize("rowwise", [False, True], ids=["tensorwise", "rowwise"])
+def test_scaled_mm_matches_cpu(out_dtype, rowwise):
+    m, k, n = 32, 48, 16
+    a, b = fp8_operands(m, k, n, db=torch.float8_e5m2)
+    if rowwise:
+        g = torch.Generator().manual_seed(3)
+        sa, sb = torch.rand(m, 1, generator=g) + 0.5, torch.rand(1, n, generator=g) + 0.5
+    else:
+        sa, sb = torch.tensor(0.75), torch.tensor(1.5)
+    kw = {"out_dtype": out_dtype}
+    if out_dtype in (torch.bfloat16, torch.float16):
+        kw["bias"] = torch.randn(n).to(out_dtype)
+    if out_dtype == torch.float8_e4m3fn:
+        kw["scale_result"] = torch.tensor(8.0)
+    ref = torch._scaled_mm(a, b, sa, sb, **kw)
+    dkw = {key: (v.to(DEV) if isinstance(v, torch.Tensor) else v) for key, v in kw.items()}
+    out = torch._scaled_mm(*dev_args(a, b, sa, sb), **dkw)
+    assert out.device.type == DEV
+    assert out.dtype == ref.dtype
+    assert out.shape == (m, n)
+    tol = {torch.float32: 1e-4, torch.bfloat16: 1.6e-2, torch.float16: 1e-3, torch.float8_e4m3fn: 0.13}[out_dtype]
+    torch.testing.assert_close(out.cpu().float(), ref.float(), rtol=tol, atol=tol)
+    # the float32 reference of the task: (a * scale_a) @ (b * scale_b)
+    if out_dtype == torch.float32:
+        torch.testing.assert_close(out.cpu(), (a.float() * sa) @ (b.float() * sb), rtol=1e-4, atol=1e-4)
+    # out= variant
+    o = torch.empty(m, n, dtype=ref.dtype, device=DEV)
+    torch._scaled_mm(*dev_args(a, b, sa, sb), out=o, **dkw)
+    assert_bits(out.cpu(), o)
+
+
+def test_scaled_mm_default_dtype_and_empty():
+    a, b = fp8_operands(16, 32, 16)
+    one = torch.tensor(1.0)
+    out = torch._scaled_mm(*dev_args(a, b, one, one))
+    assert out.dtype == torch.float8_e4m3fn
+    torch.testing.assert_close(out.cpu().float(), torch._scaled_mm(a, b, one, one).float(), rtol=0.13, atol=0.0)
+    z = torch._scaled_mm(*dev_args(a[:0], b, one, one), out_dtype=torch.float32)
+    assert z.shape == (0, 16)
+
+
+def test_scaled_mm_errors_as_cuda():
+    a, b = fp8_operands(16, 32, 16)
+    one = torch.tensor(1.0)
+    ad, bd, od = dev_args(a, b, one)
+
+    def call(*args, **kw):
+        return torch._scaled_mm(*args, **kw)
+
+    with pytest.raises(RuntimeError, match="row-major and column-major"):
+        call(ad, bd.contiguous(), od, od)
+    with pytest.raises(RuntimeError, match="row-major and column-major"):
+        call(ad.t().contiguous().t(), bd, od, od)
+    a2, b2 = fp8_operands(16, 24, 16)
+    with pytest.raises(RuntimeError, match="divisible by 16"):
+        call(*dev_args(a2, b2, one, one))
+    a3, b3 = fp8_operands(16, 32, 24)
+    with pytest.raises(RuntimeError, match="divisible by 16"):
+        call(*dev_args(a3, b3, one, one))
+    with pytest.raises(RuntimeError, match="must be a matrix"):
+        call(ad[None], bd, od, od)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        call(ad, bd[:16], od, od)
+    with pytest.raises(ValueError, match="Invalid scaling configuration"):
+        call(ad, bd, torch.ones(2, device=DEV), od)
+    with pytest.raises(ValueError, match="Invalid scaling configuration"):
+        call(ad.float(), bd.float(), od, od)
+    with pytest.raises(ValueError, match="Invalid scaling configuration"):
+        call(ad, bd, od.half(), od.half())
+    a5, b5 = fp8_operands(16, 32, 16, torch.float8_e5m2, torch.float8_e5m2)
+    with pytest.raises(ValueError, match="two Float8_e5m2"):
+        call(*dev_args(a5, b5, one, one))
+    with pytest.raises(RuntimeError, match="Bias is not supported when out_dtype is set to Float32"):
+        call(ad, bd, od, od, bias=torch.zeros(16, device=DEV, dtype=torch.bfloat16), out_dtype=torch.float32)
+    with pytest.raises(RuntimeError, match="Bias must be size 16"):
+        call(ad, bd, od, od, bias=torch.zeros(8, device=DEV, dtype=torch.bfloat16), out_dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match="Bias must be BFloat16 or Half"):
+        call(ad, bd, od, od, bias=torch.zeros(16, device=DEV), out_dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match="scale_result must be a float scalar"):
+        call(ad, bd, od, od, scale_result=torch.ones(2, device=DEV))
+    with pytest.raises(RuntimeError, match="same device"):
+        call(ad, bd, one, od)
