@@ -22,12 +22,14 @@ bool starts_with_any(const std::string& s, std::initializer_list<const char*> pr
 // Kernels (by the op name they check under, or their key's prefix) that take the new dtypes: those
 // that move bits without computing (creation, copies, fills, cat/stack, the remap engine: flip, roll,
 // pad; gather/scatter/index without accumulation), and the reductions, scans and sorts CPU has for
-// the unsigned types (sum/prod/cumsum/cumprod into int64, any/all, sort, unique) or float8 (any/all).
+// the unsigned types (sum/prod/cumsum/cumprod into int64, any/all, sort, unique) or float8 (any/all,
+// eye).
 bool allowed_op(const char* op, at::ScalarType t) {
   const std::string s(op ? op : "");
   if (starts_with_any(s, {"empty", "copy", "fill", "cat", "remap", "index:", "flip", "roll", "constant_pad_nd", "any",
                           "all", "reduce:"}))
     return true;
+  if (is_fp8(t) && s == "eye") return true;  // zeros and a filled diagonal; CPU has eye for float8
   return is_uint_wide(t) && starts_with_any(s, {"sum", "nansum", "prod", "cumsum", "cumprod", "scan:", "sort",
                                                 "argsort", "msort", "unique", "_unique"});
 }
