@@ -339,6 +339,50 @@ def test_fp8_ops(dt):
         d + e
     with pytest.raises(RuntimeError, match="Promotion for Float8"):
         d * torch.ones(40, device=DEV)
+    # CPU has no float8 product with a one-element operand (its reduced-float scalar path)
+    with pytest.raises(NotImplementedError):
+        x * 3
+    with pytest.raises(NotImplementedError):
+        d * 3
+
+
+@pytest.mark.parametrize("dt", FP8, ids=name)
+def test_fp8_mm_addmm(dt):
+    # integer values: every product and sum is exact in float32, so the one rounding matches bit for bit
+    g = torch.Generator().manual_seed(11)
+    a = torch.randint(-6, 7, (24, 40), generator=g).float().to(dt)
+    b = torch.randint(-6, 7, (40, 20), generator=g).float().to(dt)
+    c = torch.randint(-30, 31, (24, 20), generator=g).float().to(dt)
+    ad, bd, cd = a.to(DEV), b.to(DEV), c.to(DEV)
+    assert_bits(a @ b, ad @ bd)
+    assert_bits(a.t().contiguous().t() @ b, ad.t().contiguous().t() @ bd)  # transposed operand
+    assert_bits(torch.addmm(c, a, b, beta=0.5, alpha=2), torch.addmm(cd, ad, bd, beta=0.5, alpha=2))
+    o = torch.empty(24, 20, dtype=dt, device=DEV)
+    torch.mm(ad, bd, out=o)
+    assert_bits(a @ b, o)
+    # random values: within one float8 step of CPU (float32 sums in another order)
+    x = torch.randn(16, 64, generator=g).to(dt)
+    y = torch.randn(64, 8, generator=g).to(dt)
+    torch.testing.assert_close((x.to(DEV) @ y.to(DEV)).cpu().float(), (x @ y).float(), rtol=0.13, atol=1e-2)
+    with pytest.raises(NotImplementedError):
+        torch.bmm(a[None], b[None])
+    with pytest.raises(NotImplementedError):
+        torch.bmm(ad[None], bd[None])
+
+
+@pytest.mark.parametrize("dt", UINTS, ids=name)
+def test_uint_random_from_to(dt):
+    hi = {torch.uint16: 2**16, torch.uint32: 2**32, torch.uint64: 2**62}[dt]
+    for lo, top in ((5, 100), (0, hi), (hi // 2, hi)):
+        t = torch.empty(4000, dtype=dt, device=DEV).random_(lo, top).cpu()
+        v = t.view(torch.int64) if dt is torch.uint64 else t.to(torch.int64)
+        assert v.min().item() >= lo
+        assert v.max().item() < top
+        assert v.unique().numel() > 50  # not a constant
+    with pytest.raises(NotImplementedError):
+        torch.empty(4, dtype=dt).random_()
+    with pytest.raises(NotImplementedError):
+        torch.empty(4, dtype=dt, device=DEV).random_()
 
 
 @pytest.mark.parametrize("dt", UINTS, ids=name)

@@ -22,8 +22,8 @@ bool starts_with_any(const std::string& s, std::initializer_list<const char*> pr
 // Kernels (by the op name they check under, or their key's prefix) that take the new dtypes: those
 // that move bits without computing (creation, copies, fills, cat/stack, the remap engine: flip, roll,
 // pad; gather/scatter/index without accumulation), and the reductions, scans and sorts CPU has for
-// the unsigned types (sum/prod/cumsum/cumprod into int64, any/all, sort, unique) or float8 (any/all,
-// eye).
+// the unsigned types (sum/prod/cumsum/cumprod into int64, any/all, sort, unique, random_(from, to))
+// or float8 (any/all, eye).
 bool allowed_op(const char* op, at::ScalarType t) {
   const std::string s(op ? op : "");
   if (starts_with_any(s, {"empty", "copy", "fill", "cat", "remap", "index:", "flip", "roll", "constant_pad_nd", "any",
@@ -31,7 +31,7 @@ bool allowed_op(const char* op, at::ScalarType t) {
     return true;
   if (is_fp8(t) && s == "eye") return true;  // zeros and a filled diagonal; CPU has eye for float8
   return is_uint_wide(t) && starts_with_any(s, {"sum", "nansum", "prod", "cumsum", "cumprod", "scan:", "sort",
-                                                "argsort", "msort", "unique", "_unique"});
+                                                "argsort", "msort", "unique", "_unique", "random:random"});
 }
 
 // The raw bits of scalar v stored as dtype t (CPU's cast).
@@ -75,8 +75,10 @@ void run_row_uint_fp8(const Row& r, at::TensorIteratorBase& iter, std::initializ
   if (is_fp8(dt)) {
     // CPU's float8 kernels: products and abs in float32, rounded back once; comparisons.
     if (n != "mul" && n != "abs" && n != "eq" && n != "ne") refuse();
-    TORCH_CHECK_NOT_IMPLEMENTED(scalars.size() == 0, "\"", r.name, "\" not implemented for '", c10::toString(dt),
-                                "' on webgpu");
+    // CPU takes a one-element second operand through its reduced-float path, which float8 lacks.
+    const bool scalar_operand = iter.ntensors() == 3 && iter.is_scalar(2);
+    TORCH_CHECK_NOT_IMPLEMENTED(scalars.size() == 0 && !(n == "mul" && scalar_operand), "\"", r.name,
+                                "\" not implemented for '", c10::toString(dt), "' on webgpu");
     return run_elementwise(iter, r.name, r.f, r.libs, CT::F32, {}, dt);
   }
   // uint16 computes in the int32 column, uint32 and uint64 in the int64 one: the ops CPU has for
