@@ -330,6 +330,13 @@ def test_fp8_ops(dt):
     d, e = x.to(DEV), y.to(DEV)
     assert_bits(x * y, d * e)
     assert_bits(x.abs(), d.abs())
+    # every code, NaNs and -0.0 included, for abs, products and comparisons
+    c = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dt)
+    a, b = c.repeat_interleave(256), c.repeat(256)
+    assert_bits(c.abs(), c.to(DEV).abs())
+    assert_bits(a * b, a.to(DEV) * b.to(DEV))
+    assert_bits(a == b, a.to(DEV) == b.to(DEV))
+    assert_bits(a != b, a.to(DEV) != b.to(DEV))
     assert_bits(x == y, d == e)
     assert_bits(x != y, d != e)
     assert_bits(x.isnan(), d.isnan())

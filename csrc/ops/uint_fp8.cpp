@@ -79,6 +79,11 @@ void run_row_uint_fp8(const Row& r, at::TensorIteratorBase& iter, std::initializ
     const bool scalar_operand = iter.ntensors() == 3 && iter.is_scalar(2);
     TORCH_CHECK_NOT_IMPLEMENTED(scalars.size() == 0 && !(n == "mul" && scalar_operand), "\"", r.name,
                                 "\" not implemented for '", c10::toString(dt), "' on webgpu");
+    if (n == "abs" && iter.dtype(0) == dt && iter.input_dtype(0) == dt) {
+      // CPU's float8 abs is `x < 0 ? -x : x` on the value: -0.0 and NaNs keep their bits.
+      const std::string e = "select(x1, x1 ^ 0x80u, " + std::string(dtype_tag(dt)) + "_to_f32(x1) < 0.0)";
+      return run_elementwise(iter, r.name, e, lib::None, CT::RAW, {}, dt);
+    }
     return run_elementwise(iter, r.name, r.f, r.libs, CT::F32, {}, dt);
   }
   // uint16 computes in the int32 column, uint32 and uint64 in the int64 one: the ops CPU has for
