@@ -412,6 +412,12 @@ def test_uint_reductions_and_sorts(dt):
         lambda t: t[:, ::3].sum(0),  # strided input
     ):
         assert_bits(f(x), f(d))
+    # into their own dtype CPU has no kernel (sum_cpu, cumsum_out_cpu, prod_out_cpu): neither has the device
+    for f in (lambda t: t.sum(dtype=dt), lambda t: t.cumsum(0, dtype=dt), lambda t: t.prod(dtype=dt)):
+        with pytest.raises(NotImplementedError):
+            f(x)
+        with pytest.raises(NotImplementedError):
+            f(d)
     # values around the sign bits sort as unsigned numbers
     top = {torch.uint16: 2**15, torch.uint32: 2**31, torch.uint64: 2**63}[dt]
     v = torch.tensor([top + 1, 5, top, 0, top - 1, 2 * (top - 1) + 1], dtype=torch.uint64).to(dt)

@@ -679,6 +679,10 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   const at::Tensor& in = iter.input(0);
   check_supported_dtype(in.scalar_type(), name);
   for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
+  // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).
+  for (int k = 0; k < nout; ++k)
+    TORCH_CHECK_NOT_IMPLEMENTED(!kernel::is_uint_fp8(iter.output(k).scalar_type()), "\"", name,
+                                "\" not implemented for '", iter.output(k).scalar_type(), "' on webgpu");
   std::vector<Dim> od, rd;
   int64_t red_len = 1;
   for (int d = 0; d < iter.ndim(); ++d) {
