@@ -434,7 +434,15 @@ def test_uint_reductions_and_sorts(dt):
 def test_unlisted_kernels_raise_not_implemented(dt):
     # CPU lacks these for every new dtype; the device raises the same exception type
     x = random_bits(dt, 12, seed=9)
-    for f in (lambda t: t.amax(), lambda t: t.argmax(), lambda t: t.topk(2), lambda t: t.cummax(0)):
+    for f in (
+        lambda t: t.amax(),
+        lambda t: t.argmax(),
+        lambda t: t.topk(2),
+        lambda t: t.cummax(0),
+        lambda t: t.view(3, 4).trace(),
+        lambda t: t.view(3, 4).tril(),
+        lambda t: t.nonzero(),
+    ):
         with pytest.raises(NotImplementedError):
             f(x)
         with pytest.raises(NotImplementedError):
