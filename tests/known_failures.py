@@ -302,6 +302,14 @@ KNOWN_FAILURES = {
     "as a multiply and an add (Vulkan allows it), and the recurrence's cancellations magnify that one "
     "rounding: 1 of 81 elements (x and n up to 255, value 5.9e8) differs by 3.6e-5 relative; full mode "
     "only",
+    **{
+        ("special.laguerre_polynomial_l", dt, "*"): (
+            "as laguerre_polynomial_l uint8 (the same sample's values, read from uint16/uint32/uint64): CPU's "
+            "fused multiply-add against lavapipe's multiply and add, 1 of 81 elements (value 5.9e8) differs by "
+            "3.6e-5 relative; full mode only"
+        )
+        for dt in ("uint16", "uint32", "uint64")
+    },
     (
         "special.shifted_chebyshev_polynomial_v",
         "float32",

@@ -29,13 +29,13 @@ from known_failures import KNOWN_FAILURES
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.common_methods_invocations import op_db
 from webgpu_env import DEV as DEVICE
-from webgpu_env import DTYPES
+from webgpu_env import DTYPES, UINT_FP8_DTYPES
 
 import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
 from torch_webgpu.fallback import fallback_enabled
 
 # Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
-ALL_DTYPES = DTYPES
+ALL_DTYPES = DTYPES + UINT_FP8_DTYPES
 
 # TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
 # still visits every entry: four dtypes that cover the kernel families, at most a few samples each.
@@ -179,6 +179,8 @@ def tolerance(op, dtype, result_dtype=None):
     TestCommon on a GPU-like device and to TOLERANCES. Integer and bool results compare exactly."""
     result_dtype = result_dtype or dtype
     if not result_dtype.is_floating_point:
+        return 0.0, 0.0
+    if result_dtype.itemsize == 1:  # float8: assert_close compares them bitwise only
         return 0.0, 0.0
     atol, rtol = DEFAULT_TOL.get(result_dtype, DEFAULT_TOL[torch.float32])
     if not dtype.is_floating_point:

@@ -114,6 +114,7 @@ c10::Scalar cpu_scalar_value(const at::TensorBase& t, at::ScalarType as) {
 // WGSL that rounds a compute-type value v to dtype t's range or precision, for outputs of another
 // dtype: CPU computes in the common dtype and casts after (int8 wraps, float16 rounds) first.
 std::string narrow_to(at::ScalarType t, CT ct) {
+  if (kernel::is_uint_fp8(t)) return kernel::narrow_uint_fp8(t, ct);
   if (ct == CT::F32) {
     if (t == at::kHalf) return "f16_to_f32(f32_to_f16(v))";
     if (t == at::kBFloat16) return "bitcast<f32>(f32_to_bf16(v) << 16u)";
@@ -156,7 +157,9 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       o.value = scalar_bits(cpu_scalar_value(t, scalar_dtype), ct);
       continue;
     }
-    check_supported_dtype(o.dtype, name.c_str());
+    // uint16/32/64 and float8 operands read or written as float32 or raw bits convert as CPU casts;
+    // computing in their own type is for the ops that allow it (ops/uint_fp8.h).
+    if (!kernel::is_uint_fp8(o.dtype) || (ct != CT::F32 && ct != CT::RAW)) check_supported_dtype(o.dtype, name.c_str());
     if (!dev) dev = &kernel::device_info(t);
     o.block = kernel::block_id(t);
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());

@@ -28,6 +28,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -982,6 +983,14 @@ bool shares_block(const Tensor& x, const Tensor& y) {
 void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3_in, const c10::Scalar& beta,
           const c10::Scalar& alpha, const char* name) {
   const at::ScalarType dt = o3.scalar_type();
+  if (kernel::is_fp8(dt) && (std::strcmp(name, "mm") == 0 || std::strcmp(name, "addmm") == 0)) {
+    // CPU's float8 mm/addmm: float32 products and sums, one rounding to float8 at the end.
+    Tensor of = at::empty(o3.sizes(), o3.options().dtype(at::kFloat));
+    gemm(of, a3.to(at::kFloat), b3.to(at::kFloat), c3_in.defined() ? c3_in.to(at::kFloat) : Tensor(), beta, alpha,
+         name);
+    o3.copy_(of);
+    return;
+  }
   ops::check_supported_dtype(dt, name);
   TORCH_CHECK(dt != at::kBool, "\"", name, "\" not implemented for 'Bool'");
   TORCH_CHECK(a3.scalar_type() == dt && b3.scalar_type() == dt, name, ": expected operands of dtype ", dt, ", got ",

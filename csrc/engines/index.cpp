@@ -93,6 +93,8 @@ void run_index(IndexPlan& P) {
   const at::ScalarType dt = P.dst.t.scalar_type();
   const bool scatter = P.mode == IndexMode::Scatter;
   const CT ct = P.red == IndexRed::Assign ? CT::RAW : reduce_ct(dt);
+  TORCH_CHECK_NOT_IMPLEMENTED(P.red == IndexRed::Assign || !kernel::is_uint_fp8(dt), "\"", P.op,
+                              "\" not implemented for '", c10::toString(dt), "' on webgpu");
   const int64_t isz = P.dst.t.element_size();
   const bool atomic_dst = scatter && (P.red != IndexRed::Assign || isz < 4);
   TORCH_CHECK(!serial || scatter, "webgpu: internal: serial index kernel must scatter");

@@ -209,6 +209,9 @@ at::ScalarType out_storage(const Op& op, Acc a, int k) {
 
 // 1u when raw bits r of dtype t are a nonzero value (NaN is nonzero, -0.0 is zero), else 0u.
 std::string nonzero_u32(at::ScalarType t) {
+  if (t == at::kUInt64) return "select(0u, 1u, (r.x | r.y) != 0u)";
+  // float8: -0.0 (0x80) is zero where it exists; in the fnuz types 0x80 is their NaN.
+  if (t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2) return "select(0u, 1u, (r & 0x7fu) != 0u)";
   return t == at::kLong                         ? "select(0u, 1u, (r.x | r.y) != 0u)"
          : t == at::kFloat                      ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
          : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
@@ -676,6 +679,10 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   const at::Tensor& in = iter.input(0);
   check_supported_dtype(in.scalar_type(), name);
   for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
+  // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).
+  for (int k = 0; k < nout; ++k)
+    TORCH_CHECK_NOT_IMPLEMENTED(!kernel::is_uint_fp8(iter.output(k).scalar_type()), "\"", name,
+                                "\" not implemented for '", iter.output(k).scalar_type(), "' on webgpu");
   std::vector<Dim> od, rd;
   int64_t red_len = 1;
   for (int d = 0; d < iter.ndim(); ++d) {

@@ -11,6 +11,7 @@ std::string wgsl_value_type(CT ct, at::ScalarType dtype) {
 }
 
 c10::Scalar cast_scalar(const c10::Scalar& v, at::ScalarType as) {
+  if (is_uint_fp8(as)) return cast_scalar_uint_fp8(v, as);
   switch (as) {
     case at::kFloat: return c10::Scalar(double(static_cast<float>(v.toDouble())));
     case at::kHalf: return c10::Scalar(double(float(c10::Half(static_cast<float>(v.toDouble())))));
@@ -41,6 +42,13 @@ const char* dtype_tag(at::ScalarType t) {
     case at::kByte: return "u8";
     case at::kBool: return "b8";
     case at::kLong: return "i64";
+    case at::kUInt16: return "u16";
+    case at::kUInt32: return "u32";
+    case at::kUInt64: return "u64";
+    case at::kFloat8_e4m3fn: return "f8e4m3fn";
+    case at::kFloat8_e5m2: return "f8e5m2";
+    case at::kFloat8_e4m3fnuz: return "f8e4m3fnuz";
+    case at::kFloat8_e5m2fnuz: return "f8e5m2fnuz";
     default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
   }
 }
@@ -59,6 +67,7 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
 
 // Raw bits r of dtype t -> compute type ct.
 std::string convert_in(at::ScalarType t, CT ct) {
+  if (is_uint_fp8(t)) return convert_in_uint_fp8(t, ct);
   const std::string r = "r";
   std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
                      : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
@@ -89,6 +98,7 @@ std::string convert_in(at::ScalarType t, CT ct) {
 // Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
+  if (is_uint_fp8(t)) return convert_out_uint_fp8(t, ct);
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
@@ -153,7 +163,7 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
       break;
     }
     default: {
-      int64_t i = s.to<int64_t>();
+      int64_t i = s.isUnsigned() ? int64_t(s.toUInt64()) : s.to<int64_t>();
       uint64_t u;
       std::memcpy(&u, &i, 8);
       b.lo = uint32_t(u);

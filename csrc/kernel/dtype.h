@@ -34,6 +34,17 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct);
 // s cast to dtype `as` as a C++ static_cast would (integers wrap), the way CPU casts an input.
 c10::Scalar cast_scalar(const c10::Scalar& s, at::ScalarType as);
 
+// uint16/uint32/uint64 and the float8 dtypes (kernel/dtype_uint_fp8.cpp): their tests, and the rules
+// convert_in/convert_out/cast_scalar take for them.
+bool is_fp8(at::ScalarType t);
+bool is_uint_wide(at::ScalarType t);  // uint16, uint32, uint64
+bool is_uint_fp8(at::ScalarType t);
+std::string convert_in_uint_fp8(at::ScalarType t, CT ct);
+std::string convert_out_uint_fp8(at::ScalarType t, CT ct);
+c10::Scalar cast_scalar_uint_fp8(const c10::Scalar& s, at::ScalarType as);
+// WGSL rounding a compute-type value v to dtype t's range or precision ("" when nothing to do).
+std::string narrow_uint_fp8(at::ScalarType t, CT ct);
+
 }  // namespace webgpu::kernel
 
 namespace webgpu::ops {
@@ -43,6 +54,9 @@ using kernel::convert_out;
 using kernel::CT;
 using kernel::dtype_tag;
 using kernel::is_float;
+using kernel::is_fp8;
+using kernel::is_uint_fp8;
+using kernel::is_uint_wide;
 using kernel::raw_load;
 using kernel::scalar_bits;
 using kernel::ScalarBits;

@@ -92,6 +92,9 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
     const size_t head = directive_end(user);
     std::ostringstream s;
     s << source.directives << user.substr(0, head) << rt::wgsl_source("common");
+    // The unsigned and float8 conversions (kernel/dtype_uint_fp8.cpp), only where a kernel uses them.
+    if (user.find("f8e") != std::string::npos || user.find("f32_to_u") != std::string::npos)
+      s << rt::wgsl_source("uint_fp8");
     for (const std::string& lib : source.libraries) s << rt::wgsl_source(lib);
     s << params.wgsl();
     for (size_t j = 0; j < storage.size(); ++j)

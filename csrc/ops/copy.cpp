@@ -26,6 +26,7 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   auto fl = [](at::ScalarType t) { return at::isFloatingType(t); };
   if (fl(s) || fl(d)) return CT::F32;
   if (s == at::kLong || d == at::kLong) return CT::I64;
+  if (s == at::kUInt32 || d == at::kUInt32 || s == at::kUInt64 || d == at::kUInt64) return CT::I64;
   return CT::I32;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "ops/common.h"
+#include "ops/uint_fp8.h"
 
 namespace webgpu::ops {
 
@@ -20,11 +21,19 @@ bool is_supported_dtype(at::ScalarType t) {
     case at::kChar:
     case at::kByte:
     case at::kBool: return true;
+    case at::kUInt16:
+    case at::kUInt32:
+    case at::kUInt64:
+    case at::kFloat8_e4m3fn:
+    case at::kFloat8_e5m2:
+    case at::kFloat8_e4m3fnuz:
+    case at::kFloat8_e5m2fnuz: return true;
     default: return false;
   }
 }
 
 void check_supported_dtype(at::ScalarType t, const char* op) {
+  if (is_uint_fp8(t)) return check_uint_fp8(t, op);
   if (is_supported_dtype(t)) return;
   if (t == at::kDouble)
     TORCH_CHECK_TYPE(false, "webgpu: ", op,

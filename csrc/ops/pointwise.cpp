@@ -16,6 +16,7 @@
 #include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/uint_fp8.h"
 
 namespace webgpu::ops {
 
@@ -61,6 +62,7 @@ std::vector<ScalarBits> bits_for(std::initializer_list<c10::Scalar> scalars, CT 
 
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars) {
   const at::ScalarType dt = driving_dtype(iter, r.drive);
+  if (is_uint_fp8(dt)) return run_row_uint_fp8(r, iter, scalars, dt);
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
   const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);

@@ -301,6 +301,8 @@ void random_full_kernel(at::TensorIteratorBase& iter, Gen gen) { random_range(it
 // random_() with no bounds: [0, 2^mantissa] for floating types, [0, max] for integers, as CPU.
 void random_kernel(at::TensorIteratorBase& iter, Gen gen) {
   at::Tensor self = iter_tensor(iter);
+  TORCH_CHECK_NOT_IMPLEMENTED(!kernel::is_uint_fp8(self.scalar_type()), "\"random_kernel_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
   uint64_t range;
   switch (self.scalar_type()) {
     case at::kFloat: range = (uint64_t(1) << 24) + 1; break;

@@ -162,6 +162,9 @@ at::ScalarType work_dtype(at::ScalarType t) { return at::isFloatingType(t) ? at:
 void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
               const char* name) {
   check_supported_dtype(self.scalar_type(), name);
+  // CPU scans the unsigned types into int64 only (cumsum(dtype=torch.uint32) raises).
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_uint_fp8(values.scalar_type()), "\"", name, "\" not implemented for '",
+                              values.scalar_type(), "' on webgpu");
   if (self.dim() == 0) {
     values.copy_(self);
     if (indices.defined()) indices.zero_();

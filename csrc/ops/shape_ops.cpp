@@ -87,6 +87,7 @@ CT cat_ct(at::ScalarType in, at::ScalarType out) {
   if (in == out) return CT::RAW;
   if (at::isFloatingType(out) || at::isFloatingType(in)) return CT::F32;
   if (out == at::kLong || in == at::kLong) return CT::I64;
+  if (out == at::kUInt32 || in == at::kUInt32 || out == at::kUInt64 || in == at::kUInt64) return CT::I64;
   return CT::I32;
 }
 
@@ -304,6 +305,8 @@ struct TriuOp : at::meta::structured_triu {
 
 at::Tensor trace(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  TORCH_CHECK_NOT_IMPLEMENTED(!is_uint_fp8(self.scalar_type()), "\"trace\" not implemented for '", self.scalar_type(),
+                              "' on webgpu");  // as CPU's trace kernel
   const at::ScalarType t =
       at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
   return self.diagonal().sum(t);

@@ -45,6 +45,7 @@ enum class KeyKind { Float, Int32, Int64 };
 KeyKind key_kind(at::ScalarType t) {
   if (at::isFloatingType(t)) return KeyKind::Float;
   if (t == at::kLong) return KeyKind::Int64;
+  if (t == at::kUInt64) return KeyKind::Int64;  // unsigned: its keys keep the sign bit (sort_rows)
   return KeyKind::Int32;
 }
 
@@ -111,8 +112,11 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
   const std::string dkey = std::string(desc ? "d" : "a");
 
   auto local = [&](bool first, int64_t kstart, int64_t kend) {
+    // Unsigned keys (uint32, uint64) order as their bits; signed ones flip the sign bit.
+    const bool unsigned_keys = x.scalar_type() == at::kUInt32 || x.scalar_type() == at::kUInt64;
+    const std::string sign = unsigned_keys ? "0u" : "0x80000000u";
     Kernel k(std::string("sort:local:") + (first ? "f" : "m") + dkey + (s.wide ? "w" : "n") +
-             (s.float_keys ? "f" : "i"));
+             (s.float_keys ? "f" : "i") + (unsigned_keys ? "u" : ""));
     const int ox = first ? k.in(x, key_ct(kk)) : -1;
     const int ok = k.out(s.keys, CT::RAW);
     const int oi = k.out(s.idx, CT::RAW);
@@ -133,9 +137,9 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
                " if (u == 0x80000000u) { u = 0u; } u = select(u | 0x80000000u, ~u, (u >> 31u) == 1u); } return " +
                flip + "u; }\n";
         } else if (kk == KeyKind::Int64) {
-          w += "return " + flip + "vec2<u32>(v.y ^ 0x80000000u, v.x); }\n";
+          w += "return " + flip + "vec2<u32>(v.y ^ " + sign + ", v.x); }\n";
         } else {
-          w += "return " + flip + "(bitcast<u32>(v) ^ 0x80000000u); }\n";
+          w += "return " + flip + "(bitcast<u32>(v) ^ " + sign + "); }\n";
         }
       } else {
         w += "fn make_key(e: u32) -> K { return kmax(); }\n";
