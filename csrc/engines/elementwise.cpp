@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -157,6 +158,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       continue;
     }
     check_supported_dtype(o.dtype, name.c_str());
+    // complex64 moves raw (or converts, in copies); computing on it takes ops/complex.cpp's rows.
+    if (at::isComplexType(o.dtype) && ct != CT::RAW && name != "copy") refuse_complex(name);
     if (!dev) dev = &kernel::device_info(t);
     o.block = kernel::block_id(t);
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());

@@ -41,6 +41,7 @@ const char* dtype_tag(at::ScalarType t) {
     case at::kByte: return "u8";
     case at::kBool: return "b8";
     case at::kLong: return "i64";
+    case at::kComplexFloat: return "c64";
     default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
   }
 }
@@ -60,6 +61,11 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
 // Raw bits r of dtype t -> compute type ct.
 std::string convert_in(at::ScalarType t, CT ct) {
   const std::string r = "r";
+  // complex64 (vec2<u32>: real, imag) -> a real compute type keeps the real part, as CPU casts.
+  if (t == at::kComplexFloat && ct != CT::RAW) {
+    std::string f = convert_in(at::kFloat, ct);
+    return f.replace(f.find("bitcast<f32>(r)"), 15, "bitcast<f32>(r.x)");
+  }
   std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
                      : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
                      : t == at::kInt  ? "bitcast<i32>(r)"
@@ -89,6 +95,8 @@ std::string convert_in(at::ScalarType t, CT ct) {
 // Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
+  // A real value -> complex64: (value as float32, 0), as CPU casts.
+  if (t == at::kComplexFloat) return "vec2<u32>(" + convert_out(at::kFloat, ct) + ", 0u)";
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.

@@ -13,6 +13,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -162,6 +163,7 @@ at::ScalarType work_dtype(at::ScalarType t) { return at::isFloatingType(t) ? at:
 void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
               const char* name) {
   check_supported_dtype(self.scalar_type(), name);
+  no_complex(self.scalar_type(), name);
   if (self.dim() == 0) {
     values.copy_(self);
     if (indices.defined()) indices.zero_();
