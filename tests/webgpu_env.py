@@ -26,6 +26,10 @@ DTYPES = (
     torch.bool,
 )
 
+# complex64 (pairs of float32): stored, copied and converted like the dtypes above, with a subset of
+# ops native (docs/design.md, "Dtype storage"); not in DTYPES, whose users sweep every op over it.
+COMPLEX_DTYPES = (torch.complex64,)
+
 
 def fallback_off():
     """Makes every operator without a webgpu kernel raise NotImplementedError in this process."""
