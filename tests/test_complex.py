@@ -278,6 +278,18 @@ def test_matmul():
     )
 
 
+def test_dot_vdot_nonzero():
+    a, b = _cplx(9), _cplx(9, seed=4)
+    torch.testing.assert_close(torch.dot(a.to(DEV), b.to(DEV)).cpu(), torch.dot(a, b), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.vdot(a.to(DEV), b.to(DEV)).cpu(), torch.vdot(a, b), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        torch.vdot(a.to(DEV).conj(), b.to(DEV)).cpu(), torch.vdot(a.conj(), b), rtol=1e-5, atol=1e-5
+    )
+    z = torch.tensor([0j, 1j, -0.0 + 0j, 2 + 0j, complex(float("nan"), 0), 1e-40 + 0j], dtype=C64)
+    assert torch.equal(z.to(DEV).nonzero().cpu(), z.nonzero())
+    assert torch.equal(z.to(DEV).to(torch.bool).cpu(), z.to(torch.bool))
+
+
 def test_unsupported_op_is_a_clear_error():
     a = _cplx(4).to(DEV)
     with pytest.raises(NotImplementedError, match="complex64"):
