@@ -257,6 +257,20 @@ def test_unary_and_compare():
     assert torch.equal((ad == a[0, 0].item()).cpu(), a == a[0, 0].item())
 
 
+def test_special_values_grid():
+    """Every pair of special parts (NaN, +-inf, -0, huge, 1, 0.5): NaN positions and values as CPU."""
+    v = [float("nan"), float("inf"), -float("inf"), 1.0, -0.0, 3e38, 0.5]
+    z = torch.complex(torch.tensor([a for a in v for b in v]), torch.tensor([b for a in v for b in v]))
+    a, b = z.repeat(len(z)), z.repeat_interleave(len(z))
+    ad, bd = a.to(DEV), b.to(DEV)
+    for f in (torch.add, torch.sub, torch.mul):
+        torch.testing.assert_close(f(ad, bd).cpu(), f(a, b), equal_nan=True)
+    torch.testing.assert_close(torch.exp(z.to(DEV)).cpu(), torch.exp(z), equal_nan=True, rtol=3e-6, atol=0)
+    nz = z[z != 0]  # 1 / 0: WGSL's 0 / 0 is not NaN on every driver (lavapipe gives 0)
+    torch.testing.assert_close(torch.reciprocal(nz.to(DEV)).cpu(), torch.reciprocal(nz), equal_nan=True)
+    torch.testing.assert_close((2 - z.to(DEV)).cpu(), 2 - z, equal_nan=True)
+
+
 def test_sum_mean():
     a = _cplx(5, 6, 7)
     ad = a.to(DEV)

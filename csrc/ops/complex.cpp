@@ -276,9 +276,11 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
   auto in = complex_inputs(iter);
   const auto s0 = scalars.size() > 0 ? scalars.begin()->toComplexFloat() : c10::complex<float>();
   if (c_out) {
-    if (n == "add") return run_c2c(n, iter, in, "#0 + #1");
+    // CPU adds as a + alpha * b in complex arithmetic even for alpha = 1 (and subtracts with alpha
+    // = -1), so infinities meet 0 * inf as CPU's do.
+    if (n == "add") return run_c2c(n, iter, in, "#0 + c_mul(#2, #1)", {c10::complex<float>(1.0f, 0.0f)});
     if (n == "add_alpha") return run_c2c(n, iter, in, "#0 + c_mul(#2, #1)", {s0});
-    if (n == "sub") return run_c2c(n, iter, in, "#0 - #1");
+    if (n == "sub") return run_c2c(n, iter, in, "#0 + c_mul(#2, #1)", {c10::complex<float>(-1.0f, 0.0f)});
     if (n == "mul") return run_c2c(n, iter, in, "c_mul(#0, #1)");
     if (n == "div_true") return run_c2c(n, iter, in, "c_div(#0, #1)");
     if (n == "neg") return run_c2c(n, iter, in, "-#0");

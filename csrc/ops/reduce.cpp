@@ -288,6 +288,7 @@ std::tuple<at::Tensor, at::Tensor> std_mean_fn(const at::Tensor& self, at::Optio
 // logsumexp in one pass (ATen's composite takes amax, exp, sum and log passes); integer inputs
 // reduce in the default float dtype, as CPU.
 at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& result) {
+  no_complex(self.scalar_type(), "logsumexp");
   TORCH_CHECK(at::isFloatingType(result.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
   check_supported_dtype(self.scalar_type(), "logsumexp");

@@ -20,9 +20,16 @@ fn c_div(x: vec2<f32>, y: vec2<f32>) -> vec2<f32> {
   return vec2<f32>((a * rat + b) * scl, (b * rat - a) * scl);
 }
 fn c_exp(a: vec2<f32>) -> vec2<f32> {
-  // exp(x + iy) = e^x (cos y + i sin y); an imaginary part of exactly 0 keeps (e^x, 0), as C does.
+  // exp(x + iy) = e^x (cos y + i sin y), with C99's special cases (as CPU's): an imaginary part of
+  // exactly 0 keeps (e^x, y); x = -inf gives zeros, x = +inf with y inf or NaN gives (inf, NaN).
+  if (a.y == 0.0) { return vec2<f32>(f_exp(a.x), a.y); }
+  let y_finite = !(is_inf(a.y) || is_nan(a.y));
+  if (is_inf(a.x) && !y_finite) {
+    if (a.x < 0.0) { return vec2<f32>(0.0, 0.0); }
+    return vec2<f32>(a.x, bitcast<f32>(0x7fc00000u | (bitcast<u32>(a.y) & 0u)));  // a NaN (not a constant)
+  }
   let m = f_exp(a.x);
-  if (a.y == 0.0) { return vec2<f32>(m, a.y); }
+  if (is_inf(a.x) && a.x < 0.0) { return vec2<f32>(0.0 * f_cos(a.y), 0.0 * f_sin(a.y)); }
   return vec2<f32>(m * f_cos(a.y), m * f_sin(a.y));
 }
 // sgn(z) = z / |z|, 0 at 0 (CPU: z / std::abs(z)).
