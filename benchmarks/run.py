@@ -11,6 +11,7 @@ with TF32 off.
 import argparse
 import contextlib
 import json
+import math
 import os
 import platform
 import statistics
@@ -141,6 +142,19 @@ def sum_bandwidth(dev: torch.device, n: int = 1 << 26, warmup: int = 3, iters: i
         raise CheckFailed(f"sum gave {got}, float64 reference {want}")
     del a
     return 4 * n / t / 1e9
+
+
+def fft_1m(dev: torch.device, n: int = 1 << 20, iters: int = 20) -> float:
+    """torch.fft.fft of one complex64 signal of n = 2^20 points: GFLOP/s at the usual 5 n log2(n)."""
+    gen = torch.Generator().manual_seed(9)
+    x_cpu = torch.complex(torch.randn(n, generator=gen), torch.randn(n, generator=gen))
+    x = x_cpu.to(dev)
+    t = timed(dev, lambda: torch.fft.fft(x), iters)
+    want = cpu_reference("fft_1m", lambda: torch.fft.fft(x_cpu))
+    got = torch.view_as_real(torch.fft.fft(x).cpu())
+    scale = torch.view_as_real(want).abs().max().item()
+    check_close("fft 2^20", got, torch.view_as_real(want), rtol=1e-4, atol=1e-5 * scale)
+    return 5 * n * math.log2(n) / t / 1e9
 
 
 def timed(dev: torch.device, fn: Callable[[], object], iters: int, warmup: int = 2) -> float:
@@ -475,6 +489,7 @@ BENCHMARKS = [
     Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
     Bench("conv2d 3x3 32x64x64x64 f16", "TFLOP/s", True, conv2d_f16_flops, goal=0.3),
     Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
+    Bench("fft 2^20 complex64", "GFLOP/s", True, fft_1m, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
     Bench("GPT-2-small forward, 128 tokens, autocast f16", "fwd/s", True, gpt2_forward_amp, goal=0.8),
     Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3, ref_in_child=True),

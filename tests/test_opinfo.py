@@ -322,21 +322,29 @@ def test_fallback_off_raises_naming_the_op():
 
 
 def test_fallback_refuses_views(fallback_on):
-    # A view op with no kernel: a CPU copy would break aliasing. view_as_complex is one (its result
-    # is complex, which the device cannot hold, but the view check comes first).
-    if torch._C._dispatch_has_kernel_for_dispatch_key("aten::view_as_complex", "PrivateUse1"):
-        pytest.skip("view_as_complex got a webgpu kernel; pick another view op without one")
-    w = torch.rand(4, 2).to("webgpu")
-    with pytest.raises(NotImplementedError, match="view operator aten::view_as_complex"):
-        torch.view_as_complex(w)
+    # A view op with no kernel: a CPU copy would break aliasing. _nested_view_from_buffer is the one
+    # left (view_as_complex and view_as_real have kernels since complex64 is stored).
+    op = "aten::_nested_view_from_buffer"
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1"):
+        pytest.skip(f"{op} got a webgpu kernel; pick another view op without one")
+    w = torch.rand(8).to("webgpu")
+    sizes = torch.tensor([[2, 2], [1, 4]]).to("webgpu")
+    strides = torch.tensor([[2, 1], [4, 1]]).to("webgpu")
+    offsets = torch.tensor([0, 4]).to("webgpu")
+    with pytest.raises(NotImplementedError, match=f"view operator {op}"):
+        torch.ops.aten._nested_view_from_buffer(w, sizes, strides, offsets)
     assert fallback_counts() == {}
 
 
-def test_fallback_refuses_unholdable_dtypes(fallback_on):
-    # A result the device cannot hold (complex): empty's TypeError, not a silent cast.
-    _, _, wa, _ = _inputs()
-    with pytest.raises(TypeError, match="complex"):
-        torch.polar(wa, wa)
+def test_fallback_returns_complex64(fallback_on):
+    # complex64 results of fallback ops come back to the device (linalg_eig has no webgpu kernel).
+    a = torch.randn(5, 5)
+    got = torch.linalg.eigvals(a.to("webgpu"))
+    assert got.device.type == "webgpu" and got.dtype == torch.complex64
+    want = torch.linalg.eigvals(a)
+    key = lambda t: sorted(t.tolist(), key=lambda z: (round(z.real, 4), round(z.imag, 4)))  # noqa: E731
+    for g, w in zip(key(got.cpu()), key(want)):
+        assert abs(g - w) < 1e-4
 
 
 def test_fallback_follows_env_variable():

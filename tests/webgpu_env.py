@@ -38,6 +38,9 @@ UINT_FP8_DTYPES = (
     torch.float8_e4m3fnuz,
     torch.float8_e5m2fnuz,
 )
+# complex64 (pairs of float32): stored, copied and converted like the dtypes above, with a subset of
+# ops native (docs/design.md, "Dtype storage"); not in DTYPES, whose users sweep every op over it.
+COMPLEX_DTYPES = (torch.complex64,)
 
 
 def fallback_off():

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -160,6 +161,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     // uint16/32/64 and float8 operands read or written as float32 or raw bits convert as CPU casts;
     // computing in their own type is for the ops that allow it (ops/uint_fp8.h).
     if (!kernel::is_uint_fp8(o.dtype) || (ct != CT::F32 && ct != CT::RAW)) check_supported_dtype(o.dtype, name.c_str());
+    // complex64 moves raw (or converts, in copies); computing on it takes ops/complex.cpp's rows.
+    if (at::isComplexType(o.dtype) && ct != CT::RAW && name != "copy") refuse_complex(name);
     if (!dev) dev = &kernel::device_info(t);
     o.block = kernel::block_id(t);
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());

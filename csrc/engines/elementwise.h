@@ -18,9 +18,17 @@ namespace webgpu::ops {
 using Libs = uint32_t;
 namespace lib {
 // One bit per library file, and the order the engine emits them in.
-enum File : Libs { kInt64 = 1u << 0, kPointwise = 1u << 1, kBesselI = 1u << 2, kSpecial = 1u << 3, kBessel = 1u << 4 };
-inline constexpr std::pair<File, const char*> kFiles[] = {
-    {kInt64, "int64"}, {kPointwise, "pointwise"}, {kBesselI, "bessel_i"}, {kSpecial, "special"}, {kBessel, "bessel"}};
+enum File : Libs {
+  kInt64 = 1u << 0,
+  kPointwise = 1u << 1,
+  kBesselI = 1u << 2,
+  kSpecial = 1u << 3,
+  kBessel = 1u << 4,
+  kComplex = 1u << 5
+};
+inline constexpr std::pair<File, const char*> kFiles[] = {{kInt64, "int64"},      {kPointwise, "pointwise"},
+                                                          {kBesselI, "bessel_i"}, {kSpecial, "special"},
+                                                          {kBessel, "bessel"},    {kComplex, "complex"}};
 enum : Libs {
   None = 0,
   Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
@@ -28,6 +36,7 @@ enum : Libs {
   BesselI = kBesselI | Pointwise,  // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
   Special = kSpecial | Int64 | Pointwise,  // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
   Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+  Complex = kComplex | Pointwise,  // complex.wgsl: c_ld, c_st, c_mul, c_div, c_exp (complex64)
 };
 }  // namespace lib
 

@@ -35,6 +35,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 
 namespace webgpu::engines {
 namespace {
@@ -991,6 +992,7 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     o3.copy_(of);
     return;
   }
+  if (dt == at::kComplexFloat) return ops::complex_gemm(o3, a3, b3, c3_in, beta, alpha, name);  // ops/complex.cpp
   ops::check_supported_dtype(dt, name);
   TORCH_CHECK(dt != at::kBool, "\"", name, "\" not implemented for 'Bool'");
   TORCH_CHECK(a3.scalar_type() == dt && b3.scalar_type() == dt, name, ": expected operands of dtype ", dt, ", got ",

@@ -17,6 +17,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 
 namespace webgpu::ops {
 namespace {
@@ -677,6 +678,7 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   const int nout = iter.noutputs();
   TORCH_CHECK(iter.ntensors() == nout + 1 && nout >= 1 && nout <= 2, "webgpu: ", name, ": unexpected reduction form");
   const at::Tensor& in = iter.input(0);
+  if (in.is_complex() || iter.output(0).is_complex()) return complex_reduce(iter, name);  // ops/complex.cpp
   check_supported_dtype(in.scalar_type(), name);
   for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
   // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).

@@ -49,6 +49,7 @@ const char* dtype_tag(at::ScalarType t) {
     case at::kFloat8_e5m2: return "f8e5m2";
     case at::kFloat8_e4m3fnuz: return "f8e4m3fnuz";
     case at::kFloat8_e5m2fnuz: return "f8e5m2fnuz";
+    case at::kComplexFloat: return "c64";
     default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
   }
 }
@@ -69,6 +70,11 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
 std::string convert_in(at::ScalarType t, CT ct) {
   if (is_uint_fp8(t)) return convert_in_uint_fp8(t, ct);
   const std::string r = "r";
+  // complex64 (vec2<u32>: real, imag) -> a real compute type keeps the real part, as CPU casts.
+  if (t == at::kComplexFloat && ct != CT::RAW) {
+    std::string f = convert_in(at::kFloat, ct);
+    return f.replace(f.find("bitcast<f32>(r)"), 15, "bitcast<f32>(r.x)");
+  }
   std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
                      : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
                      : t == at::kInt  ? "bitcast<i32>(r)"
@@ -99,6 +105,8 @@ std::string convert_in(at::ScalarType t, CT ct) {
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
   if (is_uint_fp8(t)) return convert_out_uint_fp8(t, ct);
+  // A real value -> complex64: (value as float32, 0), as CPU casts.
+  if (t == at::kComplexFloat) return "vec2<u32>(" + convert_out(at::kFloat, ct) + ", 0u)";
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.

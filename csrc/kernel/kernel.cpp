@@ -9,6 +9,7 @@
 #include "kernel/device.h"
 #include "kernel/internal.h"
 #include "runtime/pipeline.h"
+#include "ops/complex.h"
 
 namespace webgpu::kernel {
 
@@ -154,6 +155,8 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
     TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
                 args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
   ops::check_supported_dtype(t.scalar_type(), key_.c_str());
+  // complex64 moves as raw 8-byte elements; a kernel computing in a real type cannot take it.
+  if (at::isComplexType(t.scalar_type()) && ct != CT::RAW) ops::refuse_complex(op_name());
   args_.push_back({t, ct, write});
   return int(args_.size()) - 1;
 }

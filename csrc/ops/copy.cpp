@@ -11,6 +11,7 @@
 #include "kernel/device.h"
 #include "ops/common.h"
 #include "engines/elementwise.h"
+#include "ops/complex.h"
 
 namespace webgpu::ops {
 namespace {
@@ -23,6 +24,7 @@ int device_index(const at::Tensor& t) { return t.device().has_index() ? t.device
 // The compute type a device copy from s to d goes through: raw bits when the dtypes agree.
 CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   if (s == d) return CT::RAW;
+  if (at::isComplexType(s) || at::isComplexType(d)) return CT::F32;  // complex64: real part, or (value, 0)
   auto fl = [](at::ScalarType t) { return at::isFloatingType(t); };
   if (fl(s) || fl(d)) return CT::F32;
   if (s == at::kLong || d == at::kLong) return CT::I64;
@@ -34,6 +36,8 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_same(src)) return;
+  // Lazy conjugate / negative bits, and complex64 -> bool (ops/complex.cpp).
+  if (complex_copy(dst, src, device_copy)) return;
   const uint64_t n = uint64_t(dst.numel()) * dst.element_size();
   const bool same_layout =
       src.dtype() == dst.dtype() && src.sizes().equals(dst.sizes()) && src.is_contiguous() && dst.is_contiguous();
@@ -57,7 +61,7 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
 // Host -> device. Converts and broadcasts on the CPU, then uploads contiguous bytes.
 void upload(const at::Tensor& dst, const at::Tensor& src_cpu) {
   if (dst.numel() == 0) return;
-  at::Tensor host = src_cpu.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+  at::Tensor host = host_for_upload(dst, src_cpu).to(dst.scalar_type()).expand(dst.sizes()).contiguous();
   const uint64_t n = uint64_t(host.numel()) * host.element_size();
   if (dst.is_contiguous() && byte_offset_of(dst) % 4 == 0 && n % 4 == 0) {
     kernel::write_bytes(dst, byte_offset_of(dst), host.data_ptr(), n);
@@ -77,6 +81,9 @@ at::Tensor download(const at::Tensor& src) {
   at::Tensor host = at::empty(s.sizes(), s.options().device(at::kCPU));
   if (s.numel() == 0) return host;
   kernel::read_bytes(s, byte_offset_of(s), host.data_ptr(), uint64_t(s.numel()) * s.element_size());
+  // The bytes are physical: the host copy carries the same lazy conjugate / negative bits.
+  if (s.is_conj()) host._set_conj(true);
+  if (s.is_neg()) host._set_neg(true);
   return host;
 }
 
@@ -85,6 +92,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
   if (is_webgpu(src) && is_webgpu(dst)) {
     check_supported_dtype(dst.scalar_type(), "copy_");
+    if (src.is_complex() && !dst.is_complex())
+      TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
     if (device_index(src) != device_index(dst)) {
       // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
       check_supported_dtype(src.scalar_type(), "copy_");

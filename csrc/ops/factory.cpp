@@ -20,7 +20,8 @@ bool is_supported_dtype(at::ScalarType t) {
     case at::kShort:
     case at::kChar:
     case at::kByte:
-    case at::kBool: return true;
+    case at::kBool:
+    case at::kComplexFloat:
     case at::kUInt16:
     case at::kUInt32:
     case at::kUInt64:
@@ -40,10 +41,12 @@ void check_supported_dtype(at::ScalarType t, const char* op) {
                      ": float64 is not supported on the webgpu device (WebGPU has no "
                      "64-bit floats). Use float32 instead, e.g. tensor.to(torch.float32).");
   if (at::isComplexType(t))
-    TORCH_CHECK_TYPE(false, "webgpu: ", op, ": complex dtypes (", t, ") are not supported on the webgpu device.");
+    TORCH_CHECK_TYPE(false, "webgpu: ", op, ": complex dtype ", t,
+                     " is not supported on the webgpu device; complex64 is supported, e.g. "
+                     "tensor.to(torch.complex64).");
   TORCH_CHECK_TYPE(false, "webgpu: ", op, ": dtype ", t,
                    " is not supported on the webgpu device. Supported: "
-                   "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool.");
+                   "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool, complex64.");
 }
 
 void raise_wrong_device(const at::TensorBase& t, const char* op) {

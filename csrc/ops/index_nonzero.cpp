@@ -60,6 +60,7 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(self.numel() < std::numeric_limits<int32_t>::max(),
               "nonzero is not supported for tensors with more than INT_MAX elements, file a support request");
   TORCH_CHECK(self.dim() <= 25, "nonzero: input has ", self.dim(), " dims, the webgpu kernel handles at most 25");
+  if (self.is_complex()) return nonzero_out_fn(self.to(at::kBool), out);  // non-zero when either part is
   check_supported_dtype(self.scalar_type(), "nonzero");
   const int R = int(self.dim());
   const int64_t n = self.numel();

@@ -96,7 +96,10 @@ Tensor dot_impl(const Tensor& self, const Tensor& other, const char* name) {
 }
 
 Tensor dot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "dot"); }
-Tensor vdot_fn(const Tensor& self, const Tensor& other) { return dot_impl(self, other, "vdot"); }
+// vdot conjugates its first operand (a lazy conj: the complex GEMM resolves it).
+Tensor vdot_fn(const Tensor& self, const Tensor& other) {
+  return dot_impl(self.is_complex() ? self.conj() : self, other, "vdot");
+}
 
 // addbmm mirrors CPU's structure (including its checks and resizes); the sum over batches is one
 // product over k' = (batch, k) for f32 and integers, and one addmm_ per batch for half types, whose

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "ops/uint_fp8.h"
@@ -63,6 +64,7 @@ std::vector<ScalarBits> bits_for(std::initializer_list<c10::Scalar> scalars, CT 
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars) {
   const at::ScalarType dt = driving_dtype(iter, r.drive);
   if (is_uint_fp8(dt)) return run_row_uint_fp8(r, iter, scalars, dt);
+  if (at::isComplexType(dt)) return run_complex_row(r, iter, scalars);  // ops/complex.cpp
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
   const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -189,6 +190,7 @@ void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Sc
 
 at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
   check_supported_dtype(result.scalar_type(), "arange");
+  no_complex(result.scalar_type(), "arange");
   check_not_bool(result, "arange");
   // Integer steps truncate; older torch divides by the truncated step unchecked (SIGFPE).
   if (at::isIntegralType(result.scalar_type(), false))
@@ -213,6 +215,7 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
 
 at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
   check_supported_dtype(result.scalar_type(), "range");
+  no_complex(result.scalar_type(), "range");
   check_not_bool(result, "range");
   int64_t size = 0;
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "range", [&]() {
@@ -233,6 +236,7 @@ template <class First>
 bool spaced_prologue(at::Tensor& result, int64_t steps, const char* name, First first, Args& a) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   check_supported_dtype(result.scalar_type(), name);
+  no_complex(result.scalar_type(), name);
   if (result.numel() != steps) result.resize_({steps});
   if (steps == 0) return false;
   if (steps == 1) {
@@ -307,6 +311,7 @@ at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& result) {
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   check_supported_dtype(result.scalar_type(), "eye");
+  no_complex(result.scalar_type(), "eye");
   result.resize_({n, m});
   result.zero_();
   if (n > 0 && m > 0) result.diagonal().fill_(1);

@@ -37,6 +37,7 @@
 #include <limits>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "engines/elementwise.h"
 #include "engines/reduce.h"
 #include "ops/pointwise.h"
@@ -214,6 +215,7 @@ void check_std_var(const char* fname, const at::Tensor& self) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
   check_supported_dtype(self.scalar_type(), fname);
+  no_complex(self.scalar_type(), fname);
 }
 
 void warn_dof(const char* fname, const at::TensorIterator& iter, double correction) {
@@ -286,9 +288,11 @@ std::tuple<at::Tensor, at::Tensor> std_mean_fn(const at::Tensor& self, at::Optio
 // logsumexp in one pass (ATen's composite takes amax, exp, sum and log passes); integer inputs
 // reduce in the default float dtype, as CPU.
 at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool keepdim, at::Tensor& result) {
+  no_complex(self.scalar_type(), "logsumexp");
   TORCH_CHECK(at::isFloatingType(result.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
   check_supported_dtype(self.scalar_type(), "logsumexp");
+  no_complex(self.scalar_type(), "logsumexp");
   const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
   auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
   if (iter.numel() == 0)
@@ -309,6 +313,7 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
 // count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   check_supported_dtype(self.scalar_type(), "count_nonzero");
+  no_complex(self.scalar_type(), "count_nonzero");
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
   if (iter.numel() == 0)

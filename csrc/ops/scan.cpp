@@ -13,6 +13,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -165,6 +166,7 @@ void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& valu
   // CPU scans the unsigned types into int64 only (cumsum(dtype=torch.uint32) raises).
   TORCH_CHECK_NOT_IMPLEMENTED(!is_uint_fp8(values.scalar_type()), "\"", name, "\" not implemented for '",
                               values.scalar_type(), "' on webgpu");
+  no_complex(self.scalar_type(), name);
   if (self.dim() == 0) {
     values.copy_(self);
     if (indices.defined()) indices.zero_();

@@ -85,6 +85,7 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArra
 // The compute type moving `in` into `out`: raw bits when the dtypes agree.
 CT cat_ct(at::ScalarType in, at::ScalarType out) {
   if (in == out) return CT::RAW;
+  if (at::isComplexType(out) || at::isComplexType(in)) return CT::F32;  // complex64: (value, 0) / real part
   if (at::isFloatingType(out) || at::isFloatingType(in)) return CT::F32;
   if (out == at::kLong || in == at::kLong) return CT::I64;
   if (out == at::kUInt32 || in == at::kUInt32 || out == at::kUInt64 || in == at::kUInt64) return CT::I64;

@@ -27,6 +27,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -295,6 +296,7 @@ std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
                                               bool descending, at::Tensor& values, at::Tensor& indices) {
   check_supported_dtype(self.scalar_type(), "sort");
+  no_complex(self.scalar_type(), "sort");
   Rows r = rows_of(self, dim);
   prep_out(values, indices, self, self.sizes(), "sort");
   if (self.numel() == 0) return {values, indices};
@@ -325,6 +327,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_plain_out(const at::Tensor& self, int6
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
                                               bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
   check_supported_dtype(self.scalar_type(), "topk");
+  no_complex(self.scalar_type(), "topk");
   Rows r = rows_of(self, dim);
   TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(r.dim) : 1), "selected index k out of range");
   std::vector<int64_t> shape = self.sizes().vec();
@@ -347,6 +350,7 @@ std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64
 void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, int64_t k, at::Tensor& values,
                  at::Tensor& indices, const char* name) {
   check_supported_dtype(self.scalar_type(), name);
+  no_complex(self.scalar_type(), name);
   Rows r = rows_of(self, dim);
   if (mode == 2 && !at::isFloatingType(self.scalar_type())) mode = 1;
   if (mode == 1 && !at::isFloatingType(self.scalar_type())) mode = 4;  // integer median: plain position
@@ -541,6 +545,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
                                                            bool want_counts, const char* name,
                                                            std::optional<int64_t> dim = std::nullopt) {
   check_supported_dtype(self.scalar_type(), name);
+  no_complex(self.scalar_type(), name);
   auto lopts = self.options().dtype(at::kLong);
   at::Tensor x;
   int64_t n = self.numel(), r = 1;
@@ -690,6 +695,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   const at::ScalarType ct_t = at::result_type(boundaries, self);
   TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
   check_supported_dtype(ct_t, "searchsorted");
+  no_complex(ct_t, "searchsorted");
   at::Tensor bd = boundaries.to(ct_t).contiguous();
   at::Tensor v = self.to(ct_t).contiguous();
   at::Tensor srt = sorter.defined() ? sorter.contiguous() : at::Tensor();
@@ -819,6 +825,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the ",
               "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
   check_supported_dtype(self.scalar_type(), "histc");
+  no_complex(self.scalar_type(), "histc");
   double lo = min.toDouble(), hi = max.toDouble();
   if (lo == hi && self.numel() > 0) {
     lo = self.amin().item<double>();
@@ -1008,6 +1015,7 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
                          const at::Tensor& out) {
   const at::ScalarType common = at::result_type(elements, test_elements);
   check_supported_dtype(common, "isin");
+  no_complex(common, "isin");
   const at::Tensor e = elements.to(common).contiguous();
   const at::Tensor t = test_elements.to(common).reshape(-1).contiguous();
   if (t.numel() == 0) {  // nothing to find: ATen already filled out with `invert`
@@ -1049,6 +1057,7 @@ at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& 
                                    bool invert, at::Tensor& out) {
   const at::ScalarType common = at::result_type(element, test_elements);
   check_supported_dtype(common, "isin");
+  no_complex(common, "isin");
   const at::Tensor e = at::scalar_tensor(cast_scalar(element, common), test_elements.options().dtype(common));
   return at::isin_out(out, e, test_elements, assume_unique, invert);
 }

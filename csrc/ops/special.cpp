@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
+#include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -79,6 +80,7 @@ void polygamma_kernel(at::TensorIteratorBase& it, const int64_t n) {
 void nextafter_kernel(at::TensorIteratorBase& it) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
   check_supported_dtype(dt, "nextafter");
+  no_complex(dt, "nextafter");
   TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt), "\"nextafter\" not implemented for '", c10::toString(dt), "' on webgpu");
   const char* e = dt == at::kHalf       ? "sp_nextafter_f16(x1, x2)"
                   : dt == at::kBFloat16 ? "sp_nextafter_bf16(x1, x2)"
@@ -94,6 +96,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
   const at::Tensor& exponent = iter.tensor(1);
   const at::Tensor& self = iter.tensor(2);
   check_supported_dtype(self.scalar_type(), "frexp");
+  no_complex(self.scalar_type(), "frexp");
   auto one = [&](const at::Tensor& out, const char* name, const char* expr) {
     auto it = at::TensorIteratorConfig()
                   .add_output(out)

@@ -1,0 +1,355 @@
+// torch.fft on the device: ATen's _fft_c2c, _fft_r2c and _fft_c2r (every torch.fft function comes
+// through them) over complex64 (docs/design.md, "FFT"). One-dimensional transforms run dim by dim
+// on rows made contiguous: lengths of radices 2, 3, 4, 5, 7 in workgroup memory (wgsl/kernels/fft.wgsl),
+// longer ones as two such passes (four-step), any other length through Bluestein's chirp-z over a
+// power-of-two FFT. Twiddles and chirps are computed on the host in double and uploaded once.
+#include <ATen/NativeFunctions.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <complex>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernel/device.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/common.h"
+
+namespace webgpu::ops {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// ---- host tables ---------------------------------------------------------------------------------
+
+std::mutex g_mutex;
+std::map<std::tuple<int, int64_t, int64_t>, at::Tensor> g_tables;  // (device, kind/n, n) -> tensor
+
+// Uploads complex values (double, rounded once to float) as a complex64 tensor on t's device.
+at::Tensor upload(const at::Tensor& like, const std::vector<std::complex<double>>& v) {
+  at::Tensor h = at::empty({int64_t(v.size())}, at::TensorOptions().dtype(at::kComplexFloat));
+  auto* p = h.data_ptr<c10::complex<float>>();
+  for (size_t i = 0; i < v.size(); ++i) p[i] = c10::complex<float>(float(v[i].real()), float(v[i].imag()));
+  return h.to(like.device());
+}
+
+// W[m] = exp(-2 pi i m / n), m < n, in double (WGSL's sin/cos are not accurate enough on every
+// driver), rounded once to float.
+const at::Tensor& twiddles(const at::Tensor& like, int64_t n) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto key = std::make_tuple(int(like.device().index()), int64_t(0), n);
+  auto it = g_tables.find(key);
+  if (it != g_tables.end()) return it->second;
+  std::vector<std::complex<double>> w(static_cast<size_t>(n));
+  for (int64_t m = 0; m < n; ++m) {
+    const double a = -2.0 * kPi * double(m) / double(n);
+    w[size_t(m)] = {std::cos(a), std::sin(a)};
+  }
+  return g_tables.emplace(key, upload(like, w)).first->second;
+}
+
+// ---- plans ---------------------------------------------------------------------------------------
+
+// Radices of n (4s first, then 2, 3, 5, 7), empty when n has another prime factor.
+std::vector<int> radices(int64_t n) {
+  std::vector<int> r;
+  while (n % 4 == 0) r.push_back(4), n /= 4;
+  for (int p : {2, 3, 5, 7})
+    while (n % p == 0) r.push_back(p), n /= p;
+  if (n != 1) r.clear();
+  return r;
+}
+
+// The longest row a workgroup transforms: two arrays of vec2<f32> in workgroup memory.
+int64_t wg_max(const at::Tensor& t) {
+  const uint32_t bytes = kernel::device_info(t).max_workgroup_storage;
+  int64_t m = 1;
+  while (m * 2 * 16 <= int64_t(bytes) && m < 4096) m *= 2;
+  return m;
+}
+
+struct Rows {
+  int64_t rows, inner;  // row g = b * inner + i
+  int64_t off, bs, is, es;  // element e of row g: off + b bs + i is + e es
+};
+
+// One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
+void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows& out, int64_t N, const at::Tensor& tw,
+            int64_t ntab, bool forward, float scale, bool mid) {
+  const std::vector<int> rad = radices(N);
+  TORCH_CHECK(!rad.empty() || N == 1, "webgpu: fft: internal: no plan for length ", N);
+  const int64_t cap_rows = std::max<int64_t>(1, wg_max(x) / N);
+  // Several short rows per workgroup; about 256 butterflies in flight.
+  const int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
+  const int64_t T = std::min<int64_t>(256, std::max<int64_t>(32, G * N / 4));
+  std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "");
+  Kernel k(key);
+  k.in(x, CT::RAW);
+  k.in(tw, CT::RAW);
+  k.out(y, CT::RAW);
+  k.param_index("rows", in.rows);
+  k.param_index("inner", in.inner);
+  k.param_index("xo", in.off);
+  k.param_index("ibs", in.bs);
+  k.param_index("iis", in.is);
+  k.param_index("ies", in.es);
+  k.param_index("yo", out.off);
+  k.param_index("obs", out.bs);
+  k.param_index("ois", out.is);
+  k.param_index("oes", out.es);
+  k.param_index("tstride", ntab / N);
+  k.param_f32("sg", forward ? 1.0f : -1.0f);
+  k.param_f32("scale", scale);
+  k.launch(kernel::grid(in.rows, uint32_t(G)), [&] {
+    std::string passes;
+    int64_t p = 1;
+    bool src_a = true;
+    for (int R : rad) {
+      const int64_t Nr = N / R;
+      const std::string S = src_a ? "sa" : "sb", D = src_a ? "sb" : "sa";
+      auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+      std::string c = "  for (var t = lid; t < " + u(G * Nr) + "; t = t + " + u(T) + ") {\n";
+      c += "    let base = (t / " + u(Nr) + ") * " + u(N) + ";\n    let j = t % " + u(Nr) + ";\n    let k = j % " +
+           u(p) + ";\n";
+      for (int r = 0; r < R; ++r) {
+        c += "    var v" + std::to_string(r) + " = " + S + "[base + j + " + u(r * Nr) + "];\n";
+        if (p > 1 && r > 0)
+          c += "    v" + std::to_string(r) + " = cmul(v" + std::to_string(r) + ", tws(" + u(r) + " * k * " +
+               u(N / (p * R)) + "));\n";
+      }
+      if (R == 2) {
+        c += "    let y0 = v0 + v1;\n    let y1 = v0 - v1;\n";
+      } else if (R == 4) {
+        c += "    let a0 = v0 + v2;\n    let a1 = v0 - v2;\n    let a2 = v1 + v3;\n    let a3 = qturn(v1 - v3);\n";
+        c += "    let y0 = a0 + a2;\n    let y1 = a1 + a3;\n    let y2 = a0 - a2;\n    let y3 = a1 - a3;\n";
+      } else {
+        for (int s = 0; s < R; ++s) {
+          c += "    let y" + std::to_string(s) + " = v0";
+          for (int r = 1; r < R; ++r) {
+            const int q = (r * s) % R;
+            c += q == 0 ? " + v" + std::to_string(r)
+                        : " + cmul(v" + std::to_string(r) + ", tws(" + u(int64_t(q) * Nr) + "))";
+          }
+          c += ";\n";
+        }
+      }
+      c += "    let o = base + (j - k) * " + u(R) + " + k;\n";
+      for (int r = 0; r < R; ++r) c += "    " + D + "[o + " + u(r * p) + "] = y" + std::to_string(r) + ";\n";
+      c += "  }\n  workgroupBarrier();\n";
+      passes += c;
+      p *= R;
+      src_a = !src_a;
+    }
+    return kernel::fill(kernel::library("fft"), {{"G", std::to_string(G)},
+                                                 {"T", std::to_string(T)},
+                                                 {"N", std::to_string(N)},
+                                                 {"CAP", std::to_string(G * N)},
+                                                 {"PASSES", passes},
+                                                 {"RESULT", src_a ? "sa" : "sb"},
+                                                 {"MID", mid ? "      v = cmul(v, twid(i * k));" : ""}});
+  });
+}
+
+// Two divisors n1 * n2 = n, both at most `cap` and with a plan, n1 as large as possible; 0 if none.
+int64_t split(int64_t n, int64_t cap) {
+  for (int64_t n1 = std::min(n, cap); n1 >= 2; --n1)
+    if (n % n1 == 0 && n / n1 <= cap && !radices(n1).empty() && !radices(n / n1).empty()) return n1;
+  return 0;
+}
+
+at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale);
+
+// Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), c_k = exp(-+ pi i k^2 / n), a circular
+// convolution of power-of-two length M >= 2n - 1.
+at::Tensor bluestein(const at::Tensor& x, bool forward, float scale) {
+  const int64_t rows = x.size(0), n = x.size(1);
+  int64_t M = 1;
+  while (M < 2 * n - 1) M *= 2;
+  const double sg = forward ? -1.0 : 1.0;
+  std::vector<std::complex<double>> c(static_cast<size_t>(n)), cs(static_cast<size_t>(n)), b(static_cast<size_t>(M));
+  for (int64_t k = 0; k < n; ++k) {
+    // k^2 mod 2n keeps the angle exact for large k.
+    const int64_t q = int64_t((__int128(k) * k) % (2 * n));
+    const double a = sg * kPi * double(q) / double(n);
+    c[size_t(k)] = {std::cos(a), std::sin(a)};
+    cs[size_t(k)] = c[size_t(k)] * (double(scale) / double(M));
+    b[size_t(k)] = std::conj(c[size_t(k)]);
+    if (k > 0) b[size_t(M - k)] = std::conj(c[size_t(k)]);
+  }
+  at::Tensor chirp, chirp_out, B;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const int dev = int(x.device().index());
+    auto k1 = std::make_tuple(dev, forward ? -1 : -2, n);
+    auto it = g_tables.find(k1);
+    if (it == g_tables.end()) it = g_tables.emplace(k1, upload(x, c)).first;
+    chirp = it->second;
+  }
+  chirp_out = upload(x, cs);
+  {
+    std::unique_lock<std::mutex> lock(g_mutex);
+    auto k2 = std::make_tuple(int(x.device().index()), forward ? -3 : -4, n);
+    auto it = g_tables.find(k2);
+    if (it != g_tables.end()) {
+      B = it->second;
+    } else {
+      lock.unlock();
+      at::Tensor bt = upload(x, b).view({1, M});
+      B = fft_rows(bt, true, 1.0f).view({M});
+      lock.lock();
+      g_tables.emplace(k2, B);
+    }
+  }
+  at::Tensor a = at::zeros({rows, M}, x.options());
+  a.narrow(1, 0, n).copy_(x * chirp);
+  at::Tensor A = fft_rows(a, true, 1.0f);
+  A.mul_(B);
+  at::Tensor r = fft_rows(A, false, 1.0f);
+  return r.narrow(1, 0, n) * chirp_out;
+}
+
+// rows x n complex64, contiguous -> its transforms along dim 1 (a new contiguous tensor).
+at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
+  const int64_t rows = x.size(0), n = x.size(1);
+  at::Tensor y = at::empty({rows, n}, x.options());
+  if (rows == 0) return y;
+  if (n == 1) return scale == 1.0f ? y.copy_(x) : y.copy_(x * scale);
+  const int64_t cap = wg_max(x);
+  if (!radices(n).empty()) {
+    if (n <= cap) {
+      const at::Tensor& tw = twiddles(x, n);
+      wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, false);
+      return y;
+    }
+    if (const int64_t n1 = split(n, cap)) {
+      // Four-step: x[j1 n2 + j2] -> per j2, a length-n1 transform over j1, times W_n^(j2 k1), into
+      // t[k1 n2 + j2]; then per k1, a length-n2 transform over j2 into y[k1 + n1 k2].
+      const int64_t n2 = n / n1;
+      const at::Tensor& tw = twiddles(x, n);
+      at::Tensor t = at::empty({rows, n}, x.options());
+      wg_fft(x, {rows * n2, n2, x.storage_offset(), n, 1, n2}, t, {rows * n2, n2, 0, n, 1, n2}, n1, tw, n, forward,
+             1.0f, true);
+      wg_fft(t, {rows * n1, n1, 0, n, n2, 1}, y, {rows * n1, n1, 0, n, 1, n1}, n2, tw, n, forward, scale, false);
+      return y;
+    }
+  }
+  TORCH_CHECK(n <= cap * cap / 4, "webgpu: fft: a transform of length ", n,
+              " is longer than this device supports (at most ", cap * cap / 4, ")");
+  return bluestein(x, forward, scale);
+}
+
+float norm_scale(int64_t normalization, int64_t n) {
+  switch (normalization) {
+    case 0: return 1.0f;
+    case 1: return float(1.0 / std::sqrt(double(n)));
+    default: return float(1.0 / double(n));
+  }
+}
+
+// The transform of t (complex64) along one dim, times scale.
+at::Tensor c2c_dim(const at::Tensor& t, int64_t d, bool forward, float scale) {
+  const int64_t n = t.size(d);
+  at::Tensor x = t.movedim(d, -1).contiguous();
+  if (x.numel() == 0) return x.movedim(-1, d);
+  at::Tensor y = fft_rows(x.view({x.numel() / n, n}), forward, scale);
+  return y.view(x.sizes()).movedim(-1, d);
+}
+
+void check_input(const at::Tensor& self, const char* op, bool complex_in) {
+  if (complex_in) {
+    TORCH_CHECK(self.scalar_type() == at::kComplexFloat, op, ": expected a complex64 input, got ", self.scalar_type());
+  } else {
+    TORCH_CHECK(self.scalar_type() == at::kFloat, op, ": expected a float32 input, got ", self.scalar_type());
+  }
+}
+
+// Transforms along `dim` in order (the last one carries the normalization).
+at::Tensor c2c_dims(at::Tensor x, at::IntArrayRef dim, bool forward, float scale) {
+  if (dim.empty()) return scale == 1.0f ? x.clone() : x * scale;
+  for (size_t i = 0; i < dim.size(); ++i)
+    x = c2c_dim(x, at::maybe_wrap_dim(dim[i], x.dim()), forward, i + 1 == dim.size() ? scale : 1.0f);
+  return x;
+}
+
+int64_t signal_numel(const at::Tensor& t, at::IntArrayRef dim) {
+  int64_t n = 1;
+  for (int64_t d : dim) n *= t.size(at::maybe_wrap_dim(d, t.dim()));
+  return n;
+}
+
+at::Tensor fft_c2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward) {
+  check_input(self, "_fft_c2c", true);
+  at::Tensor x = self.resolve_conj();
+  return c2c_dims(x, dim, forward, norm_scale(normalization, signal_numel(self, dim))).contiguous();
+}
+
+at::Tensor fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
+  check_input(self, "_fft_r2c", false);
+  at::Tensor x = self.to(at::kComplexFloat);
+  at::Tensor y = c2c_dims(x, dim, true, norm_scale(normalization, signal_numel(self, dim)));
+  if (onesided && !dim.empty()) {
+    const int64_t last = at::maybe_wrap_dim(dim.back(), self.dim());
+    y = y.narrow(last, 0, self.size(last) / 2 + 1);
+  }
+  return y.contiguous();
+}
+
+at::Tensor fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, int64_t last_dim_size) {
+  check_input(self, "_fft_c2r", true);
+  TORCH_CHECK(!dim.empty(), "_fft_c2r: expected at least one dim");
+  const int64_t last = at::maybe_wrap_dim(dim.back(), self.dim());
+  const int64_t n = last_dim_size, h = n / 2 + 1;
+  TORCH_CHECK(n >= 1, "Invalid number of data points (", n, ") specified");
+  int64_t numel = signal_numel(self, dim.slice(0, dim.size() - 1)) * n;
+  at::Tensor x = c2c_dims(self.resolve_conj(), dim.slice(0, dim.size() - 1), false, 1.0f);
+  // The Hermitian extension along the last dim: X[n - k] = conj(X[k]); imaginary parts of X[0]
+  // (and X[n/2]) drop out when the real part is taken, as in a native c2r.
+  TORCH_CHECK(x.size(last) >= h, "_fft_c2r: expected ", h, " elements along dim ", last, ", got ", x.size(last));
+  at::Tensor head = x.narrow(last, 0, h);
+  at::Tensor full = head;
+  if (n - h > 0) full = at::cat({head, x.narrow(last, 1, n - h).flip({last}).conj_physical()}, last);
+  at::Tensor y = c2c_dim(full, last, false, norm_scale(normalization, numel));
+  return at::real(y).contiguous();
+}
+
+// out= variants: computed, then resized into out as CPU's do.
+at::Tensor& fft_c2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward,
+                        at::Tensor& out) {
+  at::Tensor r = fft_c2c(self, dim, normalization, forward);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+at::Tensor& fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
+                        at::Tensor& out) {
+  at::Tensor r = fft_r2c(self, dim, normalization, onesided);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+at::Tensor& fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, int64_t last_dim_size,
+                        at::Tensor& out) {
+  at::Tensor r = fft_c2r(self, dim, normalization, last_dim_size);
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fft_c2c", fft_c2c);
+  m.impl("_fft_r2c", fft_r2c);
+  m.impl("_fft_c2r", fft_c2r);
+  m.impl("_fft_c2c.out", fft_c2c_out);
+  m.impl("_fft_r2c.out", fft_r2c_out);
+  m.impl("_fft_c2r.out", fft_c2r_out);
+}
+
+}  // namespace webgpu::ops

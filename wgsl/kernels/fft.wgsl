@@ -1,0 +1,49 @@
+// Batched complex64 FFTs in workgroup memory (ops/fft.cpp). One workgroup transforms G rows of
+// length N: loads them, runs the Stockham passes (radix 2, 3, 4, 5, 7, one pass per radix of the plan,
+// ping-ponging between two workgroup arrays), and stores them, optionally times the four-step
+// twiddle W_n^(i k) and a scale. Twiddles come from a table computed on the host in double:
+// W[m] = exp(-2 pi i m / n); a sub-transform of length N reads W[m * tstride] (n = N * tstride).
+// Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
+// y[yo + b obs + i ois + k oes]. Placeholders: G rows per workgroup, T invocations, the passes.
+var<workgroup> sa: array<vec2<f32>, {{CAP}}>;
+var<workgroup> sb: array<vec2<f32>, {{CAP}}>;
+
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+// W^m of the full table, conjugated for inverse transforms (P.sg = -1).
+fn twid(m: u32) -> vec2<f32> {
+  let w = bitcast<vec2<f32>>(ld1(m));
+  return vec2<f32>(w.x, P.sg * w.y);
+}
+fn tws(m: u32) -> vec2<f32> { return twid(m * P.tstride); }
+// Multiplication by -i (forward) or +i (inverse): the radix-4 butterfly's quarter turn.
+fn qturn(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(P.sg * a.y, -P.sg * a.x); }
+
+@compute @workgroup_size({{T}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g0 = linear_id(wid, nwg, 0u, 1u) * {{G}}u;
+  for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
+    let row = g0 + t / {{N}}u;
+    let e = t % {{N}}u;
+    if (row < P.rows) {
+      let b = row / P.inner;
+      let i = row % P.inner;
+      sa[t] = bitcast<vec2<f32>>(ld0(P.xo + b * P.ibs + i * P.iis + e * P.ies));
+    }
+  }
+  workgroupBarrier();
+{{PASSES}}
+  for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
+    let row = g0 + t / {{N}}u;
+    let k = t % {{N}}u;
+    if (row < P.rows) {
+      let b = row / P.inner;
+      let i = row % P.inner;
+      var v = {{RESULT}}[t] * P.scale;
+{{MID}}
+      st2(P.yo + b * P.obs + i * P.ois + k * P.oes, bitcast<vec2<u32>>(v));
+    }
+  }
+}
