@@ -301,3 +301,35 @@ def test_qr_errors_as_cpu():
             f("cpu")
         with pytest.raises(type(cpu.value)):
             f(D)
+
+
+# ---- matrix_exp
+
+
+@pytest.mark.parametrize(
+    "shape,scale", [((1, 1), 1.0), ((3, 3), 1.0), ((2, 4, 4), 3.0), ((5, 5), 20.0), ((64, 64), 0.3), ((0, 3, 3), 1.0)]
+)
+def test_matrix_exp_matches_cpu(shape, scale):
+    a = randn(*shape) * scale
+    r = torch.linalg.matrix_exp(a.to(D)).cpu()
+    e = torch.linalg.matrix_exp(a)
+    assert r.shape == e.shape
+    big = e.abs().max().item() if e.numel() else 1.0
+    torch.testing.assert_close(r, e, atol=1e-5 * big, rtol=1e-5)
+
+
+def test_matrix_exp_noncontig_grad_errors():
+    base = randn(2, 6, 6)
+    a = base[:, ::2, 1::2].mT
+    torch.testing.assert_close(
+        torch.linalg.matrix_exp(base.to(D)[:, ::2, 1::2].mT).cpu(), torch.linalg.matrix_exp(a), **F32
+    )
+    x0, x1 = a.clone().requires_grad_(), a.to(D).requires_grad_()
+    for x in (x0, x1):
+        (torch.linalg.matrix_exp(x) * torch.arange(3.0, device=x.device)).sum().backward()
+    torch.testing.assert_close(x1.grad.cpu(), x0.grad, atol=1e-4, rtol=1e-4)
+    for bad in (torch.randn(3, 4), torch.randn(3)):
+        with pytest.raises(Exception) as cpu:
+            torch.linalg.matrix_exp(bad)
+        with pytest.raises(type(cpu.value)):
+            torch.linalg.matrix_exp(bad.to(D))

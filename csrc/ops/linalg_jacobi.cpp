@@ -26,7 +26,7 @@ using linalg::Multi;
 std::string section(const std::string& name) { return kernel::section("linalg_jacobi", name); }
 
 constexpr float kEps = 1.1920929e-7f;  // float32's machine epsilon
-constexpr int64_t kSweeps = 40;  // Jacobi converges quadratically: ~6-12 sweeps in practice
+constexpr int64_t kSweeps = 40;  // a cap: Jacobi converges quadratically
 
 std::vector<int64_t> batch_shape(const Tensor& A, std::initializer_list<int64_t> tail) {
   std::vector<int64_t> s(A.sizes().begin(), A.sizes().end() - 2);
