@@ -24,6 +24,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/complex.h"
+#include "ops/linalg_common.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops {
@@ -33,37 +34,12 @@ using at::Tensor;
 
 std::string section(const std::string& name) { return kernel::section("linalg_decomp", name); }
 
-void check_f32(const Tensor& t, const char* op) {
-  no_complex(t.scalar_type(), op);  // complex64 factorizations: not yet (NotImplementedError)
-  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": expected a float32 tensor on webgpu, but got ", t.scalar_type());
-}
-
-// Batch entries of the last-two-dims matrices of t (t's batch dims must be one stride: the callers
-// pass tensors whose batch dims are contiguous or made so).
-int64_t batch_of(const Tensor& t, int64_t mat_dims = 2) {
-  int64_t b = 1;
-  for (int64_t d = 0; d < t.dim() - mat_dims; ++d) b *= t.size(d);
-  return b;
-}
-// The stride between consecutive batch entries (batch dims that batchable() accepts).
-int64_t batch_stride(const Tensor& t, int64_t mat_dims, const char*) {
-  for (int64_t d = t.dim() - mat_dims - 1; d >= 0; --d)
-    if (t.size(d) != 1) return t.stride(d);
-  return 0;
-}
-// t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
-Tensor batchable(const Tensor& t, int64_t mat_dims) {
-  const int64_t nb = t.dim() - mat_dims;
-  bool ok = true;
-  int64_t prev = -1;
-  for (int64_t d = nb - 1; d >= 0; --d) {
-    if (t.size(d) == 1) continue;
-    if (prev >= 0 && t.stride(d) != t.stride(prev) * t.size(prev)) ok = false;
-    if (t.stride(d) == 0) ok = false;
-    prev = d;
-  }
-  return ok ? t : t.clone(at::MemoryFormat::Contiguous);
-}
+using linalg::batch_of;
+using linalg::batch_stride;
+using linalg::batchable;  // t's batch dims must be one stride: callers pass batchable() tensors
+using linalg::check_dev;
+using linalg::check_f32;
+using linalg::Multi;
 
 // ---- kernels
 
@@ -200,33 +176,6 @@ void in_place(const Tensor& t, int64_t mat_dims, F&& kernel) {
   Tensor w = batchable(t, mat_dims);
   kernel(w);
   if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
-}
-
-// ---- structured ops with several outputs: functional and out= forms
-
-template <class Base, size_t N>
-struct Multi final : Base {
-  std::array<Tensor, N> outs;
-  bool given = false;
-  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    set(i, sizes, strides, options);
-  }
-  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    set(i, sizes, strides, options);
-  }
-  const Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
-  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
-    if (!given)
-      outs[i] = structured::create_out(sizes, strides, options);
-    else
-      structured::resize_out(outs[i], sizes, strides, options);
-  }
-};
-
-void check_dev(const Tensor& t, const char* op) {
-  if (t.defined() && t.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(t, op);
 }
 
 // ---- linalg_lu_factor_ex

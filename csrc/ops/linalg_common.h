@@ -1,0 +1,80 @@
+// Helpers shared by the dense linear algebra files (linalg_decomp.cpp, linalg_jacobi.cpp,
+// linalg_qr.cpp): dtype/device checks and the structured-op holder of several outputs.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <array>
+
+#include "ops/common.h"
+#include "ops/complex.h"
+#include "ops/structured.h"
+
+namespace webgpu::ops::linalg {
+
+inline void check_f32(const at::Tensor& t, const char* op) {
+  no_complex(t.scalar_type(), op);  // complex64 factorizations: not yet (NotImplementedError)
+  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": expected a float32 tensor on webgpu, but got ", t.scalar_type());
+}
+
+// Dtypes CPU supports but these kernels do not (half types: CPU has no kernel either): CPU's
+// exception type, NotImplementedError.
+inline void check_f32_kernel(const at::Tensor& t, const char* kernel) {
+  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat, "\"", kernel, "\" not implemented for '",
+                              c10::toString(t.scalar_type()), "' on webgpu (float32 only)");
+}
+
+inline void check_dev(const at::Tensor& t, const char* op) {
+  if (t.defined() && t.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(t, op);
+}
+
+// Product of t's leading dims, those before its last mat_dims.
+inline int64_t batch_of(const at::Tensor& t, int64_t mat_dims = 2) {
+  int64_t b = 1;
+  for (int64_t d = 0; d < t.dim() - mat_dims; ++d) b *= t.size(d);
+  return b;
+}
+
+// The stride between consecutive batch entries (batch dims that batchable() accepts).
+inline int64_t batch_stride(const at::Tensor& t, int64_t mat_dims, const char*) {
+  for (int64_t d = t.dim() - mat_dims - 1; d >= 0; --d)
+    if (t.size(d) != 1) return t.stride(d);
+  return 0;
+}
+// t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
+inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
+  const int64_t nb = t.dim() - mat_dims;
+  bool ok = true;
+  int64_t prev = -1;
+  for (int64_t d = nb - 1; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (prev >= 0 && t.stride(d) != t.stride(prev) * t.size(prev)) ok = false;
+    if (t.stride(d) == 0) ok = false;
+    prev = d;
+  }
+  return ok ? t : t.clone(at::MemoryFormat::Contiguous);
+}
+
+// A structured op's functional and out= forms with N outputs: ATen's meta() creates the outputs
+// (functional) or checks and resizes the given ones (given = true, outs set first).
+template <class Base, size_t N>
+struct Multi final : Base {
+  std::array<at::Tensor, N> outs;
+  bool given = false;
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    set(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+    if (!given)
+      outs[i] = structured::create_out(sizes, strides, options);
+    else
+      structured::resize_out(outs[i], sizes, strides, options);
+  }
+};
+
+}  // namespace webgpu::ops::linalg
