@@ -21,6 +21,7 @@ namespace lib {
 enum File : Libs { kInt64 = 1u << 0, kPointwise = 1u << 1, kBesselI = 1u << 2, kSpecial = 1u << 3, kBessel = 1u << 4 };
 inline constexpr std::pair<File, const char*> kFiles[] = {
     {kInt64, "int64"}, {kPointwise, "pointwise"}, {kBesselI, "bessel_i"}, {kSpecial, "special"}, {kBessel, "bessel"}};
+inline constexpr File kFloat64File = File(1u << 5);  // f64.wgsl, emitted after the files above
 enum : Libs {
   None = 0,
   Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
@@ -28,6 +29,7 @@ enum : Libs {
   BesselI = kBesselI | Pointwise,  // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
   Special = kSpecial | Int64 | Pointwise,  // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
   Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
+  Float64 = kFloat64File | Int64,  // f64.wgsl: f64_* (binary64 on vec2<u32>), added for any float64 operand
 };
 }  // namespace lib
 

@@ -41,6 +41,7 @@ const char* dtype_tag(at::ScalarType t) {
     case at::kByte: return "u8";
     case at::kBool: return "b8";
     case at::kLong: return "i64";
+    case at::kDouble: return "f64";
     default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
   }
 }
@@ -57,9 +58,59 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
   }
 }
 
+namespace {
+
+// float64 conversions (wgsl/lib/f64.wgsl): as CPU casts. Half types narrow through float32, as
+// c10::Half(double) and c10::BFloat16(double) do.
+std::string convert_in_f64(at::ScalarType t, CT ct) {
+  if (t == at::kDouble) {
+    switch (ct) {
+      case CT::F64:
+      case CT::RAW: return "r";
+      case CT::F32: return "f64_to_f32(r)";
+      case CT::I32: return "f64_to_i32(r)";
+      default: return "f64_to_i64(r)";
+    }
+  }
+  switch (t) {  // ct == F64
+    case at::kFloat: return "f64_from_f32_bits(r)";
+    case at::kHalf: return "f64_from_f32_bits(bitcast<u32>(f16_to_f32(r)))";
+    case at::kBFloat16: return "f64_from_f32_bits(r << 16u)";
+    case at::kLong: return "f64_from_i64(r)";
+    case at::kBool: return "b2d(r != 0u)";
+    default: return "f64_from_i32(" + convert_in(t, CT::I32) + ")";
+  }
+}
+
+std::string convert_out_f64(at::ScalarType t, CT ct) {
+  if (t == at::kDouble) {
+    switch (ct) {
+      case CT::F64: return "v";
+      case CT::F32: return "f64_from_f32_bits(bitcast<u32>(v))";
+      case CT::I32: return "f64_from_i32(v)";
+      default: return "f64_from_i64(v)";
+    }
+  }
+  switch (t) {  // ct == F64
+    case at::kFloat: return "f64_to_f32_bits(v)";
+    case at::kHalf: return "f32_to_f16(f64_to_f32(v))";
+    case at::kBFloat16: return "f32_to_bf16(f64_to_f32(v))";
+    case at::kLong: return "f64_to_i64(v)";
+    case at::kInt: return "bitcast<u32>(f64_to_i32(v))";
+    case at::kShort: return "(bitcast<u32>(f64_to_i32(v)) & 0xffffu)";
+    case at::kChar: return "(bitcast<u32>(f64_to_i32(v)) & 0xffu)";
+    case at::kByte: return "(f64_to_i64(v).x & 0xffu)";  // through int64, as c10 casts to uint8
+    case at::kBool: return "select(0u, 1u, f64_nz(v))";
+    default: TORCH_CHECK(false, "webgpu: internal: no float64 conversion to ", t);
+  }
+}
+
+}  // namespace
+
 // Raw bits r of dtype t -> compute type ct.
 std::string convert_in(at::ScalarType t, CT ct) {
   const std::string r = "r";
+  if (ct == CT::F64 || t == at::kDouble) return convert_in_f64(t, ct);
   std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
                      : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
                      : t == at::kInt  ? "bitcast<i32>(r)"
@@ -89,6 +140,7 @@ std::string convert_in(at::ScalarType t, CT ct) {
 // Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
+  if (ct == CT::F64 || t == at::kDouble) return convert_out_f64(t, ct);
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
@@ -135,6 +187,7 @@ const char* wgsl_type(CT ct) {
     case CT::F32: return "f32";
     case CT::I32: return "i32";
     case CT::I64: return "vec2<u32>";
+    case CT::F64: return "vec2<u32>";
     default: return "u32";
   }
 }
@@ -145,6 +198,14 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
     case CT::F32: {
       float f = s.to<float>();
       std::memcpy(&b.lo, &f, 4);
+      break;
+    }
+    case CT::F64: {
+      double d = s.to<double>();
+      uint64_t u;
+      std::memcpy(&u, &d, 8);
+      b.lo = uint32_t(u);
+      b.hi = uint32_t(u >> 32);
       break;
     }
     case CT::I32: {

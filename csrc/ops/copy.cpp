@@ -23,6 +23,7 @@ int device_index(const at::Tensor& t) { return t.device().has_index() ? t.device
 // The compute type a device copy from s to d goes through: raw bits when the dtypes agree.
 CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   if (s == d) return CT::RAW;
+  if (s == at::kDouble || d == at::kDouble) return CT::F64;
   auto fl = [](at::ScalarType t) { return at::isFloatingType(t); };
   if (fl(s) || fl(d)) return CT::F32;
   if (s == at::kLong || d == at::kLong) return CT::I64;
@@ -50,7 +51,8 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  run_elementwise(iter, "copy", "x1", lib::None, copy_compute_type(src.scalar_type(), dst.scalar_type()));
+  const CT ct = copy_compute_type(src.scalar_type(), dst.scalar_type());
+  run_elementwise(iter, "copy", "x1", ct == CT::F64 ? lib::Float64 : lib::None, ct);
 }
 
 // Host -> device. Converts and broadcasts on the CPU, then uploads contiguous bytes.
@@ -83,10 +85,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   const at::Tensor& src = self;
   TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
   if (is_webgpu(src) && is_webgpu(dst)) {
-    check_supported_dtype(dst.scalar_type(), "copy_");
+    check_storable_dtype(dst.scalar_type(), "copy_");
     if (device_index(src) != device_index(dst)) {
       // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
-      check_supported_dtype(src.scalar_type(), "copy_");
+      check_storable_dtype(src.scalar_type(), "copy_");
       at::Tensor host;
       {
         c10::DeviceGuard g(src.device());
@@ -129,7 +131,7 @@ ScalarBits raw_bits(const c10::Scalar& v, at::ScalarType t) {
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
-  check_supported_dtype(self.scalar_type(), "fill_");
+  check_storable_dtype(self.scalar_type(), "fill_");
   if (self.numel() == 0) return self;
   // Overlapping outputs (an expanded tensor) are fine here: every write stores the same value.
   auto iter = at::TensorIteratorConfig()

@@ -61,6 +61,7 @@ std::vector<ScalarBits> bits_for(std::initializer_list<c10::Scalar> scalars, CT 
 
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars) {
   const at::ScalarType dt = driving_dtype(iter, r.drive);
+  if (dt == at::kDouble && float64_enabled()) return run_row_float64(r, iter, scalars);
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
   const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
