@@ -442,3 +442,48 @@ def test_float64_guard_off():
     )
     assert r.returncode == 0, r.stderr
     assert "refused" in r.stdout
+
+
+# ---- matmul ------------------------------------------------------------------------------------------
+
+
+def _k_order_mm(a, b):
+    """a @ b with each product rounded and the sum taken in k order from +0, as the device does."""
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=F64)
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k : k + 1] * b[k : k + 1, :]
+    return acc
+
+
+@pytest.mark.parametrize("mkn", [(5, 7, 3), (33, 40, 17), (1, 9, 4), (6, 9, 1), (16, 16, 16)])
+def test_mm_fixed_order(mkn):
+    m, k, n = mkn
+    g = torch.Generator().manual_seed(m * 100 + k)
+    a = torch.randn(m, k, generator=g, dtype=F64) * torch.logspace(-3, 3, k, dtype=F64)
+    b = torch.randn(k, n, generator=g, dtype=F64)
+    got = a.to(DEV) @ b.to(DEV)
+    assert_same_bits(got, _k_order_mm(a, b), nan_any=False)
+    torch.testing.assert_close(got.cpu(), a @ b, rtol=1e-13, atol=1e-13)
+    # transposed operand (read through its strides) and out=
+    out = torch.empty(m, n, dtype=F64, device=DEV)
+    torch.mm(a.t().contiguous().to(DEV).t(), b.to(DEV), out=out)
+    assert_same_bits(out, _k_order_mm(a, b), nan_any=False)
+
+
+def test_bmm_addmm_matmul_backward():
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(3, 5, 7, generator=g, dtype=F64)
+    b = torch.randn(3, 7, 4, generator=g, dtype=F64)
+    c = torch.randn(5, 4, generator=g, dtype=F64)
+    torch.testing.assert_close(torch.bmm(a.to(DEV), b.to(DEV)).cpu(), torch.bmm(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(
+        torch.addmm(c.to(DEV), a[0].to(DEV), b[0].to(DEV), beta=0.5, alpha=2.0).cpu(),
+        torch.addmm(c, a[0], b[0], beta=0.5, alpha=2.0),
+        rtol=1e-13,
+        atol=1e-13,
+    )
+    x = a[1].clone().requires_grad_()
+    dx = a[1].to(DEV).requires_grad_()
+    (x @ b[1]).backward(torch.ones(5, 4, dtype=F64))
+    (dx @ b[1].to(DEV)).backward(torch.ones(5, 4, dtype=F64, device=DEV))
+    torch.testing.assert_close(dx.grad.cpu(), x.grad, rtol=1e-13, atol=1e-13)
