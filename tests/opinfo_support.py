@@ -34,13 +34,15 @@ from webgpu_env import DTYPES
 import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
 from torch_webgpu.fallback import fallback_enabled
 
-# Dtypes the webgpu device holds (DESIGN.md: no float64, no complex).
-ALL_DTYPES = DTYPES
+# Dtypes the webgpu device holds (no complex): the compute dtypes plus emulated float64.
+ALL_DTYPES = DTYPES + (torch.float64,)
 
 # TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
 # still visits every entry: four dtypes that cover the kernel families, at most a few samples each.
 FULL = os.environ.get("TORCH_WEBGPU_OPINFO", "").lower() == "full"
 CI_DTYPES = (torch.float32, torch.float16, torch.int64, torch.bool)
+# Emulated float64 in the CI subset for a few entries only (its kernels are slow on lavapipe).
+CI_F64_ENTRIES = ("add", "mul", "sqrt", "where", "clamp", "eq")
 CI_MAX_SAMPLES = 4
 MODE_DTYPES = ALL_DTYPES if FULL else CI_DTYPES
 MODE_MAX_SAMPLES = None if FULL else CI_MAX_SAMPLES
@@ -52,6 +54,7 @@ VARIANTS = ("op", "noncontig", "inplace", "out", "grad")  # per dtype; "errors" 
 # precision against a CPU that computes in float32 and rounds once. Integers and bool are exact.
 DEFAULT_TOL = {
     torch.float32: (1e-5, 1e-5),
+    torch.float64: (1e-7, 1e-7),
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (1.6e-2, 1.6e-2),
 }
@@ -139,7 +142,10 @@ def known_failure(name, dtype, variant):
 def dtypes_for(op, dtypes=None):
     """The dtypes of `dtypes` (default: the mode's) that both the CPU entry and webgpu support."""
     cpu = op.supported_dtypes("cpu")
-    return [d for d in (dtypes or MODE_DTYPES) if d in cpu]
+    mode = MODE_DTYPES
+    if not FULL and full_name(op) in CI_F64_ENTRIES:
+        mode = mode + (torch.float64,)
+    return [d for d in (dtypes or mode) if d in cpu]
 
 
 # ---- OpInfo metadata -------------------------------------------------------------------------------
@@ -322,6 +328,8 @@ def move_sample(op, sample):
     inp, args, kwargs = _join(op, sample, to_webgpu(parts))
     if kwargs.get("device") in ("cpu", torch.device("cpu")):  # factory entries take device=
         kwargs = {**kwargs, "device": DEVICE}
+    # ... and `to` takes it positionally (`to('cpu', torch.float64)`, once refused for the float64)
+    args = tuple(DEVICE if isinstance(a, (str, torch.device)) and str(a) == "cpu" else a for a in args)
     return inp, args, kwargs
 
 

@@ -152,9 +152,9 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
     TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
                 args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
   if (ct == CT::RAW || ct == CT::F64)  // raw moves and float64 compute: any stored dtype
-    ops::check_storable_dtype(t.scalar_type(), key_.c_str());
+    ops::check_storable_dtype(t.scalar_type(), op_name().c_str());
   else
-    ops::check_supported_dtype(t.scalar_type(), key_.c_str());
+    ops::check_supported_dtype(t.scalar_type(), op_name().c_str());
   args_.push_back({t, ct, write});
   return int(args_.size()) - 1;
 }
