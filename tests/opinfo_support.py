@@ -34,14 +34,16 @@ from webgpu_env import COMPLEX_DTYPES, DTYPES, UINT_FP8_DTYPES
 import torch_webgpu  # noqa: F401  (registers the device and torch.ops.webgpu)
 from torch_webgpu.fallback import fallback_enabled
 
-# Dtypes the webgpu device holds (DESIGN.md: no float64; complex64 as pairs of float32; the unsigned
-# and float8 types with few ops).
-ALL_DTYPES = DTYPES + UINT_FP8_DTYPES + COMPLEX_DTYPES
+# Dtypes the webgpu device holds: the compute dtypes, emulated float64, the unsigned and float8
+# types (few ops), complex64 as pairs of float32.
+ALL_DTYPES = DTYPES + (torch.float64,) + UINT_FP8_DTYPES + COMPLEX_DTYPES
 
 # TORCH_WEBGPU_OPINFO=full: every dtype, every reference sample. Default (CI): a bounded subset that
 # still visits every entry: four dtypes that cover the kernel families, at most a few samples each.
 FULL = os.environ.get("TORCH_WEBGPU_OPINFO", "").lower() == "full"
 CI_DTYPES = (torch.float32, torch.float16, torch.int64, torch.bool)
+# Emulated float64 in the CI subset for a few entries only (its kernels are slow on lavapipe).
+CI_F64_ENTRIES = ("add", "mul", "sqrt", "where", "clamp", "eq")
 CI_MAX_SAMPLES = 4
 MODE_DTYPES = ALL_DTYPES if FULL else CI_DTYPES
 MODE_MAX_SAMPLES = None if FULL else CI_MAX_SAMPLES
@@ -53,6 +55,7 @@ VARIANTS = ("op", "noncontig", "inplace", "out", "grad")  # per dtype; "errors" 
 # precision against a CPU that computes in float32 and rounds once. Integers and bool are exact.
 DEFAULT_TOL = {
     torch.float32: (1e-5, 1e-5),
+    torch.float64: (1e-7, 1e-7),
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (1.6e-2, 1.6e-2),
 }
@@ -153,6 +156,8 @@ def dtypes_for(op, dtypes=None):
     mode = MODE_DTYPES
     if not FULL and op.name.startswith("fft."):
         mode = CI_DTYPES + COMPLEX_DTYPES  # the FFT entries: complex64 is their own dtype
+    if not FULL and full_name(op) in CI_F64_ENTRIES:
+        mode = mode + (torch.float64,)
     return [d for d in (dtypes or mode) if d in cpu]
 
 
@@ -341,6 +346,8 @@ def move_sample(op, sample):
     inp, args, kwargs = _join(op, sample, to_webgpu(parts))
     if kwargs.get("device") in ("cpu", torch.device("cpu")):  # factory entries take device=
         kwargs = {**kwargs, "device": DEVICE}
+    # ... and `to` takes it positionally (`to('cpu', torch.float64)`, once refused for the float64)
+    args = tuple(DEVICE if isinstance(a, (str, torch.device)) and str(a) == "cpu" else a for a in args)
     return inp, args, kwargs
 
 

@@ -116,6 +116,23 @@ void reset_fallback_counts() {
   g_warned.clear();
 }
 
+void begin_cpu_fallback(const std::string& name) {
+  TORCH_CHECK_NOT_IMPLEMENTED(fallback_enabled(), "webgpu: operator ", name,
+                              " has no webgpu kernel and the CPU fallback is off (TORCH_WEBGPU_FALLBACK=0). "
+                              "Unset TORCH_WEBGPU_FALLBACK to run it on the CPU, or add a webgpu kernel.");
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_counts[name];
+    first = g_warned.insert(name).second;
+  }
+  if (first) {
+    TORCH_WARN("webgpu: operator ", name,
+               " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
+               "and results back), which is slow. Set TORCH_WEBGPU_FALLBACK=0 to make this an error.");
+  }
+}
+
 void set_fallback_enabled(std::optional<bool> enabled) { g_override = enabled ? int(*enabled) : -1; }
 
 std::optional<bool> fallback_override() {

@@ -16,6 +16,9 @@ void reset_fallback_counts();
 void set_fallback_enabled(std::optional<bool> enabled);
 // The override set by set_fallback_enabled, nullopt when following the environment.
 std::optional<bool> fallback_override();
+// For kernels that run part of an op on the CPU themselves (float64 stubs, ops/float64.h): raises
+// the fallback-off NotImplementedError when the fallback is off, else counts `name` and warns once.
+void begin_cpu_fallback(const std::string& name);
 // Whether the fallback runs now: the override if set, else TORCH_WEBGPU_FALLBACK != "0".
 bool fallback_enabled();
 

@@ -11,6 +11,7 @@
 
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -145,6 +146,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
 
   std::vector<int64_t> shape(R, 1);
   for (int d = 0; d < iter.ndim(); ++d) shape[d] = iter.shape()[d];
+  if (ct == CT::F64) libs |= lib::Float64;
+  if (scalar_dtype == at::kDouble && ct != CT::F64 && ct != CT::RAW) raise_no_float64_kernel(name.c_str());
 
   const kernel::DeviceInfo* dev = nullptr;
   std::vector<Operand> ops(nops);
@@ -158,11 +161,18 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
       o.value = scalar_bits(cpu_scalar_value(t, scalar_dtype), ct);
       continue;
     }
-    // uint16/32/64 and float8 operands read or written as float32 or raw bits convert as CPU casts;
-    // computing in their own type is for the ops that allow it (ops/uint_fp8.h).
-    if (!kernel::is_uint_fp8(o.dtype) || (ct != CT::F32 && ct != CT::RAW)) check_supported_dtype(o.dtype, name.c_str());
-    // complex64 moves raw (or converts, in copies); computing on it takes ops/complex.cpp's rows.
-    if (at::isComplexType(o.dtype) && ct != CT::RAW && name != "copy") refuse_complex(name);
+    if (o.dtype == at::kDouble && float64_enabled()) {
+      // float64: raw moves, float64 compute, or an output widened from another compute type.
+      if (i > 0 && ct != CT::F64 && ct != CT::RAW) raise_no_float64_kernel(name.c_str());
+      libs |= lib::Float64;
+    } else {
+      // uint16/32/64 and float8 operands read or written as float32 or raw bits convert as CPU casts;
+      // computing in their own type is for the ops that allow it (ops/uint_fp8.h).
+      if (!kernel::is_uint_fp8(o.dtype) || (ct != CT::F32 && ct != CT::RAW))
+        check_supported_dtype(o.dtype, name.c_str());
+      // complex64 moves raw (or converts, in copies); computing on it takes ops/complex.cpp's rows.
+      if (at::isComplexType(o.dtype) && ct != CT::RAW && name != "copy") refuse_complex(name);
+    }
     if (!dev) dev = &kernel::device_info(t);
     o.block = kernel::block_id(t);
     o.byte_off = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());
@@ -314,6 +324,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     std::string src = native_f16 && mode == Mode::Half8 ? "enable f16;\n" : "";
     for (const auto& [bit, file] : lib::kFiles)
       if (libs & bit) src += kernel::library(file);
+    if (libs & lib::kFloat64File) src += kernel::library("f64");
     src += kernel::library("elementwise");
     std::ostringstream acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {

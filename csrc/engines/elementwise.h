@@ -29,6 +29,7 @@ enum File : Libs {
 inline constexpr std::pair<File, const char*> kFiles[] = {{kInt64, "int64"},      {kPointwise, "pointwise"},
                                                           {kBesselI, "bessel_i"}, {kSpecial, "special"},
                                                           {kBessel, "bessel"},    {kComplex, "complex"}};
+inline constexpr File kFloat64File = File(1u << 6);  // f64.wgsl, emitted after the files above
 enum : Libs {
   None = 0,
   Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
@@ -37,6 +38,7 @@ enum : Libs {
   Special = kSpecial | Int64 | Pointwise,  // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
   Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
   Complex = kComplex | Pointwise,  // complex.wgsl: c_ld, c_st, c_mul, c_div, c_exp (complex64)
+  Float64 = kFloat64File | Int64,  // f64.wgsl: f64_* (binary64 on vec2<u32>), added for any float64 operand
 };
 }  // namespace lib
 

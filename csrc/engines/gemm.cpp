@@ -36,6 +36,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 
 namespace webgpu::engines {
 namespace {
@@ -941,9 +942,10 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
 
 void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
               int64_t K, const c10::Scalar& alpha, const c10::Scalar& beta) {
-  const bool l = o.t.scalar_type() == at::kLong;
-  const CT ct = l ? CT::I64 : CT::I32;
-  Kernel k(std::string("matmul_int:") + (c ? "c" : "-"));
+  const bool d = o.t.scalar_type() == at::kDouble;  // float64: products rounded, summed in k order
+  const bool l = o.t.scalar_type() == at::kLong || d;
+  const CT ct = d ? CT::F64 : l ? CT::I64 : CT::I32;
+  Kernel k(std::string("matmul_int:") + (c ? "c" : "-") + (d ? "d" : ""));
   k.in(a.t, ct);
   k.in(b.t, ct);
   k.out(o.t, ct);
@@ -954,7 +956,12 @@ void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_
   view_params(set, "o", o, "m", "n");
   // alpha, beta in the accumulator's type (vec2<u32> for int64; i32 keeps the low word).
   auto scalar = [&](const char* name, const c10::Scalar& v) {
-    if (l)
+    if (d) {
+      const double x = v.to<double>();
+      int64_t u;
+      std::memcpy(&u, &x, 8);
+      k.param_i64(name, u);
+    } else if (l)
       k.param_i64(name, v.to<int64_t>());
     else
       k.param_i32(name, int32_t(uint32_t(uint64_t(v.to<int64_t>()))));
@@ -966,8 +973,12 @@ void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_
         kernel::library("matmul_int"),
         {{"ACC", l ? "vec2<u32>" : "i32"},
          {"ZERO", l ? "vec2<u32>(0u, 0u)" : "0i"},
-         {"ADD", l ? "i64_add(a, b)" : "a + b"},
-         {"MUL", l ? "i64_mul(a, b)" : "a * b"},
+         {"ADD", d   ? "f64_add(a, b)"
+                 : l ? "i64_add(a, b)"
+                     : "a + b"},
+         {"MUL", d   ? "f64_mul(a, b)"
+                 : l ? "i64_mul(a, b)"
+                     : "a * b"},
          {"C_TERM", c ? "v = add(v, mul(P.beta, ld3(P.c_off + b * P.c_sb + m * P.c_sm + n * P.c_sn)));" : ""}});
   });
 }
@@ -993,7 +1004,7 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     return;
   }
   if (dt == at::kComplexFloat) return ops::complex_gemm(o3, a3, b3, c3_in, beta, alpha, name);  // ops/complex.cpp
-  ops::check_supported_dtype(dt, name);
+  if (dt != at::kDouble || !ops::float64_enabled()) ops::check_supported_dtype(dt, name);
   TORCH_CHECK(dt != at::kBool, "\"", name, "\" not implemented for 'Bool'");
   TORCH_CHECK(a3.scalar_type() == dt && b3.scalar_type() == dt, name, ": expected operands of dtype ", dt, ", got ",
               a3.scalar_type(), " and ", b3.scalar_type());
@@ -1021,7 +1032,7 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
   View cv;
   if (c3.defined()) cv = view_of(c3);
   const View* c = c3.defined() ? &cv : nullptr;
-  if (!at::isFloatingType(dt)) {
+  if (!at::isFloatingType(dt) || dt == at::kDouble) {  // float64: the same tiles, emulated binary64
     int_gemm(o, a, b, c, batch, M, N, K, alpha, beta);
     return;
   }

@@ -50,6 +50,7 @@ const char* dtype_tag(at::ScalarType t) {
     case at::kFloat8_e4m3fnuz: return "f8e4m3fnuz";
     case at::kFloat8_e5m2fnuz: return "f8e5m2fnuz";
     case at::kComplexFloat: return "c64";
+    case at::kDouble: return "f64";
     default: TORCH_CHECK(false, "webgpu: internal: no storage rule for dtype ", t);
   }
 }
@@ -66,15 +67,67 @@ std::string raw_load(int64_t itemsize, const std::string& rd) {
   }
 }
 
+namespace {
+
+// float64 conversions (wgsl/lib/f64.wgsl): as CPU casts. Half types narrow through float32, as
+// c10::Half(double) and c10::BFloat16(double) do.
+std::string convert_in_f64(at::ScalarType t, CT ct) {
+  if (t == at::kDouble) {
+    switch (ct) {
+      case CT::F64:
+      case CT::RAW: return "r";
+      case CT::F32: return "f64_to_f32(r)";
+      case CT::I32: return "f64_to_i32(r)";
+      default: return "f64_to_i64(r)";
+    }
+  }
+  switch (t) {  // ct == F64
+    case at::kFloat: return "f64_from_f32_bits(r)";
+    case at::kHalf: return "f64_from_f32_bits(bitcast<u32>(f16_to_f32(r)))";
+    case at::kBFloat16: return "f64_from_f32_bits(r << 16u)";
+    case at::kLong: return "f64_from_i64(r)";
+    case at::kBool: return "b2d(r != 0u)";
+    default: return "f64_from_i32(" + convert_in(t, CT::I32) + ")";
+  }
+}
+
+std::string convert_out_f64(at::ScalarType t, CT ct) {
+  if (t == at::kDouble) {
+    switch (ct) {
+      case CT::F64: return "v";
+      case CT::F32: return "f64_from_f32_bits(bitcast<u32>(v))";
+      case CT::I32: return "f64_from_i32(v)";
+      default: return "f64_from_i64(v)";
+    }
+  }
+  switch (t) {  // ct == F64
+    case at::kFloat: return "f64_to_f32_bits(v)";
+    case at::kHalf: return "f32_to_f16(f64_to_f32(v))";
+    case at::kBFloat16: return "f32_to_bf16(f64_to_f32(v))";
+    case at::kLong: return "f64_to_i64(v)";
+    case at::kInt: return "bitcast<u32>(f64_to_i32(v))";
+    case at::kShort: return "(bitcast<u32>(f64_to_i32(v)) & 0xffffu)";
+    case at::kChar: return "(bitcast<u32>(f64_to_i32(v)) & 0xffu)";
+    case at::kByte: return "(f64_to_i64(v).x & 0xffu)";  // through int64, as c10 casts to uint8
+    case at::kBool: return "select(0u, 1u, f64_nz(v))";
+    default: TORCH_CHECK(false, "webgpu: internal: no float64 conversion to ", t);
+  }
+}
+
+}  // namespace
+
 // Raw bits r of dtype t -> compute type ct.
 std::string convert_in(at::ScalarType t, CT ct) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!(ct == CT::F64 && (is_uint_fp8(t) || t == at::kComplexFloat)),
+                              "webgpu: no on-device conversion from ", t, " to float64");
   if (is_uint_fp8(t)) return convert_in_uint_fp8(t, ct);
   const std::string r = "r";
   // complex64 (vec2<u32>: real, imag) -> a real compute type keeps the real part, as CPU casts.
-  if (t == at::kComplexFloat && ct != CT::RAW) {
+  if (t == at::kComplexFloat && ct != CT::RAW && ct != CT::F64) {
     std::string f = convert_in(at::kFloat, ct);
     return f.replace(f.find("bitcast<f32>(r)"), 15, "bitcast<f32>(r.x)");
   }
+  if (ct == CT::F64 || t == at::kDouble) return convert_in_f64(t, ct);
   std::string sext = t == at::kShort  ? "(bitcast<i32>(r << 16u) >> 16u)"
                      : t == at::kChar ? "(bitcast<i32>(r << 24u) >> 24u)"
                      : t == at::kInt  ? "bitcast<i32>(r)"
@@ -104,9 +157,12 @@ std::string convert_in(at::ScalarType t, CT ct) {
 // Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
+  TORCH_CHECK_NOT_IMPLEMENTED(!(ct == CT::F64 && is_uint_fp8(t)), "webgpu: no on-device conversion from float64 to ",
+                              t);
   if (is_uint_fp8(t)) return convert_out_uint_fp8(t, ct);
   // A real value -> complex64: (value as float32, 0), as CPU casts.
   if (t == at::kComplexFloat) return "vec2<u32>(" + convert_out(at::kFloat, ct) + ", 0u)";
+  if (ct == CT::F64 || t == at::kDouble) return convert_out_f64(t, ct);
   const bool bool_out = t == at::kBool;
   if (ct == CT::F32) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
@@ -153,6 +209,7 @@ const char* wgsl_type(CT ct) {
     case CT::F32: return "f32";
     case CT::I32: return "i32";
     case CT::I64: return "vec2<u32>";
+    case CT::F64: return "vec2<u32>";
     default: return "u32";
   }
 }
@@ -163,6 +220,14 @@ ScalarBits scalar_bits(const c10::Scalar& s, CT ct) {
     case CT::F32: {
       float f = s.to<float>();
       std::memcpy(&b.lo, &f, 4);
+      break;
+    }
+    case CT::F64: {
+      double d = s.to<double>();
+      uint64_t u;
+      std::memcpy(&u, &d, 8);
+      b.lo = uint32_t(u);
+      b.hi = uint32_t(u >> 32);
       break;
     }
     case CT::I32: {

@@ -10,7 +10,7 @@
 namespace webgpu::kernel {
 
 // The type an expression computes in. Half types compute in F32; RAW moves bits unchanged.
-enum class CT { F32, I32, I64, RAW };
+enum class CT { F32, I32, I64, RAW, F64 };  // F64: binary64 bits as vec2<u32> (wgsl/lib/f64.wgsl)
 
 // WGSL type of a compute type.
 const char* wgsl_type(CT ct);

@@ -3,6 +3,7 @@
 // lookup and one dispatch.
 #include "kernel/kernel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -154,7 +155,10 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
   if (!args_.empty())
     TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
                 args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
-  ops::check_supported_dtype(t.scalar_type(), key_.c_str());
+  if (ct == CT::RAW || ct == CT::F64)  // raw moves and float64 compute: any stored dtype
+    ops::check_storable_dtype(t.scalar_type(), key_.c_str());
+  else
+    ops::check_supported_dtype(t.scalar_type(), key_.c_str());
   // complex64 moves as raw 8-byte elements; a kernel computing in a real type cannot take it.
   if (at::isComplexType(t.scalar_type()) && ct != CT::RAW) ops::refuse_complex(op_name());
   args_.push_back({t, ct, write});
@@ -176,7 +180,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
   std::string key;
   key.reserve(key_.size() + 16 * args_.size() + 8);
   key.append(key_);
-  bool needs_i64 = false;
+  bool needs_i64 = false, needs_f64 = false;
   for (Arg& a : args_) {
     rt::Block* b = block_of(a.t);
     TORCH_CHECK(b != nullptr, "webgpu: ", key_, ": an operand has no storage");
@@ -194,6 +198,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     binds[k].write |= a.write;
     binds[k].atomic |= a.write && (a.t.element_size() < 4 || a.atomic);
     needs_i64 |= a.t.scalar_type() == at::kLong || a.ct == CT::I64;
+    needs_f64 |= a.ct == CT::F64 || (a.t.scalar_type() == at::kDouble && a.ct != CT::RAW);
     key.append("|").append(dtype_tag(a.t.scalar_type())).append(":");
     key.push_back(char('0' + int(a.ct)));
     key.push_back(':');
@@ -217,8 +222,11 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
   }
   if (error_flag_) key += "|E";
   // The Kernel's own Source takes int64 (no copy on the dispatch path; once, should it launch again).
+  needs_i64 |= needs_f64;
   if (needs_i64 && (source_.libraries.empty() || source_.libraries.front() != "int64"))
     source_.libraries.insert(source_.libraries.begin(), "int64");
+  if (needs_f64 && std::find(source_.libraries.begin(), source_.libraries.end(), "f64") == source_.libraries.end())
+    source_.libraries.insert(source_.libraries.begin() + 1, "f64");  // after int64, which it builds on
   auto make = [&]() {
     std::ostringstream s;
     for (size_t i = 0; i < args_.size(); ++i) {

@@ -17,5 +17,9 @@ inline uint64_t byte_offset_of(const at::TensorBase& t) { return uint64_t(t.stor
 
 bool is_supported_dtype(at::ScalarType t);
 void check_supported_dtype(at::ScalarType t, const char* op);
+// Storage and raw copies: the supported dtypes plus float64 (ops/float64.h; TORCH_WEBGPU_FLOAT64=0
+// restores the refusal).
+bool is_storable_dtype(at::ScalarType t);
+void check_storable_dtype(at::ScalarType t, const char* op);
 
 }  // namespace webgpu::ops

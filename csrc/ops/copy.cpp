@@ -25,6 +25,7 @@ int device_index(const at::Tensor& t) { return t.device().has_index() ? t.device
 CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   if (s == d) return CT::RAW;
   if (at::isComplexType(s) || at::isComplexType(d)) return CT::F32;  // complex64: real part, or (value, 0)
+  if (s == at::kDouble || d == at::kDouble) return CT::F64;
   auto fl = [](at::ScalarType t) { return at::isFloatingType(t); };
   if (fl(s) || fl(d)) return CT::F32;
   if (s == at::kLong || d == at::kLong) return CT::I64;
@@ -55,7 +56,15 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  run_elementwise(iter, "copy", "x1", lib::None, copy_compute_type(src.scalar_type(), dst.scalar_type()));
+  const auto s = src.scalar_type(), d = dst.scalar_type();
+  if ((s == at::kDouble && kernel::is_uint_fp8(d)) || (d == at::kDouble && kernel::is_uint_fp8(s))) {
+    // float64 <-> the unsigned and float8 types: no device conversion between them; through the
+    // host, where CPU's casts define the result.
+    dst.copy_(src.cpu().to(d));
+    return;
+  }
+  const CT ct = copy_compute_type(s, d);
+  run_elementwise(iter, "copy", "x1", ct == CT::F64 ? lib::Float64 : lib::None, ct);
 }
 
 // Host -> device. Converts and broadcasts on the CPU, then uploads contiguous bytes.
@@ -91,12 +100,12 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   const at::Tensor& src = self;
   TORCH_CHECK(dst.defined() && src.defined(), "webgpu: copy_: undefined tensor");
   if (is_webgpu(src) && is_webgpu(dst)) {
-    check_supported_dtype(dst.scalar_type(), "copy_");
+    check_storable_dtype(dst.scalar_type(), "copy_");
     if (src.is_complex() && !dst.is_complex())
       TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
     if (device_index(src) != device_index(dst)) {
       // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
-      check_supported_dtype(src.scalar_type(), "copy_");
+      check_storable_dtype(src.scalar_type(), "copy_");
       at::Tensor host;
       {
         c10::DeviceGuard g(src.device());
@@ -146,7 +155,7 @@ ScalarBits raw_bits(const c10::Scalar& v, at::ScalarType t) {
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
-  check_supported_dtype(self.scalar_type(), "fill_");
+  check_storable_dtype(self.scalar_type(), "fill_");
   if (self.numel() == 0) return self;
   // Overlapping outputs (an expanded tensor) are fine here: every write stores the same value.
   auto iter = at::TensorIteratorConfig()

@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "ops/common.h"
 #include "ops/uint_fp8.h"
+#include "ops/float64.h"
 
 namespace webgpu::ops {
 
@@ -36,6 +37,7 @@ bool is_supported_dtype(at::ScalarType t) {
 void check_supported_dtype(at::ScalarType t, const char* op) {
   if (is_uint_fp8(t)) return check_uint_fp8(t, op);
   if (is_supported_dtype(t)) return;
+  if (t == at::kDouble && float64_enabled()) raise_no_float64_kernel(op);
   if (t == at::kDouble)
     TORCH_CHECK_TYPE(false, "webgpu: ", op,
                      ": float64 is not supported on the webgpu device (WebGPU has no "
@@ -47,6 +49,12 @@ void check_supported_dtype(at::ScalarType t, const char* op) {
   TORCH_CHECK_TYPE(false, "webgpu: ", op, ": dtype ", t,
                    " is not supported on the webgpu device. Supported: "
                    "float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool, complex64.");
+}
+
+bool is_storable_dtype(at::ScalarType t) { return is_supported_dtype(t) || (t == at::kDouble && float64_enabled()); }
+
+void check_storable_dtype(at::ScalarType t, const char* op) {
+  if (!is_storable_dtype(t)) check_supported_dtype(t, op);
 }
 
 void raise_wrong_device(const at::TensorBase& t, const char* op) {
@@ -77,7 +85,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarTy
                                std::optional<at::Layout> layout, std::optional<at::Device> device,
                                std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
   const auto dt = c10::dtype_or_default(dtype);
-  check_supported_dtype(dt, "empty");
+  check_storable_dtype(dt, "empty");
   TORCH_CHECK(c10::layout_or_default(layout) == at::kStrided, "webgpu: only strided tensors are supported");
   c10::OptionalDeviceGuard guard(device);
   return at::detail::empty_generic(size, core::allocator(), kKeys, dt, memory_format);
@@ -87,7 +95,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
                          std::optional<at::Layout> layout, std::optional<at::Device> device,
                          std::optional<bool> pin_memory) {
   const auto dt = c10::dtype_or_default(dtype);
-  check_supported_dtype(dt, "empty_strided");
+  check_storable_dtype(dt, "empty_strided");
   TORCH_CHECK(c10::layout_or_default(layout) == at::kStrided, "webgpu: only strided tensors are supported");
   c10::OptionalDeviceGuard guard(device);
   return at::detail::empty_strided_generic(size, stride, core::allocator(), kKeys, dt);

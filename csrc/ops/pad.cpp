@@ -31,7 +31,7 @@ using shape::RDim;
 
 // out = pad(in) over the last K = padding.size() / 2 dims; padding is (left, right) innermost first.
 void pad_forward(const at::Tensor& in, at::IntArrayRef padding, const at::Tensor& out, bool reflect) {
-  check_supported_dtype(in.scalar_type(), reflect ? "reflection_pad" : "replication_pad");
+  check_storable_dtype(in.scalar_type(), reflect ? "reflection_pad" : "replication_pad");
   const int64_t K = int64_t(padding.size()) / 2, R = in.dim();
   // CPU's kernels dispatch over every type but bool.
   TORCH_CHECK_NOT_IMPLEMENTED(in.scalar_type() != at::kBool, "\"", reflect ? "reflection" : "replication", "_pad", K,
@@ -261,7 +261,7 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
                 l_diff + i, " of your input.");
     new_shape.push_back(new_dim);
   }
-  check_supported_dtype(self.scalar_type(), "constant_pad_nd");
+  check_storable_dtype(self.scalar_type(), "constant_pad_nd");
   at::Tensor out = at::empty(new_shape, self.options().memory_format(self.suggest_memory_format()));
   if (out.numel() == 0) return out;
   if (c_input.numel() == 0) return out.fill_(value);

@@ -65,6 +65,7 @@ void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c
   const at::ScalarType dt = driving_dtype(iter, r.drive);
   if (is_uint_fp8(dt)) return run_row_uint_fp8(r, iter, scalars, dt);
   if (at::isComplexType(dt)) return run_complex_row(r, iter, scalars);  // ops/complex.cpp
+  if (dt == at::kDouble && float64_enabled()) return run_row_float64(r, iter, scalars);
   check_supported_dtype(dt, r.name);
   const CT ct = compute_type(dt);
   const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "engines/elementwise.h"
+#include "ops/float64.h"
 
 namespace webgpu::ops {
 
@@ -60,7 +61,10 @@ void k3(at::TensorIteratorBase& it, const c10::Scalar& a, const c10::Scalar& b, 
 
 }  // namespace webgpu::ops
 
-// Points ATen's DispatchStub `stub` at our kernel for the PrivateUse1 device.
-#define WEBGPU_STUB(stub, fn)                                                                              \
-  static at::native::RegisterPRIVATEUSE1Dispatch<at::native::stub##_DECLARE_DISPATCH_type> stub##_webgpu_( \
-      at::native::stub, fn);
+// Points ATen's DispatchStub `stub` at our kernel for the PrivateUse1 device. Float64 operands the
+// kernel has no float64 code for run the stub's CPU kernel instead (ops/float64.h).
+#define WEBGPU_STUB(stub, fn)                                                                                   \
+  static constexpr char stub##_webgpu_name_[] = #stub;                                                          \
+  static at::native::RegisterPRIVATEUSE1Dispatch<at::native::stub##_DECLARE_DISPATCH_type> stub##_webgpu_(      \
+      at::native::stub, ::webgpu::ops::Float64Guard<at::native::stub##_DECLARE_DISPATCH_type, at::native::stub, \
+                                                    stub##_webgpu_name_, std::decay_t<decltype(fn)>, fn>::run);

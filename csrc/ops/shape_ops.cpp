@@ -40,7 +40,7 @@ std::vector<RDim> ident_dims(const at::Tensor& out, const at::Tensor& in) {
 // ---- flip, roll ----------------------------------------------------------------------------------
 
 at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
-  check_supported_dtype(self.scalar_type(), "flip");
+  check_storable_dtype(self.scalar_type(), "flip");
   const int64_t n = self.dim();
   auto flipped = at::dim_list_to_bitset(dims, n);
   at::Tensor out = at::empty_like(self, at::MemoryFormat::Preserve);
@@ -52,7 +52,7 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
 }
 
 at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArrayRef dims) {
-  check_supported_dtype(self.scalar_type(), "roll");
+  check_storable_dtype(self.scalar_type(), "roll");
   at::IntArrayRef shifts = C10_AS_INTARRAYREF_SLOW(shifts_);
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   if (dims.empty() && shifts.size() == 1) {
@@ -86,6 +86,7 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArra
 CT cat_ct(at::ScalarType in, at::ScalarType out) {
   if (in == out) return CT::RAW;
   if (at::isComplexType(out) || at::isComplexType(in)) return CT::F32;  // complex64: (value, 0) / real part
+  if (in == at::kDouble || out == at::kDouble) return CT::F64;
   if (at::isFloatingType(out) || at::isFloatingType(in)) return CT::F32;
   if (out == at::kLong || in == at::kLong) return CT::I64;
   if (out == at::kUInt32 || in == at::kUInt32 || out == at::kUInt64 || in == at::kUInt64) return CT::I64;
@@ -93,7 +94,7 @@ CT cat_ct(at::ScalarType in, at::ScalarType out) {
 }
 
 void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor& out) {
-  check_supported_dtype(out.scalar_type(), "cat");
+  check_storable_dtype(out.scalar_type(), "cat");
   struct In {
     at::Tensor t;
     int64_t start;  // along dim, in out
@@ -105,7 +106,7 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
                 "Expected all tensors to be on the same device, but found at least two devices, ", out.device(),
                 " and ", t.device(), "!");
     if (at::native::cat_should_skip_tensor(t)) continue;
-    check_supported_dtype(t.scalar_type(), "cat");
+    check_storable_dtype(t.scalar_type(), "cat");
     const int64_t len = t.size(dim);
     if (len > 0) ins.push_back({t, pos});
     pos += len;
@@ -185,12 +186,14 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
       oct = CT::I32;
       for (size_t q = i; q < j; ++q) {
         CT c = cat_ct(ins[q].t.scalar_type(), out.scalar_type());
-        if (c == CT::F32)
+        if (c == CT::F64)
+          oct = CT::F64;
+        else if (c == CT::F32 && oct != CT::F64)
           oct = CT::F32;
-        else if (c == CT::I64 && oct != CT::F32)
+        else if (c == CT::I64 && oct != CT::F32 && oct != CT::F64)
           oct = CT::I64;
       }
-      if (at::isFloatingType(out.scalar_type())) oct = CT::F32;
+      if (at::isFloatingType(out.scalar_type()) && oct != CT::F64) oct = CT::F32;
     }
     for (size_t q = i; q < j; ++q) k.in(ins[q].t, oct);
     k.out(dst, oct);
@@ -263,7 +266,7 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
 // ---- tril / triu ---------------------------------------------------------------------------------
 
 void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out, bool lower) {
-  check_supported_dtype(self.scalar_type(), lower ? "tril" : "triu");
+  check_storable_dtype(self.scalar_type(), lower ? "tril" : "triu");
   if (out.numel() == 0) return;
   const int64_t rows = self.size(-2), cols = self.size(-1);
   diagonal = std::clamp<int64_t>(diagonal, -rows - 1, cols + 1);

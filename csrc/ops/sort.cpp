@@ -996,9 +996,9 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
                 "weights should be 1-d and have the same length as input");
   const int64_t nbins = std::max(self.amax().item<int64_t>() + 1, minlength);
   const bool wf = weights.defined();
-  TORCH_CHECK(!wf || weights.scalar_type() == at::kFloat, "webgpu: bincount: weights of dtype ",
-              weights.defined() ? weights.scalar_type() : at::kFloat,
-              " give a float64 result, which the webgpu device does not support (use float32 weights)");
+  TORCH_CHECK_NOT_IMPLEMENTED(!wf || weights.scalar_type() == at::kFloat, "webgpu: bincount: weights of dtype ",
+                              weights.defined() ? weights.scalar_type() : at::kFloat,
+                              " give a float64 result, which has no webgpu kernel yet (use float32 weights)");
   const bool wide = self.scalar_type() == at::kLong;
   const std::string bin_of =
       std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";

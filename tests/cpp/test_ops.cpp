@@ -52,8 +52,14 @@ TEST(ops_fill_zero_item_conversion) {
   EXPECT(bit_equal(as_long.cpu(), e.to(at::kLong)));
 }
 
-TEST(ops_float64_is_refused) {
-  EXPECT_THROWS(at::empty({2}, at::TensorOptions().device(kDev).dtype(at::kDouble)), "float64");
+TEST(ops_float64_is_stored) {
+  // Emulated float64 (tests/test_float64.py): stored and copied bit-exactly; an op without a float64
+  // kernel says so (TORCH_WEBGPU_FLOAT64=0 restores the refusal of empty).
+  at::Tensor h = at::tensor({1.5, -0.0, 1e-310, -3.0}, at::kDouble);
+  at::Tensor d = h.to(kDev);
+  EXPECT(d.scalar_type() == at::kDouble);
+  EXPECT(at::equal(d.cpu().view(at::kLong), h.view(at::kLong)));
+  EXPECT_THROWS(at::cumsum(d, 0), "float64");
 }
 
 // ops/kernel.h: typed accessors over every dtype, sub-word outputs written by neighbouring

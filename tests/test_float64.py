@@ -1,0 +1,489 @@
+# float64 on the webgpu device: storage and copies (bit-exact), conversions to and from every stored
+# dtype (as CPU casts), printing, from_numpy, IEEE binary64 arithmetic bit-identical to CPU on random
+# bit patterns (subnormals, inf, NaN, signed zeros, huge/tiny exponents, rounding ties), the CPU stub
+# fallback for float64 ops without a kernel, and the TORCH_WEBGPU_FLOAT64=0 guard.
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from webgpu_env import DEV, native_env
+
+import torch_webgpu  # noqa: F401
+from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts
+
+F64 = torch.float64
+
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    1.5,
+    2.5,
+    -2.5,
+    3.5,
+    0.1,
+    -0.7,
+    1e300,
+    -1e300,
+    1e-300,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    2.225073858507201e-308,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    2.0**53,
+    2.0**53 + 2,
+    -(2.0**63),
+    2.0**62,
+    2147483647.0,
+    -2147483648.0,
+    255.9,
+    -1.9,
+    65504.0,
+    65520.0,
+    3.4028234663852886e38,
+    3.4028235677973366e38,
+    1.401298464324817e-45,
+    7.006492321624085e-46,
+    7.006492321624087e-46,
+    1.1754943508222875e-38,
+    1 + 2.0**-24,
+    1 + 2.0**-24 + 2.0**-52,
+    1 + 3 * 2.0**-24,
+]
+
+
+def bits(t):
+    return t.contiguous().view(torch.int64)
+
+
+def random_f64(n, seed):
+    """Random binary64 values: raw 64-bit patterns (every exponent), subnormals, values near 1 and near
+    the float32 rounding boundaries, and the special values."""
+    g = np.random.default_rng(seed)
+    raw = g.integers(-(2**63), 2**63 - 1, size=n, dtype=np.int64, endpoint=True).view(np.float64)
+    sub = (g.integers(0, 2**52, size=n // 4, dtype=np.int64) | (g.integers(0, 2, size=n // 4) << 63)).view(np.float64)
+    near1 = g.uniform(-4, 4, size=n // 4)
+    # float32 values plus exactly half an ulp (ties) and half an ulp plus or minus one binary64 ulp.
+    f = g.standard_normal(n // 4).astype(np.float32).astype(np.float64)
+    half = np.abs(f) * 2.0**-24
+    ties = np.concatenate([f + half, np.nextafter(f + half, np.inf), np.nextafter(f + half, -np.inf)])
+    out = np.concatenate([np.array(SPECIAL), raw, sub, near1, ties, near1 * 1e-310, near1 * 1e307])
+    return torch.from_numpy(out)
+
+
+def assert_same_bits(got, want, nan_any=True):
+    """got (webgpu) equals want (CPU) bit for bit; NaNs match any NaN when nan_any (NaN payloads of
+    results are not specified across CPU code paths: CPU's vectorised float64 -> bfloat16 gives 0xffff
+    for a NaN where its scalar tail gives 0x7fc0)."""
+    got = got.cpu()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if got.dtype.is_floating_point and nan_any:
+        both = torch.isnan(got) & torch.isnan(want)
+        g = torch.where(both, torch.zeros_like(got), got)
+        w = torch.where(both, torch.zeros_like(want), want)
+        assert torch.isnan(got).eq(torch.isnan(want)).all()
+        got, want = g, w
+    if got.dtype in (F64, torch.float32, torch.float16, torch.bfloat16):
+        ib = {F64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+        gb, wb = got.view(ib[got.dtype]), want.view(ib[want.dtype])
+        bad = (gb != wb).nonzero()
+        assert bad.numel() == 0, (
+            f"{bad.shape[0]} differ, first at {bad[0].tolist()}: {got[tuple(bad[0])]!r} vs {want[tuple(bad[0])]!r}"
+        )
+    else:
+        assert torch.equal(got, want)
+
+
+# ---- storage and copies ----------------------------------------------------------------------------
+
+
+def test_from_numpy_roundtrip_bits():
+    a = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, size=1001, dtype=np.int64).view(np.float64)
+    t = torch.from_numpy(a).to(DEV)
+    assert t.dtype == F64 and t.device.type == DEV
+    assert np.array_equal(t.cpu().numpy().view(np.int64), a.view(np.int64))  # NaN payloads too
+    u = torch.from_numpy(np.random.rand(3, 4)).to(DEV)
+    assert torch.equal(u.cpu(), torch.from_numpy(u.cpu().numpy()))
+
+
+def test_factories_item_and_print():
+    x = torch.tensor([1.5, -2.25, 1e-310], dtype=F64, device=DEV)
+    assert x[1].item() == -2.25 and x[2].item() == 1e-310
+    assert torch.zeros(3, dtype=F64, device=DEV).cpu().eq(0).all()
+    assert torch.full((2, 3), 0.1, dtype=F64, device=DEV).cpu().eq(0.1).all()
+    e = torch.empty(2, 5, dtype=F64, device=DEV)
+    assert e.dtype == F64 and e.element_size() == 8
+    t = torch.from_numpy(np.random.rand(3, 4)).to(DEV)
+    s = str(t)
+    assert "device='webgpu:0'" in s and "dtype=torch.float64" in s
+    assert str(t.cpu()).split("]]")[0] == s.split("]]")[0]
+    print(torch.tensor([float("nan"), float("inf"), 1e-300, 3.0], dtype=F64, device=DEV))
+
+
+def test_copies_all_layouts():
+    base = random_f64(600, 1)[:600].reshape(20, 30)
+    d = base.to(DEV)
+    assert_same_bits(d.clone(), base, nan_any=False)
+    assert_same_bits(d.t().contiguous(), base.t().contiguous(), nan_any=False)
+    assert_same_bits(d[::2, 1::3], base[::2, 1::3], nan_any=False)
+    assert_same_bits(d[3:7].reshape(-1), base[3:7].reshape(-1), nan_any=False)
+    # device -> device into strided destinations
+    dst = torch.zeros(30, 20, dtype=F64, device=DEV)
+    dst.t().copy_(d)
+    assert_same_bits(dst, base.t().contiguous(), nan_any=False)
+    nc = torch.zeros(20, 60, dtype=F64, device=DEV)[:, ::2]
+    nc.copy_(d)
+    assert_same_bits(nc, base, nan_any=False)
+    # host -> strided device destination
+    nc2 = torch.zeros(20, 60, dtype=F64, device=DEV)[:, 1::2]
+    nc2.copy_(base)
+    assert_same_bits(nc2, base, nan_any=False)
+    # broadcast copy and fill
+    row = torch.zeros(4, 30, dtype=F64, device=DEV)
+    row.copy_(d[5])
+    assert_same_bits(row, base[5].expand(4, 30), nan_any=False)
+    row.fill_(-0.0)
+    assert_same_bits(row, torch.full((4, 30), -0.0, dtype=F64), nan_any=False)
+
+
+def test_raw_movers():
+    base = random_f64(600, 2)[:600].reshape(20, 30)
+    d = base.to(DEV)
+    for f in (
+        lambda x: torch.cat([x, x[:3]], 0),
+        lambda x: torch.cat([x[:, :5], x[:, 7:]], 1),
+        lambda x: torch.stack([x[1], x[4]]),
+        lambda x: x.flip(0),
+        lambda x: x.flip(1),
+        lambda x: x.roll(3, 1),
+        lambda x: x.tril(),
+        lambda x: x.triu(2),
+        lambda x: torch.nn.functional.pad(x, (1, 2, 3, 0)),
+        lambda x: x.unsqueeze(0).expand(2, 20, 30).contiguous(),
+        lambda x: x.t()[3:9].contiguous(),
+    ):
+        assert_same_bits(f(d), f(base), nan_any=False)
+    # cat across dtypes converts as CPU does
+    i = torch.arange(30, dtype=torch.int64)
+    assert_same_bits(torch.cat([d[0], i.to(DEV)]), torch.cat([base[0], i]), nan_any=False)
+
+
+# ---- conversions -----------------------------------------------------------------------------------
+
+OTHER = (
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+)
+
+
+@pytest.mark.parametrize("dtype", OTHER, ids=str)
+def test_convert_from_f64(dtype):
+    x = random_f64(4000, 3)
+    if not dtype.is_floating_point and dtype != torch.bool:
+        # In range of the destination (out-of-range float -> int casts are undefined in C++).
+        lo, hi = (-(2.0**63), 2.0**63) if dtype in (torch.int64, torch.uint8) else (-(2.0**31), 2.0**31)
+        x = x[torch.isfinite(x) & (x > lo) & (x < hi)]
+        x = torch.cat([x, x * 1e-3, x * 1e-9, torch.tensor([-1.9, 255.9, 300.7, 70000.5, -129.5], dtype=F64)])
+        x = x[(x > lo) & (x < hi)]
+    want = x.to(dtype)
+    got = x.to(DEV).to(dtype)
+    assert_same_bits(got, want)
+    # strided source, into a strided destination
+    xs = x[: (x.numel() // 2) * 2].reshape(-1, 2)
+    dst = torch.empty(2, xs.shape[0], dtype=dtype, device=DEV).t()
+    dst.copy_(xs.to(DEV))
+    assert_same_bits(dst, xs.to(dtype))
+
+
+def _values_of(dtype, n=3000):
+    g = torch.Generator().manual_seed(4)
+    if dtype == torch.bool:
+        return torch.rand(n, generator=g) > 0.5
+    if dtype.is_floating_point:
+        ib = torch.int32 if dtype == torch.float32 else torch.int16
+        info = torch.iinfo(ib)
+        r = torch.randint(info.min, info.max, (n,), generator=g, dtype=torch.int64).to(ib).view(dtype)
+        return r
+    info = torch.iinfo(dtype)
+    r = torch.randint(info.min, info.max, (n,), generator=g, dtype=dtype)
+    return torch.cat([r, torch.tensor([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], dtype=dtype)])
+
+
+@pytest.mark.parametrize("dtype", OTHER, ids=str)
+def test_convert_to_f64(dtype):
+    x = _values_of(dtype)
+    assert_same_bits(x.to(DEV).to(F64), x.to(F64), nan_any=dtype != torch.float32)
+    if dtype == torch.float32:  # NaN payloads are kept (quieted), as the CPU's cvtss2sd
+        assert_same_bits(x.to(DEV).to(F64), x.to(F64), nan_any=False)
+
+
+def test_int64_to_f64_rounding():
+    # > 53-bit integers round to nearest even
+    v = torch.tensor(
+        [2**53 + 1, 2**53 + 3, -(2**53) - 1, 2**63 - 1, -(2**63), 2**62 + 2**9, 2**62 + 2**9 + 1], dtype=torch.int64
+    )
+    g = torch.randint(-(2**63), 2**63 - 1, (2000,), dtype=torch.int64)
+    v = torch.cat([v, g, g >> 7, g >> 20])
+    assert_same_bits(v.to(DEV).to(F64), v.to(F64))
+
+
+# ---- arithmetic bit-identity ----------------------------------------------------------------------
+
+
+def pairs(n=3000, seed=5):
+    a = random_f64(n, seed)
+    b = random_f64(n, seed + 100)[: a.numel()]
+    b = b[torch.randperm(b.numel(), generator=torch.Generator().manual_seed(seed))]
+    # cancellation and near ties: b close to +-a
+    ai = a.view(torch.int64)
+    near = (ai + torch.randint(-3, 4, ai.shape)).view(F64)
+    a = torch.cat([a, a, a, a])
+    b = torch.cat([b, -near, near, near * 0.5])
+    return a, b
+
+
+BINARY = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.div,
+    "div_trunc": lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "fmax": torch.fmax,
+    "fmin": torch.fmin,
+    "copysign": torch.copysign,
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+    "logical_and": torch.logical_and,
+    "logical_xor": torch.logical_xor,
+    "add_alpha": lambda x, y: torch.add(x, y, alpha=0.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_bits(name):
+    f = BINARY[name]
+    a, b = pairs()
+    if name in ("fmax", "fmin"):
+        # glibc's fmax/fmin (CPU's scalar path) return NaN for a signalling NaN, its vector path the
+        # other operand: quiet NaNs only.
+        a, b = (torch.where(torch.isnan(t), torch.full_like(t, float("nan")), t) for t in (a, b))
+    if name in ("maximum", "minimum"):
+        # Which zero maximum(0.0, -0.0) returns differs between CPU's vector loop (the second) and its
+        # scalar tail (the first): compare with zeros made positive.
+        f0 = f
+
+        def f(x, y):
+            r = f0(x, y)
+            return torch.where(r == 0, torch.zeros_like(r), r)
+
+    da, db = a.to(DEV), b.to(DEV)
+    assert_same_bits(f(da, db), f(a, b))
+    # non-contiguous operands and a broadcast CPU scalar
+    n = b[1::3].numel()
+    assert_same_bits(f(da[::3][:n], db[1::3]), f(a[::3][:n], b[1::3]))
+    s = torch.tensor(0.1, dtype=F64)
+    assert_same_bits(f(da, s), f(a, s))
+
+
+UNARY = {
+    "abs": torch.abs,
+    "neg": torch.neg,
+    "sign": torch.sign,
+    "reciprocal": torch.reciprocal,
+    "floor": torch.floor,
+    "ceil": torch.ceil,
+    "trunc": torch.trunc,
+    "round": torch.round,
+    "round_dec": lambda x: torch.round(x, decimals=2),
+    "frac": torch.frac,
+    "isnan": torch.isnan,
+    "isinf": torch.isinf,
+    "isfinite": torch.isfinite,
+    "signbit": torch.signbit,
+    "isposinf": torch.isposinf,
+    "logical_not": torch.logical_not,
+    "clamp": lambda x: torch.clamp(x, -2.0, 3.0),
+    "clamp_min": lambda x: torch.clamp(x, min=0.0),
+    "clamp_max": lambda x: torch.clamp(x, max=-0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_bits(name):
+    f = UNARY[name]
+    x = random_f64(4000, 6)
+    x = torch.cat([x, x * 0.5 + 0.25, torch.arange(-10, 10) * 0.5])
+    assert_same_bits(f(x.to(DEV)), f(x))
+    assert_same_bits(f(x.to(DEV)[1::2]), f(x[1::2]))
+
+
+def test_sqrt_correctly_rounded():
+    # CPU's float64 sqrt (SLEEF on AVX512 builds) is not always correctly rounded (0x3ff0000010000001
+    # gives ...7fffffe, the exact root is ...7fffffe.8000003): the device's is, like NumPy's.
+    x = random_f64(4000, 6)
+    x = torch.cat([x, x * 0.5 + 0.25, torch.tensor([0x3FF0000010000001], dtype=torch.int64).view(F64)])
+    got = torch.sqrt(x.to(DEV)).cpu()
+    with np.errstate(invalid="ignore"):
+        exact = torch.from_numpy(np.sqrt(x.numpy()))
+    assert_same_bits(got, exact)
+    cpu = torch.sqrt(x)
+    ok = torch.isnan(cpu) | ((got.view(torch.int64) - cpu.view(torch.int64)).abs() <= 1)
+    assert ok.all()
+
+
+def test_inplace_out_and_ternary():
+    a, b = pairs(800, 7)
+    c = random_f64(800, 8)[: a.numel()]
+    c = torch.cat([c] * (a.numel() // c.numel() + 1))[: a.numel()]
+    da, db, dc = a.to(DEV), b.to(DEV), c.to(DEV)
+    y = da.clone()
+    y.mul_(db)
+    assert_same_bits(y, a * b)
+    out = torch.empty_like(da)
+    torch.add(da, db, out=out)
+    assert_same_bits(out, a + b)
+    assert_same_bits(torch.where(da > db, da, dc), torch.where(a > b, a, c))
+    assert_same_bits(torch.addcmul(da, db, dc, value=0.5), torch.addcmul(a, b, c, value=0.5))
+    assert_same_bits(torch.addcdiv(da, db, dc, value=2.0), torch.addcdiv(a, b, c, value=2.0))
+    assert_same_bits(torch.clamp(da, db, dc), torch.clamp(a, b, c))
+    assert_same_bits(da.masked_fill(db > 0, -0.0), a.masked_fill(b > 0, -0.0))
+    # mixed dtypes promote to float64
+    i = torch.randint(-1000, 1000, a.shape, dtype=torch.int32)
+    f = torch.randn(a.shape)
+    assert_same_bits(da + i.to(DEV), a + i)
+    assert_same_bits(f.to(DEV) * da, f * a)
+    assert_same_bits(da / 3, a / 3)
+
+
+def test_backward_through_native_ops():
+    a = torch.randn(50, dtype=F64, requires_grad=True)
+    b = torch.randn(50, dtype=F64, requires_grad=True)
+    da = a.detach().to(DEV).requires_grad_()
+    db = b.detach().to(DEV).requires_grad_()
+    ya = (a * b - a / (b * b + 1)).abs()
+    yd = (da * db - da / (db * db + 1)).abs()
+    g = torch.randn(50, dtype=F64)
+    ya.backward(g)
+    yd.backward(g.to(DEV))
+    assert_same_bits(da.grad, a.grad)
+    assert_same_bits(db.grad, b.grad)
+
+
+# ---- the stub fallback and the guard --------------------------------------------------------------
+
+
+def test_fallback_warns_for_transcendental():
+    x = torch.rand(5, dtype=F64)
+    d = x.to(DEV)
+    with pytest.raises(NotImplementedError, match="fallback is off"):
+        torch.exp(d)
+    reset_fallback_counts()
+    with fallback_enabled(True), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        y = torch.exp(d)
+        y2 = torch.exp(d)
+    assert y.device.type == DEV and y.dtype == F64
+    assert torch.equal(y.cpu(), torch.exp(x)) and torch.equal(y2.cpu(), torch.exp(x))
+    msgs = [str(m.message) for m in w if "runs on the CPU" in str(m.message)]
+    assert len(msgs) == 1 and "exp" in msgs[0]
+    assert fallback_counts().get("exp (float64)") == 2
+
+
+def test_fallback_reduction_and_comparison_shapes():
+    x = torch.randn(6, 7, dtype=F64)
+    d = x.to(DEV)
+    with fallback_enabled(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.allclose(d.sum(1).cpu(), x.sum(1), rtol=1e-15, atol=0)
+        assert torch.equal(d.amax(0).cpu(), x.amax(0))
+        assert torch.equal(d.argmax(1).cpu(), x.argmax(1))
+        with pytest.raises(NotImplementedError, match="float64"):
+            d.max(1)  # registered directly, not through a stub: no float64 kernel, no stub fallback
+        assert torch.equal(torch.atan2(d, d.flip(0)).cpu(), torch.atan2(x, x.flip(0)))
+        m = torch.randn(6, 7, dtype=F64)
+        assert_same_bits(torch.pow(d, m.to(DEV)), torch.pow(x, m))
+
+
+def test_float64_guard_off():
+    code = (
+        "import torch, torch_webgpu\n"
+        "try:\n"
+        "    torch.zeros(2, dtype=torch.float64, device='webgpu')\n"
+        "except TypeError as e:\n"
+        "    assert 'float64 is not supported' in str(e), e\n"
+        "    print('refused')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=native_env(TORCH_WEBGPU_FLOAT64="0"), capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    assert "refused" in r.stdout
+
+
+# ---- matmul ------------------------------------------------------------------------------------------
+
+
+def _k_order_mm(a, b):
+    """a @ b with each product rounded and the sum taken in k order from +0, as the device does."""
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=F64)
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k : k + 1] * b[k : k + 1, :]
+    return acc
+
+
+@pytest.mark.parametrize("mkn", [(5, 7, 3), (33, 40, 17), (1, 9, 4), (6, 9, 1), (16, 16, 16)])
+def test_mm_fixed_order(mkn):
+    m, k, n = mkn
+    g = torch.Generator().manual_seed(m * 100 + k)
+    a = torch.randn(m, k, generator=g, dtype=F64) * torch.logspace(-3, 3, k, dtype=F64)
+    b = torch.randn(k, n, generator=g, dtype=F64)
+    got = a.to(DEV) @ b.to(DEV)
+    assert_same_bits(got, _k_order_mm(a, b), nan_any=False)
+    torch.testing.assert_close(got.cpu(), a @ b, rtol=1e-13, atol=1e-13)
+    # transposed operand (read through its strides) and out=
+    out = torch.empty(m, n, dtype=F64, device=DEV)
+    torch.mm(a.t().contiguous().to(DEV).t(), b.to(DEV), out=out)
+    assert_same_bits(out, _k_order_mm(a, b), nan_any=False)
+
+
+def test_bmm_addmm_matmul_backward():
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(3, 5, 7, generator=g, dtype=F64)
+    b = torch.randn(3, 7, 4, generator=g, dtype=F64)
+    c = torch.randn(5, 4, generator=g, dtype=F64)
+    torch.testing.assert_close(torch.bmm(a.to(DEV), b.to(DEV)).cpu(), torch.bmm(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(
+        torch.addmm(c.to(DEV), a[0].to(DEV), b[0].to(DEV), beta=0.5, alpha=2.0).cpu(),
+        torch.addmm(c, a[0], b[0], beta=0.5, alpha=2.0),
+        rtol=1e-13,
+        atol=1e-13,
+    )
+    x = a[1].clone().requires_grad_()
+    dx = a[1].to(DEV).requires_grad_()
+    (x @ b[1]).backward(torch.ones(5, 4, dtype=F64))
+    (dx @ b[1].to(DEV)).backward(torch.ones(5, 4, dtype=F64, device=DEV))
+    torch.testing.assert_close(dx.grad.cpu(), x.grad, rtol=1e-13, atol=1e-13)

@@ -1,0 +1,522 @@
+// IEEE binary64 emulated on vec2<u32> (x = low word, y = high word of the bits), rounding to nearest
+// even exactly as the CPU does (docs/design.md, "Dtype storage"). Builds on int64.wgsl (u64 shifts).
+
+const F64_QNAN: vec2<u32> = vec2<u32>(0u, 0xfff80000u);  // x86's default NaN (invalid operations)
+
+fn d64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn d64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+fn d64_clz(a: vec2<u32>) -> u32 {
+  if (a.y != 0u) { return countLeadingZeros(a.y); }
+  return 32u + countLeadingZeros(a.x);
+}
+fn d64_nz(a: vec2<u32>) -> bool { return (a.x | a.y) != 0u; }
+// Right shift by any count, OR-ing every bit shifted out into bit 0 (the sticky bit).
+fn d64_shr_sticky(a: vec2<u32>, n: u32) -> vec2<u32> {
+  if (n == 0u) { return a; }
+  if (n >= 64u) { return vec2<u32>(select(0u, 1u, d64_nz(a)), 0u); }
+  let r = u64_shr(a, n);
+  let back = u64_shl(r, n);
+  return vec2<u32>(r.x | select(0u, 1u, back.x != a.x || back.y != a.y), r.y);
+}
+
+fn f64_sign(a: vec2<u32>) -> u32 { return a.y >> 31u; }
+fn f64_exp(a: vec2<u32>) -> u32 { return (a.y >> 20u) & 0x7ffu; }
+fn f64_frac(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(a.x, a.y & 0xfffffu); }
+fn f64_is_nan(a: vec2<u32>) -> bool { return f64_exp(a) == 0x7ffu && d64_nz(f64_frac(a)); }
+fn f64_is_inf(a: vec2<u32>) -> bool { return (a.y & 0x7fffffffu) == 0x7ff00000u && a.x == 0u; }
+fn f64_is_finite(a: vec2<u32>) -> bool { return f64_exp(a) != 0x7ffu; }
+fn f64_is_zero(a: vec2<u32>) -> bool { return ((a.y & 0x7fffffffu) | a.x) == 0u; }
+fn f64_nz(a: vec2<u32>) -> bool { return !f64_is_zero(a); }
+fn f64_quiet(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(a.x, a.y | 0x80000u); }
+fn f64_abs(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(a.x, a.y & 0x7fffffffu); }
+fn f64_neg(a: vec2<u32>) -> vec2<u32> { return vec2<u32>(a.x, a.y ^ 0x80000000u); }
+fn f64_inf(s: u32) -> vec2<u32> { return vec2<u32>(0u, (s << 31u) | 0x7ff00000u); }
+fn f64_zero(s: u32) -> vec2<u32> { return vec2<u32>(0u, s << 31u); }
+fn b2d(c: bool) -> vec2<u32> { return vec2<u32>(0u, select(0u, 0x3ff00000u, c)); }
+
+// The significand with its leading one at bit 52 and the matching biased exponent (subnormals are
+// normalised, so the exponent may be <= 0). Finite nonzero inputs only.
+fn f64_unpack(a: vec2<u32>) -> vec3<u32> {
+  let e = f64_exp(a);
+  let f = f64_frac(a);
+  if (e != 0u) { return vec3<u32>(f.x, f.y | 0x100000u, e); }
+  let sh = d64_clz(f) - 11u;
+  let m = u64_shl(f, sh);
+  return vec3<u32>(m.x, m.y, bitcast<u32>(1 - i32(sh)));
+}
+
+// sign, biased exponent e and a significand m whose leading one is at bit 62 (value m * 2^(e-1085))
+// -> the nearest binary64 (ties to even), subnormal, or infinity.
+fn f64_round_pack(s: u32, e: i32, m0: vec2<u32>) -> vec2<u32> {
+  if (e >= 0x7ff) { return f64_inf(s); }
+  var m = m0;
+  var sub = false;
+  if (e <= 0) {
+    m = d64_shr_sticky(m, u32(1 - e));
+    sub = true;
+  }
+  let rb = m.x & 0x3ffu;
+  m = u64_shr(m, 10u);
+  if (rb > 0x200u || (rb == 0x200u && (m.x & 1u) == 1u)) { m = d64_add(m, vec2<u32>(1u, 0u)); }
+  var r = m;
+  if (!sub) { r = d64_add(vec2<u32>(0u, u32(e - 1) << 20u), m); }
+  return vec2<u32>(r.x, r.y | (s << 31u));
+}
+
+// ---- conversions ---------------------------------------------------------------------------------
+
+// float32 bits -> binary64, exact; a NaN keeps its payload and is quieted (as cvtss2sd).
+fn f64_from_f32_bits(x: u32) -> vec2<u32> {
+  let s = x & 0x80000000u;
+  let e = (x >> 23u) & 0xffu;
+  let m = x & 0x7fffffu;
+  if (e == 255u) {
+    if (m == 0u) { return vec2<u32>(0u, s | 0x7ff00000u); }
+    let q = m | 0x400000u;
+    return vec2<u32>(q << 29u, s | 0x7ff00000u | (q >> 3u));
+  }
+  if (e == 0u) {
+    if (m == 0u) { return vec2<u32>(0u, s); }
+    let sh = countLeadingZeros(m) - 8u;  // leading one to bit 23
+    let mm = (m << sh) & 0x7fffffu;
+    let de = 1u + 896u - sh;
+    return vec2<u32>(mm << 29u, s | (de << 20u) | (mm >> 3u));
+  }
+  return vec2<u32>(m << 29u, s | ((e + 896u) << 20u) | (m >> 3u));
+}
+
+// Unsigned 64-bit integer -> binary64, ties to even.
+fn f64_from_u64(v: vec2<u32>) -> vec2<u32> {
+  if (!d64_nz(v)) { return vec2<u32>(0u, 0u); }
+  let lz = d64_clz(v);
+  // Leading one to bit 62 (a 63-bit value keeps all its bits, so nothing is lost before rounding).
+  let m = select(u64_shl(v, lz - 1u), d64_shr_sticky(v, 1u), lz == 0u);
+  return f64_round_pack(0u, 1085 - 62 + (63 - i32(lz)), m);
+}
+fn f64_from_i64(v: vec2<u32>) -> vec2<u32> {
+  let neg = (v.y >> 31u) == 1u;
+  let a = f64_from_u64(select(v, i64_neg(v), neg));
+  return select(a, f64_neg(a), neg);
+}
+fn f64_from_i32(v: i32) -> vec2<u32> { return f64_from_i64(i64_from_i32(v)); }
+
+// binary64 -> float32 bits, ties to even, subnormals, overflow to infinity; a NaN is quieted and
+// keeps its top payload bits (as cvtsd2ss).
+fn f64_to_f32_bits(a: vec2<u32>) -> u32 {
+  let s = a.y & 0x80000000u;
+  let e = i32(f64_exp(a));
+  let f = f64_frac(a);
+  if (e == 0x7ff) {
+    if (!d64_nz(f)) { return s | 0x7f800000u; }
+    return s | 0x7fc00000u | (u64_shr(f, 29u).x & 0x7fffffu);
+  }
+  if (e == 0 && !d64_nz(f)) { return s; }
+  if (e == 0) { return s; }  // binary64 subnormals are far below float32's smallest subnormal
+  let fe = e - 1023 + 127;
+  if (fe >= 255) { return s | 0x7f800000u; }
+  // 24-bit significand plus 29 rounding bits in a 64-bit value.
+  var m = vec2<u32>(f.x, f.y | 0x100000u);
+  var sh = 29u;
+  var be = fe;
+  if (fe <= 0) {
+    sh = 29u + u32(1 - fe);
+    be = 0;
+  }
+  m = d64_shr_sticky(m, sh - 2u);  // keep two rounding bits: half and sticky
+  var r = u64_shr(m, 2u).x;
+  let rb = m.x & 3u;
+  // rb: bit 1 = half, bit 0 = sticky
+  if (rb == 3u || (rb == 2u && (r & 1u) == 1u)) { r = r + 1u; }
+  if (be == 0) { return s | r; }  // may round up into the smallest normal: still right
+  return s | ((u32(be - 1) << 23u) + r);
+}
+fn f64_to_f32(a: vec2<u32>) -> f32 { return bitcast<f32>(f64_to_f32_bits(a)); }
+
+// binary64 -> int64 truncating; NaN and out-of-range give INT64_MIN (cvttsd2si).
+fn f64_to_i64(a: vec2<u32>) -> vec2<u32> {
+  let e = i32(f64_exp(a));
+  if (e < 1023) { return vec2<u32>(0u, 0u); }
+  if (e >= 1023 + 63) { return vec2<u32>(0u, 0x80000000u); }
+  let m = vec2<u32>(a.x, (a.y & 0xfffffu) | 0x100000u);
+  let k = e - 1023;  // value = m * 2^(k - 52)
+  var r = select(u64_shr(m, u32(52 - k)), u64_shl(m, u32(k - 52)), k >= 52);
+  return select(r, i64_neg(r), f64_sign(a) == 1u);
+}
+// binary64 -> int32 truncating; NaN and out-of-range give INT32_MIN (cvttsd2si).
+fn f64_to_i32(a: vec2<u32>) -> i32 {
+  let e = i32(f64_exp(a));
+  if (e < 1023) { return 0i; }
+  let r = f64_to_i64(a);
+  let neg = f64_sign(a) == 1u;
+  // |value| < 2^31, or exactly -2^31.
+  if (e >= 1023 + 31) {
+    if (neg && e == 1023 + 31 && r.x == 0x80000000u) { return bitcast<i32>(r.x); }
+    return i32(-2147483647) - 1;
+  }
+  return bitcast<i32>(r.x);
+}
+
+// ---- arithmetic ----------------------------------------------------------------------------------
+
+fn f64_nan2(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return f64_quiet(select(b, a, f64_is_nan(a))); }
+
+fn f64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return f64_nan2(a, b); }
+  let sa = f64_sign(a);
+  let sb = f64_sign(b);
+  if (f64_is_inf(a)) {
+    if (f64_is_inf(b) && sa != sb) { return F64_QNAN; }
+    return a;
+  }
+  if (f64_is_inf(b)) { return b; }
+  if (f64_is_zero(a)) {
+    if (f64_is_zero(b)) { return f64_zero(sa & sb); }
+    return b;
+  }
+  if (f64_is_zero(b)) { return a; }
+  let ua = f64_unpack(a);
+  let ub = f64_unpack(b);
+  var ma = u64_shl(ua.xy, 10u);
+  var mb = u64_shl(ub.xy, 10u);
+  var ea = bitcast<i32>(ua.z);
+  var eb = bitcast<i32>(ub.z);
+  var s = sa;
+  // Make a the larger magnitude.
+  if (eb > ea || (eb == ea && u64_lt(ma, mb))) {
+    let tm = ma; ma = mb; mb = tm;
+    let te = ea; ea = eb; eb = te;
+    s = sb;
+  }
+  mb = d64_shr_sticky(mb, u32(ea - eb));
+  if (sa == sb) {
+    var m = d64_add(ma, mb);
+    var e = ea;
+    if ((m.y >> 31u) == 1u) {
+      m = d64_shr_sticky(m, 1u);
+      e = e + 1;
+    }
+    return f64_round_pack(s, e, m);
+  }
+  var m = d64_sub(ma, mb);
+  if (!d64_nz(m)) { return vec2<u32>(0u, 0u); }
+  let sh = d64_clz(m) - 1u;
+  m = u64_shl(m, sh);
+  return f64_round_pack(s, ea - i32(sh), m);
+}
+fn f64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(b)) { return f64_nan2(a, b); }
+  return f64_add(a, f64_neg(b));
+}
+
+// 64 x 64 -> 128-bit unsigned product, as four words (low first).
+fn d64_mul_wide(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
+  let p00 = u32_mul_wide(a.x, b.x);
+  let p01 = u32_mul_wide(a.x, b.y);
+  let p10 = u32_mul_wide(a.y, b.x);
+  let p11 = u32_mul_wide(a.y, b.y);
+  var mid = d64_add(vec2<u32>(p00.y, 0u), vec2<u32>(p01.x, 0u));
+  mid = d64_add(mid, vec2<u32>(p10.x, 0u));
+  var hi = d64_add(p11, vec2<u32>(p01.y, 0u));
+  hi = d64_add(hi, vec2<u32>(p10.y, 0u));
+  hi = d64_add(hi, vec2<u32>(mid.y, 0u));
+  return vec4<u32>(p00.x, mid.x, hi.x, hi.y);
+}
+
+fn f64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return f64_nan2(a, b); }
+  let s = f64_sign(a) ^ f64_sign(b);
+  if (f64_is_inf(a) || f64_is_inf(b)) {
+    if (f64_is_zero(a) || f64_is_zero(b)) { return F64_QNAN; }
+    return f64_inf(s);
+  }
+  if (f64_is_zero(a) || f64_is_zero(b)) { return f64_zero(s); }
+  let ua = f64_unpack(a);
+  let ub = f64_unpack(b);
+  // Product of two 53-bit significands: 105 or 106 bits; keep bits 42.. with a sticky bit.
+  let p = d64_mul_wide(ua.xy, ub.xy);
+  var m = vec2<u32>((p.y >> 10u) | (p.z << 22u), (p.z >> 10u) | (p.w << 22u));
+  let lost = (p.y & 0x3ffu) | p.x;
+  m.x = m.x | select(0u, 1u, lost != 0u);
+  var e = bitcast<i32>(ua.z) + bitcast<i32>(ub.z) - 1023;
+  if ((m.y >> 31u) == 1u) {
+    m = d64_shr_sticky(m, 1u);
+    e = e + 1;
+  }
+  return f64_round_pack(s, e, m);
+}
+
+fn f64_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return f64_nan2(a, b); }
+  let s = f64_sign(a) ^ f64_sign(b);
+  if (f64_is_inf(a)) {
+    if (f64_is_inf(b)) { return F64_QNAN; }
+    return f64_inf(s);
+  }
+  if (f64_is_inf(b)) { return f64_zero(s); }
+  if (f64_is_zero(b)) {
+    if (f64_is_zero(a)) { return F64_QNAN; }
+    return f64_inf(s);
+  }
+  if (f64_is_zero(a)) { return f64_zero(s); }
+  let ua = f64_unpack(a);
+  let ub = f64_unpack(b);
+  var r = ua.xy;
+  let d = ub.xy;
+  var e = bitcast<i32>(ua.z) - bitcast<i32>(ub.z) + 1023;
+  if (u64_lt(r, d)) {
+    r = u64_shl(r, 1u);
+    e = e - 1;
+  }
+  // 63 quotient bits, leading one at bit 62, by restoring division.
+  var q = vec2<u32>(0u, 0u);
+  for (var i = 0u; i < 63u; i = i + 1u) {
+    q = u64_shl(q, 1u);
+    if (!u64_lt(r, d)) {
+      r = d64_sub(r, d);
+      q.x = q.x | 1u;
+    }
+    r = u64_shl(r, 1u);
+  }
+  q.x = q.x | select(0u, 1u, d64_nz(r));
+  return f64_round_pack(s, e, q);
+}
+
+fn f64_sqrt(a: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a)) { return f64_quiet(a); }
+  if (f64_is_zero(a)) { return a; }
+  if (f64_sign(a) == 1u) { return F64_QNAN; }
+  if (f64_is_inf(a)) { return a; }
+  let u = f64_unpack(a);
+  var m = u.xy;  // [2^52, 2^53)
+  var k = bitcast<i32>(u.z) - 1023;
+  if ((k & 1) != 0) {
+    m = u64_shl(m, 1u);
+    k = k - 1;
+  }
+  // Root of m * 2^56 (110 bits), two radicand bits per step: 55 root bits.
+  var root = vec2<u32>(0u, 0u);
+  var rem = vec2<u32>(0u, 0u);
+  for (var i = 0u; i < 55u; i = i + 1u) {
+    var two = 0u;
+    if (i <= 26u) { two = u64_shr(m, 52u - 2u * i).x & 3u; }
+    rem = u64_shl(rem, 2u);
+    rem.x = rem.x | two;
+    let trial = u64_shl(root, 2u) | vec2<u32>(1u, 0u);
+    root = u64_shl(root, 1u);
+    if (!u64_lt(rem, trial)) {
+      rem = d64_sub(rem, trial);
+      root.x = root.x | 1u;
+    }
+  }
+  var mr = u64_shl(root, 8u);
+  mr.x = mr.x | select(0u, 1u, d64_nz(rem));
+  return f64_round_pack(0u, k / 2 + 1023, mr);
+}
+
+// a * b + c with one rounding.
+fn f64_fma(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b) || f64_is_nan(c)) {
+    return f64_quiet(select(select(c, b, f64_is_nan(b)), a, f64_is_nan(a)));
+  }
+  let s = f64_sign(a) ^ f64_sign(b);
+  if (f64_is_inf(a) || f64_is_inf(b)) {
+    if (f64_is_zero(a) || f64_is_zero(b)) { return F64_QNAN; }
+    return f64_add(f64_inf(s), c);
+  }
+  if (f64_is_zero(a) || f64_is_zero(b) || f64_is_inf(c)) { return f64_add(f64_zero(s), c); }
+  let ua = f64_unpack(a);
+  let ub = f64_unpack(b);
+  // Exact 106-bit product P = p * 2^(ep - 1075 - 52), p in [2^104, 2^106).
+  let p = d64_mul_wide(ua.xy, ub.xy);
+  let ep = bitcast<i32>(ua.z) + bitcast<i32>(ub.z) - 1023;
+  if (f64_is_zero(c)) { return f64_mul(a, b); }
+  let uc = f64_unpack(c);
+  let sc = f64_sign(c);
+  // Both as 128-bit values with the leading one at bit 125 (product) or 125 (addend), then align.
+  var P = p;  // leading one at bit 104 or 105
+  var pe = ep;
+  // shift product so leading one sits at bit 125 (value = P * 2^(pe - 1023 - 125))
+  var sh = 21u;
+  if ((p.w >> 9u) != 0u) {
+    sh = 20u;
+    pe = pe + 1;
+  }
+  P = d128_shl(P, sh);
+  var C = d128_shl(vec4<u32>(uc.x, uc.y, 0u, 0u), 73u);  // leading one at bit 125
+  var ec = bitcast<i32>(uc.z);
+  var sr = s;
+  var big = P;
+  var small = C;
+  var eb = pe;
+  var es = ec;
+  var sbig = s;
+  var ssmall = sc;
+  if (ec > pe || (ec == pe && d128_lt(P, C))) {
+    big = C; small = P; eb = ec; es = pe; sbig = sc; ssmall = s;
+  }
+  small = d128_shr_sticky(small, u32(eb - es));
+  var m: vec4<u32>;
+  var e = eb;
+  if (sbig == ssmall) {
+    m = d128_add(big, small);
+    if ((m.w >> 30u) != 0u) {
+      m = d128_shr_sticky(m, 1u);
+      e = e + 1;
+    }
+  } else {
+    m = d128_sub(big, small);
+    if (!d128_nz(m)) { return vec2<u32>(0u, 0u); }
+    let lz = d128_clz(m) - 2u;
+    m = d128_shl(m, lz);
+    e = e - i32(lz);
+  }
+  // Leading one at bit 125: keep bits 63.. as the 64-bit significand with leading one at 62.
+  var r = vec2<u32>((m.y >> 31u) | (m.z << 1u), (m.z >> 31u) | (m.w << 1u));
+  r.x = r.x | select(0u, 1u, (m.x | (m.y & 0x7fffffffu)) != 0u);
+  return f64_round_pack(sbig, e, r);
+}
+
+fn d128_nz(a: vec4<u32>) -> bool { return (a.x | a.y | a.z | a.w) != 0u; }
+fn d128_clz(a: vec4<u32>) -> u32 {
+  if (a.w != 0u) { return countLeadingZeros(a.w); }
+  if (a.z != 0u) { return 32u + countLeadingZeros(a.z); }
+  if (a.y != 0u) { return 64u + countLeadingZeros(a.y); }
+  return 96u + countLeadingZeros(a.x);
+}
+fn d128_lt(a: vec4<u32>, b: vec4<u32>) -> bool {
+  if (a.w != b.w) { return a.w < b.w; }
+  if (a.z != b.z) { return a.z < b.z; }
+  if (a.y != b.y) { return a.y < b.y; }
+  return a.x < b.x;
+}
+fn d128_add(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+  let lo = d64_add(a.xy, b.xy);
+  let c = select(0u, 1u, u64_lt(lo, a.xy));
+  let hi = d64_add(d64_add(a.zw, b.zw), vec2<u32>(c, 0u));
+  return vec4<u32>(lo, hi);
+}
+fn d128_sub(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+  let lo = d64_sub(a.xy, b.xy);
+  let c = select(0u, 1u, u64_lt(a.xy, b.xy));
+  let hi = d64_sub(d64_sub(a.zw, b.zw), vec2<u32>(c, 0u));
+  return vec4<u32>(lo, hi);
+}
+// Shifts by whole words, then bits.
+fn d128_shl(a0: vec4<u32>, n: u32) -> vec4<u32> {
+  var a = a0;
+  var k = n;
+  while (k >= 32u) {
+    a = vec4<u32>(0u, a.x, a.y, a.z);
+    k = k - 32u;
+  }
+  if (k == 0u) { return a; }
+  return vec4<u32>(a.x << k, (a.y << k) | (a.x >> (32u - k)), (a.z << k) | (a.y >> (32u - k)),
+                   (a.w << k) | (a.z >> (32u - k)));
+}
+fn d128_shr_sticky(a0: vec4<u32>, n: u32) -> vec4<u32> {
+  if (n == 0u) { return a0; }
+  if (n >= 128u) { return vec4<u32>(select(0u, 1u, d128_nz(a0)), 0u, 0u, 0u); }
+  var a = a0;
+  var k = n;
+  var lost = 0u;
+  while (k >= 32u) {
+    lost = lost | a.x;
+    a = vec4<u32>(a.y, a.z, a.w, 0u);
+    k = k - 32u;
+  }
+  if (k != 0u) {
+    lost = lost | (a.x << (32u - k));
+    a = vec4<u32>((a.x >> k) | (a.y << (32u - k)), (a.y >> k) | (a.z << (32u - k)), (a.z >> k) | (a.w << (32u - k)),
+                  a.w >> k);
+  }
+  a.x = a.x | select(0u, 1u, lost != 0u);
+  return a;
+}
+
+// ---- comparisons and rounding --------------------------------------------------------------------
+
+// An order-preserving unsigned key (for non-NaN values; -0 and +0 differ by one).
+fn f64_key(a: vec2<u32>) -> vec2<u32> {
+  if ((a.y >> 31u) == 1u) { return vec2<u32>(~a.x, ~a.y); }
+  return vec2<u32>(a.x, a.y | 0x80000000u);
+}
+fn f64_eq(a: vec2<u32>, b: vec2<u32>) -> bool {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return false; }
+  return (a.x == b.x && a.y == b.y) || (f64_is_zero(a) && f64_is_zero(b));
+}
+fn f64_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return false; }
+  if (f64_is_zero(a) && f64_is_zero(b)) { return false; }
+  return u64_lt(f64_key(a), f64_key(b));
+}
+fn f64_le(a: vec2<u32>, b: vec2<u32>) -> bool { return f64_lt(a, b) || f64_eq(a, b); }
+
+// torch.maximum/minimum: NaN wins; on a tie (-0 vs +0) the first operand, as CPU.
+fn f64_maximum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a)) { return a; }
+  if (f64_is_nan(b)) { return b; }
+  return select(a, b, f64_lt(a, b));
+}
+fn f64_minimum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a)) { return a; }
+  if (f64_is_nan(b)) { return b; }
+  return select(a, b, f64_lt(b, a));
+}
+// fmax/fmin: NaN loses.
+fn f64_fmax(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a)) { return b; }
+  if (f64_is_nan(b)) { return a; }
+  return select(a, b, f64_lt(a, b));
+}
+fn f64_fmin(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a)) { return b; }
+  if (f64_is_nan(b)) { return a; }
+  return select(a, b, f64_lt(b, a));
+}
+// clamp with scalar or tensor bounds: a NaN input or bound gives NaN; lo > hi gives hi.
+fn f64_clamp_t(x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> {
+  return f64_minimum(f64_maximum(x, lo), hi);
+}
+fn f64_clamp_s(x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> { return f64_clamp_t(x, lo, hi); }
+fn f64_clamp_min_s(x: vec2<u32>, lo: vec2<u32>) -> vec2<u32> { return f64_maximum(x, lo); }
+fn f64_clamp_max_s(x: vec2<u32>, hi: vec2<u32>) -> vec2<u32> { return f64_minimum(x, hi); }
+
+// Round to an integer: mode 0 trunc, 1 floor, 2 ceil, 3 nearest with ties to even.
+fn f64_round_mode(a: vec2<u32>, mode: u32) -> vec2<u32> {
+  let e = i32(f64_exp(a)) - 1023;
+  if (e >= 52) { return select(a, f64_quiet(a), f64_is_nan(a)); }
+  let s = f64_sign(a);
+  if (e < 0) {
+    if (f64_is_zero(a)) { return a; }
+    var one = false;
+    if (mode == 1u) { one = s == 1u; }
+    if (mode == 2u) { one = s == 0u; }
+    if (mode == 3u) { one = e == -1 && d64_nz(f64_frac(a)); }
+    return select(f64_zero(s), vec2<u32>(0u, (s << 31u) | 0x3ff00000u), one);
+  }
+  let fb = u32(52 - e);  // fraction bits below the units place
+  let unit = u64_shl(vec2<u32>(1u, 0u), fb);
+  let mask = d64_sub(unit, vec2<u32>(1u, 0u));
+  let fr = vec2<u32>(a.x & mask.x, a.y & mask.y);
+  if (!d64_nz(fr)) { return a; }
+  let t = vec2<u32>(a.x & ~mask.x, a.y & ~mask.y);
+  var up = false;
+  if (mode == 1u) { up = s == 1u; }
+  if (mode == 2u) { up = s == 0u; }
+  if (mode == 3u) {
+    let half = u64_shr(unit, 1u);
+    up = u64_lt(half, fr) || (fr.x == half.x && fr.y == half.y && (u64_shr(t, fb).x & 1u) == 1u);
+  }
+  return select(t, d64_add(t, unit), up);
+}
+
+// torch.sign: -1, 0 or 1; +0 for zeros and NaN, as CPU's (0 < x) - (x < 0).
+fn f64_sgn(a: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_zero(a)) { return vec2<u32>(0u, 0u); }
+  return vec2<u32>(0u, (a.y & 0x80000000u) | 0x3ff00000u);
+}
