@@ -26,6 +26,9 @@ def _both(data, reduce, grad=True, **kw):
 
 
 def _check(data, reduce, grad=True, exact=True, **kw):
+    # prod's gradient divides (grad * out / x): WGSL's float32 division may be 2.5 ulp off on a GPU
+    # (NVIDIA's is), so prod compares within float tolerance there; lavapipe divides exactly.
+    exact = exact and not (reduce == "prod" and data.dtype == torch.float32 and grad)
     (y0, g0), (y1, g1) = _both(data, reduce, grad, **kw)
     tol = {} if exact else {"rtol": 1e-5, "atol": 1e-6}
     torch.testing.assert_close(y1, y0, equal_nan=True, **({"rtol": 0, "atol": 0} if exact else tol))

@@ -26,6 +26,13 @@ std::string fp8_name(at::ScalarType t) {
     default: return "f8e5m2fnuz";
   }
 }
+// Whether the c10 this extension was built against turns float32 overflow (>= 464 after rounding)
+// into e4m3fn's NaN rather than saturating to 448: c10 changed that between torch releases (the
+// device follows the CPU of the torch it runs with).
+bool e4m3fn_overflow_is_nan() {
+  static const bool nan = c10::Float8_e4m3fn(500.0f).x == 0x7f;
+  return nan;
+}
 }  // namespace
 
 std::string convert_in_uint_fp8(at::ScalarType t, CT ct) {
@@ -44,7 +51,7 @@ std::string convert_in_uint_fp8(at::ScalarType t, CT ct) {
 std::string convert_out_uint_fp8(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
   if (is_fp8(t)) {
-    const std::string f = "f32_to_" + fp8_name(t);
+    const std::string f = "f32_to_" + fp8_name(t) + (t == at::kFloat8_e4m3fn && e4m3fn_overflow_is_nan() ? "_nan" : "");
     return ct == CT::F32 ? f + "(v)" : ct == CT::I32 ? f + "(i32_to_f32(v))" : f + "(i64_to_f32(v))";
   }
   switch (ct) {

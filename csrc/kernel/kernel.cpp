@@ -155,7 +155,9 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
   if (!args_.empty())
     TORCH_CHECK(t.device() == args_[0].t.device(), "Expected all tensors to be on the same device, but found ",
                 args_[0].t.device(), " and ", t.device(), " (webgpu op ", op_name(), ")");
-  if (ct == CT::RAW || ct == CT::F64)  // raw moves and float64 compute: any stored dtype
+  // float64 is storable for raw moves and float64 compute; every other dtype takes the supported-
+  // dtype check, whose unsigned/float8 branch consults the kernel allow list (ops/uint_fp8.cpp) by key.
+  if (t.scalar_type() == at::kDouble && (ct == CT::RAW || ct == CT::F64))
     ops::check_storable_dtype(t.scalar_type(), key_.c_str());
   else
     ops::check_supported_dtype(t.scalar_type(), key_.c_str());

@@ -64,6 +64,15 @@ fn f32_to_f8e4m3fn(f: f32) -> u32 {
   let r = f8_round(a, 3u, 7u);
   return s | select(r, 0x7eu, r == 0x7fu);
 }
+// The same for a c10 whose e4m3fn conversion does not saturate (kernel/dtype_uint_fp8.cpp picks):
+// 480 and above, infinities and NaN become NaN (0x7f), and values rounding up past 448 reach 0x7f too.
+fn f32_to_f8e4m3fn_nan(f: f32) -> u32 {
+  let x = bitcast<u32>(f);
+  let s = (x >> 24u) & 0x80u;
+  let a = x & 0x7fffffffu;
+  if (a >= (1087u << 20u)) { return s | 0x7fu; }
+  return s | f8_round(a, 3u, 7u);
+}
 
 // e5m2: bias 15, IEEE-like (infinities, NaNs); decoded as CPU's half -> float, which quiets NaNs.
 fn f8e5m2_to_f32(b: u32) -> f32 {
