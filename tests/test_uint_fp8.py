@@ -334,7 +334,12 @@ def test_fp8_ops(dt):
     c = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dt)
     a, b = c.repeat_interleave(256), c.repeat(256)
     assert_bits(c.abs(), c.to(DEV).abs())
-    assert_bits(a * b, a.to(DEV) * b.to(DEV))
+    # Products: bit-exact, except that a NaN's sign is the hardware's (NVIDIA returns a positive
+    # NaN, as CUDA does, where CPU keeps the operand's sign).
+    p, q = a * b, (a.to(DEV) * b.to(DEV)).cpu()
+    nan = p.float().isnan()
+    assert torch.equal(nan, q.float().isnan())
+    assert_bits(p[~nan], q[~nan])
     assert_bits(a == b, a.to(DEV) == b.to(DEV))
     assert_bits(a != b, a.to(DEV) != b.to(DEV))
     assert_bits(x == y, d == e)
@@ -478,7 +483,12 @@ def test_scaled_mm_matches_cpu(out_dtype, rowwise):
         kw["bias"] = torch.randn(n).to(out_dtype)
     if out_dtype == torch.float8_e4m3fn:
         kw["scale_result"] = torch.tensor(8.0)
-    ref = torch._scaled_mm(a, b, sa, sb, **kw)
+    try:
+        ref = torch._scaled_mm(a, b, sa, sb, **kw)
+    except RuntimeError as e:  # torch 2.11's CPU _scaled_mm: per-tensor scales only
+        if rowwise and "per-tensor" in str(e):
+            pytest.skip("this torch's CPU _scaled_mm has no row-wise scales to compare with")
+        raise
     dkw = {key: (v.to(DEV) if isinstance(v, torch.Tensor) else v) for key, v in kw.items()}
     out = torch._scaled_mm(*dev_args(a, b, sa, sb), **dkw)
     assert out.device.type == DEV
