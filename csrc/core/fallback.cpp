@@ -59,22 +59,15 @@ bool returns_a_view(const c10::FunctionSchema& schema) {
   return false;
 }
 
-// The checks, the count and the warning go by `named` (the operator the caller reached); the CPU runs
-// `run`, which takes the same stack (normally the same operator).
-void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& run, torch::jit::Stack* stack) {
-  const auto& schema = named.schema();
-  const std::string name = c10::toString(schema.operator_name());
-
-  TORCH_CHECK_NOT_IMPLEMENTED(!kNeverFallBack.count(schema.name()), "webgpu: operator ", name,
-                              " has no webgpu kernel, and it cannot run through the CPU fallback (it is one of "
-                              "the device's core operators, or its meaning is storage identity).");
+// The fallback-off refusal, and the count and one-time warning of a run on the CPU: shared by the
+// boxed fallback and the float64 stub fallback (begin_cpu_fallback).
+void check_fallback_enabled(const std::string& name) {
   TORCH_CHECK_NOT_IMPLEMENTED(fallback_enabled(), "webgpu: operator ", name,
                               " has no webgpu kernel and the CPU fallback is off (TORCH_WEBGPU_FALLBACK=0). "
                               "Unset TORCH_WEBGPU_FALLBACK to run it on the CPU, or add a webgpu kernel.");
-  TORCH_CHECK_NOT_IMPLEMENTED(!returns_a_view(schema), "webgpu: view operator ", name,
-                              " has no webgpu kernel, and the CPU fallback cannot serve it: it would return a "
-                              "copy where a view of the input is expected.");
+}
 
+void count_and_warn(const std::string& name) {
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -86,8 +79,25 @@ void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& ru
                " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
                "and results back), which is slow. Set TORCH_WEBGPU_FALLBACK=0 to make this an error.");
   }
-  // Results of a dtype the device cannot hold (float64, complex) fail in the copy back, with empty's
-  // TypeError naming the dtype.
+}
+
+// The checks, the count and the warning go by `named` (the operator the caller reached); the CPU runs
+// `run`, which takes the same stack (normally the same operator).
+void fallback_as(const c10::OperatorHandle& named, const c10::OperatorHandle& run, torch::jit::Stack* stack) {
+  const auto& schema = named.schema();
+  const std::string name = c10::toString(schema.operator_name());
+
+  TORCH_CHECK_NOT_IMPLEMENTED(!kNeverFallBack.count(schema.name()), "webgpu: operator ", name,
+                              " has no webgpu kernel, and it cannot run through the CPU fallback (it is one of "
+                              "the device's core operators, or its meaning is storage identity).");
+  check_fallback_enabled(name);
+  TORCH_CHECK_NOT_IMPLEMENTED(!returns_a_view(schema), "webgpu: view operator ", name,
+                              " has no webgpu kernel, and the CPU fallback cannot serve it: it would return a "
+                              "copy where a view of the input is expected.");
+
+  count_and_warn(name);
+  // Results of a dtype the device cannot hold (complex128, complex32) fail in the copy back, with
+  // empty's TypeError naming the dtype.
   at::native::cpu_fallback(run, stack, /*error_on_views=*/true);
 }
 
@@ -117,20 +127,8 @@ void reset_fallback_counts() {
 }
 
 void begin_cpu_fallback(const std::string& name) {
-  TORCH_CHECK_NOT_IMPLEMENTED(fallback_enabled(), "webgpu: operator ", name,
-                              " has no webgpu kernel and the CPU fallback is off (TORCH_WEBGPU_FALLBACK=0). "
-                              "Unset TORCH_WEBGPU_FALLBACK to run it on the CPU, or add a webgpu kernel.");
-  bool first = false;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    ++g_counts[name];
-    first = g_warned.insert(name).second;
-  }
-  if (first) {
-    TORCH_WARN("webgpu: operator ", name,
-               " has no webgpu kernel; it runs on the CPU (inputs copied to the CPU "
-               "and results back), which is slow. Set TORCH_WEBGPU_FALLBACK=0 to make this an error.");
-  }
+  check_fallback_enabled(name);
+  count_and_warn(name);
 }
 
 void set_fallback_enabled(std::optional<bool> enabled) { g_override = enabled ? int(*enabled) : -1; }
