@@ -1,8 +1,8 @@
 // Normalisation layers, forward and backward.
-//  - layer_norm and group_norm share one row kernel (wgsl/kernels/norm.wgsl): a workgroup per normalised
-//    row (a sample's trailing dims, or one (sample, group) slice), mean and variance by two
-//    workgroup sums, then the affine write; the backward row kernel folds both row sums in one
-//    pass. Per-element parameter gradients of layer_norm are column sums over row chunks.
+//  - layer_norm and group_norm share one row kernel (ops/rows.h, wgsl/kernels/norm.wgsl): a workgroup
+//    per normalised row (a sample's trailing dims, or one (sample, group) slice), mean and variance
+//    by two workgroup sums, then the affine write; the backward row kernel folds both row sums in
+//    one pass. Per-element parameter gradients of layer_norm are column sums over row chunks.
 //  - batch_norm: per-channel statistics through the reductions, the affine as one elementwise pass.
 // rms_norm is CompositeImplicitAutograd in the supported torch versions (pow, mean, rsqrt, mul).
 // Half types compute in f32; statistics have CPU's dtypes (float for mixed-precision parameters).
@@ -15,6 +15,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "ops/pointwise.h"
+#include "ops/rows.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
@@ -33,14 +34,6 @@ at::ScalarType stat_dtype(const at::Tensor& input, std::initializer_list<const a
   for (const at::Tensor* p : params)
     if (p && p->defined() && p->scalar_type() == at::kFloat) return at::kFloat;
   return input.scalar_type();
-}
-
-int wg_for(int64_t n) { return n >= 1024 ? 256 : 64; }
-
-std::string entry(int wg) {
-  return "@compute @workgroup_size(" + std::to_string(wg) +
-         ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
-         " @builtin(local_invocation_index) lid: u32) {\n";
 }
 
 // Geometry of a row kernel: M rows of N contiguous elements; the affine index of row element j is
@@ -63,19 +56,16 @@ void common_params(Kernel& k, const Rows& r, bool affine) {
 
 std::string affine_index(const Rows& r) { return r.group ? "(row % P.groups) * P.cpg + j / P.hw" : "j"; }
 
-// The WGSL both row kernels start with: the workgroup sums of softmax.wgsl, norm.wgsl, the entry.
-std::string row_kernel_head(int wg) {
-  return "const WG: u32 = " + std::to_string(wg) + "u;\n" + kernel::library("softmax") + kernel::library("norm") +
-         entry(wg) + "  let row = wg_row(wid, nwg);\n  if (row >= P.rows) { return; }\n";
-}
+std::string norm_libraries() { return kernel::library("norm"); }
 
-// y = (x - mean) * rstd * w + b per row; writes mean and rstd (contiguous, M elements).
+// y = (x - mean) * rstd * w + b per row (ops/rows.h); writes mean and rstd (contiguous, M elements).
+// A cached row is read once; a streaming row once per pass (mean, variance, write).
 void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
                        const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
   if (r.M == 0) return;
-  const int wg = wg_for(r.N);
+  const RowPlan plan = row_plan(y, r.N);
   Kernel k(std::string("nn:norm_fwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
-           std::to_string(wg));
+           row_key(plan));
   const int X = k.in(x, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int B = b.defined() ? k.in(b, CT::F32) : -1;
@@ -90,28 +80,24 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   k.param_f32("eps", float(eps));
   k.launch(uint64_t(r.M), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    std::string s = row_kernel_head(wg);
-    s += "  let N = P.N; let base = P.x_off + row * N; let nf = f32(N);\n"
-         "  var a = 0.0;\n"
-         "  for (var j = lid; j < N; j = j + WG) { a = a + ld" +
-         n(X) +
-         "(base + j); }\n"
-         "  let mean = wg_sum(lid, a) / nf;\n"
-         "  var v = 0.0;\n"
-         "  for (var j = lid; j < N; j = j + WG) { let d = ld" +
-         n(X) +
-         "(base + j) - mean; v = v + d * d; }\n"
-         "  let rstd = norm_rstd(wg_sum(lid, v) / nf, P.eps);\n"
-         "  let ybase = P.y_off + row * N;\n"
-         "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    var y = (ld" +
-         n(X) + "(base + j) - mean) * rstd;\n";
-    if (W >= 0) s += "    y = y * ld" + n(W) + "(P.w_off + " + affine_index(r) + ");\n";
-    if (B >= 0) s += "    y = y + ld" + n(B) + "(P.b_off + " + affine_index(r) + ");\n";
-    s += "    st" + n(Y) +
-         "(ybase + j, y);\n  }\n"
-         "  if (lid == 0u) { st" +
-         n(MU) + "(P.mean_off + row, mean); st" + n(RS) + "(P.rstd_off + row, rstd); }\n}\n";
+    const bool c = plan.cache > 0;
+    const std::string xv = c ? "xs[i]" : "ld" + n(X) + "(base + j)";
+    std::string s = row_kernel_head(plan, norm_libraries());
+    s += "  let N = P.N; let base = P.x_off + row * N; let nf = f32(N);\n";
+    if (c) s += "  var xs: array<f32, C>;\n";
+    s += "  var a = 0.0;\n" +
+         row_loop(plan, "N",
+                  c ? "      let v = ld" + n(X) + "(base + j);\n      xs[i] = v;\n      a = a + v;\n"
+                    : "    a = a + " + xv + ";\n") +
+         "  let mean = wg_sum(lid, a) / nf;\n  var q = 0.0;\n" +
+         row_loop(plan, "N", "      let d = " + xv + " - mean;\n      q = q + d * d;\n") +
+         "  let rstd = norm_rstd(wg_sum(lid, q) / nf, P.eps);\n  let ybase = P.y_off + row * N;\n";
+    std::string put = "      var y = (" + xv + " - mean) * rstd;\n";
+    if (W >= 0) put += "      y = y * ld" + n(W) + "(P.w_off + " + affine_index(r) + ");\n";
+    if (B >= 0) put += "      y = y + ld" + n(B) + "(P.b_off + " + affine_index(r) + ");\n";
+    put += "      st" + n(Y) + "(ybase + j, y);\n";
+    s += row_loop(plan, "N", put) + "  if (lid == 0u) { st" + n(MU) + "(P.mean_off + row, mean); st" + n(RS) +
+         "(P.rstd_off + row, rstd); }\n}\n";
     return s;
   });
 }
@@ -120,8 +106,8 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
 void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                         const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
   if (r.M == 0 || r.N == 0) return;
-  const int wg = wg_for(r.N);
-  Kernel k(std::string("nn:norm_bwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + std::to_string(wg));
+  const RowPlan plan = row_plan(gi, r.N);
+  Kernel k(std::string("nn:norm_bwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + row_key(plan));
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int GI = k.out(gi, CT::F32);
@@ -134,26 +120,27 @@ void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tens
   k.param_index("gi_off", gi.storage_offset());
   k.launch(uint64_t(r.M), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string gw = "ld" + n(G) + "(P.g_off + row * N + j)" +
-                           (W >= 0 ? " * ld" + n(W) + "(P.w_off + " + affine_index(r) + ")" : std::string());
-    const std::string x = "ld" + n(X) + "(P.x_off + row * N + j)";
-    std::string s = row_kernel_head(wg);
+    const bool c = plan.cache > 0;
+    const std::string gw_load = "ld" + n(G) + "(P.g_off + row * N + j)" +
+                                (W >= 0 ? " * ld" + n(W) + "(P.w_off + " + affine_index(r) + ")" : std::string());
+    const std::string x_load = "ld" + n(X) + "(P.x_off + row * N + j)";
+    const std::string gw = c ? "gs[i]" : gw_load, xv = c ? "xs[i]" : x_load;
+    std::string s = row_kernel_head(plan, norm_libraries());
     // CPU's algebra (so rounding matches it): ds = sum g w x, db = sum g w,
     // b = (db mean - ds) rstd^3 / N, c = -b mean - db rstd / N, dx = rstd g w + b x + c.
-    s += "  let N = P.N; let nf = f32(N);\n"
-         "  let mean = ld" +
-         n(MU) + "(P.mean_off + row); let rstd = ld" + n(RS) +
-         "(P.rstd_off + row);\n"
-         "  var a = vec2<f32>(0.0);\n"
-         "  for (var j = lid; j < N; j = j + WG) { let gw = " +
-         gw + "; a = a + vec2<f32>(gw, gw * " + x +
-         "); }\n"
+    s += "  let N = P.N; let nf = f32(N);\n  let mean = ld" + n(MU) + "(P.mean_off + row); let rstd = ld" + n(RS) +
+         "(P.rstd_off + row);\n";
+    if (c) s += "  var gs: array<f32, C>;\n  var xs: array<f32, C>;\n";
+    const std::string first =
+        c ? "      gs[i] = " + gw_load + ";\n      xs[i] = " + x_load + ";\n" : "      let gw = " + gw_load + ";\n";
+    s += "  var a = vec2<f32>(0.0);\n" +
+         row_loop(plan, "N", first + "      a = a + vec2<f32>(" + gw + ", " + gw + " * " + xv + ");\n") +
          "  let t = wg_sum2(lid, a);\n"
          "  let b = (t.x * mean - t.y) * rstd * rstd * rstd / nf;\n"
-         "  let c = -b * mean - t.x * rstd / nf;\n"
-         "  for (var j = lid; j < N; j = j + WG) {\n"
-         "    st" +
-         n(GI) + "(P.gi_off + row * N + j, rstd * (" + gw + ") + b * " + x + " + c);\n  }\n}\n";
+         "  let c = -b * mean - t.x * rstd / nf;\n" +
+         row_loop(plan, "N",
+                  "      st" + n(GI) + "(P.gi_off + row * N + j, rstd * (" + gw + ") + b * " + xv + " + c);\n") +
+         "}\n";
     return s;
   });
 }

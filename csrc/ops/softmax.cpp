@@ -1,8 +1,8 @@
 // softmax and log_softmax, forward and backward, over any dim. ATen's structured meta functions do
 // the dim wrapping, dtype and out= checks; the kernels view the (contiguous) operand as
-// [outer, D, inner]. inner == 1: a workgroup per row, one fused online max/sum pass then the write
-// pass (rows of any length, coalesced). inner > 1: an invocation per (outer, inner) column, so the
-// neighbouring invocations read neighbouring elements. Half types compute in f32.
+// [outer, D, inner]. inner == 1: a workgroup per row (ops/rows.h; rows of any length, coalesced).
+// inner > 1: an invocation per (outer, inner) column, so the neighbouring invocations read
+// neighbouring elements. Half types compute in f32.
 #include <ATen/ATen.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
 #include <ATen/ops/_log_softmax_meta.h>
@@ -12,6 +12,7 @@
 
 #include "ops/common.h"
 #include "kernel/kernel.h"
+#include "ops/rows.h"
 #include "ops/structured.h"
 #include "kernel/wgsl.h"
 
@@ -37,49 +38,32 @@ void check_float(const at::Tensor& t, const char* op) {
       "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
 }
 
-// mode: 0 softmax, 1 log_softmax, 2 softmax backward, 3 log_softmax backward.
-// Operands: forward (x, out); backward (grad, output, out).
-void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
-  const int64_t rows = g.outer * g.inner;
-  if (rows == 0 || g.d == 0) return;
-  const bool spatial = g.inner > 1;
-  const int wg = spatial ? 256 : (g.d >= 1024 ? 256 : 64);
+// The column kernel (inner > 1): an invocation per (outer, inner) column, one online max/sum pass
+// over the column then the write pass.
+void launch_columns(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
+  const int64_t cols = g.outer * g.inner;
+  const int wg = 256;
   static const char* names[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
-  Kernel k(std::string("nn:") + names[mode] + ":" + (spatial ? "s" : "r") + std::to_string(wg));
+  Kernel k(std::string("nn:") + names[mode] + ":s");
   for (const auto& t : ins) k.in(t, CT::F32);
   const int o = k.out(out, CT::F32);
-  k.param_index("rows", rows);
+  k.param_index("rows", cols);
   k.param_index("D", g.d);  // the softmax dim's size
-  if (spatial) k.param_index("inner", g.inner);  // elements after it
+  k.param_index("inner", g.inner);  // elements after it
   k.param_index("x_off", ins[0].storage_offset());  // input (forward) or grad_output (backward)
   if (ins.size() > 1) k.param_index("y_off", ins[1].storage_offset());  // the forward's output
   k.param_index("out_off", out.storage_offset());
-  const uint64_t groups = spatial ? grid(uint64_t(rows), uint32_t(wg)) : uint64_t(rows);
-  k.launch(groups, [&] {
+  k.launch(grid(uint64_t(cols), uint32_t(wg)), [&] {
     const std::string W = std::to_string(wg), O = std::to_string(o);
-    std::string s = "const WG: u32 = " + W + "u;\n" + kernel::library("softmax");
-    // x(j): the operand values at row position j; e(j): the element index of position j.
-    std::string head;
-    if (spatial) {
-      head =
-          "  let t = linear_id(wid, nwg, lid, WG);\n"
-          "  if (t >= P.rows) { return; }\n"
-          "  let D = P.D; let inner = P.inner;\n"
-          "  let base = (t / inner) * D * inner + t % inner;\n"
-          "  let step = inner; let first = 0u; let stride = 1u;\n";
-    } else {
-      head =
-          "  let row = wg_row(wid, nwg);\n"
-          "  if (row >= P.rows) { return; }\n"
-          "  let D = P.D;\n"
-          "  let base = row * D;\n"
-          "  let step = 1u; let first = lid; let stride = WG;\n";
-    }
-    std::string body;
-    const std::string loop = "  for (var j = first; j < D; j = j + stride) {\n    let e = base + j * step;\n";
+    std::string s = "const WG: u32 = " + W + "u;\n" + kernel::section("softmax", "columns");
+    std::string body =
+        "  let t = linear_id(wid, nwg, lid, WG);\n"
+        "  if (t >= P.rows) { return; }\n"
+        "  let D = P.D; let inner = P.inner;\n"
+        "  let base = (t / inner) * D * inner + t % inner;\n";
+    const std::string loop = "  for (var j = 0u; j < D; j = j + 1u) {\n    let e = base + j * inner;\n";
     if (mode <= 1) {
-      body = "  var a = MS(ninf(), 0.0);\n" + loop + "    a = ms_add(a, ld0(P.x_off + e));\n  }\n";
-      body += spatial ? "  let r = a;\n" : "  let r = wg_ms(lid, a);\n";
+      body += "  var r = MS(ninf(), 0.0);\n" + loop + "    r = ms_add(r, ld0(P.x_off + e));\n  }\n";
       if (mode == 0)
         body += "  let inv = 1.0 / r.s;\n" + loop + "    st" + O +
                 "(P.out_off + e, exp(ld0(P.x_off + e) - r.m) * inv);\n  }\n";
@@ -88,18 +72,80 @@ void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out,
             "  let lse = r.m + log(r.s);\n" + loop + "    st" + O + "(P.out_off + e, ld0(P.x_off + e) - lse);\n  }\n";
     } else {
       const std::string term = mode == 2 ? "ld0(P.x_off + e) * ld1(P.y_off + e)" : "ld0(P.x_off + e)";
-      body = "  var a = 0.0;\n" + loop + "    a = a + " + term + ";\n  }\n";
-      body += spatial ? "  let sum = a;\n" : "  let sum = wg_sum(lid, a);\n";
+      body += "  var sum = 0.0;\n" + loop + "    sum = sum + " + term + ";\n  }\n";
       const std::string val =
           mode == 2 ? "ld1(P.y_off + e) * (ld0(P.x_off + e) - sum)" : "ld0(P.x_off + e) - exp(ld1(P.y_off + e)) * sum";
       body += loop + "    st" + O + "(P.out_off + e, " + val + ");\n  }\n";
     }
-    s += "@compute @workgroup_size(" + W +
-         ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
-         " @builtin(local_invocation_index) lid: u32) {\n" +
-         head + body + "}\n";
-    return s;
+    return s + "@compute @workgroup_size(" + W +
+           ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
+           " @builtin(local_invocation_index) lid: u32) {\n" +
+           body + "}\n";
   });
+}
+
+// The row kernel (inner == 1, ops/rows.h): a workgroup per row. Cached rows: the max, the sum of
+// exponentials and the write, from registers (CPU's order of operations: x - max, exp, sum, times
+// 1 / sum; log_softmax x - (max + log sum)). Streaming rows: one online max/sum pass, then the write.
+// Backward: the row sum (of grad * output, or of grad), then the write.
+void launch_rows(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
+  const RowPlan plan = row_plan(out, g.d);
+  static const char* names[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+  Kernel k(std::string("nn:") + names[mode] + ":r" + row_key(plan));
+  for (const auto& t : ins) k.in(t, CT::F32);
+  const int o = k.out(out, CT::F32);
+  k.param_index("rows", g.outer);
+  k.param_index("D", g.d);
+  k.param_index("x_off", ins[0].storage_offset());  // input (forward) or grad_output (backward)
+  if (ins.size() > 1) k.param_index("y_off", ins[1].storage_offset());  // the forward's output
+  k.param_index("out_off", out.storage_offset());
+  k.launch(uint64_t(g.outer), [&] {
+    const bool c = plan.cache > 0;
+    const std::string O = std::to_string(o);
+    auto loop = [&](const std::string& body) { return row_loop(plan, "D", "      let e = base + j;\n" + body); };
+    // An operand's value at j: its register in later passes of a cached row, else a load.
+    auto x = [&] { return c ? std::string("xs[i]") : std::string("ld0(P.x_off + e)"); };
+    auto y = [&] { return c ? std::string("ys[i]") : std::string("ld1(P.y_off + e)"); };
+    std::string body = "  let D = P.D;\n  let base = row * D;\n";
+    if (mode <= 1 && c) {
+      body += "  var xs: array<f32, C>;\n  var m = ninf();\n" +
+              loop("      let v = ld0(P.x_off + e);\n      xs[i] = v;\n      m = max(m, v);\n") +
+              "  m = wg_max(lid, m);\n  var a = 0.0;\n";
+      if (mode == 0)
+        // exp again in the write pass: writing the exponentials back into xs ran slower (H200).
+        body += loop("      a = a + exp(xs[i] - m);\n") + "  let inv = 1.0 / wg_sum(lid, a);\n" +
+                loop("      st" + O + "(P.out_off + e, exp(xs[i] - m) * inv);\n");
+      else
+        body += loop("      a = a + exp(xs[i] - m);\n") + "  let lse = m + log(wg_sum(lid, a));\n" +
+                loop("      st" + O + "(P.out_off + e, xs[i] - lse);\n");
+    } else if (mode <= 1) {
+      body += "  var a = MS(ninf(), 0.0);\n" + loop("      a = ms_add(a, ld0(P.x_off + e));\n") +
+              "  let r = wg_ms(lid, a);\n";
+      if (mode == 0)
+        body +=
+            "  let inv = 1.0 / r.s;\n" + loop("      st" + O + "(P.out_off + e, exp(ld0(P.x_off + e) - r.m) * inv);\n");
+      else
+        body += "  let lse = r.m + log(r.s);\n" + loop("      st" + O + "(P.out_off + e, ld0(P.x_off + e) - lse);\n");
+    } else {
+      if (c) body += "  var xs: array<f32, C>;\n  var ys: array<f32, C>;\n";
+      const std::string first = c ? "      xs[i] = ld0(P.x_off + e);\n      ys[i] = ld1(P.y_off + e);\n" : "";
+      body += "  var a = 0.0;\n" + loop(first + "      a = a + " + (mode == 2 ? x() + " * " + y() : x()) + ";\n") +
+              "  let sum = wg_sum(lid, a);\n";
+      const std::string val = mode == 2 ? y() + " * (" + x() + " - sum)" : x() + " - exp(" + y() + ") * sum";
+      body += loop("      st" + O + "(P.out_off + e, " + val + ");\n");
+    }
+    return row_kernel_head(plan, kernel::section("softmax", "rows")) + body + "}\n";
+  });
+}
+
+// mode: 0 softmax, 1 log_softmax, 2 softmax backward, 3 log_softmax backward.
+// Operands: forward (x, out); backward (grad, output, out).
+void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
+  if (g.outer * g.inner == 0 || g.d == 0) return;
+  if (g.inner > 1)
+    launch_columns(mode, ins, out, g);
+  else
+    launch_rows(mode, ins, out, g);
 }
 
 // Runs `mode` writing `result` (any strides): contiguous operands, a contiguous temporary when

@@ -1,7 +1,6 @@
-// Row reductions shared by softmax (ops/softmax.cpp) and the norms (ops/norm.cpp). The including
-// kernel defines `const WG: u32` (its workgroup size, a power of two) before this file.
-// A workgroup folds one row: each invocation strides over the row (coalesced loads), then the
-// workgroup combines the partial values in shared memory in a fixed order (deterministic).
+// The online softmax state (ops/softmax.cpp): the column kernel folds a column with it; the streaming
+// row kernel (section `rows`) merges the invocations' states with the workgroup arrays of
+// wgsl/kernels/rows.wgsl.
 
 // -inf as a run-time value (infinities cannot be WGSL constants).
 fn ninf() -> f32 { var b = 0xff800000u; return bitcast<f32>(b); }
@@ -22,39 +21,9 @@ fn ms_merge(a: MS, b: MS) -> MS {
   return MS(m, sa + sb);
 }
 
-var<workgroup> wg_a: array<f32, WG>;
-var<workgroup> wg_b: array<f32, WG>;
+//== columns
 
-// Sum of v over the workgroup; every invocation gets the result.
-fn wg_sum(lid: u32, v: f32) -> f32 {
-  wg_a[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) { wg_a[lid] = wg_a[lid] + wg_a[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = wg_a[0];
-  workgroupBarrier();
-  return r;
-}
-
-// Two sums at once.
-fn wg_sum2(lid: u32, v: vec2<f32>) -> vec2<f32> {
-  wg_a[lid] = v.x;
-  wg_b[lid] = v.y;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) {
-      wg_a[lid] = wg_a[lid] + wg_a[lid + s];
-      wg_b[lid] = wg_b[lid] + wg_b[lid + s];
-    }
-    workgroupBarrier();
-  }
-  let r = vec2<f32>(wg_a[0], wg_b[0]);
-  workgroupBarrier();
-  return r;
-}
-
+//== rows
 fn wg_ms(lid: u32, v: MS) -> MS {
   wg_a[lid] = v.m;
   wg_b[lid] = v.s;
@@ -71,5 +40,3 @@ fn wg_ms(lid: u32, v: MS) -> MS {
   workgroupBarrier();
   return r;
 }
-
-fn wg_row(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return (wid.z * nwg.y + wid.y) * nwg.x + wid.x; }

@@ -1,0 +1,74 @@
+// Row kernels: a workgroup per row of n contiguous elements (softmax and log_softmax with their
+// backward in ops/softmax.cpp, layer and group norm in ops/norm.cpp). The plan picks the workgroup
+// size, whether each invocation holds its share of the row in registers (`cache`: C = a power of two
+// >= n / WG values per invocation and operand, loaded once, all loads in flight together), and the
+// workgroup folds of wgsl/kernels/rows.wgsl (subgroup folds where the adapter has subgroups).
+// Rows longer than 32 * WG stream through the loads again per pass.
+// TORCH_WEBGPU_ROW_CACHE=0 and TORCH_WEBGPU_ROW_SUBGROUPS=0 turn either off (tests, measurements).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "kernel/device.h"
+#include "kernel/wgsl.h"
+
+namespace webgpu::ops {
+
+struct RowPlan {
+  int wg = 64;  // invocations per row
+  int cache = 0;  // values per invocation held in registers (0: streaming)
+  bool sg = false;  // subgroup folds
+};
+
+inline bool row_switch(const char* name) {
+  const char* e = std::getenv(name);
+  return e == nullptr || std::string(e) != "0";
+}
+
+inline RowPlan row_plan(const at::Tensor& t, int64_t n) {
+  static const bool cache_on = row_switch("TORCH_WEBGPU_ROW_CACHE");
+  static const bool sg_on = row_switch("TORCH_WEBGPU_ROW_SUBGROUPS");
+  RowPlan p;
+  p.wg = n >= 1024 ? 256 : 64;
+  const int64_t per = (n + p.wg - 1) / p.wg;
+  if (cache_on && per <= 32) {
+    p.cache = 1;
+    while (p.cache < per) p.cache *= 2;
+  }
+  p.sg = sg_on && kernel::device_info(t).subgroups;
+  return p;
+}
+
+// The plan's part of a pipeline key.
+inline std::string row_key(const RowPlan& p) {
+  return ":" + std::to_string(p.wg) + "c" + std::to_string(p.cache) + (p.sg ? "s" : "");
+}
+
+// The kernel up to its body: directives, WG and C, the folds, the given libraries, the entry
+// (`row` is the workgroup's row; rows past P.rows return).
+inline std::string row_kernel_head(const RowPlan& p, const std::string& libraries) {
+  std::string s = p.sg ? "enable subgroups;\n" : "";
+  s += "const WG: u32 = " + std::to_string(p.wg) + "u;\nconst C: u32 = " + std::to_string(std::max(p.cache, 1)) +
+       "u;\n" + kernel::section("rows", p.sg ? "subgroup" : "shared") + libraries;
+  s += "@compute @workgroup_size(" + std::to_string(p.wg) +
+       ") fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,"
+       " @builtin(local_invocation_index) lid: u32";
+  s += p.sg ? ", @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgi: u32) {\n"
+              "  sg_n = sgs;\n  sg_i = sgi;\n"
+            : ") {\n";
+  s += "  let row = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n  if (row >= P.rows) { return; }\n";
+  return s;
+}
+
+// A loop over the invocation's positions j < n of the row: `for i in 0..C, j = lid + i * WG` when the
+// row is cached (the body indexes the register arrays with i), else a stride-WG loop over j.
+inline std::string row_loop(const RowPlan& p, const std::string& n, const std::string& body) {
+  if (p.cache > 0)
+    return "  for (var i = 0u; i < C; i = i + 1u) {\n    let j = lid + i * WG;\n    if (j < " + n + ") {\n" + body +
+           "    }\n  }\n";
+  return "  for (var j = lid; j < " + n + "; j = j + WG) {\n" + body + "  }\n";
+}
+
+}  // namespace webgpu::ops
