@@ -190,6 +190,29 @@ def test_mv_dot_vdot():
     check(torch.bmm, rnd(4, 33, 50), rnd(4, 50, 1), k=50)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_mv_unrolled_and_split(dtype):
+    # Lengths past the unrolled loops' reach in each size class (rows: 16..256 invocations per row;
+    # columns), ragged tails, split-K parts of problems over 2^20 products, addmv's beta.
+    for k in (200, 1000, 1999, 4100):
+        check(lambda x, w: torch.nn.functional.linear(x, w), rnd(1, k, dtype=dtype), rnd(300, k, dtype=dtype), k=k)
+        check(lambda a, b: a @ b, rnd(1, k, dtype=dtype), rnd(k, 260, dtype=dtype), k=k)
+    check(
+        lambda x, w: torch.nn.functional.linear(x, w),
+        rnd(2, 4096, dtype=dtype)[:1],
+        rnd(640, 4096, dtype=dtype),
+        k=4096,
+    )
+    check(lambda a, b: a @ b, rnd(1, 4096, dtype=dtype), rnd(4096, 512, dtype=dtype), k=4096)
+    check(
+        lambda c, a, v: torch.addmv(c, a, v, beta=0.5, alpha=2),
+        rnd(700, dtype=dtype),
+        rnd(700, 3000, dtype=dtype),
+        rnd(3000, dtype=dtype),
+        k=3000,
+    )
+
+
 # --------------------------------------------------------------------------- beta / alpha / out / in-place / empty
 
 

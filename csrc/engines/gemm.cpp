@@ -819,6 +819,26 @@ void vec_params(kernel::Params& p, const std::string& x, const Vec& v, const cha
   index(p, x + "_s" + dim, v.s);
 }
 
+// The mat-vec shape: the workgroups to aim for (split-K when the output alone gives fewer than half),
+// the shortest k range of a split-K part, and the vector loads per loop iteration.
+// TORCH_WEBGPU_GEMV="wgs,min_k,unroll" overrides them for tuning.
+struct GemvTuning {
+  int64_t wgs = 2048, min_k = 128;
+  int unroll = 4;
+};
+const GemvTuning& gemv_tuning() {
+  static const GemvTuning t = [] {
+    GemvTuning r;
+    if (const char* e = std::getenv("TORCH_WEBGPU_GEMV")) {
+      long w = 0, m = 0;
+      int u = 0;
+      if (std::sscanf(e, "%ld,%ld,%d", &w, &m, &u) == 3 && w >= 1 && m >= 64 && u >= 1 && u <= 8) r = {w, m, u};
+    }
+    return r;
+  }();
+  return t;
+}
+
 void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k */, const Vec* c, int64_t batch,
           int64_t J, int64_t K, float alpha, float beta) {
   const bool rows = w.s1 == 1 || w.s0 != 1;  // W's rows contiguous along k (or neither dim)
@@ -830,13 +850,16 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   } else {
     groups_j = grid(J);
   }
+  // Memory-bound: enough workgroups to keep every SM's loads in flight (tuning.wgs), each part at
+  // least tuning.min_k long; small problems (under 2^20 products) stay one dispatch.
+  const GemvTuning& tune = gemv_tuning();
   int64_t splits = 1;
   const int64_t wgs = batch * groups_j;
-  // Memory-bound: aim for ~1024 workgroups (a few per SM on a large GPU), at least 256 k per part.
-  if (wgs < 512 && K >= 2048) splits = std::min<int64_t>((1024 + wgs - 1) / wgs, K / 256);
+  if (wgs * 2 <= tune.wgs && K >= 2 * tune.min_k && batch * J * K >= (int64_t(1) << 20))
+    splits = std::min<int64_t>((tune.wgs + wgs - 1) / wgs, K / tune.min_k);
   splits = std::max<int64_t>(splits, 1);
   int64_t kps = (K + splits - 1) / splits;
-  kps = (kps + 255) / 256 * 256;
+  kps = (kps + 63) / 64 * 64;
   splits = (K + kps - 1) / kps;
   const bool direct = splits == 1 && o.t.scalar_type() == at::kFloat;
   Scratch sc;
@@ -856,7 +879,8 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   std::vector<kernel::Storage> storage;
   const std::string readers = float_bindings(x.t, "X", w.t, "W", out.t, cc ? &cc->t : nullptr, storage);
   std::ostringstream key;
-  key << "matmul_gemv:" << (rows ? "r" : "c") << tpr << ":" << x_vec << w_vec << (cc != nullptr) << ":"
+  const int U = tune.unroll;
+  key << "matmul_gemv:" << (rows ? "r" : "c") << tpr << "u" << U << ":" << x_vec << w_vec << (cc != nullptr) << ":"
       << dtype_tag(x.t.scalar_type()) << dtype_tag(w.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "")
       << storage.size();
   kernel::Params prm;
@@ -883,9 +907,26 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
       b << "  let t = lid % TPR;\n  let j = jg * (256u / TPR) + lid / TPR;\n  var acc = 0.0;\n  if (j < J) {\n"
         << "    let wb = wb0 + j * sWj;\n";
       if (w_vec) {
+        // U loads per iteration (independent, in flight together), then the remaining vec4s.
         b << "    let kv = k0 + ((k1 - k0) / 4u) * 4u;\n    var v4 = vec4<f32>(0.0);\n"
-          << "    for (var k = k0 + t * 4u; k < kv; k = k + TPR * 4u) { v4 = fma("
-          << vload(w.t.scalar_type(), "W", "wb + k") << ", " << xv4 << ", v4); }\n"
+          << "    var k = k0 + t * 4u;\n";
+        if (U > 1) {
+          b << "    for (; k + " << (U - 1) << "u * TPR * 4u < kv; k = k + " << U << "u * TPR * 4u) {\n";
+          for (int u = 0; u < U; ++u)
+            b << "      let w" << u << " = "
+              << vload(w.t.scalar_type(), "W", "wb + k + " + std::to_string(u) + "u * TPR * 4u") << ";\n";
+          for (int u = 0; u < U; ++u) {
+            const std::string ku = "(k + " + std::to_string(u) + "u * TPR * 4u)";
+            const std::string xu = x_vec ? vload(x.t.scalar_type(), "X", "xb + " + ku)
+                                         : "vec4<f32>(elx(xb + " + ku + " * sXk), elx(xb + (" + ku +
+                                               " + 1u) * sXk), elx(xb + (" + ku + " + 2u) * sXk), elx(xb + (" + ku +
+                                               " + 3u) * sXk))";
+            b << "      v4 = fma(w" << u << ", " << xu << ", v4);\n";
+          }
+          b << "    }\n";
+        }
+        b << "    for (; k < kv; k = k + TPR * 4u) { v4 = fma(" << vload(w.t.scalar_type(), "W", "wb + k") << ", "
+          << xv4 << ", v4); }\n"
           << "    acc = (v4.x + v4.y) + (v4.z + v4.w);\n"
           << "    for (var k = kv + t; k < k1; k = k + TPR) { acc = acc + elw(wb + k) * elx(xb + k * sXk); }\n";
       } else {
@@ -898,13 +939,20 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     } else {
       b << "  let ky = lid / 64u;\n  let j0 = (jg * 64u + lid % 64u) * 4u;\n  var acc = vec4<f32>(0.0);\n"
         << "  if (j0 < J) {\n";
-      if (w_vec)
-        b << "    if (j0 + 3u < J) {\n"
-          << "      for (var k = k0 + ky; k < k1; k = k + 4u) { acc = fma("
-          << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0")
-          << ", "
-             "vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
-      else
+      if (w_vec) {
+        b << "    if (j0 + 3u < J) {\n      var k = k0 + ky;\n";
+        if (U > 1) {
+          b << "      for (; k + " << (U - 1) * 4 << "u < k1; k = k + " << U * 4 << "u) {\n";
+          for (int u = 0; u < U; ++u)
+            b << "        let w" << u << " = "
+              << vload(w.t.scalar_type(), "W", "wb0 + (k + " + std::to_string(4 * u) + "u) * sWk + j0") << ";\n";
+          for (int u = 0; u < U; ++u)
+            b << "        acc = fma(w" << u << ", vec4<f32>(elx(xb + (k + " << 4 * u << "u) * sXk)), acc);\n";
+          b << "      }\n";
+        }
+        b << "      for (; k < k1; k = k + 4u) { acc = fma(" << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0")
+          << ", vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
+      } else
         b << "    {\n";
       b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
         << "        for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { acc[c] = acc[c] + elw(wb0 + k * sWk + (j0 "
