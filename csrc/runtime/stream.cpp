@@ -84,6 +84,8 @@ Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
   if (const char* g = std::getenv("TORCH_WEBGPU_SUBMIT_GROUPS"); g && *g)
     submit_groups_ = std::strtoull(g, nullptr, 10);
+  if (const char* d = std::getenv("TORCH_WEBGPU_SUBMIT_DEPTH"); d && *d)
+    submit_depth_ = std::max<size_t>(1, std::strtoull(d, nullptr, 10));
   shadow_.resize(size_t(max_batch_) * kParamBytes);
 }
 
@@ -260,14 +262,16 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
     taint_locked(p, b, n, check_indices ? &pending_[slot] : nullptr);
   // A batch holding real GPU work goes early, so that the GPU runs it while the CPU records the
   // next ops (otherwise a loop of large ops idles the GPU for all its recording time): once it has
-  // grown to submit_groups_ workgroups, and right after a large dispatch while fewer than two
-  // batches are in flight (the GPU would soon run dry). Dispatches of small ops alone never submit
-  // early: a model of many small ops keeps few submits (an early submit after every 1024
-  // workgroups of them took a GPT-2 forward from 264 to 130 per second on an H200).
+  // grown to submit_groups_ workgroups, or right after a large dispatch. Dispatches of small ops
+  // alone never submit early: a model of many small ops keeps few submits (an early submit after
+  // every 1024 workgroups of them took a GPT-2 forward from 264 to 130 per second on an H200).
+  // Neither early rule fires while submit_depth_ batches are still unfinished: the GPU has work,
+  // and a submit costs CPU time (H200: 4096x4096 softmax in a loop, every kernel its own submit,
+  // 952 GB/s; with the depth rule 2100-3170 GB/s, benchmarks/probe_bw.py).
   groups_ += workgroups;
-  if (slots_used_ >= max_batch_ || (submit_groups_ && groups_ >= submit_groups_) ||
-      (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
-      (submit_groups_ && workgroups >= kEagerGroups && in_flight_count() < 2))
+  if (slots_used_ >= max_batch_ || (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
+      (submit_groups_ && (groups_ >= submit_groups_ || workgroups >= kEagerGroups) &&
+       in_flight_count() < submit_depth_))
     flush_locked();
 }
 

@@ -176,9 +176,11 @@ class Stream {
   // Submit once the open batch holds this many workgroups (0: only when full or needed);
   // TORCH_WEBGPU_SUBMIT_GROUPS overrides it.
   uint64_t submit_groups_ = 16384;
-  // A dispatch of this many workgroups is submitted at once while fewer than two batches are in
-  // flight.
+  // A dispatch of this many workgroups is submitted at once.
   static constexpr uint64_t kEagerGroups = 1024;
+  // ...but neither early submit happens while this many batches are in flight;
+  // TORCH_WEBGPU_SUBMIT_DEPTH overrides it.
+  size_t submit_depth_ = 2;
   size_t in_flight_count();
   // Parameter arena
   Chunk* chunk_ = nullptr;
