@@ -51,6 +51,14 @@ def _vec4_enabled():
     return __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0") not in ("", "0")
 
 
+def _ilp():
+    # Elements per invocation of a pointwise kernel (TORCH_WEBGPU_COMPILE_ILP, default 1): each
+    # invocation runs the body for t, t + T, t + 2T, ... (T: the invocations of the dispatch), so
+    # every access stays coalesced and the loads of the elements can be in flight together.
+    v = __import__("os").environ.get("TORCH_WEBGPU_COMPILE_ILP", "1")
+    return max(1, min(8, int(v))) if v.isdigit() else 1
+
+
 SERIAL_R = 32  # reductions this short run one invocation per output row
 I32_MAX = 2**31 - 1
 
@@ -1335,6 +1343,7 @@ class WGSLKernel(SIMDKernel):
             raise unsupported(f"{len(bindings)} storage arguments (at most 16)")
 
         xn = self.sexpr(self.rename_indexing(xtree.numel))  # may add a size parameter: before listing them
+        ilp = 1 if reduction else _ilp()
         size_inners = list(self.args.sizevars.values())
         code = IndentedBuffer()
         if self.uses_welford:
@@ -1354,12 +1363,21 @@ class WGSLKernel(SIMDKernel):
                 code.writeline(f"let {inner}: i32 = P_ks({i}u);")
             if self.row_guard:
                 code.writeline(f"let {xtree.name}: i32 = i32((wid.z * nwg.y + wid.y) * nwg.x + wid.x);")
+            elif ilp > 1:
+                code.writeline(f"let t0: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
+                code.writeline(f"let nt: i32 = i32(nwg.x * nwg.y * nwg.z * {WG}u);")
+                code.writeline(f"for (var u: i32 = 0i; u < {ilp}i; u = u + 1i) {{")
+                code.do_indent()
+                code.writeline(f"let {xtree.name}: i32 = t0 + u * nt;")
             else:
                 code.writeline(f"let {xtree.name}: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
-            code.writeline(f"if ({xtree.name} >= {xn}) {{ return; }}")
+            code.writeline(f"if ({xtree.name} >= {xn}) {{ {'break' if ilp > 1 else 'return'}; }}")
             code.splice(self.indexing_code)
             code.splice(self.acc_decls)
             code.splice(self.body)
+            if ilp > 1:
+                code.do_unindent()
+                code.writeline("}")
         code.writeline("}")
         src = code.getvalue()
         vec4 = self._vec4_variant(xtree, xn, uses, size_inners) if not self.features.is_reduction() else None
@@ -1367,7 +1385,7 @@ class WGSLKernel(SIMDKernel):
             raise unsupported("too many symbolic sizes")
 
         sizes = list(self.args.sizevars.keys())
-        groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / WG)
+        groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / (WG * ilp))
         special = "sp_" in src  # special.wgsl uses int64.wgsl's helpers
         libraries = (
             ["pointwise"]
@@ -1390,6 +1408,7 @@ class WGSLKernel(SIMDKernel):
             check_alias=check_alias,
             index_errors=index_errors,
             vec4=vec4,
+            ilp=ilp,
         )
         return src
 
@@ -1468,7 +1487,8 @@ class WGSLKernel(SIMDKernel):
             wrapper.ensure_size_computed(s)
         xtree, _ = self._trees()
         n = V.graph.sizevars.simplify(xtree.numel)
-        groups = self.pexpr(n) if self.row_guard else f"(({self.pexpr(n)}) + {WG - 1}) // {WG}"
+        per = WG * meta["ilp"]
+        groups = self.pexpr(n) if self.row_guard else f"(({self.pexpr(n)}) + {per - 1}) // {per}"
         args = [str(t) for t in meta["tensors"]] + [self.pexpr(s) for s in meta["sizes"]]
         wrapper.writeline(f"{name}({groups}, {', '.join(args)})")
 
