@@ -312,7 +312,7 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
 
 // count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
-  check_supported_dtype(self.scalar_type(), "count_nonzero");
+  check_storable_dtype(self.scalar_type(), "count_nonzero");
   no_complex(self.scalar_type(), "count_nonzero");
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
