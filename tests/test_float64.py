@@ -673,3 +673,66 @@ def test_logical_reductions_and_counts():
     assert torch.equal(d.any().cpu(), s.any())
     assert torch.equal(d.all().cpu(), s.all())
     assert torch.equal(torch.count_nonzero(d).cpu(), torch.count_nonzero(s))
+
+
+@pytest.mark.parametrize("correction", [0, 1, 2.5, 60])
+def test_var_std(correction):
+    x = torch.randn(6, 50, 7, generator=torch.Generator().manual_seed(6), dtype=F64) * 1e5 + 3e5
+    d = x.to(DEV)
+    for dim in (1, (0, 2), None):
+        for keepdim in (False, True):
+            for f in (torch.var, torch.std):
+                got, want = (
+                    f(d, dim, correction=correction, keepdim=keepdim),
+                    f(x, dim, correction=correction, keepdim=keepdim),
+                )
+                torch.testing.assert_close(got.cpu(), want, rtol=1e-13, atol=0)
+            for f in (torch.var_mean, torch.std_mean):
+                (g1, g2), (w1, w2) = (
+                    f(d, dim, correction=correction, keepdim=keepdim),
+                    f(x, dim, correction=correction, keepdim=keepdim),
+                )
+                torch.testing.assert_close(g1.cpu(), w1, rtol=1e-13, atol=0)
+                torch.testing.assert_close(g2.cpu(), w2, rtol=1e-15, atol=0)
+    out = torch.empty(0, dtype=F64, device=DEV)
+    torch.var(d.transpose(0, 1), 0, out=out)
+    torch.testing.assert_close(out.cpu(), x.transpose(0, 1).var(0), rtol=1e-13, atol=0)
+    # NaN and infinities give NaN as on CPU (finite values below 1e150: their squares do not overflow,
+    # where CPU's Welford and two passes would overflow differently)
+    s = special_grid(40, 57, 9)
+    s = torch.where(torch.isfinite(s) & (s.abs() > 1e150), s * 1e-160, s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.isnan(s.to(DEV).var(1).cpu()).eq(torch.isnan(s.var(1))).all()
+        one = torch.tensor([[2.0]], dtype=F64)
+        assert_same_bits(one.to(DEV).var(1), one.var(1))  # N - correction = 0: NaN
+        torch.testing.assert_close(x.to(DEV).float().var(1).cpu(), x.float().var(1), rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, float("inf"), float("-inf")])
+def test_vector_norms(ord):
+    x = torch.randn(9, 700, generator=torch.Generator().manual_seed(10), dtype=F64)
+    x[2, 5] = 0.0
+    d = x.to(DEV)
+    for dim in (1, 0, None):
+        got, want = torch.linalg.vector_norm(d, ord, dim), torch.linalg.vector_norm(x, ord, dim)
+        exact = ord in (0, float("inf"), float("-inf"))
+        assert ulps(got, want) <= (0 if exact else 16)
+        if ord == 1:
+            assert ulps(got, exact_sum(x.abs(), dim)) <= 4
+        if ord == 2:
+            assert ulps(got, exact_sum(x * x, dim).sqrt()) <= 4
+    assert ulps(torch.norm(d, ord, 1), torch.norm(x, ord, 1)) <= 8
+    s = special_grid(20, 31, 12)
+    got, want = torch.linalg.vector_norm(s.to(DEV), ord, 1).cpu(), torch.linalg.vector_norm(s, ord, 1)
+    assert torch.isnan(got).eq(torch.isnan(want)).all()
+    assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+
+
+def test_dot_vdot_mv():
+    g = torch.Generator().manual_seed(13)
+    a, b = torch.randn(300, generator=g, dtype=F64), torch.randn(300, generator=g, dtype=F64)
+    m = torch.randn(20, 300, generator=g, dtype=F64)
+    torch.testing.assert_close(torch.dot(a.to(DEV), b.to(DEV)).cpu(), torch.dot(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(torch.vdot(a.to(DEV), b.to(DEV)).cpu(), torch.vdot(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(torch.mv(m.to(DEV), a.to(DEV)).cpu(), torch.mv(m, a), rtol=1e-13, atol=1e-13)
