@@ -601,6 +601,7 @@ def test_float32_accumulates_in_float64():
     assert ulps(d.sum(1, dtype=F64), x.sum(1, dtype=F64)) <= 8
     assert ulps(d.sum(dtype=F64), x.sum(dtype=F64)) <= 8
     assert ulps(d.mean(0, dtype=F64), x.mean(0, dtype=F64)) <= 8
+    assert ulps(d.cumsum(1, dtype=F64)[:, :1000], x.cumsum(1, dtype=F64)[:, :1000]) == 0
     i = torch.randint(-1000, 1000, (7, 33), generator=torch.Generator().manual_seed(5))
     assert_same_bits(i.to(DEV).sum(1, dtype=F64), i.sum(1, dtype=F64), nan_any=False)
 
@@ -736,3 +737,45 @@ def test_dot_vdot_mv():
     torch.testing.assert_close(torch.dot(a.to(DEV), b.to(DEV)).cpu(), torch.dot(a, b), rtol=1e-13, atol=1e-13)
     torch.testing.assert_close(torch.vdot(a.to(DEV), b.to(DEV)).cpu(), torch.vdot(a, b), rtol=1e-13, atol=1e-13)
     torch.testing.assert_close(torch.mv(m.to(DEV), a.to(DEV)).cpu(), torch.mv(m, a), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 700, 1024, 2500])
+def test_scans(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(6, n, generator=g, dtype=F64)
+    d = x.to(DEV)
+    # rows up to 1024 scan in CPU's order: bit-identical; longer ones within a few ulps of the row's size
+    if n <= 1024:
+        assert_same_bits(d.cumsum(1), x.cumsum(1), nan_any=False)
+        assert_same_bits(d.cumprod(1), x.cumprod(1), nan_any=False)
+    else:
+        err = (d.cumsum(1).cpu() - x.cumsum(1)).abs()
+        assert (err <= 64 * 2.0**-52 * x.abs().cumsum(1)).all()
+        p = 1 + x * 1e-4
+        assert ulps(p.to(DEV).cumprod(1), p.cumprod(1)) <= 64
+    for f in (torch.cummax, torch.cummin):
+        v, i = f(d, 1)
+        vw, iw = f(x, 1)
+        assert_same_bits(v, vw, nan_any=False)
+        assert torch.equal(i.cpu(), iw)
+    # along dim 0 (non-contiguous rows) and out=
+    out = torch.empty(0, dtype=F64, device=DEV)
+    torch.cumsum(d.t(), 1, out=out)
+    assert_same_bits(out, x.t().cumsum(1), nan_any=False)
+
+
+def test_scans_special_values():
+    s = special_grid(30, 41, 14)
+    d = s.to(DEV)
+    for dim in (0, 1):
+        assert_same_bits(d.cumsum(dim), s.cumsum(dim))
+        assert_same_bits(d.cumprod(dim), s.cumprod(dim))
+        for f in (torch.cummax, torch.cummin):
+            v, i = f(d, dim)
+            vw, iw = f(s, dim)
+            assert_same_bits(v, vw)
+            assert torch.equal(i.cpu(), iw)
+    z = torch.tensor([-0.0, -0.0, 0.0, -0.0], dtype=F64)
+    assert_same_bits(z.to(DEV).cumsum(0), z.cumsum(0), nan_any=False)
+    assert_same_bits(z.to(DEV).cummax(0).values, z.cummax(0).values, nan_any=False)
+    assert torch.equal(z.to(DEV).cummin(0).indices.cpu(), z.cummin(0).indices)
