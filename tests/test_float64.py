@@ -779,3 +779,72 @@ def test_scans_special_values():
     assert_same_bits(z.to(DEV).cumsum(0), z.cumsum(0), nan_any=False)
     assert_same_bits(z.to(DEV).cummax(0).values, z.cummax(0).values, nan_any=False)
     assert torch.equal(z.to(DEV).cummin(0).indices.cpu(), z.cummin(0).indices)
+
+
+@pytest.mark.parametrize("n", [57, 1500])
+def test_sort_total_order(n):
+    s = special_grid(12, n, 15)
+    s[0, : n // 2] = 0.0
+    s[0, n // 2 :] = -0.0  # ties: a stable sort keeps their order
+    s[1, ::3] = float("nan")
+    d = s.to(DEV)
+    for desc in (False, True):
+        v, i = torch.sort(d, dim=1, descending=desc, stable=True)
+        vw, iw = torch.sort(s, dim=1, descending=desc, stable=True)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu(), iw)
+        assert torch.equal(torch.argsort(d, dim=1, descending=desc, stable=True).cpu(), iw)
+    v, i = torch.sort(d.t(), 0)
+    vw, iw = torch.sort(s.t(), dim=0, stable=True)
+    assert_same_bits(v, vw)
+    assert torch.equal(i.cpu(), iw)
+
+
+def test_topk_kthvalue_median():
+    g = torch.Generator().manual_seed(16)
+    x = torch.randn(8, 301, generator=g, dtype=F64)  # distinct values: the indices are unique
+    x[1, 7] = float("nan")
+    x[2, :] = float("inf")
+    d = x.to(DEV)
+    for largest in (True, False):
+        v, i = torch.topk(d, 10, 1, largest=largest)
+        vw, iw = torch.topk(x, 10, 1, largest=largest)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+    v, i = torch.kthvalue(d, 17, 1)
+    vw, iw = torch.kthvalue(x, 17, 1)
+    assert_same_bits(v, vw)
+    assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+    for f in (torch.median, torch.nanmedian):
+        v, i = f(d, 1)
+        vw, iw = f(x, 1)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+        assert_same_bits(f(d), f(x))
+
+
+def test_unique_searchsorted_bucketize():
+    x = torch.tensor([3.0, -0.0, 0.0, float("nan"), 1e-310, 3.0, float("-inf"), 1e-310, float("nan"), -2.5], dtype=F64)
+    d = x.to(DEV)
+    u, inv, cnt = torch.unique(d, return_inverse=True, return_counts=True)
+    uw, invw, cntw = torch.unique(x, return_inverse=True, return_counts=True)
+    assert_same_bits(u, uw)
+    assert torch.equal(inv.cpu(), invw)
+    assert torch.equal(cnt.cpu(), cntw)
+    y = torch.tensor([1.0, 1.0, -0.0, 0.0, 2.0, 2.0, 1e300], dtype=F64)
+    uc, cc = torch.unique_consecutive(y.to(DEV), return_counts=True)
+    ucw, ccw = torch.unique_consecutive(y, return_counts=True)
+    assert_same_bits(uc, ucw)
+    assert torch.equal(cc.cpu(), ccw)
+    b = torch.tensor([-1e300, -1.0, -5e-324, 0.0, 5e-324, 1.0, 1.0, 2.5, 1e300, float("inf")], dtype=F64)
+    v = torch.tensor(
+        [[-float("inf"), -1.0, -0.0, 0.0, 5e-324, 1.0, 1.0000000000000002, 3.0, float("inf"), float("nan")]], dtype=F64
+    )
+    for right in (False, True):
+        assert torch.equal(
+            torch.searchsorted(b.to(DEV), v.to(DEV), right=right).cpu(), torch.searchsorted(b, v, right=right)
+        )
+        assert torch.equal(torch.bucketize(v.to(DEV), b.to(DEV), right=right).cpu(), torch.bucketize(v, b, right=right))
+    # float32 values against float64 boundaries promote to float64
+    v32 = torch.tensor([1.0, 1.0000001, -0.5], dtype=torch.float32)
+    assert torch.equal(torch.searchsorted(b.to(DEV), v32.to(DEV)).cpu(), torch.searchsorted(b, v32))
