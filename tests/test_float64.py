@@ -848,3 +848,15 @@ def test_unique_searchsorted_bucketize():
     # float32 values against float64 boundaries promote to float64
     v32 = torch.tensor([1.0, 1.0000001, -0.5], dtype=torch.float32)
     assert torch.equal(torch.searchsorted(b.to(DEV), v32.to(DEV)).cpu(), torch.searchsorted(b, v32))
+
+
+def test_isin():
+    x = torch.tensor([3.0, -0.0, 0.0, float("nan"), 5e-324, float("-inf"), 1e300, -2.5, 1.0000000000000002], dtype=F64)
+    t = torch.tensor([0.0, float("nan"), 5e-324, float("-inf"), 1.0, -2.5], dtype=F64)
+    for invert in (False, True):
+        assert torch.equal(torch.isin(x.to(DEV), t.to(DEV), invert=invert).cpu(), torch.isin(x, t, invert=invert))
+    big = torch.arange(400, dtype=F64) * 0.5  # a large test set: ATen's sorting path (unique, sort)
+    assert torch.equal(torch.isin(x.to(DEV), big.to(DEV)).cpu(), torch.isin(x, big))
+    i32 = torch.tensor([0, 3, -2], dtype=torch.int32)  # promoted to float64
+    assert torch.equal(torch.isin(i32.to(DEV), x.to(DEV)).cpu(), torch.isin(i32, x))
+    assert torch.equal(torch.isin(-0.0, t.to(DEV)).cpu(), torch.isin(-0.0, t))

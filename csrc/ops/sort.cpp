@@ -1034,7 +1034,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
 void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elements, bool invert,
                          const at::Tensor& out) {
   const at::ScalarType common = at::result_type(elements, test_elements);
-  check_supported_dtype(common, "isin");
+  check_storable_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = elements.to(common).contiguous();
   const at::Tensor t = test_elements.to(common).reshape(-1).contiguous();
@@ -1043,8 +1043,9 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
     return;
   }
   const at::Tensor o = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  const CT ct = compute_type(common);
-  Kernel k(std::string("isin:") + wgsl_type(ct));
+  // float64 compares as binary64 values (f64_eq: NaN is never found, -0.0 finds +0.0), as CPU's ==.
+  const CT ct = common == at::kDouble ? CT::F64 : compute_type(common);
+  Kernel k(std::string("isin:") + (ct == CT::F64 ? "f64" : wgsl_type(ct)));
   const int E = k.in(e, ct), TE = k.in(t, ct), O = k.out(o, CT::I32);
   k.param_index("n", e.numel());  // elements
   k.param_index("tn", t.numel());  // test elements
@@ -1054,8 +1055,9 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
   k.param("invert", invert ? 1u : 0u);
   k.launch(grid(e.numel()), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string eq =
-        ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))" : "x == ld" + n(TE) + "(P.t_off + j)";
+    const std::string eq = ct == CT::F64   ? "f64_eq(x, ld" + n(TE) + "(P.t_off + j))"
+                           : ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))"
+                                           : "x == ld" + n(TE) + "(P.t_off + j)";
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
            "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
@@ -1076,7 +1078,7 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
 at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
                                    bool invert, at::Tensor& out) {
   const at::ScalarType common = at::result_type(element, test_elements);
-  check_supported_dtype(common, "isin");
+  check_storable_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = at::scalar_tensor(cast_scalar(element, common), test_elements.options().dtype(common));
   return at::isin_out(out, e, test_elements, assume_unique, invert);
