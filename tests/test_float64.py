@@ -2,6 +2,7 @@
 # dtype (as CPU casts), printing, from_numpy, IEEE binary64 arithmetic bit-identical to CPU on random
 # bit patterns (subnormals, inf, NaN, signed zeros, huge/tiny exponents, rounding ties), the CPU stub
 # fallback for float64 ops without a kernel, and the TORCH_WEBGPU_FLOAT64=0 guard.
+import math
 import subprocess
 import sys
 import warnings
@@ -418,11 +419,13 @@ def test_fallback_reduction_and_comparison_shapes():
     d = x.to(DEV)
     with fallback_enabled(True), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert torch.allclose(d.sum(1).cpu(), x.sum(1), rtol=1e-15, atol=0)
+        torch.testing.assert_close(d.sum(1).cpu(), x.sum(1), rtol=1e-13, atol=1e-13)
         assert torch.equal(d.amax(0).cpu(), x.amax(0))
         assert torch.equal(d.argmax(1).cpu(), x.argmax(1))
+        # a reduction stub without a float64 row (p-norms other than 0, 1, 2, inf) runs on the CPU
+        torch.testing.assert_close(torch.linalg.vector_norm(d, 3, 1).cpu(), torch.linalg.vector_norm(x, 3, 1))
         with pytest.raises(NotImplementedError, match="float64"):
-            d.max(1)  # registered directly, not through a stub: no float64 kernel, no stub fallback
+            d.logcumsumexp(1)  # registered directly, not through a stub: no float64 kernel, no stub fallback
         assert torch.equal(torch.atan2(d, d.flip(0)).cpu(), torch.atan2(x, x.flip(0)))
         m = torch.randn(6, 7, dtype=F64)
         assert_same_bits(torch.pow(d, m.to(DEV)), torch.pow(x, m))
@@ -487,3 +490,373 @@ def test_bmm_addmm_matmul_backward():
     (x @ b[1]).backward(torch.ones(5, 4, dtype=F64))
     (dx @ b[1].to(DEV)).backward(torch.ones(5, 4, dtype=F64, device=DEV))
     torch.testing.assert_close(dx.grad.cpu(), x.grad, rtol=1e-13, atol=1e-13)
+
+
+# ---- reductions, scans and sorting (native float64) ----------------------------------------------
+
+
+def ulps(got, want):
+    """Distance in units of the last place between two float64 tensors (-0.0 and +0.0 are 0 apart);
+    NaN must be NaN in both and infinities equal."""
+    got = got.cpu()
+    assert got.dtype == want.dtype == F64
+    assert got.shape == want.shape
+    assert torch.isnan(got).eq(torch.isnan(want)).all()
+    fin = torch.isfinite(want)
+    assert torch.equal(got[~fin & ~torch.isnan(want)], want[~fin & ~torch.isnan(want)])
+
+    def ordered(t):
+        b = t.contiguous().view(torch.int64)
+        return torch.where(b < 0, -(b & 0x7FFFFFFFFFFFFFFF), b)
+
+    return (ordered(got[fin]) - ordered(want[fin])).abs().max().item() if fin.any() else 0
+
+
+def special_grid(rows, cols, seed):
+    """rows x cols of binary64 values from random_f64: raw patterns (every exponent, NaN, inf),
+    subnormals, signed zeros, huge and tiny values."""
+    v = random_f64(rows * cols, seed)[: rows * cols]
+    return v[torch.randperm(rows * cols, generator=torch.Generator().manual_seed(seed))].reshape(rows, cols)
+
+
+def exact_sum(x, dim=None):
+    """The correctly rounded sum over dim (math.fsum per row): what any summation order approximates."""
+    dims = list(range(x.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    keep = [k for k in range(x.dim()) if k not in dims]
+    rows = x.permute(keep + dims).reshape(-1, math.prod(x.shape[k] for k in dims))
+    out = torch.tensor([math.fsum(r) for r in rows.tolist()], dtype=F64)
+    return out.reshape([x.shape[k] for k in keep])
+
+
+def positive(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(shape, generator=g, dtype=F64) * torch.logspace(-3, 3, shape[-1], dtype=F64)
+
+
+# Shapes that take the engine's one-invocation, lane-group and vectorised kernels, split rows
+# (partials folded by a second pass) and reductions over several dims.
+RED_SHAPES = [((7, 13), 1), ((7, 13), 0), ((3, 5000), 1), ((70000,), 0), ((6, 300, 4), (0, 2)), ((2000, 9), 0)]
+
+
+@pytest.mark.parametrize("shape,dim", RED_SHAPES, ids=str)
+def test_sum_mean_prod_within_ulps(shape, dim):
+    x = positive(shape, 11)
+    d = x.to(DEV)
+    # a few ulps from the exact sum (a fixed tree of lanes and partials), and so from CPU's
+    assert ulps(d.sum(dim), exact_sum(x, dim)) <= 4
+    assert ulps(d.sum(dim), x.sum(dim)) <= 8
+    assert ulps(d.sum(), exact_sum(x)) <= 4
+    assert ulps(d.mean(dim, keepdim=True), x.mean(dim, keepdim=True)) <= 8
+    assert ulps(d.nansum(dim), x.nansum(dim)) <= 8
+    # products: each step rounds (half an ulp), so two orders differ by up to the row's length in ulps
+    p = 1 + (x - 0.5) * 1e-3
+    pd = dim if isinstance(dim, int) else 0
+    assert ulps(p.to(DEV).prod(pd), p.prod(pd)) <= shape[pd]
+    # non-contiguous input and a strided out=
+    t = torch.stack([x, -x], -1).to(DEV)[..., 0]  # every other element
+    assert not t.is_contiguous()
+    out = torch.full((2, *x.sum(dim).shape), 7.0, dtype=F64, device=DEV)[1]
+    torch.sum(t, dim, out=out)
+    assert ulps(out, x.sum(dim)) <= 8
+    # mixed signs: within a few ulps of sum(|x|), the bound of any summation order
+    m = x * torch.where(torch.rand(shape, generator=torch.Generator().manual_seed(3)) < 0.5, -1.0, 1.0).to(F64)
+    err = (m.to(DEV).sum(dim).cpu() - m.sum(dim)).abs()
+    assert (err <= 16 * 2.0**-52 * x.sum(dim)).all()
+
+
+def test_sums_exact_on_integers_and_special_values():
+    # integer-valued doubles below 2^53 sum exactly in any order: bit-identical
+    x = torch.randint(-(2**40), 2**40, (9, 3000), generator=torch.Generator().manual_seed(2)).to(F64)
+    assert_same_bits(x.to(DEV).sum(1), x.sum(1), nan_any=False)
+    assert_same_bits(x.to(DEV).sum(), x.sum(), nan_any=False)
+    # NaN and infinities propagate as on CPU (finite values kept below overflow, which would make
+    # the result depend on the order); subnormals and signed zeros take part
+    s = special_grid(40, 57, 5)
+    s = torch.where(torch.isfinite(s) & (s.abs() > 1e290), s * 1e-20, s)
+    d = s.to(DEV)
+    for dim in (0, 1):
+        for f in (torch.sum, torch.nansum, torch.mean):
+            assert ulps(f(d, dim), f(s, dim)) <= 1e15, f  # NaN/inf positions and values
+            assert (
+                (f(d, dim).cpu() - f(s, dim)).abs().nan_to_num(0).le(1e-12 * s.abs().nan_to_num(0, 0, 0).sum(dim)).all()
+            )
+        # products of specials and values near 1 (no overflow or underflow)
+        g = torch.Generator().manual_seed(dim)
+        near1 = 1 + (torch.rand(s.shape, generator=g, dtype=F64) - 0.5) * 1e-2
+        q = torch.where(torch.isfinite(s) & (s != 0), near1 * s.sign(), s)
+        assert ulps(q.to(DEV).prod(dim), q.prod(dim)) <= q.shape[dim]
+    z = torch.full((3, 5), -0.0, dtype=F64)
+    assert_same_bits(z.to(DEV).sum(1), z.sum(1), nan_any=False)
+    assert_same_bits(z.to(DEV).sum(), z.sum(), nan_any=False)
+    tiny = torch.full((1000,), 5e-324, dtype=F64)  # subnormal sums are exact
+    assert_same_bits(tiny.to(DEV).sum(), tiny.sum(), nan_any=False)
+    big = torch.tensor([1.7976931348623157e308, 1.7976931348623157e308, -1.7976931348623157e308], dtype=F64)
+    assert_same_bits(big.to(DEV).sum(), big.sum(), nan_any=False)  # overflow to inf: (a + b) + c
+
+
+def test_float32_accumulates_in_float64():
+    x = torch.randn(5, 4001, generator=torch.Generator().manual_seed(4)) * 1e3
+    d = x.to(DEV)
+    assert d.sum(1, dtype=F64).dtype == F64
+    assert ulps(d.sum(1, dtype=F64), x.sum(1, dtype=F64)) <= 8
+    assert ulps(d.sum(dtype=F64), x.sum(dtype=F64)) <= 8
+    assert ulps(d.mean(0, dtype=F64), x.mean(0, dtype=F64)) <= 8
+    assert ulps(d.cumsum(1, dtype=F64)[:, :1000], x.cumsum(1, dtype=F64)[:, :1000]) == 0
+    i = torch.randint(-1000, 1000, (7, 33), generator=torch.Generator().manual_seed(5))
+    assert_same_bits(i.to(DEV).sum(1, dtype=F64), i.sum(1, dtype=F64), nan_any=False)
+
+
+@pytest.mark.parametrize("shape,dim", [((40, 57), 1), ((40, 57), 0), ((3, 3000), 1), ((5000,), 0)], ids=str)
+def test_extremes_bit_identical(shape, dim):
+    s = special_grid(shape[0], shape[1] if len(shape) > 1 else 1, 7).reshape(shape)
+    if len(shape) == 1:
+        s = s.clone()
+    d = s.to(DEV)
+    for f in (torch.argmax, torch.argmin):
+        assert torch.equal(f(d, dim).cpu(), f(s, dim)), f
+        assert torch.equal(f(d).cpu(), f(s)), f
+    for f in (torch.max, torch.min):
+        v, i = f(d, dim)
+        vw, iw = f(s, dim)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu(), iw)
+        out_v = torch.empty(0, dtype=F64, device=DEV)
+        out_i = torch.empty(0, dtype=torch.int64, device=DEV)
+        f(d, dim, keepdim=True, out=(out_v, out_i))
+        assert_same_bits(out_v, vw.unsqueeze(dim))
+    # amax/amin and max()/min(): the extreme value (CPU's own sign of a zero among +-0 ties depends
+    # on its vector path, so zeros compare as equal); NaN wins
+    for f in (torch.amax, torch.amin):
+        got, want = f(d, dim).cpu(), f(s, dim)
+        assert torch.isnan(got).eq(torch.isnan(want)).all()
+        ok = torch.isnan(want) | (got == want)
+        assert ok.all()
+    assert torch.equal(torch.isnan(d.max().cpu()), torch.isnan(s.max()))
+    # without NaN: rows of finite values, infinities and subnormals
+    f = torch.where(torch.isnan(s), torch.zeros_like(s), s)
+    df = f.to(DEV)
+    assert_same_bits(df.amax(dim).abs(), f.amax(dim).abs(), nan_any=False)
+    assert_same_bits(df.amin(dim).abs(), f.amin(dim).abs(), nan_any=False)
+    assert torch.equal(df.argmax(dim).cpu(), f.argmax(dim))
+    mn, mx = torch.aminmax(df, dim=dim)
+    assert torch.equal(mn.cpu(), f.amin(dim))
+    assert torch.equal(mx.cpu(), f.amax(dim))
+    # non-contiguous
+    nc = d.transpose(0, -1) if d.dim() > 1 else d[::3]
+    ncw = s.transpose(0, -1) if s.dim() > 1 else s[::3]
+    assert torch.equal(nc.argmax(0).cpu(), ncw.argmax(0))
+    assert_same_bits(nc.max(0).values, ncw.max(0).values)
+
+
+def test_ties_and_signed_zeros_pick_the_first():
+    x = torch.tensor([[0.0, -0.0, 0.0], [-0.0, 0.0, -0.0], [1.0, 1.0, -1.0], [-5e-324, 5e-324, 0.0]], dtype=F64)
+    d = x.to(DEV)
+    for f in (torch.max, torch.min):
+        v, i = f(d, 1)
+        vw, iw = f(x, 1)
+        assert_same_bits(v, vw, nan_any=False)
+        assert torch.equal(i.cpu(), iw)
+    assert torch.equal(d.argmax(1).cpu(), x.argmax(1))
+    assert torch.equal(d.argmin(1).cpu(), x.argmin(1))
+
+
+def test_logical_reductions_and_counts():
+    s = special_grid(40, 57, 8)
+    s[3] = 0.0
+    s[4, ::2] = -0.0
+    s[4, 1::2] = 0.0
+    s[5] = 5e-324
+    d = s.to(DEV)
+    for dim in (0, 1):
+        assert torch.equal(d.any(dim).cpu(), s.any(dim))
+        assert torch.equal(d.all(dim).cpu(), s.all(dim))
+        assert torch.equal(torch.count_nonzero(d, dim).cpu(), torch.count_nonzero(s, dim))
+    assert torch.equal(d.any().cpu(), s.any())
+    assert torch.equal(d.all().cpu(), s.all())
+    assert torch.equal(torch.count_nonzero(d).cpu(), torch.count_nonzero(s))
+
+
+@pytest.mark.parametrize("correction", [0, 1, 2.5, 60])
+def test_var_std(correction):
+    x = torch.randn(6, 50, 7, generator=torch.Generator().manual_seed(6), dtype=F64) * 1e5 + 3e5
+    d = x.to(DEV)
+    for dim in (1, (0, 2), None):
+        for keepdim in (False, True):
+            for f in (torch.var, torch.std):
+                got, want = (
+                    f(d, dim, correction=correction, keepdim=keepdim),
+                    f(x, dim, correction=correction, keepdim=keepdim),
+                )
+                torch.testing.assert_close(got.cpu(), want, rtol=1e-13, atol=0)
+            for f in (torch.var_mean, torch.std_mean):
+                (g1, g2), (w1, w2) = (
+                    f(d, dim, correction=correction, keepdim=keepdim),
+                    f(x, dim, correction=correction, keepdim=keepdim),
+                )
+                torch.testing.assert_close(g1.cpu(), w1, rtol=1e-13, atol=0)
+                torch.testing.assert_close(g2.cpu(), w2, rtol=1e-15, atol=0)
+    out = torch.empty(0, dtype=F64, device=DEV)
+    torch.var(d.transpose(0, 1), 0, out=out)
+    torch.testing.assert_close(out.cpu(), x.transpose(0, 1).var(0), rtol=1e-13, atol=0)
+    # NaN and infinities give NaN as on CPU (finite values below 1e150: their squares do not overflow,
+    # where CPU's Welford and two passes would overflow differently)
+    s = special_grid(40, 57, 9)
+    s = torch.where(torch.isfinite(s) & (s.abs() > 1e150), s * 1e-160, s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.isnan(s.to(DEV).var(1).cpu()).eq(torch.isnan(s.var(1))).all()
+        one = torch.tensor([[2.0]], dtype=F64)
+        assert_same_bits(one.to(DEV).var(1), one.var(1))  # N - correction = 0: NaN
+        torch.testing.assert_close(x.to(DEV).float().var(1).cpu(), x.float().var(1), rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, float("inf"), float("-inf")])
+def test_vector_norms(ord):
+    x = torch.randn(9, 700, generator=torch.Generator().manual_seed(10), dtype=F64)
+    x[2, 5] = 0.0
+    d = x.to(DEV)
+    for dim in (1, 0, None):
+        got, want = torch.linalg.vector_norm(d, ord, dim), torch.linalg.vector_norm(x, ord, dim)
+        exact = ord in (0, float("inf"), float("-inf"))
+        assert ulps(got, want) <= (0 if exact else 16)
+        if ord == 1:
+            assert ulps(got, exact_sum(x.abs(), dim)) <= 4
+        if ord == 2:
+            assert ulps(got, exact_sum(x * x, dim).sqrt()) <= 4
+    assert ulps(torch.norm(d, ord, 1), torch.norm(x, ord, 1)) <= 8
+    s = special_grid(20, 31, 12)
+    got, want = torch.linalg.vector_norm(s.to(DEV), ord, 1).cpu(), torch.linalg.vector_norm(s, ord, 1)
+    assert torch.isnan(got).eq(torch.isnan(want)).all()
+    assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+
+
+def test_dot_vdot_mv():
+    g = torch.Generator().manual_seed(13)
+    a, b = torch.randn(300, generator=g, dtype=F64), torch.randn(300, generator=g, dtype=F64)
+    m = torch.randn(20, 300, generator=g, dtype=F64)
+    torch.testing.assert_close(torch.dot(a.to(DEV), b.to(DEV)).cpu(), torch.dot(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(torch.vdot(a.to(DEV), b.to(DEV)).cpu(), torch.vdot(a, b), rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(torch.mv(m.to(DEV), a.to(DEV)).cpu(), torch.mv(m, a), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 700, 1024, 2500])
+def test_scans(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(6, n, generator=g, dtype=F64)
+    d = x.to(DEV)
+    # rows up to 1024 scan in CPU's order: bit-identical; longer ones within a few ulps of the row's size
+    if n <= 1024:
+        assert_same_bits(d.cumsum(1), x.cumsum(1), nan_any=False)
+        assert_same_bits(d.cumprod(1), x.cumprod(1), nan_any=False)
+    else:
+        err = (d.cumsum(1).cpu() - x.cumsum(1)).abs()
+        assert (err <= 64 * 2.0**-52 * x.abs().cumsum(1)).all()
+        p = 1 + x * 1e-4
+        assert ulps(p.to(DEV).cumprod(1), p.cumprod(1)) <= 64
+    for f in (torch.cummax, torch.cummin):
+        v, i = f(d, 1)
+        vw, iw = f(x, 1)
+        assert_same_bits(v, vw, nan_any=False)
+        assert torch.equal(i.cpu(), iw)
+    # along dim 0 (non-contiguous rows) and out=
+    out = torch.empty(0, dtype=F64, device=DEV)
+    torch.cumsum(d.t(), 1, out=out)
+    assert_same_bits(out, x.t().cumsum(1), nan_any=False)
+
+
+def test_scans_special_values():
+    s = special_grid(30, 41, 14)
+    d = s.to(DEV)
+    for dim in (0, 1):
+        assert_same_bits(d.cumsum(dim), s.cumsum(dim))
+        assert_same_bits(d.cumprod(dim), s.cumprod(dim))
+        for f in (torch.cummax, torch.cummin):
+            v, i = f(d, dim)
+            vw, iw = f(s, dim)
+            assert_same_bits(v, vw)
+            assert torch.equal(i.cpu(), iw)
+    z = torch.tensor([-0.0, -0.0, 0.0, -0.0], dtype=F64)
+    assert_same_bits(z.to(DEV).cumsum(0), z.cumsum(0), nan_any=False)
+    assert_same_bits(z.to(DEV).cummax(0).values, z.cummax(0).values, nan_any=False)
+    assert torch.equal(z.to(DEV).cummin(0).indices.cpu(), z.cummin(0).indices)
+
+
+@pytest.mark.parametrize("n", [57, 1500])
+def test_sort_total_order(n):
+    s = special_grid(12, n, 15)
+    s[0, : n // 2] = 0.0
+    s[0, n // 2 :] = -0.0  # ties: a stable sort keeps their order
+    s[1, ::3] = float("nan")
+    d = s.to(DEV)
+    for desc in (False, True):
+        v, i = torch.sort(d, dim=1, descending=desc, stable=True)
+        vw, iw = torch.sort(s, dim=1, descending=desc, stable=True)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu(), iw)
+        assert torch.equal(torch.argsort(d, dim=1, descending=desc, stable=True).cpu(), iw)
+    v, i = torch.sort(d.t(), 0)
+    vw, iw = torch.sort(s.t(), dim=0, stable=True)
+    assert_same_bits(v, vw)
+    assert torch.equal(i.cpu(), iw)
+
+
+def test_topk_kthvalue_median():
+    g = torch.Generator().manual_seed(16)
+    x = torch.randn(8, 301, generator=g, dtype=F64)  # distinct values: the indices are unique
+    x[1, 7] = float("nan")
+    x[2, :] = float("inf")
+    d = x.to(DEV)
+    for largest in (True, False):
+        v, i = torch.topk(d, 10, 1, largest=largest)
+        vw, iw = torch.topk(x, 10, 1, largest=largest)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+    v, i = torch.kthvalue(d, 17, 1)
+    vw, iw = torch.kthvalue(x, 17, 1)
+    assert_same_bits(v, vw)
+    assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+    for f in (torch.median, torch.nanmedian):
+        v, i = f(d, 1)
+        vw, iw = f(x, 1)
+        assert_same_bits(v, vw)
+        assert torch.equal(i.cpu()[[0, 1, 3]], iw[[0, 1, 3]])
+        assert_same_bits(f(d), f(x))
+
+
+def test_unique_searchsorted_bucketize():
+    x = torch.tensor([3.0, -0.0, 0.0, float("nan"), 1e-310, 3.0, float("-inf"), 1e-310, float("nan"), -2.5], dtype=F64)
+    d = x.to(DEV)
+    u, inv, cnt = torch.unique(d, return_inverse=True, return_counts=True)
+    uw, invw, cntw = torch.unique(x, return_inverse=True, return_counts=True)
+    assert_same_bits(u, uw)
+    assert torch.equal(inv.cpu(), invw)
+    assert torch.equal(cnt.cpu(), cntw)
+    y = torch.tensor([1.0, 1.0, -0.0, 0.0, 2.0, 2.0, 1e300], dtype=F64)
+    uc, cc = torch.unique_consecutive(y.to(DEV), return_counts=True)
+    ucw, ccw = torch.unique_consecutive(y, return_counts=True)
+    assert_same_bits(uc, ucw)
+    assert torch.equal(cc.cpu(), ccw)
+    b = torch.tensor([-1e300, -1.0, -5e-324, 0.0, 5e-324, 1.0, 1.0, 2.5, 1e300, float("inf")], dtype=F64)
+    v = torch.tensor(
+        [[-float("inf"), -1.0, -0.0, 0.0, 5e-324, 1.0, 1.0000000000000002, 3.0, float("inf"), float("nan")]], dtype=F64
+    )
+    for right in (False, True):
+        assert torch.equal(
+            torch.searchsorted(b.to(DEV), v.to(DEV), right=right).cpu(), torch.searchsorted(b, v, right=right)
+        )
+        assert torch.equal(torch.bucketize(v.to(DEV), b.to(DEV), right=right).cpu(), torch.bucketize(v, b, right=right))
+    # float32 values against float64 boundaries promote to float64
+    v32 = torch.tensor([1.0, 1.0000001, -0.5], dtype=torch.float32)
+    assert torch.equal(torch.searchsorted(b.to(DEV), v32.to(DEV)).cpu(), torch.searchsorted(b, v32))
+
+
+def test_isin():
+    x = torch.tensor([3.0, -0.0, 0.0, float("nan"), 5e-324, float("-inf"), 1e300, -2.5, 1.0000000000000002], dtype=F64)
+    t = torch.tensor([0.0, float("nan"), 5e-324, float("-inf"), 1.0, -2.5], dtype=F64)
+    for invert in (False, True):
+        assert torch.equal(torch.isin(x.to(DEV), t.to(DEV), invert=invert).cpu(), torch.isin(x, t, invert=invert))
+    big = torch.arange(400, dtype=F64) * 0.5  # a large test set: ATen's sorting path (unique, sort)
+    assert torch.equal(torch.isin(x.to(DEV), big.to(DEV)).cpu(), torch.isin(x, big))
+    i32 = torch.tensor([0, 3, -2], dtype=torch.int32)  # promoted to float64
+    assert torch.equal(torch.isin(i32.to(DEV), x.to(DEV)).cpu(), torch.isin(i32, x))
+    assert torch.equal(torch.isin(-0.0, t.to(DEV)).cpu(), torch.isin(-0.0, t))

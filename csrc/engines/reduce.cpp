@@ -18,6 +18,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 
 namespace webgpu::ops {
 namespace {
@@ -26,7 +27,7 @@ constexpr int kMaxRank = 4;
 
 // Accumulator types: the WGSL type, words in a partial, and how a value packs into vec4<u32>
 // words (for the partials of split rows).
-enum class Acc { F32, I64, U32, AF, AI, W, LS };
+enum class Acc { F32, I64, U32, AF, AI, W, LS, D, AD };
 struct AccType {
   const char* type;
   int words;
@@ -42,14 +43,17 @@ const AccType& acc_type(Acc a) {
       {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},  // AI: (int64, index)
       {"vec3<f32>", 3, "vec4<u32>(bitcast<vec3<u32>>(v), 0u)", "bitcast<vec3<f32>>(w.xyz)"},  // W: Welford
       {"vec2<f32>", 2, "vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)", "bitcast<vec2<f32>>(w.xy)"},  // LS: (max, sum)
+      {"vec2<u32>", 2, "vec4<u32>(v, 0u, 0u)", "w.xy"},  // D: binary64 bits (wgsl/lib/f64.wgsl)
+      {"vec3<u32>", 3, "vec4<u32>(v, 0u)", "w.xyz"},  // AD: (binary64 bits, index)
   };
   return t[int(a)];
 }
 int acc_words(Acc a) { return acc_type(a).words; }
 
-// What an element enters as: its value in f32 (`f`), in int64 (`l`, vec2<u32>), or whether it is
-// nonzero (`nz`, 1u or 0u; NaN is nonzero, -0.0 is zero). `idx` is its index along the row.
-enum class In { F, L, NZ };
+// What an element enters as: its value in f32 (`f`), in int64 (`l`, vec2<u32>), in binary64 (`d`,
+// vec2<u32> bits), or whether it is nonzero (`nz`, 1u or 0u; NaN is nonzero, -0.0 is zero). `idx` is
+// its index along the row.
+enum class In { F, L, NZ, D };
 
 // How a reduction treats one kind of input: the accumulator, its identity, one element, the
 // combine of `a` and `b`, and the row's outputs from the final accumulator `v` (output 1 when the
@@ -193,8 +197,60 @@ const Reduction& reduction(const char* name) {
   TORCH_INTERNAL_ASSERT(false, "webgpu: no reduction row named '", name, "'");
 }
 
+// float64 inputs: the rows whose result the emulated binary64 arithmetic computes exactly as CPU
+// rounds each step (sums, products, extremes, counts; mean divides by the row length in float64, as
+// CPU's sum-then-divide). Partials fold in a fixed tree, so results are deterministic and within a
+// few ulps of CPU's pairwise order; extremes and indices are bit-identical. Rows without one
+// (logsumexp, norm_p, var/std: ops/reduce.cpp composes those) raise Float64NoKernel.
+const Way* double_way(const char* r) {
+  static const char* kNegInf = "vec2<u32>(0u, 0xfff00000u)";
+  static const char* kPosInf = "vec2<u32>(0u, 0x7ff00000u)";
+  // Sums start at +0.0, as CPU's: a row of -0.0 sums to +0.0.
+  static const char* kZero = "vec2<u32>(0u, 0u)";
+  static const Way kSum{Acc::D, In::D, kZero, "d", "f64_add(a, b)", "v"};
+  // NaN wins (the first one), then the larger (smaller) value, ties (-0 == +0) to the smaller index.
+#define WEBGPU_ARG_D(XY, YX)                                                                         \
+  "let x = a.xy; let y = b.xy; let an = f64_is_nan(x); let bn = f64_is_nan(y);\n"                    \
+  "  if (an || bn) { if (an && bn) { return select(a, b, b.z < a.z); } return select(a, b, bn); }\n" \
+  "  if (f64_lt(" XY ")) { return b; } if (f64_lt(" YX                                               \
+  ")) { return a; }\n"                                                                               \
+  "  return select(a, b, b.z < a.z);"
+  static const std::vector<std::pair<const char*, Way>> table = {
+      {"sum", kSum},
+      {"nansum",
+       {Acc::D, In::D, kZero, "d",
+        "f64_add(select(a, vec2<u32>(0u, 0u), f64_is_nan(a)), select(b, vec2<u32>(0u, 0u), f64_is_nan(b)))", "v"}},
+      {"prod", {Acc::D, In::D, "vec2<u32>(0u, 0x3ff00000u)", "d", "f64_mul(a, b)", "v"}},
+      {"mean", {Acc::D, In::D, kZero, "d", "f64_add(a, b)", "f64_div(v, da())"}},
+      {"max", {Acc::D, In::D, kNegInf, "d", "f64_maximum(a, b)", "v"}},
+      {"min", {Acc::D, In::D, kPosInf, "d", "f64_minimum(a, b)", "v"}},
+      {"argmax",
+       {Acc::AD, In::D, "vec3<u32>(0u, 0xfff00000u, 0xffffffffu)", "vec3<u32>(d, idx)", WEBGPU_ARG_D("x, y", "y, x"),
+        "vec2<u32>(v.z, 0u)", nullptr, "v.xy"}},
+      {"argmin",
+       {Acc::AD, In::D, "vec3<u32>(0u, 0x7ff00000u, 0xffffffffu)", "vec3<u32>(d, idx)", WEBGPU_ARG_D("y, x", "x, y"),
+        "vec2<u32>(v.z, 0u)", nullptr, "v.xy"}},
+      {"norm0", {Acc::D, In::D, kZero, "b2d(f64_nz(d))", "f64_add(a, b)", "v"}},
+      {"norm1", {Acc::D, In::D, kZero, "f64_abs(d)", "f64_add(a, b)", "v"}},
+      {"norm2", {Acc::D, In::D, kZero, "f64_mul(d, d)", "f64_add(a, b)", "f64_sqrt(v)"}},
+      {"norm_inf", {Acc::D, In::D, kNegInf, "f64_abs(d)", "f64_maximum(a, b)", "v"}},
+      {"norm_neg_inf", {Acc::D, In::D, kPosInf, "f64_abs(d)", "f64_minimum(a, b)", "v"}},
+  };
+#undef WEBGPU_ARG_D
+  for (const auto& [name, w] : table)
+    if (std::strcmp(name, r) == 0) return &w;
+  // any, all, count_nonzero test the bits, whatever the dtype.
+  const Way& f = reduction(r).floats;
+  return f.in == In::NZ ? &f : nullptr;
+}
+
 // The way a reduction takes this input dtype (norms of integer inputs read them as floats).
 const Way& way_for(const char* r, at::ScalarType in) {
+  if (in == at::kDouble) {
+    const Way* w = double_way(r);
+    if (w == nullptr) raise_no_float64_kernel(r);
+    return *w;
+  }
   const Reduction& x = reduction(r);
   return at::isFloatingType(in) || !x.ints.identity ? x.floats : x.ints;
 }
@@ -202,8 +258,9 @@ Acc acc_for(at::ScalarType in, const char* r) { return way_for(r, in).acc; }
 
 // Storage dtype of output k.
 at::ScalarType out_storage(const Op& op, Acc a, int k) {
-  if (op.values && k == 0) return a == Acc::AF ? at::kFloat : at::kLong;
-  if (a == Acc::AF || a == Acc::AI) return at::kLong;
+  if (op.values && k == 0) return a == Acc::AF ? at::kFloat : a == Acc::AD ? at::kDouble : at::kLong;
+  if (a == Acc::AF || a == Acc::AI || a == Acc::AD) return at::kLong;
+  if (a == Acc::D) return at::kDouble;
   if (a == Acc::W || a == Acc::LS) return at::kFloat;
   return a == Acc::F32 ? at::kFloat : a == Acc::I64 ? at::kLong : at::kInt;
 }
@@ -213,6 +270,7 @@ std::string nonzero_u32(at::ScalarType t) {
   if (t == at::kUInt64) return "select(0u, 1u, (r.x | r.y) != 0u)";
   // float8: -0.0 (0x80) is zero where it exists; in the fnuz types 0x80 is their NaN.
   if (t == at::kFloat8_e4m3fn || t == at::kFloat8_e5m2) return "select(0u, 1u, (r & 0x7fu) != 0u)";
+  if (t == at::kDouble) return "select(0u, 1u, (r.x | (r.y & 0x7fffffffu)) != 0u)";
   return t == at::kLong                         ? "select(0u, 1u, (r.x | r.y) != 0u)"
          : t == at::kFloat                      ? "select(0u, 1u, (r & 0x7fffffffu) != 0u)"
          : t == at::kHalf || t == at::kBFloat16 ? "select(0u, 1u, (r & 0x7fffu) != 0u)"
@@ -221,7 +279,7 @@ std::string nonzero_u32(at::ScalarType t) {
 
 // Stores expression `v` as dtype t into element e of binding `slot`.
 std::string store(at::ScalarType t, const std::string& slot, const std::string& e, const std::string& v) {
-  if (t == at::kLong)
+  if (t == at::kLong || t == at::kDouble)
     return "{ let q = " + v + "; " + slot + "[2u * " + e + "] = q.x; " + slot + "[2u * " + e + " + 1u] = q.y; }";
   if (t == at::kFloat) return slot + "[" + e + "] = bitcast<u32>(" + v + ");";
   return slot + "[" + e + "] = " + v + ";";
@@ -234,6 +292,7 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
   const std::string RAWT = c10::elementSize(in_dt) == 8 ? "vec2<u32>" : "u32";
   const std::string in = w.in == In::F   ? "let f = " + convert_in(in_dt, CT::F32) + ";"
                          : w.in == In::L ? "let l = " + convert_in(in_dt, CT::I64) + ";"
+                         : w.in == In::D ? "let d = " + convert_in(in_dt, CT::F64) + ";"
                                          : "let nz = " + nonzero_u32(in_dt) + ";";
   const std::string comb = std::strncmp(w.combine, "let ", 4) == 0 || std::strncmp(w.combine, "if ", 3) == 0
                                ? w.combine
@@ -368,7 +427,9 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
                     (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
   auto make = [&]() {
     std::string src = sg ? "enable subgroups;\n" : "";
-    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong) src += kernel::library("int64");
+    const bool f64 = acc == Acc::D || acc == Acc::AD;
+    if (acc == Acc::I64 || acc == Acc::AI || L.in_dtype == at::kLong || f64) src += kernel::library("int64");
+    if (f64) src += kernel::library("f64");
     if (acc == Acc::LS) src += kernel::library("pointwise");
     // The store at the end of a (row, part): the row's outputs, or its partial.
     const std::string store = L.final_pass ? "finish(oo, res);" : "store_partial(slot, res);";
@@ -508,6 +569,9 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   prm.u32("out1_off", uint32_t(two ? L.out1_off - w1.first / L.out1->element_size() : 0));
   prm.f32("fa", op.fa);
   prm.f32("fb", op.fb);
+  int64_t da_bits;
+  std::memcpy(&da_bits, &op.da, sizeof da_bits);
+  prm.i64("da", da_bits);
   prm.u32("part_off", uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4));
   std::vector<uint32_t> od, rd;
   for (const Dim& d : L.outd)
@@ -554,10 +618,10 @@ uint32_t pow2_at_least(int64_t v) {
 // outs[k]) into outs (1 or 2 tensors, of out_storage() dtypes, any strides).
 void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<Dim> rd,
          const std::vector<at::Tensor>& outs, const char* name) {
+  const Acc acc = acc_for(in_.scalar_type(), op.red);  // before anything is recorded: may raise Float64NoKernel
   at::Tensor in = in_;
   for (const auto& o : outs)
     if (kernel::block_id(o) == kernel::block_id(in)) in = in_.clone();  // an output overlapping the input: read a copy
-  const Acc acc = acc_for(in.scalar_type(), op.red);
   od = coalesce(od);
   rd = coalesce(rd);
   if (rd.empty()) rd.push_back({1, 0, 0, 0});  // the kernel indexes the last reduced dim
@@ -679,8 +743,9 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   TORCH_CHECK(iter.ntensors() == nout + 1 && nout >= 1 && nout <= 2, "webgpu: ", name, ": unexpected reduction form");
   const at::Tensor& in = iter.input(0);
   if (in.is_complex() || iter.output(0).is_complex()) return complex_reduce(iter, name);  // ops/complex.cpp
-  check_supported_dtype(in.scalar_type(), name);
-  for (int k = 0; k < nout; ++k) check_supported_dtype(iter.output(k).scalar_type(), name);
+  // float64 is checked by the row (way_for): the rows without a float64 way raise Float64NoKernel.
+  check_storable_dtype(in.scalar_type(), name);
+  for (int k = 0; k < nout; ++k) check_storable_dtype(iter.output(k).scalar_type(), name);
   // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).
   for (int k = 0; k < nout; ++k)
     TORCH_CHECK_NOT_IMPLEMENTED(!kernel::is_uint_fp8(iter.output(k).scalar_type()), "\"", name,
@@ -699,7 +764,10 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
     }
   }
   const Reduction& row = reduction(op.red);
-  if (row.fa_row_length) op.fa = float(red_len);
+  if (row.fa_row_length) {
+    op.fa = float(red_len);
+    op.da = double(red_len);
+  }
   if (iter.numel() == 0) {
     // Rows of length zero: the identity.
     const at::Tensor& out = iter.output(0);

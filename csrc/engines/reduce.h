@@ -13,6 +13,7 @@ struct Op {
   bool values = false;  // max.dim/min.dim: also write the values, indices second
   int nouts = 1;
   float fa = 0, fb = 0;  // f32 parameters (mean: N; var: 1 / max(0, N - correction); norm: p, 1/p)
+  double da = 0;  // the float64 rows' parameter (mean: N)
 };
 
 struct Dim {

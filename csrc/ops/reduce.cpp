@@ -214,7 +214,7 @@ void check_std_var(const char* fname, const at::Tensor& self) {
   TORCH_CHECK(self.layout() == at::Layout::Strided, fname, " only supports strided layout, got: ", self.layout());
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
-  check_supported_dtype(self.scalar_type(), fname);
+  check_storable_dtype(self.scalar_type(), fname);
   no_complex(self.scalar_type(), fname);
 }
 
@@ -224,6 +224,21 @@ void warn_dof(const char* fname, const at::TensorIterator& iter, double correcti
     TORCH_WARN(fname,
                "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                "factor (input numel divided by output numel).");
+}
+
+// float64: two passes of native float64 ops, the mean and then the sum of squared deviations divided
+// by max(0, N - correction) (CPU's Welford gives the same within a few ulps; infinities and NaN give
+// NaN in both). Returns (var or std, mean).
+std::pair<at::Tensor, at::Tensor> std_var_float64(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                                  double correction, bool keepdim, bool take_sqrt) {
+  const at::Tensor x = self.to(at::kDouble);
+  const at::Tensor mean = at::mean(x, dim, /*keepdim=*/true);
+  const at::Tensor dev = x - mean;
+  at::Tensor m2 = at::sum(dev * dev, dim, keepdim);
+  const int64_t n = m2.numel() == 0 ? 0 : x.numel() / m2.numel();
+  at::Tensor v = m2.div_(std::max(0.0, double(n) - correction));
+  if (take_sqrt) v.sqrt_();
+  return {v, keepdim ? mean : mean.view(m2.sizes())};
 }
 
 at::Tensor& std_var_out(const char* fname, at::Tensor& result, const at::Tensor& self, at::OptionalIntArrayRef dim,
@@ -236,6 +251,8 @@ at::Tensor& std_var_out(const char* fname, at::Tensor& result, const at::Tensor&
   warn_dof(fname, iter, correction);
   if (iter.numel() == 0)
     result.fill_(std::numeric_limits<double>::quiet_NaN());
+  else if (iter.input(0).scalar_type() == at::kDouble)
+    result.copy_(std_var_float64(self, dim, correction, keepdim, take_sqrt).first.view(result.sizes()));
   else
     std_var_kernel(iter, correction, take_sqrt);
   return result;
@@ -253,6 +270,10 @@ std::tuple<at::Tensor, at::Tensor> std_var_mean(const char* fname, const at::Ten
   if (iter.numel() == 0) {
     r1.fill_(std::numeric_limits<double>::quiet_NaN());
     r2.fill_(std::numeric_limits<double>::quiet_NaN());
+  } else if (self.scalar_type() == at::kDouble) {
+    auto [v, m] = std_var_float64(self, dim, correction, keepdim, take_sqrt);
+    r1.copy_(v.view(r1.sizes()));
+    r2.copy_(m.view(r2.sizes()));
   } else {
     std_var_kernel(iter, correction, take_sqrt);
   }
@@ -312,7 +333,7 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
 
 // count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
-  check_supported_dtype(self.scalar_type(), "count_nonzero");
+  check_storable_dtype(self.scalar_type(), "count_nonzero");
   no_complex(self.scalar_type(), "count_nonzero");
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);

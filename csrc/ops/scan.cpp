@@ -1,7 +1,8 @@
 // Scans along a dimension: cumsum, cumprod (structured, through their DispatchStubs), cummax and
 // cummin with indices (_cummax_helper/_cummin_helper), logcumsumexp (_logcumsumexp).
 // The scanned dimension is moved last and made contiguous in a work dtype (float32 for floating
-// inputs, half types included; int64 for integers, as CPU accumulates them), rows are scanned by
+// inputs, half types included; float64 for float64, in emulated binary64; int64 for integers, as CPU
+// accumulates them), rows are scanned by
 // wgsl/kernels/scan.wgsl (tiles of 1024 per workgroup, a reduce + recursive scan + carry pass for long rows)
 // and the result is copied back into the (possibly strided) output in its dtype.
 #include <ATen/ATen.h>
@@ -14,6 +15,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 
@@ -34,24 +36,26 @@ const char* op_name(Op op) {
   return "?";
 }
 
-// WGSL definitions of T, S, ident and comb for an op over f32 or int64 (vec2<u32>) values.
-std::string scan_defs(Op op, bool i64) {
-  std::string s = i64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
+// WGSL definitions of T, S, ident and comb for an op over f32, int64 or float64 (both vec2<u32>)
+// values.
+std::string scan_defs(Op op, bool i64, bool f64) {
+  std::string s = i64 || f64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
   s += "struct S { v: T, i: u32 }\n";
   s += "fn rt_inf() -> f32 { return bitcast<f32>(0x7f800000u | (P.n & 0u)); }\n";
   s += "fn isnanf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n";
-  const std::string zero = i64 ? "vec2<u32>(0u, 0u)" : "0.0";
-  const std::string one = i64 ? "vec2<u32>(1u, 0u)" : "1.0";
+  // CPU's scans start at +0.0 (a leading -0.0 sums to +0.0).
+  const std::string zero = f64 ? "vec2<u32>(0u, 0u)" : i64 ? "vec2<u32>(0u, 0u)" : "0.0";
+  const std::string one = f64 ? "vec2<u32>(0u, 0x3ff00000u)" : i64 ? "vec2<u32>(1u, 0u)" : "1.0";
+  const char* add = f64 ? "f64_add(a.v, b.v)" : i64 ? "i64_add(a.v, b.v)" : "a.v + b.v";
+  const char* mul = f64 ? "f64_mul(a.v, b.v)" : i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v";
   switch (op) {
     case Op::Sum:
       s += "fn ident() -> S { return S(" + zero + ", 0u); }\n";
-      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_add(a.v, b.v)" : "a.v + b.v") +
-           ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + add + ", 0u); }\n";
       break;
     case Op::Prod:
       s += "fn ident() -> S { return S(" + one + ", 0u); }\n";
-      s += std::string("fn comb(a: S, b: S) -> S { return S(") + (i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v") +
-           ", 0u); }\n";
+      s += std::string("fn comb(a: S, b: S) -> S { return S(") + mul + ", 0u); }\n";
       break;
     case Op::Max:
     case Op::Min: {
@@ -60,7 +64,10 @@ std::string scan_defs(Op op, bool i64) {
       const char* cmp = op == Op::Max ? ">=" : "<=";
       s += "fn ident() -> S { return S(" + zero + ", 0xffffffffu); }\n";
       s += "fn takes(a: T, b: T) -> bool { ";
-      if (i64)
+      if (f64)
+        s += std::string("return f64_is_nan(b) || (!f64_is_nan(a) && ") +
+             (op == Op::Max ? "f64_le(a, b)" : "f64_le(b, a)") + "); }\n";
+      else if (i64)
         s += std::string("return ") + (op == Op::Max ? "i64_le(a, b)" : "i64_le(b, a)") + "; }\n";
       else
         s += std::string("return isnanf(b) || (!isnanf(a) && b ") + cmp + " a); }\n";
@@ -90,10 +97,13 @@ bool has_idx(Op op) { return op == Op::Max || op == Op::Min; }
 void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c, const at::Tensor& ci,
                  const at::Tensor& y, const at::Tensor& yi, int64_t rows, int64_t n, int64_t nb, Op op, bool reduce) {
   const bool i64 = x.scalar_type() == at::kLong;
-  const CT ct = i64 ? CT::I64 : CT::F32;
+  const bool f64 = x.scalar_type() == at::kDouble;
+  const CT ct = i64 ? CT::I64 : f64 ? CT::F64 : CT::F32;
   const bool idx = has_idx(op), carry = c.defined(), idx_in = xi.defined();
-  const bool short_rows = !reduce && !carry && n <= 16;
-  Kernel k(std::string("scan:") + op_name(op) +
+  // float64 rows up to a tile run in order, one invocation per row: CPU's left-to-right order, so
+  // cumsum/cumprod are bit-identical to CPU's there (longer rows: a fixed tree, within a few ulps).
+  const bool short_rows = !reduce && !carry && (n <= 16 || (f64 && n <= kTile));
+  Kernel k(std::string("scan:") + op_name(op) + (f64 ? ":d" : "") +
            (reduce       ? ":r"
             : short_rows ? ":q"
                          : ":s") +
@@ -119,7 +129,7 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   if (oyi >= 0) k.param_index("yi_off", yi.storage_offset());
   k.launch(short_rows ? grid(rows) : uint64_t(rows * nb), [&] {
     auto I = [](int i) { return std::to_string(i); };
-    std::string s = scan_defs(op, i64);
+    std::string s = scan_defs(op, i64, f64);
     s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
     s += "const CARRY: bool = " + std::string(carry ? "true" : "false") + ";\n";
     s += "fn load_x(e: u32) -> T { return ld" + I(ox) + "(P.x_off + e); }\n";
@@ -157,12 +167,18 @@ void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t 
   launch_scan(x, xi, c, ci, y, yi, rows, n, nb, op, false);
 }
 
-at::ScalarType work_dtype(at::ScalarType t) { return at::isFloatingType(t) ? at::kFloat : at::kLong; }
+at::ScalarType work_dtype(at::ScalarType t) {
+  return t == at::kDouble ? at::kDouble : at::isFloatingType(t) ? at::kFloat : at::kLong;
+}
 
 // Scans self along dim into values (and indices), both shaped like self.
 void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
               const char* name) {
-  check_supported_dtype(self.scalar_type(), name);
+  check_storable_dtype(self.scalar_type(), name);
+  check_storable_dtype(values.scalar_type(), name);
+  // logcumsumexp needs exp/log, which float64 has no exact kernel for.
+  if (op == Op::Lse && (self.scalar_type() == at::kDouble || values.scalar_type() == at::kDouble))
+    raise_no_float64_kernel(name);
   // CPU scans the unsigned types into int64 only (cumsum(dtype=torch.uint32) raises).
   TORCH_CHECK_NOT_IMPLEMENTED(!is_uint_fp8(values.scalar_type()), "\"", name, "\" not implemented for '",
                               values.scalar_type(), "' on webgpu");

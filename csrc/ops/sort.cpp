@@ -41,16 +41,20 @@ std::string section(const std::string& name) { return kernel::section("sort", na
 
 std::string I(int i) { return std::to_string(i); }
 
-enum class KeyKind { Float, Int32, Int64 };
+// Float64: binary64 bits read raw; its keys are two words, like int64's.
+enum class KeyKind { Float, Int32, Int64, Float64 };
 
 KeyKind key_kind(at::ScalarType t) {
+  if (t == at::kDouble) return KeyKind::Float64;
   if (at::isFloatingType(t)) return KeyKind::Float;
   if (t == at::kLong) return KeyKind::Int64;
   if (t == at::kUInt64) return KeyKind::Int64;  // unsigned: its keys keep the sign bit (sort_rows)
   return KeyKind::Int32;
 }
 
-CT key_ct(KeyKind k) { return k == KeyKind::Float ? CT::F32 : k == KeyKind::Int64 ? CT::I64 : CT::I32; }
+CT key_ct(KeyKind k) {
+  return k == KeyKind::Float ? CT::F32 : k == KeyKind::Int64 ? CT::I64 : k == KeyKind::Float64 ? CT::RAW : CT::I32;
+}
 
 // K, its order and the NaN test (ascending float keys: NaN maps to all ones).
 std::string key_defs(bool wide, bool float_keys) {
@@ -66,7 +70,8 @@ std::string key_defs(bool wide, bool float_keys) {
          "fn keq(a: K, b: K) -> bool { return a == b; }\n"
          "fn kmax() -> K { return 0xffffffffu; }\n";
   }
-  s += std::string("fn is_nan_key(a: K) -> bool { return ") + (float_keys ? "a == 0xffffffffu" : "false") + "; }\n";
+  const char* nan = !float_keys ? "false" : wide ? "a.x == 0xffffffffu && a.y == 0xffffffffu" : "a == 0xffffffffu";
+  s += std::string("fn is_nan_key(a: K) -> bool { return ") + nan + "; }\n";
   return s;
 }
 
@@ -101,8 +106,8 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
   s.n = n;
   while (s.npad < n) s.npad <<= 1;
   const KeyKind kk = key_kind(x.scalar_type());
-  s.wide = kk == KeyKind::Int64;
-  s.float_keys = kk == KeyKind::Float;
+  s.wide = kk == KeyKind::Int64 || kk == KeyKind::Float64;
+  s.float_keys = kk == KeyKind::Float || kk == KeyKind::Float64;
   int64_t total = rows * s.npad;
   total = (total + kTile - 1) / kTile * kTile;
   TORCH_CHECK(total < (int64_t(1) << 31), "webgpu: sort: ", rows, " rows of ", n,
@@ -137,6 +142,16 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
           w += "var u = bitcast<u32>(v); if ((u & 0x7fffffffu) > 0x7f800000u) { u = 0xffffffffu; } else {"
                " if (u == 0x80000000u) { u = 0u; } u = select(u | 0x80000000u, ~u, (u >> 31u) == 1u); } return " +
                flip + "u; }\n";
+        } else if (kk == KeyKind::Float64) {
+          // As float32's: NaN -> all ones (last), -0.0 -> +0.0 (ties, kept in order), the sign flipped
+          // for positives and every bit flipped for negatives; (high word, low word).
+          w += "var h = v.y; var l = v.x; let a = h & 0x7fffffffu;"
+               " if (a > 0x7ff00000u || (a == 0x7ff00000u && l != 0u)) { return " +
+               flip +
+               "vec2<u32>(0xffffffffu, 0xffffffffu); }"
+               " if (h == 0x80000000u && l == 0u) { h = 0u; }"
+               " if ((h >> 31u) == 1u) { h = ~h; l = ~l; } else { h = h | 0x80000000u; } return " +
+               flip + "vec2<u32>(h, l); }\n";
         } else if (kk == KeyKind::Int64) {
           w += "return " + flip + "vec2<u32>(v.y ^ " + sign + ", v.x); }\n";
         } else {
@@ -295,7 +310,7 @@ std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) 
 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
                                               bool descending, at::Tensor& values, at::Tensor& indices) {
-  check_supported_dtype(self.scalar_type(), "sort");
+  check_storable_dtype(self.scalar_type(), "sort");
   no_complex(self.scalar_type(), "sort");
   Rows r = rows_of(self, dim);
   prep_out(values, indices, self, self.sizes(), "sort");
@@ -326,7 +341,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_plain_out(const at::Tensor& self, int6
 
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
                                               bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
-  check_supported_dtype(self.scalar_type(), "topk");
+  check_storable_dtype(self.scalar_type(), "topk");
   no_complex(self.scalar_type(), "topk");
   Rows r = rows_of(self, dim);
   TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(r.dim) : 1), "selected index k out of range");
@@ -349,7 +364,7 @@ std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64
 // One order statistic per row: mode 0 (position k - 1), 1 median, 2 nanmedian, 3 mode.
 void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, int64_t k, at::Tensor& values,
                  at::Tensor& indices, const char* name) {
-  check_supported_dtype(self.scalar_type(), name);
+  check_storable_dtype(self.scalar_type(), name);
   no_complex(self.scalar_type(), name);
   Rows r = rows_of(self, dim);
   if (mode == 2 && !at::isFloatingType(self.scalar_type())) mode = 1;
@@ -445,12 +460,13 @@ std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, boo
 // ---- unique ----
 
 // Compute type and value-equality of a dtype for the unique kernels (NaN never equals NaN).
-CT value_ct(at::ScalarType t) { return key_ct(key_kind(t)); }
+CT value_ct(at::ScalarType t) { return t == at::kDouble ? CT::F64 : key_ct(key_kind(t)); }
 
 std::string value_defs(at::ScalarType t, int ox) {
   const CT ct = value_ct(t);
   std::string s = "fn xval(e: u32) -> " + std::string(wgsl_type(ct)) + " { return ld" + I(ox) + "(P.x_off + e); }\n";
-  s += ct == CT::I64
+  s += ct == CT::F64 ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return f64_eq(a, b); }\n"
+       : ct == CT::I64
            ? "fn veq(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x == b.x && a.y == b.y; }\n"
            : std::string("fn veq(a: ") + wgsl_type(ct) + ", b: " + wgsl_type(ct) + ") -> bool { return a == b; }\n";
   return s;
@@ -544,7 +560,7 @@ at::Tensor unique_dim_order(const at::Tensor& x, int64_t n, int64_t r) {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
                                                            bool want_counts, const char* name,
                                                            std::optional<int64_t> dim = std::nullopt) {
-  check_supported_dtype(self.scalar_type(), name);
+  check_storable_dtype(self.scalar_type(), name);
   no_complex(self.scalar_type(), name);
   auto lopts = self.options().dtype(at::kLong);
   at::Tensor x;
@@ -694,7 +710,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   const bool is_right = right || (side.has_value() && *side == "right");
   const at::ScalarType ct_t = at::result_type(boundaries, self);
   TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
-  check_supported_dtype(ct_t, "searchsorted");
+  check_storable_dtype(ct_t, "searchsorted");
   no_complex(ct_t, "searchsorted");
   at::Tensor bd = boundaries.to(ct_t).contiguous();
   at::Tensor v = self.to(ct_t).contiguous();
@@ -706,7 +722,8 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   if (bn == 0 || (inner == 0 && bd.dim() > 1)) {
     res.zero_();
   } else {
-    Kernel k(std::string("searchsorted:") + (is_right ? "r" : "l") + (srt.defined() ? "s" : ""));
+    Kernel k(std::string("searchsorted:") + (is_right ? "r" : "l") + (srt.defined() ? "s" : "") +
+             (ct == CT::F64 ? "d" : ""));
     const int ov = k.in(v, ct);
     const int ob = k.in(bd, ct);
     const int os = srt.defined() ? k.in(srt, CT::I64) : -1;
@@ -724,7 +741,10 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
       w += "fn load_b(base: u32, mid: u32) -> " + T + " { ";
       w += os >= 0 ? "let j = base + ld" + I(os) + "(P.s_off + base + mid).x; " : std::string("let j = base + mid; ");
       w += "return ld" + I(ob) + "(P.b_off + j); }\n";
-      if (ct == CT::I64) {
+      if (ct == CT::F64) {
+        w += "fn gt(a: vec2<u32>, b: vec2<u32>) -> bool { return f64_lt(b, a); }\n"
+             "fn ge(a: vec2<u32>, b: vec2<u32>) -> bool { return f64_le(b, a); }\n";
+      } else if (ct == CT::I64) {
         w += "fn gt(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_lt(b, a); }\n"
              "fn ge(a: vec2<u32>, b: vec2<u32>) -> bool { return i64_le(b, a); }\n";
       } else {
@@ -1014,7 +1034,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
 void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elements, bool invert,
                          const at::Tensor& out) {
   const at::ScalarType common = at::result_type(elements, test_elements);
-  check_supported_dtype(common, "isin");
+  check_storable_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = elements.to(common).contiguous();
   const at::Tensor t = test_elements.to(common).reshape(-1).contiguous();
@@ -1023,8 +1043,9 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
     return;
   }
   const at::Tensor o = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-  const CT ct = compute_type(common);
-  Kernel k(std::string("isin:") + wgsl_type(ct));
+  // float64 compares as binary64 values (f64_eq: NaN is never found, -0.0 finds +0.0), as CPU's ==.
+  const CT ct = common == at::kDouble ? CT::F64 : compute_type(common);
+  Kernel k(std::string("isin:") + (ct == CT::F64 ? "f64" : wgsl_type(ct)));
   const int E = k.in(e, ct), TE = k.in(t, ct), O = k.out(o, CT::I32);
   k.param_index("n", e.numel());  // elements
   k.param_index("tn", t.numel());  // test elements
@@ -1034,8 +1055,9 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
   k.param("invert", invert ? 1u : 0u);
   k.launch(grid(e.numel()), [&] {
     auto n = [](int i) { return std::to_string(i); };
-    const std::string eq =
-        ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))" : "x == ld" + n(TE) + "(P.t_off + j)";
+    const std::string eq = ct == CT::F64   ? "f64_eq(x, ld" + n(TE) + "(P.t_off + j))"
+                           : ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))"
+                                           : "x == ld" + n(TE) + "(P.t_off + j)";
     return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
            "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
@@ -1056,7 +1078,7 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
 at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
                                    bool invert, at::Tensor& out) {
   const at::ScalarType common = at::result_type(element, test_elements);
-  check_supported_dtype(common, "isin");
+  check_storable_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = at::scalar_tensor(cast_scalar(element, common), test_elements.options().dtype(common));
   return at::isin_out(out, e, test_elements, assume_unique, invert);

@@ -10,7 +10,7 @@
 // results are deterministic run to run.
 // Parameters: n_out (outputs), row_len, parts (per row), part_len (elements, or 16-byte vectors in
 // VEC), in_off (elements; packed partials in the second pass), out0_off, out1_off, fa and fb (f32 op
-// parameters), part_off (partials offset, words), out_dims (per output dim: size, in stride, out0
+// parameters), da (a float64 parameter, binary64 bits), part_off (partials offset, words), out_dims (per output dim: size, in stride, out0
 // stride, out1 stride), red_dims (per reduced dim: size, in stride, two unused words).
 
 const WG: u32 = {{WG}}u;
@@ -24,6 +24,7 @@ fn inf_bits(b: u32) -> f32 { var v = b; return bitcast<f32>(v); }
 fn nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn fa() -> f32 { return P.fa; }
 fn fb() -> f32 { return P.fb; }
+fn da() -> vec2<u32> { return P.da; }  // binary64 bits (the float64 rows)
 
 {{FUNCTIONS}}
 
