@@ -249,6 +249,18 @@ def matvec_4096(dev):
     return _matmul_flops(dev, 1, 4096, 4096, torch.float32, iters=50)
 
 
+def linear_matvec_4096(dev, k: int = 4096, n: int = 4096, iters: int = 50) -> float:
+    """F.linear of one token (1 x 4096) by a 4096 x 4096 weight: the mat-vec of every LLM decoding step
+    (the weight's rows contiguous along k, unlike x @ W's)."""
+    gen = torch.Generator().manual_seed(3)
+    x_cpu, w_cpu = torch.randn(1, k, generator=gen), torch.randn(n, k, generator=gen)
+    x, w = x_cpu.to(dev), w_cpu.to(dev)
+    want = cpu_reference("linear_mv", lambda: torch.nn.functional.linear(x_cpu, w_cpu))
+    check_close("linear mat-vec", torch.nn.functional.linear(x, w), want, 1e-4, 2e-3 * k**0.5)
+    t = timed(dev, lambda: torch.nn.functional.linear(x, w), iters)
+    return 2.0 * n * k / t / 1e12
+
+
 def bmm_batched(dev):
     return _matmul_flops(dev, 128, 64, 128, torch.float32, batch=96, iters=50)
 
@@ -483,6 +495,7 @@ BENCHMARKS = [
     Bench("linear 2048x4096 -> 4096 f16, bias", "TFLOP/s", True, linear_f16, goal=0.3),
     Bench("matmul 128x768x768 f32", "TFLOP/s", True, matmul_small),
     Bench("matvec 1x4096x4096 f32", "TFLOP/s", True, matvec_4096),
+    Bench("linear 1x4096 -> 4096 f32 (decoding mat-vec)", "TFLOP/s", True, linear_matvec_4096),
     Bench("bmm 96x(128x64x128) f32", "TFLOP/s", True, bmm_batched),
     Bench("softmax 4096x4096 f32", "GB/s", True, softmax_bandwidth),
     Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
