@@ -42,8 +42,9 @@ CHILD = textwrap.dedent(
         want = grads(f, x + 2, w, b)
         torch.manual_seed(n)
         got = grads(f, (x + 2).to(D), w.to(D), b.to(D))
+        # (n == 1: x - mean is rounding noise that rstd = 1 / sqrt(eps) amplifies, on CPU as here)
         for a, c, part in zip(got, want, ("forward", "d input", "d weight", "d bias")):
-            close(a, c, f"layer_norm n={n} {part}", 2e-3 if n > 4000 else 1e-4)
+            close(a, c, f"layer_norm n={n} {part}", 2e-3 if n > 4000 or n == 1 else 1e-4)
 
     # group norm: rows of (sample, group) slices with per-channel affine parameters
     for c, hw in ((4, 9), (8, 300), (64, 256)):
