@@ -20,6 +20,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/float64.h"
 
 namespace webgpu::ops {
 namespace {
@@ -265,6 +266,7 @@ void check_input(const at::Tensor& self, const char* op, bool complex_in) {
   if (complex_in) {
     TORCH_CHECK(self.scalar_type() == at::kComplexFloat, op, ": expected a complex64 input, got ", self.scalar_type());
   } else {
+    if (self.scalar_type() == at::kDouble) raise_no_float64_kernel(op);  // NotImplementedError, as elsewhere
     TORCH_CHECK(self.scalar_type() == at::kFloat, op, ": expected a float32 input, got ", self.scalar_type());
   }
 }

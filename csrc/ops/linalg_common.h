@@ -7,12 +7,14 @@
 
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops::linalg {
 
 inline void check_f32(const at::Tensor& t, const char* op) {
   no_complex(t.scalar_type(), op);  // complex64 factorizations: not yet (NotImplementedError)
+  if (t.scalar_type() == at::kDouble) raise_no_float64_kernel(op);  // NotImplementedError, as elsewhere
   TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": expected a float32 tensor on webgpu, but got ", t.scalar_type());
 }
 
