@@ -84,6 +84,7 @@ Stream::Stream(GpuDevice& dev) : dev_(dev) {
   if (const char* b = std::getenv("TORCH_WEBGPU_BATCH"); b && *b) max_batch_ = std::max(1, std::atoi(b));
   if (const char* g = std::getenv("TORCH_WEBGPU_SUBMIT_GROUPS"); g && *g)
     submit_groups_ = std::strtoull(g, nullptr, 10);
+  if (const char* e = std::getenv("TORCH_WEBGPU_EAGER_GROUPS"); e && *e) eager_groups_ = std::strtoull(e, nullptr, 10);
   if (const char* d = std::getenv("TORCH_WEBGPU_SUBMIT_DEPTH"); d && *d)
     submit_depth_ = std::max<size_t>(1, std::strtoull(d, nullptr, 10));
   shadow_.resize(size_t(max_batch_) * kParamBytes);
@@ -270,7 +271,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   // 952 GB/s; with the depth rule 2100-3170 GB/s, benchmarks/probe_bw.py).
   groups_ += workgroups;
   if (slots_used_ >= max_batch_ || (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
-      (submit_groups_ && (groups_ >= submit_groups_ || workgroups >= kEagerGroups) &&
+      (submit_groups_ && (groups_ >= submit_groups_ || workgroups >= eager_groups_) &&
        in_flight_count() < submit_depth_))
     flush_locked();
 }
