@@ -1,6 +1,8 @@
-# ldl_factor(_ex) / ldl_solve (csrc/ops/linalg_ldl.cpp) against CPU with the CPU fallback off: OpInfo's
-# float32 samples, then hand cases: Bunch-Kaufman pivots and LD equal to CPU's (1x1 and 2x2 blocks,
-# singular info), solves, out=, bad input errors.
+# torch.linalg.lstsq (csrc/ops/linalg_lstsq.cpp) and ldl_factor(_ex) / ldl_solve (csrc/ops/linalg_ldl.cpp)
+# against CPU with the CPU fallback off: OpInfo's float32 samples (values, and gradients where the entry
+# has them), then hand cases: every lstsq driver's outputs (which are filled, shapes, empty sizes, the
+# vector case, broadcasting, rank-deficient and zero matrices, gels' full-rank error), Bunch-Kaufman
+# pivots and LD equal to CPU's (1x1 and 2x2 blocks, singular info), solves, out=, bad input errors.
 import os
 
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
@@ -14,6 +16,7 @@ import torch_webgpu  # noqa: E402,F401
 DEV = "webgpu"
 g = torch.Generator().manual_seed(0)
 TOL = dict(rtol=1e-3, atol=1e-3)
+DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 ENTRIES = [
     "linalg.lstsq",
@@ -79,6 +82,146 @@ def test_opinfo_samples(name):
 
 def rnd(*shape):
     return torch.randn(*shape, generator=g)
+
+
+# ---- lstsq ---------------------------------------------------------------------------------------
+
+
+def lstsq_both(a, b, **kw):
+    c = torch.linalg.lstsq(a, b, **kw)
+    d = torch.linalg.lstsq(a.to(DEV), b.to(DEV), **kw)
+    return d, c
+
+
+def check_lstsq(d, c, tol=TOL):
+    for name in ("solution", "residuals", "rank", "singular_values"):
+        x, y = getattr(d, name), getattr(c, name)
+        assert x.device.type == DEV
+        assert x.dtype == y.dtype and x.shape == y.shape, (name, x.dtype, y.dtype, x.shape, y.shape)
+        if name == "rank":
+            assert torch.equal(x.cpu(), y), name
+        else:
+            torch.testing.assert_close(x.cpu(), y, **tol)
+
+
+@pytest.mark.parametrize("driver", DRIVERS + (None,))
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((5, 3), (5, 2)),
+        ((3, 5), (3, 2)),
+        ((4, 4), (4, 3)),
+        ((2, 6, 3), (2, 6, 4)),
+        ((2, 3, 6), (2, 3, 1)),
+        ((5, 2), (5,)),  # vector case
+        ((2, 5, 2), (2, 5)),  # batched vectors
+        ((2, 1, 5, 3), (1, 3, 5, 2)),  # broadcast batch
+        ((1, 4, 3), (4, 2)),  # CPU batches a matrix other with input's batch dims
+    ],
+)
+def test_lstsq_drivers(driver, sa, sb):
+    a, b = rnd(*sa), rnd(*sb)
+    kw = {} if driver is None else dict(driver=driver)
+    check_lstsq(*lstsq_both(a, b, **kw))
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_lstsq_noncontiguous_and_rcond(driver):
+    a = rnd(3, 4, 6).mT  # (3, 6, 4) transposed
+    b = rnd(3, 6, 4)[..., ::2]  # strided columns
+    check_lstsq(*lstsq_both(a, b, driver=driver))
+    if driver != "gels":
+        # rank-deficient: a duplicated column, and a rank-1 matrix; rcond decides the rank as CPU's
+        r = rnd(6, 3)
+        r[:, 2] = r[:, 0]
+        b1 = rnd(6, 2)
+        d, c = lstsq_both(r, b1, driver=driver)
+        assert int(d.rank) == int(c.rank) == 2
+        torch.testing.assert_close(d.solution.cpu(), c.solution, **TOL)
+        ones = torch.ones(5, 3)
+        d, c = lstsq_both(ones, b1[:5], driver=driver)
+        assert int(d.rank) == int(c.rank) == 1
+        torch.testing.assert_close(d.solution.cpu(), c.solution, **TOL)
+        if driver != "gelsy":  # gelsy's rank comes from its own condition estimate (see the report)
+            d, c = lstsq_both(a, b, driver=driver, rcond=0.5)
+            assert torch.equal(d.rank.cpu(), c.rank)
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("sa,sb", [((0, 3), (0, 2)), ((3, 0), (3, 2)), ((0, 4, 2), (0, 4, 2)), ((4, 2), (4, 0))])
+def test_lstsq_empty(driver, sa, sb):
+    if driver in ("gelsd", "gelss") and sb[-1] == 0:
+        pytest.skip("CPU's LAPACK (MKL) rejects nrhs = 0 for gelsd/gelss")
+    check_lstsq(*lstsq_both(rnd(*sa), rnd(*sb), driver=driver))
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_lstsq_zero_matrix(driver):
+    for shape in ((4, 3), (3, 4), (2, 4, 3)):
+        b = rnd(*shape[:-1], 2)
+        check_lstsq(*lstsq_both(torch.zeros(shape), b, driver=driver))
+
+
+def test_lstsq_gels_rank_deficient_error():
+    a = rnd(4, 3)
+    a[:, 2] = 0
+    with pytest.raises(torch.linalg.LinAlgError, match=r"does not have full rank \(error code: 3\)"):
+        torch.linalg.lstsq(a, rnd(4, 2), driver="gels")
+    with pytest.raises(torch.linalg.LinAlgError, match=r"does not have full rank \(error code: 3\)"):
+        torch.linalg.lstsq(a.to(DEV), rnd(4, 2).to(DEV), driver="gels")
+    ab = torch.stack([rnd(4, 3), a])
+    with pytest.raises(torch.linalg.LinAlgError, match=r"Batch element 1.*error code: 3"):
+        torch.linalg.lstsq(ab.to(DEV), rnd(2, 4, 2).to(DEV), driver="gels")
+
+
+def test_lstsq_out():
+    a, b = rnd(2, 6, 3), rnd(2, 6, 2)
+    c = torch.linalg.lstsq(a, b, driver="gelsd")
+    outs = (
+        torch.empty(0, device=DEV),
+        torch.empty(0, device=DEV),
+        torch.empty(0, dtype=torch.int64, device=DEV),
+        torch.empty(0, device=DEV),
+    )
+    r = torch.linalg.lstsq(a.to(DEV), b.to(DEV), driver="gelsd", out=outs)
+    assert r[0].data_ptr() == outs[0].data_ptr()
+    check_lstsq(r, c)
+
+
+def test_lstsq_errors():
+    cases = [
+        (rnd(3), rnd(3), {}),  # input must be 2-d
+        (rnd(3, 3), torch.tensor(1.0), {}),  # other at least 1-d
+        (rnd(3, 3), rnd(4, 2), {}),  # row mismatch
+        (rnd(4, 3), rnd(2, 4, 2), {}),  # other has more dims
+        (rnd(2, 4, 3), rnd(4, 2), {}),  # CPU broadcasts (2,) with (4,)
+        (rnd(2, 1, 5, 3), rnd(3, 5, 2), {}),
+        (rnd(3, 3), rnd(3, 2), dict(driver="foo")),
+        (rnd(3, 3), rnd(3, 2).to(torch.float16), {}),  # dtype mismatch
+        (rnd(3, 3).to(torch.float16), rnd(3, 2).to(torch.float16), {}),  # CPU: float and double only
+        (rnd(3, 3).to(torch.int32), rnd(3, 2).to(torch.int32), {}),
+    ]
+    for a, b, kw in cases:
+        with pytest.raises(Exception) as ec:
+            torch.linalg.lstsq(a, b, **kw)
+        with pytest.raises(type(ec.value)) as ed:
+            torch.linalg.lstsq(a.to(DEV), b.to(DEV), **kw)
+        assert str(ec.value).split("\n")[0][:40] == str(ed.value).split("\n")[0][:40], (ec.value, ed.value)
+
+
+def test_lstsq_backward():
+    for driver in DRIVERS:
+        for shape in ((5, 3), (3, 5), (2, 4, 4)):
+            a = rnd(*shape).requires_grad_()
+            b = rnd(*shape[:-1], 2).requires_grad_()
+            ad, bd = to_dev(a), to_dev(b)
+            x = torch.linalg.lstsq(a, b, driver=driver).solution
+            xd = torch.linalg.lstsq(ad, bd, driver=driver).solution
+            w = rnd(*x.shape)
+            gc = torch.autograd.grad(x, (a, b), w)
+            gd = torch.autograd.grad(xd, (ad, bd), w.to(DEV))
+            for p, q in zip(gd, gc):
+                torch.testing.assert_close(p.cpu(), q, rtol=1e-2, atol=1e-2)
 
 
 # ---- LDL -----------------------------------------------------------------------------------------
