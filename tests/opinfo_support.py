@@ -94,6 +94,9 @@ TOLERANCES = {
         "3.0e-4 from a float64 reference",
     ),
 }
+# grid_sample's 345x456 reference samples (values up to 255): float32 source coordinates round apart; CPU
+# and webgpu are each up to 9.3e-3 from a float64 reference and differ by up to 7.8e-3 (reflection).
+TOLERANCES[("nn.functional.grid_sample", torch.float32)] = ((1e-2, 1e-4), "float32 coordinates on 345x456 images")
 # lstsq's gradient is PyTorch's formula over pinv (an SVD): on OpInfo's samples CPU's float32 gradients
 # are up to 1.2e-4 from a float64 reference and ours up to 1.4e-4; the two differ by up to 2.3e-4.
 for _name in ("linalg.lstsq", "linalg.lstsq.grad_oriented"):
