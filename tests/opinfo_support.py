@@ -94,6 +94,13 @@ TOLERANCES = {
         "3.0e-4 from a float64 reference",
     ),
 }
+# grid_sample's 345x456 reference samples (values up to 255): float32 source coordinates round apart; CPU
+# and webgpu are each up to 9.3e-3 from a float64 reference and differ by up to 7.8e-3 (reflection).
+TOLERANCES[("nn.functional.grid_sample", torch.float32)] = ((1e-2, 1e-4), "float32 coordinates on 345x456 images")
+# lstsq's gradient is PyTorch's formula over pinv (an SVD): on OpInfo's samples CPU's float32 gradients
+# are up to 1.2e-4 from a float64 reference and ours up to 1.4e-4; the two differ by up to 2.3e-4.
+for _name in ("linalg.lstsq", "linalg.lstsq.grad_oriented"):
+    TOLERANCES[(_name, torch.float32)] = ((3e-4, 1e-4), "gradients through pinv: float32 SVD rounding")
 # hfft2 over three dims (5x6x7 -> 5x6x12): sums of 360 terms of magnitude up to ~60, in another order
 # than pocketfft's (Stockham, Bluestein), differ by up to 4.6e-5 absolute: float32 FFT rounding.
 for _dt in (torch.complex64, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool):

@@ -43,40 +43,8 @@ using linalg::Multi;
 
 // ---- kernels
 
-// Matrices of at most this many elements are factored in workgroup memory (8 KiB: within
-// WebGPU's default 16 KiB per workgroup next to the kernels' own arrays), larger ones in place.
-constexpr int64_t kLocalElems = 2048;
-
-// The matrix access of the per-matrix kernels (lu, cholesky): A_ld / A_st over the tensor (operand
-// 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
-// and written back by A_end; sync() orders the workgroup's accesses between steps.
-std::string matrix_access(bool local) {
-  std::string s =
-      "const WG: u32 = 64u;\n"
-      "var<private> base: u32;\n"
-      "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n";
-  if (!local) {
-    return s +
-           "fn A_ld(i: u32, j: u32) -> f32 { return ld0(gidx(i, j)); }\n"
-           "fn A_st(i: u32, j: u32, v: f32) { st0(gidx(i, j), v); }\n"
-           "fn A_begin(lid: u32) {}\n"
-           "fn A_end(lid: u32) {}\n"
-           "fn sync() { storageBarrier(); workgroupBarrier(); }\n";
-  }
-  return s + "var<workgroup> sm: array<f32, " + std::to_string(kLocalElems) +
-         ">;\n"
-         "fn A_ld(i: u32, j: u32) -> f32 { return sm[i * P.n + j]; }\n"
-         "fn A_st(i: u32, j: u32, v: f32) { sm[i * P.n + j] = v; }\n"
-         "fn A_begin(lid: u32) {\n"
-         "  for (var t = lid; t < P.m * P.n; t = t + WG) { sm[t] = ld0(gidx(t / P.n, t % P.n)); }\n"
-         "  workgroupBarrier();\n"
-         "}\n"
-         "fn A_end(lid: u32) {\n"
-         "  workgroupBarrier();\n"
-         "  for (var t = lid; t < P.m * P.n; t = t + WG) { st0(gidx(t / P.n, t % P.n), sm[t]); }\n"
-         "}\n"
-         "fn sync() { workgroupBarrier(); }\n";
-}
+using linalg::kLocalElems;
+using linalg::matrix_access;
 
 // LU in place over `lu` (m x n matrices), pivots (..., min(m, n)) and info (...) written.
 void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {

@@ -12,6 +12,7 @@
 
 #include "ops/common.h"
 #include "ops/nn_common.h"
+#include "ops/upsample_sep.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
@@ -128,6 +129,9 @@ at::Tensor linear1d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS s) {
                  "upsample_linear1d");
 }
 at::Tensor bilinear2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
+  if (self.scalar_type() == at::kByte)  // CPU's separable fixed-point kernel (ops/upsample_sep.cpp)
+    return separable_interp2d(self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), ac, h, w, false,
+                              false);
   return forward(Mode::Linear, ac, self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
                  "upsample_bilinear2d");
 }
@@ -150,6 +154,8 @@ at::Tensor trilinear3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArray
 
 // ---- bicubic ----
 at::Tensor bicubic2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
+  if (self.scalar_type() == at::kByte)
+    return separable_interp2d(self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), ac, h, w, true, false);
   return forward(Mode::Cubic, ac, self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
                  "upsample_bicubic2d");
 }

@@ -1,0 +1,156 @@
+// torch.linalg.ldl_factor(_ex) and ldl_solve in float32 (issue 21): LAPACK's Bunch-Kaufman (ssytf2,
+// lower) and ssytrs in wgsl/kernels/linalg_ldl.wgsl, so LD, pivots and info are CPU's. ATen's meta
+// functions give shapes, checks and messages; the bodies follow CPU's (LD = tril(A), then factored in place).
+#include <ATen/native/LinearAlgebraUtils.h>
+#include <ATen/ops/linalg_ldl_factor_ex_meta.h>
+#include <ATen/ops/linalg_ldl_solve_meta.h>
+#include <torch/library.h>
+
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
+#include "ops/linalg_common.h"
+
+namespace webgpu::ops {
+namespace {
+
+using at::Tensor;
+using linalg::batch_of;
+using linalg::batch_stride;
+using linalg::batchable;
+using linalg::check_dev;
+using linalg::check_f32_kernel;
+using linalg::Multi;
+
+std::string section(const std::string& name) { return kernel::section("linalg_ldl", name); }
+
+void factor_kernel(const Tensor& LD, const Tensor& pivots, const Tensor& info) {
+  const int64_t n = LD.size(-1), batch = batch_of(LD);
+  if (batch == 0 || n == 0) return;
+  const bool local = n * n <= linalg::kLocalElems;
+  Kernel k(local ? "linalg_ldl:local" : "linalg_ldl:global");
+  k.out(LD, CT::F32);
+  k.out(pivots, CT::I32);
+  k.out(info, CT::I32);
+  k.param_index("batch", batch);
+  if (local) k.param_index("m", n);  // read by A_begin / A_end
+  k.param_index("n", n);
+  k.param_index("off", LD.storage_offset());
+  k.param_index("sb", batch_stride(LD, 2, "linalg.ldl_factor"));
+  k.param_index("sr", LD.stride(-2));
+  k.param_index("sc", LD.stride(-1));
+  k.param_index("p_off", pivots.storage_offset());
+  k.param_index("p_sb", batch_stride(pivots, 1, "linalg.ldl_factor"));
+  k.param_index("p_s", pivots.stride(-1));
+  k.param_index("i_off", info.storage_offset());
+  k.param_index("i_sb", batch_stride(info, 0, "linalg.ldl_factor"));
+  k.launch(uint64_t(batch), [&] { return linalg::matrix_access(local) + section("factor"); });
+}
+
+void solve_kernel(const Tensor& LD, const Tensor& piv, const Tensor& X) {
+  const int64_t n = X.size(-2), nrhs = X.size(-1), batch = batch_of(X);
+  if (batch * nrhs == 0 || n == 0) return;
+  Kernel k("linalg_ldl_solve");
+  k.in(LD, CT::F32);
+  k.in(piv, CT::I32);
+  k.out(X, CT::F32);
+  k.param_index("n", n);
+  k.param_index("nrhs", nrhs);
+  k.param_index("count", batch * nrhs);
+  k.param_index("a_off", LD.storage_offset());
+  k.param_index("a_sb", batch_stride(LD, 2, "linalg.ldl_solve"));
+  k.param_index("a_sr", LD.stride(-2));
+  k.param_index("a_sc", LD.stride(-1));
+  k.param_index("p_off", piv.storage_offset());
+  k.param_index("p_sb", batch_stride(piv, 1, "linalg.ldl_solve"));
+  k.param_index("p_s", piv.stride(-1));
+  k.param_index("x_off", X.storage_offset());
+  k.param_index("x_sb", batch_stride(X, 2, "linalg.ldl_solve"));
+  k.param_index("x_sr", X.stride(-2));
+  k.param_index("x_sc", X.stride(-1));
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("solve"); });
+}
+
+// Writes w back into t when batchable() had to copy.
+void write_back(const Tensor& t, const Tensor& w) {
+  if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
+}
+
+void factor_impl(const Tensor& A, bool check_errors, const Tensor& LD, const Tensor& pivots, const Tensor& info) {
+  check_f32_kernel(A, "ldl_factor_kernel");
+  if (A.numel() == 0) {
+    const_cast<Tensor&>(info).zero_();
+    return;
+  }
+  at::tril_out(const_cast<Tensor&>(LD), A);
+  Tensor ld = batchable(LD, 2), piv = batchable(pivots, 1), inf = batchable(info, 0);
+  factor_kernel(ld, piv, inf);
+  write_back(LD, ld);
+  write_back(pivots, piv);
+  write_back(info, inf);
+  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.ldl_factor_ex", A.dim() == 2);
+}
+
+using Factor = Multi<at::meta::structured_linalg_ldl_factor_ex, 3>;
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
+  check_dev(A, "linalg_ldl_factor_ex");
+  Factor op;
+  op.meta(A, hermitian, check_errors);
+  factor_impl(A, check_errors, op.outs[0], op.outs[1], op.outs[2]);
+  return {op.outs[0], op.outs[1], op.outs[2]};
+}
+std::tuple<Tensor&, Tensor&, Tensor&> ldl_factor_ex_out(const Tensor& A, bool hermitian, bool check_errors, Tensor& LD,
+                                                        Tensor& pivots, Tensor& info) {
+  for (auto* t : {&A, (const Tensor*)&LD, (const Tensor*)&pivots, (const Tensor*)&info})
+    check_dev(*t, "linalg_ldl_factor_ex");
+  Factor op;
+  op.given = true;
+  op.outs = {LD, pivots, info};
+  op.meta(A, hermitian, check_errors);
+  factor_impl(A, check_errors, LD, pivots, info);
+  return {LD, pivots, info};
+}
+
+void solve_impl(const Tensor& LD, const Tensor& pivots, const Tensor& B, const Tensor& result) {
+  check_f32_kernel(LD, "ldl_solve_kernel");
+  if (LD.numel() == 0 || pivots.numel() == 0 || result.numel() == 0) return;
+  const_cast<Tensor&>(result).copy_(B);
+  const auto batch = result.sizes().slice(0, result.dim() - 2);
+  std::vector<int64_t> ld_shape(batch.begin(), batch.end()), piv_shape(batch.begin(), batch.end());
+  ld_shape.push_back(LD.size(-2));
+  ld_shape.push_back(LD.size(-1));
+  piv_shape.push_back(pivots.size(-1));
+  Tensor LD_ = batchable(LD.expand(ld_shape), 2);
+  Tensor piv_ = batchable(pivots.expand(piv_shape), 1);
+  Tensor X = batchable(result, 2);
+  solve_kernel(LD_, piv_, X);
+  write_back(result, X);
+}
+
+using Solve = Multi<at::meta::structured_linalg_ldl_solve, 1>;
+Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  for (auto* t : {&LD, &pivots, &B}) check_dev(*t, "linalg_ldl_solve");
+  Solve op;
+  op.meta(LD, pivots, B, hermitian);
+  solve_impl(LD, pivots, B, op.outs[0]);
+  return op.outs[0];
+}
+Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, Tensor& out) {
+  for (auto* t : {&LD, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_ldl_solve");
+  Solve op;
+  op.given = true;
+  op.outs = {out};
+  op.meta(LD, pivots, B, hermitian);
+  solve_impl(LD, pivots, B, out);
+  return out;
+}
+
+}  // namespace
+}  // namespace webgpu::ops
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace webgpu::ops;
+  m.impl("linalg_ldl_factor_ex", TORCH_FN(ldl_factor_ex));
+  m.impl("linalg_ldl_factor_ex.out", TORCH_FN(ldl_factor_ex_out));
+  m.impl("linalg_ldl_solve", TORCH_FN(ldl_solve));
+  m.impl("linalg_ldl_solve.out", TORCH_FN(ldl_solve_out));
+}
