@@ -1,7 +1,10 @@
-"""GPU time (timestamp events) of one large pointwise kernel launched three ways: eager
-(`torch.add(out=)`), a torch.compile-generated WGSL kernel, and a hand-written kernel through the
-same launch entry the generated code uses (`_C._launch_wgsl`). Separates the kernel's own speed from
-the launch path and the CPU's recording time (issue 16's fused pointwise row).
+"""One large pointwise kernel launched several ways, wall time per call between synchronisations (as
+benchmarks/run.py measures) and the CPU's recording time per call: eager (`torch.mul(out=)` on
+16-byte-aligned tensors, the vec4 path, and on offset views, the one-element path), a
+torch.compile-generated WGSL kernel, and hand-written kernels through the launch entry the
+generated code uses (`_C._launch_wgsl`): one element per invocation at workgroup sizes 64/256/1024,
+and four elements per invocation (strided, or one vec4). Separates the kernel's shape from the launch
+path and from Inductor's code (issue 16's fused pointwise row).
 
     python benchmarks/probe_launch.py [--n 16777216]
 """
@@ -16,56 +19,75 @@ import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
 
 
-def gpu_us(fn, iters=20):
-    fn()
+def timed(fn, iters=30):
+    for _ in range(3):
+        fn()
     torch.webgpu.synchronize()
-    a, b = torch.webgpu.Event(enable_timing=True), torch.webgpu.Event(enable_timing=True)
     t0 = time.perf_counter()
-    a.record()
     for _ in range(iters):
         fn()
-    b.record()
     t1 = time.perf_counter()
-    b.synchronize()
-    t2 = time.perf_counter()
-    return a.elapsed_time(b) * 1e3 / iters, (t1 - t0) * 1e6 / iters, (t2 - t0) * 1e6 / iters
+    torch.webgpu.synchronize()
+    return (time.perf_counter() - t0) * 1e6 / iters, (t1 - t0) * 1e6 / iters
+
+
+HEAD = (
+    "@compute @workgroup_size({wg}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
+    "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n"
+    "  let t = linear_id(wid, nwg, lid, {wg}u);\n"
+)
+
+
+def raw_kernels(n):
+    """name -> (source, element type, workgroups)"""
+    k = {}
+    for wg in (64, 256, 1024):
+        k[f"raw 1 elem/inv, wg {wg}"] = (
+            HEAD.format(wg=wg) + f"  if (t >= {n}u) {{ return; }}\n  b2[t] = b0[t] * b1[t];\n}}\n",
+            "f32",
+            (n + wg - 1) // wg,
+        )
+    k["raw 4 elem/inv strided, wg 256"] = (
+        HEAD.format(wg=256)
+        + "  let T = nwg.x * nwg.y * nwg.z * 256u;\n"
+        + f"  for (var u = 0u; u < 4u; u = u + 1u) {{ let i = t + u * T; if (i < {n}u) {{ b2[i] = b0[i] * b1[i]; }} }}\n}}\n",
+        "f32",
+        (n + 1023) // 1024,
+    )
+    k["raw 1 vec4/inv, wg 256"] = (
+        HEAD.format(wg=256) + f"  if (t >= {n // 4}u) {{ return; }}\n  b2[t] = b0[t] * b1[t];\n}}\n",
+        "vec4<f32>",
+        (n // 4 + 255) // 256,
+    )
+    return k
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 24)
     n = ap.parse_args().n
-    x, w, b = (torch.randn(n, device="webgpu") for _ in range(3))
+    x, w, b = (torch.randn(n + 4, device="webgpu") for _ in range(3))
     out = torch.empty_like(x)
-    src = (
-        "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
-        "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-        "  let i = i32(linear_id(wid, nwg, lid, 256u));\n"
-        f"  if (i >= {n}) {{ return; }}\n"
-        "  b2[u32(P_off(2u) + i)] = b0[u32(P_off(0u) + i)] * b1[u32(P_off(1u) + i)];\n}\n"
-    )
-
-    def raw():
-        rows = [(x, "f32", False), (w, "f32", False), (out, "f32", True)]
-        _C._launch_wgsl(
-            "probe_raw_mul", src, rows, [("off", "i32s", [0, 0, 0])], (n + 255) // 256, "", ["pointwise"], ""
-        )
-
-    cg = torch.compile(lambda x, w, b: F.gelu(x * w + b) * 0.5)
-    cm = torch.compile(lambda x, w: x * w)
     cases = {
-        "eager add out= (3 x 4n bytes)": (lambda: torch.add(x, w, out=out), 12 * n),
-        "eager mul (3 x 4n bytes)": (lambda: x * w, 12 * n),
-        "raw _launch_wgsl mul (3 x 4n)": (raw, 12 * n),
-        "compiled x * w (3 x 4n)": (lambda: cm(x, w), 12 * n),
-        "compiled gelu chain (4 x 4n)": (lambda: cg(x, w, b), 16 * n),
+        "eager mul out=, aligned (vec4 path)": lambda: torch.mul(x[:n], w[:n], out=out[:n]),
+        "eager mul out=, offset 1 (element path)": lambda: torch.mul(x[1 : n + 1], w[1 : n + 1], out=out[1 : n + 1]),
     }
-    for name, (fn, nbytes) in cases.items():
-        g, rec, wall = gpu_us(fn)
-        print(
-            f"{name:34s} GPU {g:8.1f} us ({nbytes / g / 1e3:6.0f} GB/s)  recorded {rec:7.1f} us  wall {wall:7.1f} us",
-            flush=True,
-        )
+    for name, (src, elem, groups) in raw_kernels(n).items():
+
+        def raw(src=src, elem=elem, groups=groups, key="probe_" + name.replace(" ", "_").replace("/", "_")):
+            rows = [(x, elem, False), (w, elem, False), (out, elem, True)]
+            _C._launch_wgsl(key, src, rows, [], groups, "", ["pointwise"], "")
+
+        cases[name] = raw
+    cm = torch.compile(lambda x, w: x * w)
+    cg = torch.compile(lambda x, w, b: F.gelu(x * w + b) * 0.5)
+    xs, ws, bs = x[:n].clone(), w[:n].clone(), b[:n].clone()
+    cases["compiled x * w"] = lambda: cm(xs, ws)
+    cases["compiled gelu(x * w + b) * 0.5 (4 passes)"] = lambda: cg(xs, ws, bs)
+    for name, fn in cases.items():
+        t, rec = timed(fn)
+        passes = 4 if "gelu" in name else 3
+        print(f"{name:44s} {passes * 4 * n / t / 1e3:7.0f} GB/s  {t:7.1f} us/call  recorded {rec:6.1f} us", flush=True)
 
 
 if __name__ == "__main__":
