@@ -189,7 +189,17 @@ def render(results, samples, elapsed, commit=None):
         "int8": "i8",
         "uint8": "u8",
         "bool": "bool",
+        "float64": "f64",
+        "uint16": "u16",
+        "uint32": "u32",
+        "uint64": "u64",
+        "float8_e4m3fn": "e4m3",
+        "float8_e5m2": "e5m2",
+        "float8_e4m3fnuz": "e4m3z",
+        "float8_e5m2fnuz": "e5m2z",
+        "complex64": "c64",
     }
+    short = {d: short.get(d, d) for d in dtypes}  # a dtype without an abbreviation keeps its name
 
     cell_counts = collections.Counter()
     per_dtype = {d: collections.Counter() for d in dtypes}
