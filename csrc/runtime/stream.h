@@ -177,7 +177,7 @@ class Stream {
   // TORCH_WEBGPU_SUBMIT_GROUPS overrides it.
   uint64_t submit_groups_ = 16384;
   // A dispatch of this many workgroups is submitted at once (TORCH_WEBGPU_EAGER_GROUPS overrides it).
-  // H200, per call: softmax 1536x128 32 us at 1024 (a submit per call), 12.4 at 8192 (CUDA 9-11);
+  // H200, per call: softmax 1536x128 32 us at 1024 (a submit per call), 12-19 at 8192 (CUDA 9-11);
   // GPT-2 f16 forward 297 and 302 fwd/s; never (no eager submits) 169.
   uint64_t eager_groups_ = 8192;
   // ...but neither early submit happens while this many batches are in flight;
