@@ -19,6 +19,7 @@
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/float64.h"
+#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {
@@ -744,8 +745,8 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   const at::Tensor& in = iter.input(0);
   if (in.is_complex() || iter.output(0).is_complex()) return complex_reduce(iter, name);  // ops/complex.cpp
   // float64 is checked by the row (way_for): the rows without a float64 way raise Float64NoKernel.
-  check_storable_dtype(in.scalar_type(), name);
-  for (int k = 0; k < nout; ++k) check_storable_dtype(iter.output(k).scalar_type(), name);
+  check_kernel_dtype(in.scalar_type(), name);
+  for (int k = 0; k < nout; ++k) check_kernel_dtype(iter.output(k).scalar_type(), name);
   // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).
   for (int k = 0; k < nout; ++k)
     TORCH_CHECK_NOT_IMPLEMENTED(!kernel::is_uint_fp8(iter.output(k).scalar_type()), "\"", name,

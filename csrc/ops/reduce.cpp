@@ -43,6 +43,7 @@
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "kernel/device.h"
+#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {
@@ -214,7 +215,7 @@ void check_std_var(const char* fname, const at::Tensor& self) {
   TORCH_CHECK(self.layout() == at::Layout::Strided, fname, " only supports strided layout, got: ", self.layout());
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
-  check_storable_dtype(self.scalar_type(), fname);
+  check_kernel_dtype(self.scalar_type(), fname);
   no_complex(self.scalar_type(), fname);
 }
 
@@ -333,7 +334,7 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
 
 // count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
-  check_storable_dtype(self.scalar_type(), "count_nonzero");
+  check_kernel_dtype(self.scalar_type(), "count_nonzero");
   no_complex(self.scalar_type(), "count_nonzero");
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);

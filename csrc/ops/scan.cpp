@@ -18,6 +18,7 @@
 #include "ops/float64.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {
@@ -174,8 +175,8 @@ at::ScalarType work_dtype(at::ScalarType t) {
 // Scans self along dim into values (and indices), both shaped like self.
 void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& values, const at::Tensor& indices,
               const char* name) {
-  check_storable_dtype(self.scalar_type(), name);
-  check_storable_dtype(values.scalar_type(), name);
+  check_kernel_dtype(self.scalar_type(), name);
+  check_kernel_dtype(values.scalar_type(), name);
   // logcumsumexp needs exp/log, which float64 has no exact kernel for.
   if (op == Op::Lse && (self.scalar_type() == at::kDouble || values.scalar_type() == at::kDouble))
     raise_no_float64_kernel(name);

@@ -30,6 +30,7 @@
 #include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {
@@ -310,7 +311,7 @@ std::tuple<at::Tensor, at::Tensor> functional(const at::Tensor& self, F out_fn) 
 
 std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optional<bool> /*stable*/, int64_t dim,
                                               bool descending, at::Tensor& values, at::Tensor& indices) {
-  check_storable_dtype(self.scalar_type(), "sort");
+  check_kernel_dtype(self.scalar_type(), "sort");
   no_complex(self.scalar_type(), "sort");
   Rows r = rows_of(self, dim);
   prep_out(values, indices, self, self.sizes(), "sort");
@@ -341,7 +342,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_plain_out(const at::Tensor& self, int6
 
 std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
                                               bool /*sorted*/, at::Tensor& values, at::Tensor& indices) {
-  check_storable_dtype(self.scalar_type(), "topk");
+  check_kernel_dtype(self.scalar_type(), "topk");
   no_complex(self.scalar_type(), "topk");
   Rows r = rows_of(self, dim);
   TORCH_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.size(r.dim) : 1), "selected index k out of range");
@@ -364,7 +365,7 @@ std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, int64_t k, int64
 // One order statistic per row: mode 0 (position k - 1), 1 median, 2 nanmedian, 3 mode.
 void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, int64_t k, at::Tensor& values,
                  at::Tensor& indices, const char* name) {
-  check_storable_dtype(self.scalar_type(), name);
+  check_kernel_dtype(self.scalar_type(), name);
   no_complex(self.scalar_type(), name);
   Rows r = rows_of(self, dim);
   if (mode == 2 && !at::isFloatingType(self.scalar_type())) mode = 1;
@@ -560,7 +561,7 @@ at::Tensor unique_dim_order(const at::Tensor& x, int64_t n, int64_t r) {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& self, bool sorted, bool want_inverse,
                                                            bool want_counts, const char* name,
                                                            std::optional<int64_t> dim = std::nullopt) {
-  check_storable_dtype(self.scalar_type(), name);
+  check_kernel_dtype(self.scalar_type(), name);
   no_complex(self.scalar_type(), name);
   auto lopts = self.options().dtype(at::kLong);
   at::Tensor x;
@@ -710,7 +711,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   const bool is_right = right || (side.has_value() && *side == "right");
   const at::ScalarType ct_t = at::result_type(boundaries, self);
   TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
-  check_storable_dtype(ct_t, "searchsorted");
+  check_kernel_dtype(ct_t, "searchsorted");
   no_complex(ct_t, "searchsorted");
   at::Tensor bd = boundaries.to(ct_t).contiguous();
   at::Tensor v = self.to(ct_t).contiguous();
@@ -1034,7 +1035,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
 void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elements, bool invert,
                          const at::Tensor& out) {
   const at::ScalarType common = at::result_type(elements, test_elements);
-  check_storable_dtype(common, "isin");
+  check_kernel_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = elements.to(common).contiguous();
   const at::Tensor t = test_elements.to(common).reshape(-1).contiguous();
@@ -1078,7 +1079,7 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
 at::Tensor& isin_scalar_tensor_out(const at::Scalar& element, const at::Tensor& test_elements, bool assume_unique,
                                    bool invert, at::Tensor& out) {
   const at::ScalarType common = at::result_type(element, test_elements);
-  check_storable_dtype(common, "isin");
+  check_kernel_dtype(common, "isin");
   no_complex(common, "isin");
   const at::Tensor e = at::scalar_tensor(cast_scalar(element, common), test_elements.options().dtype(common));
   return at::isin_out(out, e, test_elements, assume_unique, invert);
