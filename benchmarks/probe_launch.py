@@ -10,26 +10,13 @@ path and from Inductor's code (issue 16's fused pointwise row).
 """
 
 import argparse
-import time
 
 import torch
 import torch.nn.functional as F
+from probe_bw import timed  # benchmarks/ is the script's own directory
 
 import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
-
-
-def timed(fn, iters=30):
-    for _ in range(3):
-        fn()
-    torch.webgpu.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    t1 = time.perf_counter()
-    torch.webgpu.synchronize()
-    return (time.perf_counter() - t0) * 1e6 / iters, (t1 - t0) * 1e6 / iters
-
 
 HEAD = (
     "@compute @workgroup_size({wg}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
@@ -85,7 +72,7 @@ def main():
     cases["compiled x * w"] = lambda: cm(xs, ws)
     cases["compiled gelu(x * w + b) * 0.5 (4 passes)"] = lambda: cg(xs, ws, bs)
     for name, fn in cases.items():
-        t, rec = timed(fn)
+        t, rec = (v * 1e6 for v in timed(fn, 30))
         passes = 4 if "gelu" in name else 3
         print(f"{name:44s} {passes * 4 * n / t / 1e3:7.0f} GB/s  {t:7.1f} us/call  recorded {rec:6.1f} us", flush=True)
 
