@@ -57,28 +57,141 @@ def test_fused_pointwise_chain_is_one_kernel():
     assert any(k.startswith("wgsl:" + rt.KEY_PREFIX) for k in torch_webgpu._C._pipeline_keys(-1))
 
 
-def test_vec4_variant_and_unaligned_offsets(monkeypatch):
-    """A flat pointwise kernel has a variant moving 4 elements per invocation as vec4 (off by default;
-    TORCH_WEBGPU_COMPILE_VEC4=1); a launch whose storage offsets are not multiples of 4 takes the
-    scalar kernel. Both agree with eager."""
-    monkeypatch.setenv("TORCH_WEBGPU_COMPILE_VEC4", "1")
+# --- the vec4 variant of flat pointwise kernels (TORCH_WEBGPU_COMPILE_VEC4=Q; off by default) ---
 
-    def f(x, w, b):
-        return torch.nn.functional.gelu(x * w + b) * 0.5
 
-    base = torch.randn(3 * 4097)
-    cf = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)
+@pytest.fixture
+def built(monkeypatch):
+    """The runtime.WGSLKernel objects the wrapper modules build during the test."""
+    made, orig = [], rt.WGSLKernel.__init__
+
+    def spy(k, *a, **kw):
+        orig(k, *a, **kw)
+        made.append(k)
+
+    monkeypatch.setattr(rt.WGSLKernel, "__init__", spy)
+    return made
+
+
+def compiled_vec4(monkeypatch, quads, f, *args):
+    """f compiled with TORCH_WEBGPU_COMPILE_VEC4=quads (read at code generation: the autouse fixture
+    resets Dynamo, so f compiles anew) and run: (result, launches, launches of the vec4 variant)."""
+    if quads is None:
+        monkeypatch.delenv("TORCH_WEBGPU_COMPILE_VEC4", raising=False)
+    else:
+        monkeypatch.setenv("TORCH_WEBGPU_COMPILE_VEC4", str(quads))
+    n, v = rt.launches, rt.launches_vec4
+    got = torch.compile(f, backend=torch_webgpu._inductor.compile_fx_webgpu)(*args)
+    return got, rt.launches - n, rt.launches_vec4 - v
+
+
+def gelu_chain(x, w, b):
+    return torch.nn.functional.gelu(x * w + b) * 0.5
+
+
+@pytest.mark.parametrize("quads", [1, 2, 4])
+def test_vec4_gelu_chain_unrolled_lanes(monkeypatch, built, quads):
+    """Each invocation moves `quads` vec4s per buffer, strided by the dispatch size; the body is
+    unrolled over the 4 lanes with static component accesses. 8204 elements: 2051 quads, not a
+    multiple of the 256 * quads a workgroup covers (the last invocations stop early)."""
+    x, w, b = (torch.randn(8204) for _ in range(3))
+    y, n, n4 = compiled_vec4(monkeypatch, quads, gelu_chain, x.to(DEV), w.to(DEV), b.to(DEV))
+    assert (n, n4) == (1, 1)  # one kernel, launched as its vec4 variant
+    (k,) = built
+    key, src, _, groups = k._vec4
+    assert key.startswith(rt.KEY_PREFIX + "vec4_")
+    assert groups == -(-2051 // (256 * quads))
+    assert "vb0.w" in src
+    assert "vb3.w = " in src  # static components, no dynamic lane index
+    assert "& 3" not in src
+    assert src.count("let xindex: i32 = t4 * 4i + ") == 4
+    assert (f"for (var q: i32 = 0i; q < {quads}i;" in src) == (quads > 1)
+    close(y, gelu_chain(x, w, b))
+    close(y, gelu_chain(x.to(DEV), w.to(DEV), b.to(DEV)))
+
+
+@pytest.mark.parametrize("quads", [1, 4])
+def test_vec4_int32_and_mixed_dtypes(monkeypatch, built, quads):
+    def f(x, i, j):
+        return (i * 3 + j) // 7 - (i & 5), (x * 4).to(torch.int32) + i, x + i.float()
+
+    x = torch.randn(2052) * 50
+    i, j = (torch.randint(-1000, 1000, (2052,), dtype=torch.int32) for _ in range(2))
+    got, n, n4 = compiled_vec4(monkeypatch, quads, f, x.to(DEV), i.to(DEV), j.to(DEV))
+    assert n >= 1 and n4 == n
+    assert any("vec4<i32>" in k._vec4[1] and "vec4<f32>" in k._vec4[1] for k in built)  # f32 and i32 buffers
+    want = f(x, i, j)
+    for g, e in zip(got, want):
+        assert g.dtype == e.dtype
+        close(g, e, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("case", ["default_off", "length_not_multiple_of_4", "broadcast", "padding"])
+def test_vec4_not_taken(monkeypatch, built, case):
+    """Kernels the variant does not apply to: the environment variable unset, a length not divisible
+    by 4, a broadcast operand (its index is not the flat index), a masked load of a buffer shorter
+    than the range (constant padding: its last vec4 would read past the buffer)."""
+    quads, f, args = {
+        "default_off": (None, gelu_chain, [torch.randn(4096) for _ in range(3)]),
+        "length_not_multiple_of_4": (1, gelu_chain, [torch.randn(4094) for _ in range(3)]),
+        "broadcast": (1, gelu_chain, [torch.randn(64, 300), torch.randn(300), torch.randn(300)]),
+        "padding": (1, lambda x: torch.nn.functional.pad(x, (0, 4)) * 2, [torch.randn(4092)]),
+    }[case]
+    y, n, n4 = compiled_vec4(monkeypatch, quads, f, *[a.to(DEV) for a in args])
+    assert n >= 1 and n4 == 0
+    assert built and all(k._vec4 is None for k in built)
+    close(y, f(*args))
+
+
+def test_vec4_unaligned_offsets_take_the_scalar_kernel(monkeypatch, built):
+    """A launch whose storage offsets are not all multiples of 4 takes the scalar kernel; offsets of
+    4 take the variant. Both agree with CPU."""
+    base = torch.randn(3 * 4104)
     X = base.to(DEV)
-    before = set(torch_webgpu._C._pipeline_keys(-1))
-    with Launches() as n:
-        y_unaligned = cf(X[:4096], X[4097:8193], X[8194:12290])
-        y_aligned = cf(*(base[i : i + 4096].clone().to(DEV) for i in (0, 4097, 8194)))
-    assert n.n == 2
-    new = {k for k in torch_webgpu._C._pipeline_keys(-1) if "inductor_" in k} - before
-    assert len(new) == 2  # the scalar and the vec4 kernel each ran
-    want = f(base[:4096], base[4097:8193], base[8194:12290])
-    close(y_unaligned, want)
-    close(y_aligned, want)
+    cf = None
+    for off, vec4 in ((1, 0), (4, 1), (0, 1)):
+        views = [X[s + off : s + off + 4096] for s in (0, 4104, 8208)]
+        if cf is None:
+            monkeypatch.setenv("TORCH_WEBGPU_COMPILE_VEC4", "1")
+            cf = torch.compile(gelu_chain, backend=torch_webgpu._inductor.compile_fx_webgpu)
+        n, v = rt.launches, rt.launches_vec4
+        y = cf(*views)
+        assert (rt.launches - n, rt.launches_vec4 - v) == (1, vec4), off
+        close(y, gelu_chain(*[base[s + off : s + off + 4096] for s in (0, 4104, 8208)]))
+    assert len(built) == 1  # one compiled kernel served every offset
+    keys = {k for k in torch_webgpu._C._pipeline_keys(-1) if rt.KEY_PREFIX in k}
+    assert any(built[0].key in k for k in keys) and any(built[0]._vec4[0] in k for k in keys)
+
+
+@pytest.mark.parametrize("off", [0, 4, 1])
+def test_vec4_in_place_mutation(monkeypatch, built, off):
+    """A mutated graph input (one read-write binding) through the variant: its neighbours in the
+    storage, outside the view, are untouched; offset 1 takes the scalar kernel."""
+
+    def f(x, w):
+        x.add_(1)
+        return x * w
+
+    base, w = torch.randn(4104), torch.randn(4096)
+    B = base.to(DEV)
+    y, n, n4 = compiled_vec4(monkeypatch, 2, f, B[off : off + 4096], w.to(DEV))
+    assert n >= 1 and n4 == (n if off % 4 == 0 else 0)
+    assert any(k._vec4 is not None for k in built)
+    want = base.clone()
+    close(y, f(want[off : off + 4096], w))
+    close(B, want, rtol=0, atol=0)
+
+
+def test_vec4_source_is_dumped(monkeypatch, capfd):
+    """TORCH_WEBGPU_DUMP_WGSL=1 prints each new pipeline's WGSL, the vec4 variant's included."""
+    monkeypatch.setenv("TORCH_WEBGPU_DUMP_WGSL", "1")
+    x = torch.randn(1028)
+    y, _, n4 = compiled_vec4(monkeypatch, 1, lambda x: torch.sigmoid(x * 0.7311) - 0.25, x.to(DEV))
+    torch.webgpu.synchronize()
+    assert n4 == 1
+    err = capfd.readouterr().err
+    assert rt.KEY_PREFIX + "vec4_" in err and "vb0.w" in err and "vb1.w = " in err
+    close(y, torch.sigmoid(x * 0.7311) - 0.25)
 
 
 def test_default_torch_compile_uses_wgsl_backend():

@@ -15,6 +15,7 @@ from .. import _C
 KEY_PREFIX = "inductor_"
 
 launches = 0  # generated-kernel launches in this process (tests check that compiled kernels ran)
+launches_vec4 = 0  # of which through the vec4 variant (wgsl.py, _vec4_variant)
 
 
 class WGSLKernel:
@@ -44,21 +45,23 @@ class WGSLKernel:
         self._rows = tuple(zip(self.elems, self.writable))
         self._alias_check = check_alias and any(self.writable) and len(self.elems) > 1
         self._n = len(self.elems)
-        # (key, source, rows) of the variant moving 4 elements per invocation as vec4, where there is one
+        # (key, source, rows, workgroups) of the variant moving 4 elements at a time as vec4, where
+        # there is one (its length is static: the workgroup count is fixed at code generation)
         self._vec4 = None
         if vec4 is not None:
-            src4, elems4 = vec4
+            src4, elems4, groups4 = vec4
             self._vec4 = (
-                KEY_PREFIX + hashlib.sha1(src4.encode()).hexdigest()[:20],
+                KEY_PREFIX + "vec4_" + hashlib.sha1(src4.encode()).hexdigest()[:20],
                 src4,
                 tuple(zip(elems4, self.writable)),
+                int(groups4),
             )
         # kernels that index through loaded values report bad indices as IndexError, as eager does
         self._err_op = "index (torch.compile kernel)" if index_errors else ""
 
     def __call__(self, groups, *args):
         """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes."""
-        global launches
+        global launches, launches_vec4
         n = self._n
         if groups <= 0:
             return
@@ -67,15 +70,16 @@ class WGSLKernel:
             tensors = _unalias(self.name, tensors, self.writable)
         offs = [t.storage_offset() for t in tensors]
         key, source, layout = self.key, self.source, self._rows
-        if self._vec4 is not None and not any(o & 3 for o in offs):
-            key, source, layout = self._vec4
-            groups = (groups + 3) // 4
+        vec4 = self._vec4 is not None and not any(o & 3 for o in offs)
+        if vec4:
+            key, source, layout, groups = self._vec4
         rows = [(t, e, w) for t, (e, w) in zip(tensors, layout)]
         params = [("off", "i32s", offs)]
         if len(args) > n:
             params.append(("ks", "i32s", [int(s) for s in args[n:]]))
         _C._launch_wgsl(key, source, rows, params, groups, "", self.libraries, self._err_op)
         launches += 1
+        launches_vec4 += vec4
 
 
 def _unalias(name, tensors, writable):

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import re
 
 import sympy
 import torch
@@ -45,17 +47,21 @@ except ImportError:  # pragma: no cover
 WG = 256  # invocations per workgroup (the WebGPU default limit)
 
 
-def _vec4_enabled():
-    # The vec4 pointwise variant: off by default (on an H200 it ran slower than the scalar kernel,
-    # 1153 vs 1552 GB/s on the gelu chain; see _vec4_variant). TORCH_WEBGPU_COMPILE_VEC4=1 turns it on.
-    return __import__("os").environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0") not in ("", "0")
+def _vec4_quads():
+    # The vec4 pointwise variant (_vec4_variant): off by default (TORCH_WEBGPU_COMPILE_VEC4 unset or
+    # 0). TORCH_WEBGPU_COMPILE_VEC4=Q (1 to 8) turns it on with Q quads of 4 elements per invocation.
+    # Read at code generation (a graph compiled before the variable changed keeps its kernels).
+    v = os.environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0").strip()
+    if v in ("", "0"):
+        return 0
+    return max(1, min(8, int(v))) if v.isdigit() else 1
 
 
 def _ilp():
     # Elements per invocation of a pointwise kernel (TORCH_WEBGPU_COMPILE_ILP, default 1): each
     # invocation runs the body for t, t + T, t + 2T, ... (T: the invocations of the dispatch), so
     # every access stays coalesced and the loads of the elements can be in flight together.
-    v = __import__("os").environ.get("TORCH_WEBGPU_COMPILE_ILP", "1")
+    v = os.environ.get("TORCH_WEBGPU_COMPILE_ILP", "1")
     return max(1, min(8, int(v))) if v.isdigit() else 1
 
 
@@ -1413,72 +1419,103 @@ class WGSLKernel(SIMDKernel):
         return src
 
     def _vec4_variant(self, xtree, xn, uses, size_inners):
-        """A pointwise kernel whose every load and store is at the flat index itself, over 4-byte
-        dtypes and a static length divisible by 4, also gets a variant where each invocation moves
-        4 consecutive elements per buffer as one vec4 (16-byte accesses, as the eager elementwise
-        engine does); the scalar body runs on the 4 lanes. The launch takes it when every tensor's
-        storage offset is a multiple of 4. Returns (source, elements) or None. Off unless
-        TORCH_WEBGPU_COMPILE_VEC4=1: the lanes' dynamic indexing of private vectors made it slower than
-        the scalar kernel on an H200 (unrolling the lanes is the next thing to try)."""
+        """A pointwise kernel whose every load and store is at the flat index of a buffer of exactly
+        the kernel's length, over 4-byte dtypes (f32, i32, mixed) and a static length divisible by 4,
+        also gets a variant where each invocation moves 4 consecutive elements per buffer as one vec4
+        (16-byte accesses, as the eager elementwise engine does), or Q such quads strided by the
+        dispatch size (TORCH_WEBGPU_COMPILE_VEC4=Q), so accesses stay coalesced. The scalar body is
+        emitted once per lane, each copy in its own block (the CSE temporaries do not clash), with its
+        loads and stores renamed to a static component of a local vec4 (`vb0.x`, `vb1.w = ...`): no
+        helper calls and no dynamic indexing, which made the first version (a `for lane` loop over
+        `pf[i & 3]`) slower than the scalar kernel on an H200. The launch takes the variant when every
+        tensor's storage offset is a multiple of 4 (runtime.py). Returns (source, element types,
+        workgroups) or None."""
+        quads = _vec4_quads()
         static = isinstance(xtree.numel, (int, sympy.Integer))
-        if not _vec4_enabled() or size_inners or not static or int(xtree.numel) % 4:
+        if not quads or size_inners or not static or int(xtree.numel) % 4:
             return None
+        n = int(xtree.numel)
         flat = {xtree.name} | {
             e.name
             for e in self.range_tree_nodes.values()
             if not e.is_reduction and e.expr == sympy_index_symbol(xtree.name)
         }
-        if (
-            not self.access_idx
-            or not self.access_idx <= flat
-            or self.helper_fns
-            or "report_index_error(" in (self.body.getvalue())
-        ):
-            return None
         body = self.body.getvalue()
-        helpers, pre, post, elems = [], [], [], []
+        if not self.access_idx or not self.access_idx <= flat or self.helper_fns or "report_index_error(" in body:
+            return None
+        lines = body.splitlines()
+        base = min((len(x) - len(x.lstrip()) for x in lines if x.strip()), default=0)
+        flat_re = "|".join(re.escape(f) for f in sorted(flat))
+        renames, pre, post, elems = {}, [], [], []
         for k, (outer, (inners, any_add, any_st)) in enumerate(uses.items()):
             dtype = V.graph.get_dtype(outer)
-            if dtype not in (torch.float32, torch.int32) or any_add:
+            # a buffer shorter than the range (a masked load: constant padding) would be read past its end
+            if dtype not in (torch.float32, torch.int32) or any_add or V.graph.get_numel(outer) != n:
                 return None
-            t = wtype(dtype)
+            t, v = wtype(dtype), f"vb{k}"
             elems.append(f"vec4<{t}>")
-            w = f"u32((P_off({k}u) >> 2u) + t4)"
-            if any(ld for _, ld, _, _ in inners):
-                helpers.append(f"var<private> pf{k}: vec4<{t}>;")
-                pre.append(f"pf{k} = b{k}[{w}];")
-            if any_st:
-                helpers.append(f"var<private> ps{k}: vec4<{t}>;")
-                post.append(f"b{k}[{w}] = ps{k};")
-                if any(ld for _, ld, _, _ in inners):
-                    pre.append(f"ps{k} = pf{k};")
-            for inner, used_ld, used_st, _ in inners:
-                if used_ld:
-                    helpers.append(f"fn ld_{inner}(i: i32) -> {t} {{ return pf{k}[i & 3]; }}")
-                if used_st:
-                    helpers.append(f"fn st_{inner}(i: i32, v: {t}) {{ ps{k}[i & 3] = v; }}")
+            w = f"b{k}[u32((P_off({k}u) >> 2u) + t4)]"
+            loaded = any(ld for _, ld, _, _ in inners)
+            for inner, _, _, _ in inners:
+                renames[inner] = v
+            if not any_st:
+                pre.append(f"let {v}: vec4<{t}> = {w};")
+                continue
+            # lanes whose store is conditional keep the value the buffer held (read first)
+            cond = any(
+                re.match(rf"\s*st_{re.escape(i)}\(", x) and len(x) - len(x.lstrip()) != base
+                for x in lines
+                for i, _, st, _ in inners
+                if st
+            )
+            pre.append(f"var {v}: vec4<{t}> = {w};" if loaded or cond else f"var {v}: vec4<{t}>;")
+            post.append(f"{w} = {v};")
+        names = "|".join(re.escape(i) for i in sorted(renames, key=len, reverse=True))
+        ld_re = re.compile(rf"\bld_({names})\(({flat_re})\)")
+        st_re = re.compile(rf"^(\s*)st_({names})\(({flat_re}), (.*)\);\s*$")
+        lane_bodies = []
+        for c, comp in enumerate("xyzw"):
+            out = []
+            for x in lines:
+                x = ld_re.sub(lambda m, comp=comp: f"{renames[m.group(1)]}.{comp}", x)
+                x = st_re.sub(lambda m, comp=comp: f"{m.group(1)}{renames[m.group(2)]}.{comp} = {m.group(4)};", x)
+                out.append(x)
+            lane_bodies.append((c, "\n".join(out)))
+        left = re.compile(rf"\b(ld|st|aadd)_({names})\(")
+        if any(left.search(b) for _, b in lane_bodies):
+            return None  # an access the renaming did not resolve: keep the scalar kernel only
+        nq = n // 4
         code = IndentedBuffer()
-        for h in helpers:
-            code.writeline(h)
         code.writeline(
             f"@compute @workgroup_size({WG}) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
             "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {"
         )
         with code.indent():
-            code.writeline(f"let t4: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
-            code.writeline(f"if (t4 * 4i >= {xn}) {{ return; }}")
+            if quads > 1:
+                code.writeline(f"let t0: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
+                code.writeline(f"let nt: i32 = i32(nwg.x * nwg.y * nwg.z * {WG}u);")
+                code.writeline(f"for (var q: i32 = 0i; q < {quads}i; q = q + 1i) {{")
+                code.do_indent()
+                code.writeline("let t4: i32 = t0 + q * nt;")
+            else:
+                code.writeline(f"let t4: i32 = i32(linear_id(wid, nwg, lid, {WG}u));")
+            code.writeline(f"if (t4 >= {nq}) {{ {'break' if quads > 1 else 'return'}; }}")
             for line in pre:
                 code.writeline(line)
-            code.writeline("for (var lane: i32 = 0i; lane < 4i; lane = lane + 1i) {")
-            with code.indent():
-                code.writeline(f"let {xtree.name}: i32 = t4 * 4i + lane;")
-                code.splice(self.indexing_code)
-                code.splice(body)
-            code.writeline("}")
+            for c, lane in lane_bodies:
+                code.writeline("{")
+                with code.indent():
+                    code.writeline(f"let {xtree.name}: i32 = t4 * 4i + {c}i;")
+                    code.splice(self.indexing_code)
+                    code.splice(lane)
+                code.writeline("}")
             for line in post:
                 code.writeline(line)
+            if quads > 1:
+                code.do_unindent()
+                code.writeline("}")
         code.writeline("}")
-        return code.getvalue(), elems
+        return code.getvalue(), elems, -(-nq // (WG * quads))
 
     def call_kernel(self, name, node=None, deallocate_ws=True):
         wrapper = V.graph.wrapper_code
