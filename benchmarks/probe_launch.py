@@ -4,16 +4,19 @@ benchmarks/run.py measures) and the CPU's recording time per call: eager (`torch
 torch.compile-generated WGSL kernel, and hand-written kernels through the launch entry the
 generated code uses (`_C._launch_wgsl`): one element per invocation at workgroup sizes 64/256/1024,
 and four elements per invocation (strided, or one vec4). Separates the kernel's shape from the launch
-path and from Inductor's code (issue 16's fused pointwise row).
+path and from Inductor's code (issue 16's fused pointwise row). --vec4 0,1,4 times the compiled
+kernels under each TORCH_WEBGPU_COMPILE_VEC4 setting in the same run (default: the environment's),
+each checked once against eager.
 
-    python benchmarks/probe_launch.py [--n 16777216]
+    python benchmarks/probe_launch.py [--n 16777216] [--vec4 0,1,2,4]
 """
 
 import argparse
+import os
 
 import torch
 import torch.nn.functional as F
-from probe_bw import timed  # benchmarks/ is the script's own directory
+from probe_bw import check, timed  # benchmarks/ is the script's own directory
 
 import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
@@ -49,10 +52,29 @@ def raw_kernels(n):
     return k
 
 
+def compiled(fn, args, vec4):
+    """fn compiled at its first call under TORCH_WEBGPU_COMPILE_VEC4=vec4 (read at code generation;
+    Dynamo is reset so it compiles anew) and checked once against eager."""
+    c = None
+
+    def run():
+        nonlocal c
+        if c is None:
+            os.environ["TORCH_WEBGPU_COMPILE_VEC4"] = vec4
+            torch._dynamo.reset()
+            c = torch.compile(fn)
+            check(f"compiled [vec4={vec4}]", c(*args), fn(*args).cpu(), 1e-4, 1e-5)
+        return c(*args)
+
+    return run
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 24)
-    n = ap.parse_args().n
+    ap.add_argument("--vec4", default=os.environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0"))
+    a = ap.parse_args()
+    n = a.n
     x, w, b = (torch.randn(n + 4, device="webgpu") for _ in range(3))
     out = torch.empty_like(x)
     cases = {
@@ -66,11 +88,12 @@ def main():
             _C._launch_wgsl(key, src, rows, [], groups, "", ["pointwise"], "")
 
         cases[name] = raw
-    cm = torch.compile(lambda x, w: x * w)
-    cg = torch.compile(lambda x, w, b: F.gelu(x * w + b) * 0.5)
     xs, ws, bs = x[:n].clone(), w[:n].clone(), b[:n].clone()
-    cases["compiled x * w"] = lambda: cm(xs, ws)
-    cases["compiled gelu(x * w + b) * 0.5 (4 passes)"] = lambda: cg(xs, ws, bs)
+    for v in a.vec4.split(","):
+        cases[f"compiled x * w [vec4={v}]"] = compiled(lambda x, w: x * w, (xs, ws), v)
+        cases[f"compiled gelu(x * w + b) * 0.5 [vec4={v}]"] = compiled(
+            lambda x, w, b: F.gelu(x * w + b) * 0.5, (xs, ws, bs), v
+        )
     for name, fn in cases.items():
         t, rec = (v * 1e6 for v in timed(fn, 30))
         passes = 4 if "gelu" in name else 3
