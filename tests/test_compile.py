@@ -110,6 +110,20 @@ def test_vec4_gelu_chain_unrolled_lanes(monkeypatch, built, quads):
     close(y, gelu_chain(x.to(DEV), w.to(DEV), b.to(DEV)))
 
 
+def test_vec4_with_ilp(monkeypatch, built):
+    """TORCH_WEBGPU_COMPILE_ILP does not change the variant's workgroup count (the launch derived it
+    from the scalar kernel's, a quarter of it: with ILP 2 half the quads were never computed)."""
+    monkeypatch.setenv("TORCH_WEBGPU_COMPILE_ILP", "2")
+    x, w, b = (torch.randn(8192) for _ in range(3))
+    for off, vec4 in ((0, 1), (1, 0)):  # the scalar kernel (offset 1) runs 2 elements per invocation
+        torch._dynamo.reset()
+        args = [t.to(DEV)[off:] for t in (torch.cat([torch.zeros(off), v]) for v in (x, w, b))]
+        y, n, n4 = compiled_vec4(monkeypatch, 1, gelu_chain, *args)
+        assert (n, n4) == (1, vec4)
+        close(y, gelu_chain(x, w, b))
+    assert [k._vec4[3] for k in built] == [8, 8]
+
+
 @pytest.mark.parametrize("quads", [1, 4])
 def test_vec4_int32_and_mixed_dtypes(monkeypatch, built, quads):
     def f(x, i, j):

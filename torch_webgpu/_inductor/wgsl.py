@@ -4,7 +4,8 @@ Inductor's SIMD scheduler decides what fuses (chains of pointwise nodes; pointwi
 epilogues around reductions over the same iteration space); this module turns one fused node
 schedule into one WGSL compute shader:
 
-- pointwise kernel: one invocation per element of the flattened x range (256 per workgroup);
+- pointwise kernel: one invocation per element of the flattened x range (256 per workgroup); a flat
+  one may also get a variant moving 4 elements per buffer as one vec4 (_vec4_variant, off by default);
 - reduction kernel: one workgroup per x index (output row); its 256 invocations stride over the
   reduction range, each keeping an accumulator, then combine through workgroup memory. Every
   invocation gets the result, so a later loop over the same row (softmax's exp(x - max) / sum)
