@@ -277,6 +277,13 @@ KNOWN_FAILURES = {
         "noncontig",
     ): "as conv_transpose3d float16 op (CPU accumulates in float16; webgpu is closer to float32)",
     (
+        "nn.functional.conv_transpose3d",
+        "bfloat16",
+        "*",
+    ): "CPU's bfloat16 transposed convolution rounds its partial sums to bfloat16: on the grouped, dilated "
+    "2x2x4x4x4 sample CPU is 0.75 from a float64 reference, webgpu (float32 sums, one rounding) 0.39; "
+    "the full sample set's random inputs fail op/noncontig/grad, the direct and the implicit-GEMM kernels alike",
+    (
         "special.hermite_polynomial_h",
         "float32",
         "*",

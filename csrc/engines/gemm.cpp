@@ -59,6 +59,7 @@ void index(kernel::Params& p, const std::string& name, int64_t v) { p.u32(name, 
 struct View {
   Tensor t;
   int64_t off = 0, sb = 0, s0 = 0, s1 = 0;
+  bool gathered = false;  // read by a gemm_gathered loader: no strides
 };
 
 View view_of(const Tensor& t3) {
@@ -76,6 +77,7 @@ template <class Set>
 void view_params(Set&& set, const std::string& x, const View& v, const char* rows, const char* cols) {
   set(x + "_off", v.off);
   set(x + "_sb", v.sb);
+  if (v.gathered) return;
   set(x + "_s" + rows, v.s0);
   set(x + "_s" + cols, v.s1);
 }
@@ -118,6 +120,8 @@ Tiles parse_tiles(const std::string& s, Tiles d) {
 struct TileSet {
   // H100, 4096^3 f32: BK=8 reaches 34.5 TFLOP/s (0.67x cuBLAS), BK=16 25.2, BK=32 26.7.
   Tiles large{128, 128, 8, 8, 8}, medium{64, 64, 16, 4, 4}, small{16, 128, 16, 4, 4};
+  // The gathered GEMMs' (gemm_gathered) tile for M <= 64, e.g. a convolution's 64 output channels.
+  Tiles narrow{64, 128, 8, 4, 8};
 };
 
 TileSet tile_set() {
@@ -137,6 +141,7 @@ TileSet tile_set() {
     if (item[0] == 'L') t.large = parse_tiles(v, t.large);
     if (item[0] == 'M') t.medium = parse_tiles(v, t.medium);
     if (item[0] == 'S') t.small = parse_tiles(v, t.small);
+    if (item[0] == 'N') t.narrow = parse_tiles(v, t.narrow);
   }
   last = cur;
   cached = t;
@@ -269,7 +274,8 @@ kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64
 // Tiled float GEMM
 
 std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec,
-                       bool o_vec, bool has_c, bool c_vec, const std::string& readers) {
+                       bool o_vec, bool has_c, bool c_vec, const std::string& readers, const Gathered* ga,
+                       const Gathered* gb) {
   const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
   std::ostringstream f;
   f << readers;
@@ -298,12 +304,18 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     f << "      if (" << moving << " + c < " << mlim << ") { v[c] = " << el << "(fb + (" << moving << " + c) * P." << ms
       << "); }\n    }\n  }\n  return v;\n}\n";
   };
-  // A: first dim m (limit M), second k (limit T.k1).
-  unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "P.M", "T.k1", "a_off", "a_sb", "a_sm",
-              "a_sk");
+  // A: first dim m (limit M), second k (limit T.k1); a gathered operand brings its own loader.
+  if (ga)
+    f << ga->wgsl << "\n";
+  else
+    unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "P.M", "T.k1", "a_off", "a_sb", "a_sm",
+                "a_sk");
   // B: first dim k (limit T.k1), second n (limit N).
-  unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "P.N", "b_off", "b_sb", "b_sk",
-              "b_sn");
+  if (gb)
+    f << gb->wgsl << "\n";
+  else
+    unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "P.N", "b_off", "b_sb", "b_sk",
+                "b_sn");
   // store4(m, n, v): O[m, n..n+3] = alpha * v (+ beta * C).
   f << "fn store4(m: u32, n: u32, v: vec4<f32>) {\n  let N = P.N;\n";
   f << "  let ob = P.o_off + T.b * P.o_sb + m * P.o_sm + T.s * P.part_stride;\n";
@@ -397,12 +409,14 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
 }
 
 void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
-                int64_t K, float alpha, float beta) {
+                int64_t K, float alpha, float beta, const Gathered* ga = nullptr, const Gathered* gb = nullptr) {
   const TileSet ts = tile_set();
   Tiles T;
   auto ntiles = [&](const Tiles& t) { return batch * ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn); };
   if (M <= 16)
     T = ts.small;
+  else if ((ga || gb) && M <= 64)
+    T = ts.narrow;
   else if (ntiles(ts.large) >= 120)
     T = ts.large;
   else
@@ -434,10 +448,11 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   }
   const View* cc = direct ? c : nullptr;
   // Orientation of the 4-element load units: along each operand's contiguous dimension.
-  const bool a_k4 = !(a.s0 == 1 && a.s1 != 1);
-  const bool b_n4 = !(b.s0 == 1 && b.s1 != 1);
-  const bool a_vec = vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
-  const bool b_vec = vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
+  // A gathered operand's loader says which way its units run.
+  const bool a_k4 = ga ? ga->along_k : !(a.s0 == 1 && a.s1 != 1);
+  const bool b_n4 = gb ? !gb->along_k : !(b.s0 == 1 && b.s1 != 1);
+  const bool a_vec = !ga && vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
+  const bool b_vec = !gb && vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
   const bool o_vec = vec_ok(out, true);
   const bool c_in_o = cc && kernel::block_id(cc->t) == kernel::block_id(out.t);
   const bool c_vec = cc && cc->t.scalar_type() == at::kFloat && vec_ok(*cc, true) && !c_in_o;
@@ -448,12 +463,48 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
       << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << storage.size()
       << (c_in_o ? "a" : "b");
+  if (ga) key << ":ga:" << ga->key;
+  if (gb) key << ":gb:" << gb->key;
   const kernel::Params prm =
       gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct, true);
-  kernel::launch(key.str(), storage, prm, uint64_t(tiles) * splits,
-                 [&] { return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, readers); });
+  kernel::launch(key.str(), storage, prm, uint64_t(tiles) * splits, [&] {
+    return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, readers, ga, gb);
+  });
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
 }
+
+}  // namespace
+
+void gemm_gathered(const Tensor& o3, const Tensor& a3, const Gathered* ga, const Tensor& b3, const Gathered* gb,
+                   const Tensor& c3, int64_t K, const char* name) {
+  const int64_t batch = o3.size(0), M = o3.size(1), N = o3.size(2);
+  if (o3.numel() == 0) return;
+  TORCH_CHECK(vec_dtype(o3.scalar_type()), "webgpu: ", name, ": gathered GEMMs take float operands");
+  auto operand = [](const Tensor& t3, const Gathered* g) {
+    if (!g) return view_of(t3);
+    View v;
+    v.t = g->t;
+    v.off = g->off;
+    v.sb = g->sb;
+    v.gathered = true;
+    return v;
+  };
+  const View o = view_of(o3), a = operand(a3, ga), b = operand(b3, gb);
+  TORCH_INTERNAL_ASSERT(kernel::block_id(o3) != kernel::block_id(a.t) && kernel::block_id(o3) != kernel::block_id(b.t),
+                        name, ": output overlaps an operand");
+  if (K == 0) {
+    if (c3.defined())
+      o3.copy_(c3);
+    else
+      o3.zero_();
+    return;
+  }
+  View cv;
+  if (c3.defined()) cv = view_of(c3);
+  tiled_gemm(o, a, b, c3.defined() ? &cv : nullptr, batch, M, N, K, 1.0f, 1.0f, ga, gb);
+}
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Half GEMM on subgroup matrices (wgsl/kernels/matmul_sg.wgsl)

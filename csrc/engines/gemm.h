@@ -21,6 +21,26 @@ namespace webgpu::engines {
 void gemm(const at::Tensor& o3, const at::Tensor& a3, const at::Tensor& b3, const at::Tensor& c3,
           const c10::Scalar& beta, const c10::Scalar& alpha, const char* name);
 
+// An operand of gemm_gathered that WGSL computes instead of reading through strides (the implicit
+// GEMMs of ops/conv.cpp). `wgsl` defines `fn load_a(m: u32, k: u32) -> vec4<f32>` (for A) or
+// `fn load_b(k: u32, n: u32) -> vec4<f32>` (for B): the 4 elements of the unit starting there, along
+// k when along_k (else along m / n), 0 outside [0, M) x [T.k0, T.k1) (x [0, N)). It reads the bound
+// tensor t through ela(e) / elb(e) (element e as f32), with P.a_off / P.a_sb (P.b_off / P.b_sb) set
+// from off and sb, and the tile's batch T.b (wgsl/lib/matmul_tile.wgsl).
+struct Gathered {
+  at::Tensor t;
+  int64_t off = 0, sb = 0;
+  std::string wgsl;
+  std::string key;  // everything the WGSL depends on: part of the pipeline's key
+  bool along_k = false;
+};
+
+// o3 = a3 @ b3 (+ c3) in the register-tiled float kernel (f32 accumulation), where A and/or B may be
+// gathered (then a3 / b3 are ignored). o3 [batch, M, N]; K the reduction length; c3 expanded to
+// o3's shape or undefined. o3 must not share storage with the operands.
+void gemm_gathered(const at::Tensor& o3, const at::Tensor& a3, const Gathered* ga, const at::Tensor& b3,
+                   const Gathered* gb, const at::Tensor& c3, int64_t K, const char* name);
+
 // Whether float16 GEMMs on t's device run on the matrix units (the adapter lists an f16
 // subgroup-matrix config the planner takes, and TORCH_WEBGPU_MATMUL_SG is not 0).
 bool half_gemm_uses_matrix_units(const at::TensorBase& t);

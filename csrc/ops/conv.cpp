@@ -190,6 +190,113 @@ void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tens
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Implicit GEMMs on the register-tiled GEMM kernel (engines::gemm_gathered): the operand that
+// would be the input's columns is gathered by wgsl/kernels/conv_gather.wgsl as the kernel stages its
+// tiles, so nothing is written to memory in between; per group (one launch each), with the images
+// as the GEMM's batch:
+//   forward          out[i] [Co, YS]      = W [Co, Ci*KS]   @ cols(X[i]) [Ci*KS, YS]   (+ bias)
+//   input gradient   gX[i]  [Ci, XS]      = W' [Ci, Co*KS]  @ rows(gY[i]) [Co*KS, XS]
+//                    (W' = W with its two channel dims swapped: a small copy)
+//   weight gradient  gW     [Co, Ci*KS]   = gY [Co, N*YS]   @ cols(X) [N*YS, Ci*KS]    (split-K)
+// The transposed convolution's forward and input gradient are the last two forms with the sides
+// swapped. TORCH_WEBGPU_CONV_IMPLICIT=0 keeps wgsl/kernels/conv.wgsl's kernel for everything.
+bool implicit_wanted(const at::Tensor& t, const Geo& g) {
+  const auto dt = t.scalar_type();
+  if (!(dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16)) return false;
+  const char* env = std::getenv("TORCH_WEBGPU_CONV_IMPLICIT");
+  if (env && std::string(env) == "0") return false;
+  if (env && std::string(env) == "1") return true;
+  // Grouped convolutions with few channels per group (depthwise) keep the direct kernel: one GEMM
+  // launch per group would be mostly empty tiles.
+  return g.G == 1 || std::min(g.Ci, g.Co) >= 16;
+}
+
+// The geometry as WGSL constants (wgsl/kernels/conv_gather.wgsl) and a section of that file.
+std::string gather_wgsl(const Geo& g, const char* section) {
+  std::string s;
+  auto add = [&](const char* name, const int64_t* v, bool i32) {
+    for (int i = 0; i < 3; ++i)
+      s += std::string("const ") + name + std::to_string(i) + (i32 ? ": i32 = " : ": u32 = ") + std::to_string(v[i]) +
+           (i32 ? ";\n" : "u;\n");
+  };
+  add("X", g.xs, false);
+  add("Y", g.ys, false);
+  add("K", g.ks, false);
+  add("S", g.st, true);
+  add("D", g.pd, true);
+  add("L", g.dl, true);
+  return s + kernel::section("conv_gather", section);
+}
+
+// [N, G*C, S] as the 3-d view of group g's channels: [N, C, S].
+at::Tensor group_view(const at::Tensor& t, const Geo& g, int64_t C, int64_t S, int64_t gi) {
+  return t.view({g.N, g.G * C, S}).narrow(1, gi * C, C);
+}
+
+engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const Geo& g, const char* section,
+                           bool along_k) {
+  engines::Gathered r;
+  r.t = t;
+  r.off = off;
+  r.sb = sb;
+  r.wgsl = gather_wgsl(g, section);
+  r.key = std::string(section) + ":" + r.wgsl.substr(0, r.wgsl.find("//"));
+  r.along_k = along_k;
+  return r;
+}
+
+// Y (out) from X and W, + bias over Co.
+void implicit_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
+                      const Geo& g) {
+  const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const at::Tensor o3 = group_view(out, g, g.Co, YS, gi);
+    const at::Tensor w3 = W.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
+    const engines::Gathered gb = gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "forward", false);
+    at::Tensor c3;
+    if (bias.defined()) c3 = bias.narrow(0, gi * g.Co, g.Co).view({1, g.Co, 1}).expand({g.N, g.Co, YS});
+    engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
+  }
+}
+
+// X (out) from Y and W, + bias over Ci (a transposed convolution's).
+void implicit_input_grad(const at::Tensor& Y, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
+                         const Geo& g) {
+  const int64_t KC = g.Co * g.KS(), YS = g.YS(), XS = g.XS();
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const at::Tensor o3 = group_view(out, g, g.Ci, XS, gi);
+    // W' [Ci, Co * KS] of this group.
+    const at::Tensor wt = W.view({g.G, g.Co, g.Ci, g.KS()})
+                              .select(0, gi)
+                              .permute({1, 0, 2})
+                              .contiguous()
+                              .view({1, g.Ci, KC})
+                              .expand({g.N, g.Ci, KC});
+    const engines::Gathered gb =
+        gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "input_grad", false);
+    at::Tensor c3;
+    if (bias.defined()) c3 = bias.narrow(0, gi * g.Ci, g.Ci).view({1, g.Ci, 1}).expand({g.N, g.Ci, XS});
+    engines::gemm_gathered(o3, wt, nullptr, at::Tensor(), &gb, c3, KC, "convolution_backward");
+  }
+}
+
+// gW [G*Co, Ci, k...] from Y (the gradient on the small side) and X.
+at::Tensor implicit_weight_grad(const at::Tensor& Y, const at::Tensor& X, const Geo& g, at::IntArrayRef wsizes,
+                                const at::TensorOptions& opts) {
+  at::Tensor gw = at::empty(wsizes, opts);
+  const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const at::Tensor o3 = gw.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0);
+    const engines::Gathered ga =
+        gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "weight_grad", true);
+    engines::Gathered gb = gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "weight_grad", true);
+    gb.wgsl.clear();  // the section defines both loaders: A's copy brings it
+    engines::gemm_gathered(o3, at::Tensor(), &ga, at::Tensor(), &gb, at::Tensor(), g.N * YS, "convolution_backward");
+  }
+  return gw;
+}
+
 // Weight gradient with split-K when the reduction (N * output pixels) dwarfs the output.
 at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, at::IntArrayRef wsizes,
                        const at::TensorOptions& opts) {
@@ -252,6 +359,8 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
   if (out.numel() == 0) return out;
   if (!transposed && cols_gemm_wanted(input, g))
     cols_gemm(input, weight, bias, out, g);
+  else if (implicit_wanted(input, g))
+    transposed ? implicit_input_grad(input, weight, bias, out, g) : implicit_forward(input, weight, bias, out, g);
   else
     run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
   return out;
@@ -283,14 +392,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
   if (mask[0]) {
     gi = at::empty(input.sizes(), input.options());
     if (gi.numel() > 0) {
-      if (transposed)
-        run_gemm(0, go, weight, gi, at::Tensor(), g);  // Y from X
-      else
-        run_gemm(1, go, weight, gi, at::Tensor(), g);  // X from Y
+      const bool implicit = implicit_wanted(go, g);
+      if (transposed)  // Y from X
+        implicit ? implicit_forward(go, weight, at::Tensor(), gi, g) : run_gemm(0, go, weight, gi, at::Tensor(), g);
+      else  // X from Y
+        implicit ? implicit_input_grad(go, weight, at::Tensor(), gi, g) : run_gemm(1, go, weight, gi, at::Tensor(), g);
     }
   }
   if (mask[1]) {
-    gw = weight_grad(Y, X, g, weight.sizes(), weight.options());
+    gw = implicit_wanted(go, g) ? implicit_weight_grad(Y, X, g, weight.sizes(), weight.options())
+                                : weight_grad(Y, X, g, weight.sizes(), weight.options());
   }
   if (mask[2]) {
     std::vector<int64_t> red{0};

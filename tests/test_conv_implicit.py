@@ -1,0 +1,116 @@
+"""The implicit-GEMM convolutions (ops/conv.cpp implicit_*: the register-tiled GEMM kernel with
+operands gathered by wgsl/kernels/conv_gather.wgsl): forward, input gradient and weight gradient,
+transposed convolutions, groups, 1-d to 3-d, strides, padding and dilation, the float dtypes,
+against CPU and against the direct kernel (TORCH_WEBGPU_CONV_IMPLICIT=0)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from webgpu_env import DEV
+
+import torch_webgpu  # noqa: F401
+
+CASES = [
+    # (input shape, weight shape, kwargs)
+    ((2, 3, 9, 7), (8, 3, 3, 3), dict(padding=1)),
+    ((2, 16, 10, 11), (32, 16, 3, 3), dict(stride=2, padding=1)),
+    ((1, 32, 8, 8), (32, 16, 3, 3), dict(padding=2, dilation=2, groups=2)),  # a GEMM per group
+    ((3, 5, 6, 5), (17, 5, 2, 3), dict(stride=(1, 2), padding=(0, 1))),  # ragged tiles
+    ((2, 16, 12, 12), (16, 16, 1, 1), dict()),  # 1x1
+    ((3, 2, 33), (4, 2, 5), dict(stride=3, padding=2)),  # 1-d
+    ((1, 2, 4, 6, 6), (3, 2, 3, 3, 3), dict(padding=1, stride=(1, 2, 1))),  # 3-d
+    ((2, 4, 5, 7), (6, 4, 5, 5), dict(padding=4, dilation=(1, 2))),  # padding wider than the input
+]
+
+
+def conv(x, w, b, kw):
+    return {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()](x, w, b, **kw)
+
+
+def tconv(x, w, b, kw):
+    return {3: F.conv_transpose1d, 4: F.conv_transpose2d, 5: F.conv_transpose3d}[x.dim()](x, w, b, **kw)
+
+
+def implicit_ran(kind, width):
+    """Whether a gathered GEMM of this kind ran on an input of this width (the geometry is in the key)."""
+    return any(f":{kind}:" in k and f"const X2: u32 = {width}u;" in k for k in torch_webgpu._C._pipeline_keys(-1))
+
+
+def run(f, x, w, b, dtype, transposed=False, kw=None):
+    """f's output and its input, weight and bias gradients on CPU (float32) and webgpu (dtype)."""
+    out = []
+    for dev, dt in (("cpu", torch.float32), (DEV, dtype)):
+        xd = x.detach().to(dev, dt).requires_grad_()
+        wd = w.detach().to(dev, dt).requires_grad_()
+        bd = b.detach().to(dev, dt).requires_grad_() if b is not None else None
+        y = f(xd, wd, bd, kw)
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(1)).to(dt).to(dev)
+        y.backward(go)
+        out.append([t.detach().cpu().float() for t in (y, xd.grad, wd.grad) + ((bd.grad,) if bd is not None else ())])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_implicit_forward_and_gradients_match_cpu(case, dtype):
+    xs, ws, kw = CASES[case]
+    g = torch.Generator().manual_seed(case)
+    x = torch.randn(xs, generator=g)
+    w = torch.randn(ws, generator=g) * 0.3
+    b = torch.randn(ws[0], generator=g)
+    want, got = run(conv, x, w, b, dtype, kw=kw)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=3e-2, atol=6e-2)
+    for name, a, e in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
+        scale = max(1.0, e.abs().max().item())
+        torch.testing.assert_close(a / scale, e / scale, **tol, msg=lambda m, name=name: f"{name}: {m}")
+    for kind in ("gb:forward", "gb:input_grad", "ga:weight_grad"):
+        assert implicit_ran(kind, xs[-1]), kind
+
+
+@pytest.mark.parametrize(
+    "xs, ws, kw",
+    [
+        ((2, 8, 5, 6), (8, 4, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+        ((1, 32, 4, 4), (32, 16, 3, 3), dict(stride=(2, 1), padding=(1, 0), groups=2, dilation=(1, 2))),
+        ((2, 3, 7), (3, 5, 4), dict(stride=3)),
+    ],
+)
+def test_implicit_transposed_matches_cpu(xs, ws, kw):
+    g = torch.Generator().manual_seed(2)
+    x, w, b = torch.randn(xs, generator=g), torch.randn(ws, generator=g) * 0.3, torch.randn(ws[1] * kw.get("groups", 1))
+    want, got = run(tconv, x, w, b, torch.float32, kw=kw)
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
+def test_implicit_matches_the_direct_kernel(monkeypatch):
+    # The same problem through both paths; a large enough batch that the weight gradient splits K.
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(4, 16, 20, 20, generator=g), torch.randn(24, 16, 3, 3, generator=g) * 0.2
+    b = torch.randn(24, generator=g)
+    _, implicit = run(conv, x, w, b, torch.float32, kw=dict(padding=1))
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_IMPLICIT", "0")
+    _, direct = run(conv, x, w, b, torch.float32, kw=dict(padding=1))
+    for a, e in zip(implicit, direct):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-3)
+
+
+def test_implicit_noncontiguous_and_offset_input():
+    g = torch.Generator().manual_seed(9)
+    big = torch.randn(3, 8, 12, 14, generator=g)
+    x = big[1:, :, 1:11, ::2]  # a storage offset and a strided last dim
+    w = torch.randn(5, 8, 3, 3, generator=g)
+    want = F.conv2d(x, w, padding=1)
+    got = F.conv2d(big.to(DEV)[1:, :, 1:11, ::2], w.to(DEV), padding=1)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_depthwise_matches_cpu():
+    # groups = channels: one GEMM per group would be mostly empty tiles.
+    x, w = torch.randn(2, 8, 9, 9), torch.randn(8, 1, 3, 3)
+    torch.testing.assert_close(
+        F.conv2d(x.to(DEV), w.to(DEV), padding=1, groups=8).cpu(),
+        F.conv2d(x, w, padding=1, groups=8),
+        rtol=1e-4,
+        atol=1e-4,
+    )
