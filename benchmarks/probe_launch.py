@@ -88,6 +88,27 @@ def main():
             _C._launch_wgsl(key, src, rows, [], groups, "", ["pointwise"], "")
 
         cases[name] = raw
+    # The same kernels on tensors of exactly n elements uploaded from the CPU (probe_bw's kind), and
+    # made on the device by fill_: the RNG-made n + 4 views above ran 2-3x slower in stop 29.
+    up = [torch.randn(n).to("webgpu") for _ in range(3)]
+    filled = [torch.empty(n, device="webgpu").fill_(0.5) for _ in range(3)]
+    for tag, (p, q, r) in (("uploaded", up), ("filled", filled)):
+        cases[f"eager mul out=, {tag}"] = lambda p=p, q=q, r=r: torch.mul(p, q, out=r)
+        src, elem, groups = raw_kernels(n)["raw 1 vec4/inv, wg 256"]
+
+        def raw_t(p=p, q=q, r=r, src=src, elem=elem, groups=groups):
+            _C._launch_wgsl(
+                "probe_raw_vec4",
+                src,
+                [(p, elem, False), (q, elem, False), (r, elem, True)],
+                [],
+                groups,
+                "",
+                ["pointwise"],
+                "",
+            )
+
+        cases[f"raw 1 vec4/inv, {tag}"] = raw_t
     xs, ws, bs = x[:n].clone(), w[:n].clone(), b[:n].clone()
     for v in a.vec4.split(","):
         cases[f"compiled x * w [vec4={v}]"] = compiled(lambda x, w: x * w, (xs, ws), v)

@@ -308,6 +308,25 @@ def conv2d_f16_flops(dev) -> float:
     return conv2d_flops(dev, torch.float16)
 
 
+def conv2d_backward_flops(dev) -> float:
+    """The input and weight gradients of conv2d_flops's convolution (f32, TFLOP/s), through
+    aten.convolution_backward (no autograd: CUDA and webgpu in one process)."""
+    g = torch.Generator().manual_seed(7)
+    x_cpu, w_cpu = torch.randn(32, 64, 64, 64, generator=g), torch.randn(64, 64, 3, 3, generator=g) * 0.05
+    go_cpu = torch.randn(32, 64, 64, 64, generator=g)
+    x, w, go = x_cpu.to(dev), w_cpu.to(dev), go_cpu.to(dev)
+    args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])
+    f = lambda: torch.ops.aten.convolution_backward(go, x, w, None, *args)[:2]  # noqa: E731
+    want = cpu_reference(
+        "conv2d_backward", lambda: torch.ops.aten.convolution_backward(go_cpu, x_cpu, w_cpu, None, *args)[:2]
+    )
+    got = f()
+    check_close("conv2d input gradient", got[0], want[0], 1e-3, 1e-3)
+    check_close("conv2d weight gradient", got[1], want[1], 1e-3, 1e-2)
+    t = timed(dev, f, 10)
+    return 2 * 2.0 * 32 * 64 * 64 * 64 * 64 * 9 / t / 1e12
+
+
 def _examples():
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
     if here not in sys.path:
@@ -501,6 +520,7 @@ BENCHMARKS = [
     Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
     Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
     Bench("conv2d 3x3 32x64x64x64 f16", "TFLOP/s", True, conv2d_f16_flops, goal=0.3),
+    Bench("conv2d 3x3 32x64x64x64 f32 backward (input + weight)", "TFLOP/s", True, conv2d_backward_flops, goal=0.5),
     Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
     Bench("fft 2^20 complex64", "GFLOP/s", True, fft_1m, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
