@@ -322,7 +322,8 @@ def conv2d_backward_flops(dev) -> float:
     )
     got = f()
     check_close("conv2d input gradient", got[0], want[0], 1e-3, 1e-3)
-    check_close("conv2d weight gradient", got[1], want[1], 1e-3, 1e-2)
+    # sums of 131072 products of order 1 (CUDA is 0.07 from CPU on entries near 300)
+    check_close("conv2d weight gradient", got[1], want[1], 1e-3, 0.2)
     t = timed(dev, f, 10)
     return 2 * 2.0 * 32 * 64 * 64 * 64 * 64 * 9 / t / 1e12
 

@@ -253,6 +253,21 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "_reset_stream_counters", [](int i) { rt::get_device(resolve(i)).stream().reset_counters(); },
       py::arg("index") = -1);
+  // Per-dispatch GPU times without torch.profiler (which needs torch >= 2.12 for PrivateUse1):
+  // benchmarks/profile_step.py on older torch.
+  m.def(
+      "_kernel_timing", [](bool on) { rt::set_kernel_timing(on); },
+      "Turns per-dispatch GPU timestamps on or off (needs the adapter's timestamp-query).");
+  m.def(
+      "_take_kernel_times",
+      [](int index) {
+        py::list out;
+        for (const rt::KernelTime& t : rt::get_device(resolve(index)).stream().take_kernel_times())
+          out.append(py::make_tuple(t.name, t.end_ns - t.begin_ns));
+        return out;
+      },
+      py::arg("index") = -1,
+      "The (kernel key, GPU ns) of every dispatch timed since the last call (waits for the device).");
   m.def(
       "_pipeline_keys", [](int index) { return rt::get_device(resolve(index)).pipelines().keys(); },
       "The keys of the kernels compiled so far on a device (which kernel variants ran).");

@@ -1,0 +1,102 @@
+"""GPU time per kernel of a training step, from the timestamps the GPU writes around each dispatch
+(torch_webgpu._C._kernel_timing; works on torch versions whose profiler has no PrivateUse1 hook).
+Prints the kernels (pipeline keys, shortened) with their share of the step's GPU time: what to
+speed up first (issue 17's "measure first").
+
+    python benchmarks/profile_step.py [cnn|cnn_amp|gpt2] [--steps 5] [--top 20]
+"""
+
+import argparse
+import os
+import re
+import sys
+from collections import defaultdict
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run
+
+import torch_webgpu  # noqa: F401
+from torch_webgpu import _C
+
+
+def short(key):
+    """A pipeline key without its parameter hash and compiled-in constants."""
+    key = key.split("|")[0]
+    key = re.sub(r":(ga|gb):(\w+):.*", r":\1:\2", key, flags=re.S)
+    return key.replace("\n", " ")[:90]
+
+
+def cnn_step(dev, amp):
+    model, opt, x, y, _ = run.cnn_setup(dev, 32, 64)
+    scaler = torch.amp.GradScaler(dev.type) if amp else None
+
+    def step():
+        with torch.autocast(dev.type, dtype=torch.float16, enabled=amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        if amp:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
+
+    return step
+
+
+def gpt2_step(dev):
+    """A GPT-2-small-shaped training step (examples/gpt.py; batch 4 x 128 tokens, AdamW)."""
+    run._examples()
+    import gpt
+
+    torch.manual_seed(0)
+    model = gpt.GPT(50257, 768, 12, 12, 1024).to(dev)
+    idx = torch.randint(0, 50257, (4, 128), device=dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(idx).flatten(0, 1), idx.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2"])
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=20)
+    a = ap.parse_args()
+    dev = torch.device("webgpu")
+    step = gpt2_step(dev) if a.workload == "gpt2" else cnn_step(dev, a.workload == "cnn_amp")
+    for _ in range(2):  # compile the pipelines, fill the allocator's cache
+        step()
+    torch.webgpu.synchronize()
+    _C._take_kernel_times()
+    _C._kernel_timing(True)
+    for _ in range(a.steps):
+        step()
+    torch.webgpu.synchronize()
+    _C._kernel_timing(False)
+    times = _C._take_kernel_times()
+    if not times:
+        raise SystemExit("no kernel times: the adapter lacks timestamp-query")
+    per = defaultdict(lambda: [0, 0])
+    for name, ns in times:
+        per[short(name)][0] += ns
+        per[short(name)][1] += 1
+    total = sum(v[0] for v in per.values())
+    print(
+        f"{a.workload}: {len(times) / a.steps:.0f} dispatches and {total / a.steps / 1e3:.0f} us of GPU time per step"
+    )
+    for name, (ns, n) in sorted(per.items(), key=lambda kv: -kv[1][0])[: a.top]:
+        print(f"{100 * ns / total:5.1f}%  {ns / a.steps / 1e3:8.1f} us/step  {n // a.steps:4d}x  {name}")
+
+
+if __name__ == "__main__":
+    main()
