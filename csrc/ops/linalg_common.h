@@ -1,11 +1,13 @@
-// Helpers shared by the dense linear algebra files (linalg_decomp.cpp, linalg_jacobi.cpp,
-// linalg_qr.cpp): dtype/device checks and the structured-op holder of several outputs.
+// Helpers shared by the dense linear algebra files (linalg_*.cpp): dtype/device checks, the kernel
+// parameters of batched operands, the structured-op holder of several outputs.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <array>
 #include <string>
+#include <string_view>
 
+#include "kernel/kernel.h"
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/float64.h"
@@ -38,11 +40,30 @@ inline int64_t batch_of(const at::Tensor& t, int64_t mat_dims = 2) {
 }
 
 // The stride between consecutive batch entries (batch dims that batchable() accepts).
-inline int64_t batch_stride(const at::Tensor& t, int64_t mat_dims, const char*) {
+inline int64_t batch_stride(const at::Tensor& t, int64_t mat_dims) {
   for (int64_t d = t.dim() - mat_dims - 1; d >= 0; --d)
     if (t.size(d) != 1) return t.stride(d);
   return 0;
 }
+
+// The kernel parameters of a batched operand t (batch dims that batchable() accepts), named after `x`:
+// <x>_off (storage offset), <x>_sb (batch stride), then for a matrix <x>_sr, <x>_sc (row and column
+// strides), for a vector <x>_s; one value per batch entry (mat_dims 0, e.g. info) has only the first
+// two. An empty `x` gives off, sb, sr, sc. The WGSL reads them as P.<x>_off etc.
+inline void batched_params(Kernel& k, std::string_view x, const at::Tensor& t, int64_t mat_dims) {
+  const std::string p = x.empty() ? std::string() : std::string(x) + "_";
+  k.param_index(p + "off", t.storage_offset());
+  k.param_index(p + "sb", batch_stride(t, mat_dims));
+  if (mat_dims == 2) {
+    k.param_index(p + "sr", t.stride(-2));
+    k.param_index(p + "sc", t.stride(-1));
+  } else if (mat_dims == 1) {
+    k.param_index(p + "s", t.dim() ? t.stride(-1) : 0);
+  }
+}
+inline void matrix_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 2); }
+inline void vector_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 1); }
+
 // t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
 inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
   const int64_t nb = t.dim() - mat_dims;
