@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/float64.h"
@@ -63,6 +64,11 @@ inline void batched_params(Kernel& k, std::string_view x, const at::Tensor& t, i
 }
 inline void matrix_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 2); }
 inline void vector_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 1); }
+
+// The entry point of the per-column solves (wgsl/lib/linalg_columns.wgsl): one invocation per
+// right-hand-side column, calling the section's solve(b, ab, xb). Part of the body, so that the
+// parameters it reads count as read.
+inline std::string columns_entry() { return kernel::library("linalg_columns"); }
 
 // t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
 inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {

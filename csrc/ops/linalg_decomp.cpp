@@ -39,6 +39,7 @@ using linalg::batchable;  // t's batch dims must be one stride: callers pass bat
 using linalg::batched_params;
 using linalg::check_dev;
 using linalg::check_f32;
+using linalg::columns_entry;
 using linalg::matrix_params;
 using linalg::Multi;
 using linalg::vector_params;
@@ -96,7 +97,7 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.param("unit", unit ? 1u : 0u);
   matrix_params(k, "a", A);
   matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("trsm"); });
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
@@ -113,7 +114,7 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
   matrix_params(k, "a", LU);
   vector_params(k, "p", piv);
   matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("lu_solve"); });
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("lu_solve"); });
 }
 
 // Runs `kernel` on t when its batch dims are one sequence, else on a copy written back after.

@@ -19,6 +19,7 @@ using linalg::batchable;
 using linalg::batched_params;
 using linalg::check_dev;
 using linalg::check_f32_kernel;
+using linalg::columns_entry;
 using linalg::matrix_params;
 using linalg::Multi;
 using linalg::vector_params;
@@ -55,7 +56,7 @@ void solve_kernel(const Tensor& LD, const Tensor& piv, const Tensor& X) {
   matrix_params(k, "a", LD);
   vector_params(k, "p", piv);
   matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("solve"); });
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("solve"); });
 }
 
 // Writes w back into t when batchable() had to copy.

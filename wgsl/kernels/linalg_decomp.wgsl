@@ -126,18 +126,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== trsm
 // A X = B for triangular A (ld0), X in place over B (ld1/st1): one invocation per column of one
-// batch entry, forward (lower) or backward (upper) substitution; division by a zero diagonal gives
-// inf/NaN as LAPACK trsm does. Parameters: n, nrhs, count (batch * nrhs), upper, unit;
-// a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
+// batch entry (the entry point: lib/linalg_columns.wgsl), forward (lower) or backward (upper)
+// substitution; division by a zero diagonal gives inf/NaN as LAPACK trsm does. Parameters: n, nrhs,
+// count (batch * nrhs), upper, unit; a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
+fn solve(b: u32, ab: u32, xb: u32) {
   let n = P.n;
   for (var q = 0u; q < n; q = q + 1u) {
     let i = select(q, n - 1u - q, P.upper != 0u);
@@ -154,21 +146,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== lu_solve
 // A X = B (adjoint 0) or A^T X = B (adjoint 1) from getrf's LU (ld0) and 1-based pivots (ld1),
-// X in place over B (ld2/st2), one invocation per column of one batch entry.
+// X in place over B (ld2/st2), one invocation per column of one batch entry (lib/linalg_columns.wgsl).
 // Parameters: n, nrhs, count, adjoint; a_off, a_sb, a_sr, a_sc; p_off, p_sb, p_s;
 // x_off, x_sb, x_sr, x_sc.
 fn lu(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
+fn solve(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
   let n = P.n;
   if (P.adjoint == 0u) {
     for (var i = 0u; i < n; i = i + 1u) {

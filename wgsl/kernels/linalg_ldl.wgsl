@@ -148,20 +148,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== solve
 // A X = B with A = L D L^T from `factor` (LAPACK ssytrs, lower), in place over X, one invocation per
-// right-hand-side column. LD (ld0), pivots (ld1), X (ld2/st2) share the batch shape.
+// right-hand-side column (the entry point: lib/linalg_columns.wgsl). LD (ld0), pivots (ld1),
+// X (ld2/st2) share the batch shape.
 // Parameters: n, nrhs, count, a_off, a_sb, a_sr, a_sc, p_off, p_sb, p_s, x_off, x_sb, x_sr, x_sc.
 fn a(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
+fn solve(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
   let n = P.n;
   // L D Y = B, forward
   var k = 0u;
