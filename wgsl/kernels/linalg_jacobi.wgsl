@@ -14,6 +14,13 @@ fn slot(r: u32, i: u32, nn: u32) -> u32 {
   return (i - 1u + r) % (nn - 1u) + 1u;
 }
 
+// The pair (p, q), p < q, at position i of round r: the columns in slots i and nn - 1 - i.
+fn pair(r: u32, i: u32, nn: u32) -> vec2<u32> {
+  let a = slot(r, i, nn);
+  let c = slot(r, nn - 1u - i, nn);
+  return vec2<u32>(min(a, c), max(a, c));
+}
+
 var<workgroup> red: array<f32, 64>;
 var<workgroup> res: f32;
 
@@ -34,14 +41,30 @@ fn wsum(lid: u32, v: f32) -> f32 {
   return workgroupUniformLoad(&res);
 }
 
-// (cos, sin) of the rotation with tangent t, scaled so that cos^2 + sin^2 = 1 up to one rounding:
-// sqrt and division may be a few ulp off on GPUs (Vulkan allows it), and a biased rotation,
+// (cos, sin) of the rotation that zeroes the pair's off-diagonal term, zeta = (a_qq - a_pp) / (2 a_pq):
+// tangent t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), scaled so that cos^2 + sin^2 = 1 up to one
+// rounding: sqrt and division may be a few ulp off on GPUs (Vulkan allows it), and a biased rotation,
 // applied thousands of times, would scale the columns and the accumulated vectors by its bias.
-fn rotation(t: f32) -> vec2<f32> {
+fn rotation(zeta: f32) -> vec2<f32> {
+  let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
   let c = 1.0 / sqrt(1.0 + t * t);
   let s = c * t;
   let f = 1.5 - 0.5 * (c * c + s * s);  // one Newton step for 1 / sqrt(c^2 + s^2)
   return vec2<f32>(c * f, s * f);
+}
+
+// Elements i, j of operand 0 (rot0) or 1 (rot1) rotated: (x, y) <- (cs x - sn y, sn x + cs y).
+fn rot0(i: u32, j: u32, cs: f32, sn: f32) {
+  let x = ld0(i);
+  let y = ld0(j);
+  st0(i, cs * x - sn * y);
+  st0(j, sn * x + cs * y);
+}
+fn rot1(i: u32, j: u32, cs: f32, sn: f32) {
+  let x = ld1(i);
+  let y = ld1(j);
+  st1(i, cs * x - sn * y);
+  st1(j, sn * x + cs * y);
 }
 
 //== svd
@@ -67,10 +90,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         if (q >= n) { continue; }
         // four interleaved partial sums: less rounding than one running sum
         var al = vec4<f32>();
@@ -99,22 +121,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (gamma == 0.0 || abs(gamma) <= P.tol * sqrt(alpha) * sqrt(beta)) { continue; }
         atomicStore(&flag, 1u);
         let zeta = (beta - alpha) / (2.0 * gamma);
-        let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
-        let cs_sn = rotation(t);
+        let cs_sn = rotation(zeta);
         let cs = cs_sn.x;
         let sn = cs_sn.y;
-        for (var k = 0u; k < m; k = k + 1u) {
-          let x = ld0(wb + p * m + k);
-          let y = ld0(wb + q * m + k);
-          st0(wb + p * m + k, cs * x - sn * y);
-          st0(wb + q * m + k, sn * x + cs * y);
-        }
-        for (var k = 0u; k < n; k = k + 1u) {
-          let x = ld1(vb + p * n + k);
-          let y = ld1(vb + q * n + k);
-          st1(vb + p * n + k, cs * x - sn * y);
-          st1(vb + q * n + k, sn * x + cs * y);
-        }
+        for (var k = 0u; k < m; k = k + 1u) { rot0(wb + p * m + k, wb + q * m + k, cs, sn); }
+        for (var k = 0u; k < n; k = k + 1u) { rot1(vb + p * n + k, vb + q * n + k, cs, sn); }
       }
       storageBarrier();
       workgroupBarrier();
@@ -164,10 +175,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       // angles from the current A (the round's planes are disjoint, so its rotations commute)
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         var cs = 1.0;
         var sn = 0.0;
         if (q < n) {
@@ -177,8 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           if (apq != 0.0 && abs(apq) > P.tol * sqrt(abs(app)) * sqrt(abs(aqq)) && abs(apq) > floor_) {
             atomicStore(&flag, 1u);
             let zeta = (aqq - app) / (2.0 * apq);
-            let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
-            let cs_sn = rotation(t);
+            let cs_sn = rotation(zeta);
             cs = cs_sn.x;
             sn = cs_sn.y;
           }
@@ -190,40 +199,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       workgroupBarrier();
       // rows p, q of A (J^T A), then columns p, q of A and of V (. J)
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         let sn = ld3(cb + 2u * i + 1u);
         if (q < n && sn != 0.0) {
           let cs = ld3(cb + 2u * i);
-          for (var k = 0u; k < n; k = k + 1u) {
-            let x = ld0(A(b, p, k));
-            let y = ld0(A(b, q, k));
-            st0(A(b, p, k), cs * x - sn * y);
-            st0(A(b, q, k), sn * x + cs * y);
-          }
+          for (var k = 0u; k < n; k = k + 1u) { rot0(A(b, p, k), A(b, q, k), cs, sn); }
         }
       }
       storageBarrier();
       workgroupBarrier();
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         let sn = ld3(cb + 2u * i + 1u);
         if (q < n && sn != 0.0) {
           let cs = ld3(cb + 2u * i);
           for (var k = 0u; k < n; k = k + 1u) {
-            let x = ld0(A(b, k, p));
-            let y = ld0(A(b, k, q));
-            st0(A(b, k, p), cs * x - sn * y);
-            st0(A(b, k, q), sn * x + cs * y);
-            let vx = ld1(vb + p * n + k);
-            let vy = ld1(vb + q * n + k);
-            st1(vb + p * n + k, cs * vx - sn * vy);
-            st1(vb + q * n + k, sn * vx + cs * vy);
+            rot0(A(b, k, p), A(b, k, q), cs, sn);
+            rot1(vb + p * n + k, vb + q * n + k, cs, sn);
           }
           // zero in exact arithmetic: drop the rounding left there
           st0(A(b, p, q), 0.0);
