@@ -8,18 +8,14 @@
 // largest magnitude is the pivot, rows are swapped across the whole matrix, the column below the
 // pivot is divided by it and the trailing block updated. A zero pivot sets info = k + 1 (the
 // first one only) and leaves its column unscaled, as LAPACK does. pivots (st1) are 1-based.
-// The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
-// (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
+// The matrix is read through A_ld / A_st, which ops/linalg_common.h's matrix_access() defines over
+// workgroup memory (A_begin loads it, A_end writes it back) when it fits, else over the tensor
+// itself; its entry point calls factor(b, lid) in one workgroup per matrix.
 // Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
 var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
-  base = P.off + b * P.sb;
+fn factor(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   A_begin(lid);
@@ -87,12 +83,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
 var<workgroup> s_d: f32;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
-  base = P.off + b * P.sb;
+fn factor(b: u32, lid: u32) {
   let n = P.n;
   A_begin(lid);
   var info = 0u;
