@@ -41,6 +41,7 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   Tensor Vc = at::empty({batch, n, n}, Wc.options());
   Tensor S = at::empty({batch, n}, Wc.options());
   Kernel k("linalg_svd_jacobi");
+  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(Wc, CT::F32);
   k.out(Vc, CT::F32);
   k.out(S, CT::F32);
@@ -62,6 +63,7 @@ void orthonormalize_rows(const Tensor& Q) {
   if (batch * r == 0) return;
   Tensor scratch = at::empty({batch, m}, Q.options());
   Kernel k("linalg_orth_rows");
+  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(Q, CT::F32);
   k.out(scratch, CT::F32);
   k.param_index("batch", batch);
@@ -151,6 +153,7 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   const int64_t nn = n + (n & 1);
   Tensor cs = at::empty({batch, nn}, A.options());
   Kernel k("linalg_eigh_jacobi");
+  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(W, CT::F32);
   k.out(Vc, CT::F32);
   k.out(D, CT::F32);

@@ -29,6 +29,7 @@ void geqrf_kernel(const Tensor& A, const Tensor& tau) {
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), batch = batch_of(A);
   if (batch == 0 || k == 0) return;
   Kernel kr("linalg_geqrf");
+  kr.library("linalg_wg");  // WG and the workgroup reductions
   kr.out(A, CT::F32);
   kr.out(tau, CT::F32);
   kr.param_index("batch", batch);

@@ -4,7 +4,7 @@
 // of columns once in round-robin order: each round holds n/2 disjoint pairs, one per invocation, so
 // only the rounds are ordered by barriers. Sweeps repeat until one makes no rotation (at most `sweeps`).
 
-const WG: u32 = 64u;
+// WG, red, res, wsum(): wgsl/lib/linalg_wg.wgsl.
 var<workgroup> flag: atomic<u32>;
 var<workgroup> go: u32;
 
@@ -21,24 +21,9 @@ fn pair(r: u32, i: u32, nn: u32) -> vec2<u32> {
   return vec2<u32>(min(a, c), max(a, c));
 }
 
-var<workgroup> red: array<f32, 64>;
-var<workgroup> res: f32;
-
 fn sync() {
   storageBarrier();
   workgroupBarrier();
-}
-
-// The workgroup's sum of v, the same value in every invocation.
-fn wsum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  if (lid == 0u) { res = red[0]; }
-  return workgroupUniformLoad(&res);
 }
 
 // (cos, sin) of the rotation that zeroes the pair's off-diagonal term, zeta = (a_qq - a_pp) / (2 a_pq):

@@ -2,15 +2,12 @@
 // H_j = I - tau_j v_j v_j^T with v_j = (0, .., 0, 1, A[j+1:, j]), and R's diagonal entry is
 // beta = -sign(alpha) * |(alpha, x)| (sgeqr2 / slarfg). Matrices are addressed through their
 // strides: element (i, j) of matrix b is at off + b * sb + i * sr + j * sc.
-const WG: u32 = 64u;
 
 //== geqrf
 // A (ld0/st0, m x n) factored in place, tau (st1, contiguous (batch, k)): one workgroup per matrix;
 // column j's reflector from its norm (a workgroup sum), then every later column updated by one
 // invocation. Parameters: batch, m, n, k, off, sb, sr, sc.
-var<workgroup> red: array<f32, 64>;
-var<workgroup> res: f32;
-
+// WG, wsum(), wmax(): wgsl/lib/linalg_wg.wgsl.
 fn at(b: u32, i: u32, j: u32) -> u32 { return P.off + b * P.sb + i * P.sr + j * P.sc; }
 
 @compute @workgroup_size(64)
@@ -24,14 +21,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // the largest |x_i| first, so the sum of squares neither overflows nor underflows (snrm2)
     var mx = 0.0;
     for (var i = j + 1u + lid; i < m; i = i + WG) { mx = max(mx, abs(ld0(at(b, i, j)))); }
-    red[lid] = mx;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-      if (lid < s) { red[lid] = max(red[lid], red[lid + s]); }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { res = red[0]; }
-    let scale = workgroupUniformLoad(&res);
+    let scale = wmax(lid, mx);
     var s2 = 0.0;
     if (scale > 0.0) {
       for (var i = j + 1u + lid; i < m; i = i + WG) {
@@ -39,14 +29,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         s2 = s2 + x * x;
       }
     }
-    red[lid] = s2;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-      if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { res = red[0]; }
-    let xnorm = scale * sqrt(workgroupUniformLoad(&res));
+    let xnorm = scale * sqrt(wsum(lid, s2));
     let alpha = ld0(at(b, j, j));
     var tau = 0.0;
     if (xnorm != 0.0) {
