@@ -65,8 +65,8 @@ inline void batched_params(Kernel& k, std::string_view x, const at::Tensor& t, i
 inline void matrix_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 2); }
 inline void vector_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 1); }
 
-// The entry point of the per-column solves (wgsl/lib/linalg_columns.wgsl): one invocation per
-// right-hand-side column, calling the section's solve(b, ab, xb). Part of the body, so that the
+// The entry point of the per-column kernels (wgsl/lib/linalg_columns.wgsl): one invocation per
+// right-hand-side column, calling the section's column(b, ab, xb). Part of the body, so that the
 // parameters it reads count as read.
 inline std::string columns_entry() { return kernel::library("linalg_columns"); }
 

@@ -18,6 +18,7 @@ using linalg::batch_of;
 using linalg::batchable;
 using linalg::check_dev;
 using linalg::check_f32_kernel;
+using linalg::columns_entry;
 using linalg::matrix_params;
 using linalg::Multi;
 using linalg::vector_params;
@@ -51,14 +52,14 @@ void apply_q(const Tensor& V, const Tensor& tau_, const Tensor& C_, bool trans) 
   kr.in(tau, CT::F32);
   kr.out(C, CT::F32);
   kr.param_index("m", m);
-  kr.param_index("nc", nc);
+  kr.param_index("nrhs", nc);
   kr.param_index("k", k);
   kr.param_index("count", batch * nc);
   kr.param("trans", trans ? 1u : 0u);
-  matrix_params(kr, "v", Vw);
+  matrix_params(kr, "a", Vw);
   vector_params(kr, "t", tau);
-  matrix_params(kr, "c", C);
-  kr.launch(grid(uint64_t(batch * nc), 64), [] { return section("apply"); });
+  matrix_params(kr, "x", C);
+  kr.launch(grid(uint64_t(batch * nc), 64), [] { return columns_entry() + section("apply"); });
   if (!C.is_same(C_)) const_cast<Tensor&>(C_).copy_(C);
 }
 

@@ -120,7 +120,7 @@ fn factor(b: u32, lid: u32) {
 // batch entry (the entry point: lib/linalg_columns.wgsl), forward (lower) or backward (upper)
 // substitution; division by a zero diagonal gives inf/NaN as LAPACK trsm does. Parameters: n, nrhs,
 // count (batch * nrhs), upper, unit; a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
-fn solve(b: u32, ab: u32, xb: u32) {
+fn column(b: u32, ab: u32, xb: u32) {
   let n = P.n;
   for (var q = 0u; q < n; q = q + 1u) {
     let i = select(q, n - 1u - q, P.upper != 0u);
@@ -142,7 +142,7 @@ fn solve(b: u32, ab: u32, xb: u32) {
 // x_off, x_sb, x_sr, x_sc.
 fn lu(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-fn solve(b: u32, ab: u32, xb: u32) {
+fn column(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
   let n = P.n;
   if (P.adjoint == 0u) {

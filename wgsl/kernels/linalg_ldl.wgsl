@@ -148,7 +148,7 @@ fn factor(b: u32, lid: u32) {
 // Parameters: n, nrhs, count, a_off, a_sb, a_sr, a_sc, p_off, p_sb, p_s, x_off, x_sb, x_sr, x_sc.
 fn a(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-fn solve(b: u32, ab: u32, xb: u32) {
+fn column(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
   let n = P.n;
   // L D Y = B, forward

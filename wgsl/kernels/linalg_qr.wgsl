@@ -64,28 +64,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== apply
 // C <- Q C (trans 0) or Q^T C (trans 1), Q = H_0 H_1 .. H_{k-1} from reflectors V (ld0, the
 // columns below the diagonal, m rows like C) and tau (ld1): one invocation per column of C, each
-// reflector in turn (H_{k-1} first for Q C, H_0 first for Q^T C). C (ld2/st2) in place.
-// Parameters: m, nc, k, count (batch * nc), trans; v_off, v_sb, v_sr, v_sc; t_off, t_sb, t_s;
-// c_off, c_sb, c_sr, c_sc.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nc;
-  let c = g % P.nc;
-  let vb = P.v_off + b * P.v_sb;
-  let cb = P.c_off + b * P.c_sb + c * P.c_sc;
+// reflector in turn (H_{k-1} first for Q C, H_0 first for Q^T C). C (ld2/st2) in place. The entry
+// point: lib/linalg_columns.wgsl, with V as its A and C as its X. Parameters: m, nrhs (C's columns),
+// k, count (batch * nrhs), trans; a_off, a_sb, a_sr, a_sc (V); t_off, t_sb, t_s; x_off, x_sb, x_sr, x_sc (C).
+fn column(b: u32, vb: u32, cb: u32) {
   let m = P.m;
   for (var s = 0u; s < P.k; s = s + 1u) {
     let j = select(P.k - 1u - s, s, P.trans != 0u);
     let tau = ld1(P.t_off + b * P.t_sb + j * P.t_s);
-    var w = ld2(cb + j * P.c_sr);
-    for (var i = j + 1u; i < m; i = i + 1u) { w = w + ld0(vb + i * P.v_sr + j * P.v_sc) * ld2(cb + i * P.c_sr); }
+    var w = ld2(cb + j * P.x_sr);
+    for (var i = j + 1u; i < m; i = i + 1u) { w = w + ld0(vb + i * P.a_sr + j * P.a_sc) * ld2(cb + i * P.x_sr); }
     w = w * tau;
-    st2(cb + j * P.c_sr, ld2(cb + j * P.c_sr) - w);
+    st2(cb + j * P.x_sr, ld2(cb + j * P.x_sr) - w);
     for (var i = j + 1u; i < m; i = i + 1u) {
-      st2(cb + i * P.c_sr, ld2(cb + i * P.c_sr) - w * ld0(vb + i * P.v_sr + j * P.v_sc));
+      st2(cb + i * P.x_sr, ld2(cb + i * P.x_sr) - w * ld0(vb + i * P.a_sr + j * P.a_sc));
     }
   }
 }
