@@ -137,6 +137,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Parameters: batch, n, nn, sweeps, tol, tiny.
 fn A(b: u32, i: u32, j: u32) -> u32 { return b * P.n * P.n + i * P.n + j; }
 
+// The rotation of pair i of round r as the angle step stored it in CS (cb: this matrix's slots).
+struct Plane { p: u32, q: u32, cs: f32, sn: f32, }
+fn planned(r: u32, i: u32, nn: u32, cb: u32) -> Plane {
+  let pq = pair(r, i, nn);
+  return Plane(pq.x, pq.y, ld3(cb + 2u * i), ld3(cb + 2u * i + 1u));
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -184,31 +191,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       workgroupBarrier();
       // rows p, q of A (J^T A), then columns p, q of A and of V (. J)
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let pq = pair(r, i, nn);
-        let p = pq.x;
-        let q = pq.y;
-        let sn = ld3(cb + 2u * i + 1u);
-        if (q < n && sn != 0.0) {
-          let cs = ld3(cb + 2u * i);
-          for (var k = 0u; k < n; k = k + 1u) { rot0(A(b, p, k), A(b, q, k), cs, sn); }
+        let t = planned(r, i, nn, cb);
+        if (t.q < n && t.sn != 0.0) {
+          for (var k = 0u; k < n; k = k + 1u) { rot0(A(b, t.p, k), A(b, t.q, k), t.cs, t.sn); }
         }
       }
       storageBarrier();
       workgroupBarrier();
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let pq = pair(r, i, nn);
-        let p = pq.x;
-        let q = pq.y;
-        let sn = ld3(cb + 2u * i + 1u);
-        if (q < n && sn != 0.0) {
-          let cs = ld3(cb + 2u * i);
+        let t = planned(r, i, nn, cb);
+        if (t.q < n && t.sn != 0.0) {
           for (var k = 0u; k < n; k = k + 1u) {
-            rot0(A(b, k, p), A(b, k, q), cs, sn);
-            rot1(vb + p * n + k, vb + q * n + k, cs, sn);
+            rot0(A(b, k, t.p), A(b, k, t.q), t.cs, t.sn);
+            rot1(vb + t.p * n + k, vb + t.q * n + k, t.cs, t.sn);
           }
           // zero in exact arithmetic: drop the rounding left there
-          st0(A(b, p, q), 0.0);
-          st0(A(b, q, p), 0.0);
+          st0(A(b, t.p, t.q), 0.0);
+          st0(A(b, t.q, t.p), 0.0);
         }
       }
       storageBarrier();
