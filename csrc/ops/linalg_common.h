@@ -65,6 +65,11 @@ inline void batched_params(Kernel& k, std::string_view x, const at::Tensor& t, i
 inline void matrix_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 2); }
 inline void vector_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 1); }
 
+// The entry point of the kernels that run one workgroup per matrix (wgsl/lib/linalg_wg.wgsl), which
+// calls the section's matrix(b, lid), and their workgroup reductions. Part of the body, so that the
+// parameter it reads (batch) counts as read.
+inline std::string per_matrix() { return kernel::library("linalg_wg"); }
+
 // The entry point of the per-column kernels (wgsl/lib/linalg_columns.wgsl): one invocation per
 // right-hand-side column, calling the section's column(b, ab, xb). Part of the body, so that the
 // parameters it reads count as read.
@@ -113,22 +118,16 @@ constexpr int64_t kLocalElems = 2048;
 
 // The matrix access of the per-matrix kernels (lu, cholesky, ldl): A_ld / A_st over the tensor (operand
 // 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
-// and written back by A_end; sync() orders the workgroup's accesses between steps. Also their entry
-// point: one workgroup of WG invocations per matrix b (base: where it starts), which calls the
-// section's factor(b, lid).
+// and written back by A_end; sync() orders the workgroup's accesses between steps. With per_matrix()'s
+// entry point: matrix b starts at base, and the section's factor(b, lid) runs on it.
 inline std::string matrix_access(bool local) {
-  std::string s =
-      "const WG: u32 = 64u;\n"
-      "var<private> base: u32;\n"
-      "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n"
-      "@compute @workgroup_size(64)\n"
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-      "        @builtin(local_invocation_index) lid: u32) {\n"
-      "  let b = linear_id(wid, nwg, 0u, 1u);\n"
-      "  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)\n"
-      "  base = P.off + b * P.sb;\n"
-      "  factor(b, lid);\n"
-      "}\n";
+  std::string s = per_matrix() +
+                  "var<private> base: u32;\n"
+                  "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n"
+                  "fn matrix(b: u32, lid: u32) {\n"
+                  "  base = P.off + b * P.sb;\n"
+                  "  factor(b, lid);\n"
+                  "}\n";
   if (!local) {
     return s +
            "fn A_ld(i: u32, j: u32) -> f32 { return ld0(gidx(i, j)); }\n"

@@ -41,7 +41,6 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   Tensor Vc = at::empty({batch, n, n}, Wc.options());
   Tensor S = at::empty({batch, n}, Wc.options());
   Kernel k("linalg_svd_jacobi");
-  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(Wc, CT::F32);
   k.out(Vc, CT::F32);
   k.out(S, CT::F32);
@@ -52,7 +51,7 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   k.param_index("sweeps", kSweeps);
   // the rounding of a float32 dot product of m terms grows like sqrt(m) eps
   k.param_f32("tol", 4.f * kEps * float(std::sqrt(double(m))));
-  k.launch(uint64_t(batch), [] { return section("svd"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("svd"); });
   return {S, Vc};
 }
 
@@ -63,13 +62,12 @@ void orthonormalize_rows(const Tensor& Q) {
   if (batch * r == 0) return;
   Tensor scratch = at::empty({batch, m}, Q.options());
   Kernel k("linalg_orth_rows");
-  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(Q, CT::F32);
   k.out(scratch, CT::F32);
   k.param_index("batch", batch);
   k.param_index("r", r);
   k.param_index("m", m);
-  k.launch(uint64_t(batch), [] { return section("orth"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("orth"); });
 }
 
 // Rows of x (batch, n, c) reordered by idx (batch, n).
@@ -153,7 +151,6 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   const int64_t nn = n + (n & 1);
   Tensor cs = at::empty({batch, nn}, A.options());
   Kernel k("linalg_eigh_jacobi");
-  k.library("linalg_wg");  // WG and the workgroup reductions
   k.out(W, CT::F32);
   k.out(Vc, CT::F32);
   k.out(D, CT::F32);
@@ -164,7 +161,7 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   k.param_index("sweeps", kSweeps);
   k.param_f32("tol", 4.f * kEps);
   k.param_f32("tiny", kEps);
-  k.launch(uint64_t(batch), [] { return section("eigh"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("eigh"); });
   // Float32 rotations leave ~sqrt(#rotations) eps in V and D: V re-orthonormalised, and the
   // eigenvalues taken as the Rayleigh quotients v^T A v (second order in V's error).
   orthonormalize_rows(Vc);

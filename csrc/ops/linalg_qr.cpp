@@ -30,7 +30,6 @@ void geqrf_kernel(const Tensor& A, const Tensor& tau) {
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n), batch = batch_of(A);
   if (batch == 0 || k == 0) return;
   Kernel kr("linalg_geqrf");
-  kr.library("linalg_wg");  // WG and the workgroup reductions
   kr.out(A, CT::F32);
   kr.out(tau, CT::F32);
   kr.param_index("batch", batch);
@@ -38,7 +37,7 @@ void geqrf_kernel(const Tensor& A, const Tensor& tau) {
   kr.param_index("n", n);
   kr.param_index("k", k);
   matrix_params(kr, "", A);
-  kr.launch(uint64_t(batch), [] { return section("geqrf"); });
+  kr.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("geqrf"); });
 }
 
 // C <- Q C or Q^T C in place, Q from the first k = tau.size(-1) reflectors of V (m rows, like C);

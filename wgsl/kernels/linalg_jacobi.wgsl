@@ -4,7 +4,7 @@
 // of columns once in round-robin order: each round holds n/2 disjoint pairs, one per invocation, so
 // only the rounds are ordered by barriers. Sweeps repeat until one makes no rotation (at most `sweeps`).
 
-// WG, red, res, wsum(): wgsl/lib/linalg_wg.wgsl.
+// WG, red, res, wsum() and the entry point, which calls each section's matrix(b, lid): wgsl/lib/linalg_wg.wgsl.
 var<workgroup> flag: atomic<u32>;
 var<workgroup> go: u32;
 
@@ -57,11 +57,7 @@ fn rot1(i: u32, j: u32, cs: f32, sn: f32) {
 // n, m); V (st1) accumulates the rotations, also by columns, (batch, n, n); S (st2, (batch, n)) gets
 // the final column norms (the singular values, unsorted). Pair (p, q) rotates when
 // |w_p . w_q| > tol * |w_p| |w_q|. Parameters: batch, m, n, nn (n rounded up to even), sweeps, tol.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   let nn = P.nn;
@@ -144,11 +140,7 @@ fn planned(r: u32, i: u32, nn: u32, cb: u32) -> Plane {
   return Plane(pq.x, pq.y, ld3(cb + 2u * i), ld3(cb + 2u * i + 1u));
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }
+fn matrix(b: u32, lid: u32) {
   let n = P.n;
   let nn = P.nn;
   let vb = b * n * n;
@@ -256,11 +248,7 @@ fn project(b: u32, j: u32, lid: u32) -> f32 {
   return wsum(lid, s2);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let qb = b * P.r * m;
   for (var j = 0u; j < P.r; j = j + 1u) {

@@ -7,14 +7,10 @@
 // A (ld0/st0, m x n) factored in place, tau (st1, contiguous (batch, k)): one workgroup per matrix;
 // column j's reflector from its norm (a workgroup sum), then every later column updated by one
 // invocation. Parameters: batch, m, n, k, off, sb, sr, sc.
-// WG, wsum(), wmax(): wgsl/lib/linalg_wg.wgsl.
+// WG, wsum(), wmax() and the entry point (it calls matrix(b, lid)): wgsl/lib/linalg_wg.wgsl.
 fn at(b: u32, i: u32, j: u32) -> u32 { return P.off + b * P.sb + i * P.sr + j * P.sc; }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   for (var j = 0u; j < P.k; j = j + 1u) {
