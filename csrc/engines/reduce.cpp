@@ -19,7 +19,6 @@
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/float64.h"
-#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {

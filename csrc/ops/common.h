@@ -21,5 +21,15 @@ void check_supported_dtype(at::ScalarType t, const char* op);
 // restores the refusal).
 bool is_storable_dtype(at::ScalarType t);
 void check_storable_dtype(at::ScalarType t, const char* op);
+// The kernels with a float64 path of their own (reductions, scans, sorting): float64 passes (their
+// rows and kernels check what they can do), every other dtype meets check_supported_dtype, so the
+// unsigned and float8 types meet its allow list (CPU has none of these kernels for them, and raises
+// NotImplementedError).
+inline void check_kernel_dtype(at::ScalarType t, const char* op) {
+  if (t == at::kDouble)
+    check_storable_dtype(t, op);
+  else
+    check_supported_dtype(t, op);
+}
 
 }  // namespace webgpu::ops

@@ -321,26 +321,22 @@ at::Tensor fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normaliz
 }
 
 // out= variants: computed, then resized into out as CPU's do.
-at::Tensor& fft_c2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward,
-                        at::Tensor& out) {
-  at::Tensor r = fft_c2c(self, dim, normalization, forward);
+at::Tensor& write_out(const at::Tensor& r, at::Tensor& out) {
   at::native::resize_output(out, r.sizes());
   out.copy_(r);
   return out;
+}
+at::Tensor& fft_c2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward,
+                        at::Tensor& out) {
+  return write_out(fft_c2c(self, dim, normalization, forward), out);
 }
 at::Tensor& fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
                         at::Tensor& out) {
-  at::Tensor r = fft_r2c(self, dim, normalization, onesided);
-  at::native::resize_output(out, r.sizes());
-  out.copy_(r);
-  return out;
+  return write_out(fft_r2c(self, dim, normalization, onesided), out);
 }
 at::Tensor& fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, int64_t last_dim_size,
                         at::Tensor& out) {
-  at::Tensor r = fft_c2r(self, dim, normalization, last_dim_size);
-  at::native::resize_output(out, r.sizes());
-  out.copy_(r);
-  return out;
+  return write_out(fft_c2r(self, dim, normalization, last_dim_size), out);
 }
 
 }  // namespace

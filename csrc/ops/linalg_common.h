@@ -1,11 +1,14 @@
-// Helpers shared by the dense linear algebra files (linalg_decomp.cpp, linalg_jacobi.cpp,
-// linalg_qr.cpp): dtype/device checks and the structured-op holder of several outputs.
+// Helpers shared by the dense linear algebra files (linalg_*.cpp): dtype/device checks, the kernel
+// parameters of batched operands, the structured-op holder of several outputs.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <array>
 #include <string>
+#include <string_view>
 
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/float64.h"
@@ -38,11 +41,40 @@ inline int64_t batch_of(const at::Tensor& t, int64_t mat_dims = 2) {
 }
 
 // The stride between consecutive batch entries (batch dims that batchable() accepts).
-inline int64_t batch_stride(const at::Tensor& t, int64_t mat_dims, const char*) {
+inline int64_t batch_stride(const at::Tensor& t, int64_t mat_dims) {
   for (int64_t d = t.dim() - mat_dims - 1; d >= 0; --d)
     if (t.size(d) != 1) return t.stride(d);
   return 0;
 }
+
+// The kernel parameters of a batched operand t (batch dims that batchable() accepts), named after `x`:
+// <x>_off (storage offset), <x>_sb (batch stride), then for a matrix <x>_sr, <x>_sc (row and column
+// strides), for a vector <x>_s; one value per batch entry (mat_dims 0, e.g. info) has only the first
+// two. An empty `x` gives off, sb, sr, sc. The WGSL reads them as P.<x>_off etc.
+inline void batched_params(Kernel& k, std::string_view x, const at::Tensor& t, int64_t mat_dims) {
+  const std::string p = x.empty() ? std::string() : std::string(x) + "_";
+  k.param_index(p + "off", t.storage_offset());
+  k.param_index(p + "sb", batch_stride(t, mat_dims));
+  if (mat_dims == 2) {
+    k.param_index(p + "sr", t.stride(-2));
+    k.param_index(p + "sc", t.stride(-1));
+  } else if (mat_dims == 1) {
+    k.param_index(p + "s", t.dim() ? t.stride(-1) : 0);
+  }
+}
+inline void matrix_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 2); }
+inline void vector_params(Kernel& k, std::string_view x, const at::Tensor& t) { batched_params(k, x, t, 1); }
+
+// The entry point of the kernels that run one workgroup per matrix (wgsl/lib/linalg_wg.wgsl), which
+// calls the section's matrix(b, lid), and their workgroup reductions. Part of the body, so that the
+// parameter it reads (batch) counts as read.
+inline std::string per_matrix() { return kernel::library("linalg_wg"); }
+
+// The entry point of the per-column kernels (wgsl/lib/linalg_columns.wgsl): one invocation per
+// right-hand-side column, calling the section's column(b, ab, xb). Part of the body, so that the
+// parameters it reads count as read.
+inline std::string columns_entry() { return kernel::library("linalg_columns"); }
+
 // t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
 inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
   const int64_t nb = t.dim() - mat_dims;
@@ -86,12 +118,16 @@ constexpr int64_t kLocalElems = 2048;
 
 // The matrix access of the per-matrix kernels (lu, cholesky, ldl): A_ld / A_st over the tensor (operand
 // 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
-// and written back by A_end; sync() orders the workgroup's accesses between steps.
+// and written back by A_end; sync() orders the workgroup's accesses between steps. With per_matrix()'s
+// entry point: matrix b starts at base, and the section's factor(b, lid) runs on it.
 inline std::string matrix_access(bool local) {
-  std::string s =
-      "const WG: u32 = 64u;\n"
-      "var<private> base: u32;\n"
-      "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n";
+  std::string s = per_matrix() +
+                  "var<private> base: u32;\n"
+                  "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n"
+                  "fn matrix(b: u32, lid: u32) {\n"
+                  "  base = P.off + b * P.sb;\n"
+                  "  factor(b, lid);\n"
+                  "}\n";
   if (!local) {
     return s +
            "fn A_ld(i: u32, j: u32) -> f32 { return ld0(gidx(i, j)); }\n"

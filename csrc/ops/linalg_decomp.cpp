@@ -35,11 +35,14 @@ using at::Tensor;
 std::string section(const std::string& name) { return kernel::section("linalg_decomp", name); }
 
 using linalg::batch_of;
-using linalg::batch_stride;
 using linalg::batchable;  // t's batch dims must be one stride: callers pass batchable() tensors
+using linalg::batched_params;
 using linalg::check_dev;
 using linalg::check_f32;
+using linalg::columns_entry;
+using linalg::matrix_params;
 using linalg::Multi;
+using linalg::vector_params;
 
 // ---- kernels
 
@@ -59,15 +62,9 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   k.param_index("m", m);
   k.param_index("n", n);
   k.param_index("kmin", std::min(m, n));
-  k.param_index("off", lu.storage_offset());
-  k.param_index("sb", batch_stride(lu, 2, "linalg.lu_factor"));
-  k.param_index("sr", lu.stride(-2));
-  k.param_index("sc", lu.stride(-1));
-  k.param_index("p_off", pivots.storage_offset());
-  k.param_index("p_sb", batch_stride(pivots, 1, "linalg.lu_factor"));
-  k.param_index("p_s", pivots.dim() ? pivots.stride(-1) : 0);
-  k.param_index("i_off", info.storage_offset());
-  k.param_index("i_sb", batch_stride(info, 0, "linalg.lu_factor"));
+  matrix_params(k, "", lu);
+  vector_params(k, "p", pivots);
+  batched_params(k, "i", info, 0);
   k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu"); });
 }
 
@@ -81,12 +78,8 @@ void cholesky_kernel(const Tensor& L, const Tensor& info) {
   k.param_index("batch", batch);
   if (local) k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
-  k.param_index("off", L.storage_offset());
-  k.param_index("sb", batch_stride(L, 2, "linalg.cholesky"));
-  k.param_index("sr", L.stride(-2));
-  k.param_index("sc", L.stride(-1));
-  k.param_index("i_off", info.storage_offset());
-  k.param_index("i_sb", batch_stride(info, 0, "linalg.cholesky"));
+  matrix_params(k, "", L);
+  batched_params(k, "i", info, 0);
   k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("cholesky"); });
 }
 
@@ -102,15 +95,9 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.param_index("count", batch * nrhs);
   k.param("upper", upper ? 1u : 0u);
   k.param("unit", unit ? 1u : 0u);
-  k.param_index("a_off", A.storage_offset());
-  k.param_index("a_sb", batch_stride(A, 2, "linalg.solve_triangular"));
-  k.param_index("a_sr", A.stride(-2));
-  k.param_index("a_sc", A.stride(-1));
-  k.param_index("x_off", X.storage_offset());
-  k.param_index("x_sb", batch_stride(X, 2, "linalg.solve_triangular"));
-  k.param_index("x_sr", X.stride(-2));
-  k.param_index("x_sc", X.stride(-1));
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("trsm"); });
+  matrix_params(k, "a", A);
+  matrix_params(k, "x", X);
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
@@ -124,18 +111,10 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
   k.param_index("nrhs", nrhs);
   k.param_index("count", batch * nrhs);
   k.param("adjoint", adjoint ? 1u : 0u);
-  k.param_index("a_off", LU.storage_offset());
-  k.param_index("a_sb", batch_stride(LU, 2, "linalg.lu_solve"));
-  k.param_index("a_sr", LU.stride(-2));
-  k.param_index("a_sc", LU.stride(-1));
-  k.param_index("p_off", piv.storage_offset());
-  k.param_index("p_sb", batch_stride(piv, 1, "linalg.lu_solve"));
-  k.param_index("p_s", piv.stride(-1));
-  k.param_index("x_off", X.storage_offset());
-  k.param_index("x_sb", batch_stride(X, 2, "linalg.lu_solve"));
-  k.param_index("x_sr", X.stride(-2));
-  k.param_index("x_sc", X.stride(-1));
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("lu_solve"); });
+  matrix_params(k, "a", LU);
+  vector_params(k, "p", piv);
+  matrix_params(k, "x", X);
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("lu_solve"); });
 }
 
 // Runs `kernel` on t when its batch dims are one sequence, else on a copy written back after.
@@ -494,9 +473,7 @@ Tensor pivots_to_perm(const Tensor& pivots, int64_t m, int64_t k) {
   kr.param_index("m", m);
   kr.param_index("k", k);
   kr.param_index("batch", batch);
-  kr.param_index("p_off", piv.storage_offset());
-  kr.param_index("p_sb", batch_stride(piv, 1, "lu_unpack"));
-  kr.param_index("p_s", piv.dim() ? piv.stride(-1) : 0);
+  vector_params(kr, "p", piv);
   kr.launch(grid(uint64_t(batch), 64), [] { return section("perm"); });
   return perm.to(at::kLong);
 }

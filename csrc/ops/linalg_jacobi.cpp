@@ -51,7 +51,7 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   k.param_index("sweeps", kSweeps);
   // the rounding of a float32 dot product of m terms grows like sqrt(m) eps
   k.param_f32("tol", 4.f * kEps * float(std::sqrt(double(m))));
-  k.launch(uint64_t(batch), [] { return section("svd"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("svd"); });
   return {S, Vc};
 }
 
@@ -67,7 +67,7 @@ void orthonormalize_rows(const Tensor& Q) {
   k.param_index("batch", batch);
   k.param_index("r", r);
   k.param_index("m", m);
-  k.launch(uint64_t(batch), [] { return section("orth"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("orth"); });
 }
 
 // Rows of x (batch, n, c) reordered by idx (batch, n).
@@ -161,7 +161,7 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   k.param_index("sweeps", kSweeps);
   k.param_f32("tol", 4.f * kEps);
   k.param_f32("tiny", kEps);
-  k.launch(uint64_t(batch), [] { return section("eigh"); });
+  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("eigh"); });
   // Float32 rotations leave ~sqrt(#rotations) eps in V and D: V re-orthonormalised, and the
   // eigenvalues taken as the Rayleigh quotients v^T A v (second order in V's error).
   orthonormalize_rows(Vc);

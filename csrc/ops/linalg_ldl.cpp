@@ -15,11 +15,14 @@ namespace {
 
 using at::Tensor;
 using linalg::batch_of;
-using linalg::batch_stride;
 using linalg::batchable;
+using linalg::batched_params;
 using linalg::check_dev;
 using linalg::check_f32_kernel;
+using linalg::columns_entry;
+using linalg::matrix_params;
 using linalg::Multi;
+using linalg::vector_params;
 
 std::string section(const std::string& name) { return kernel::section("linalg_ldl", name); }
 
@@ -34,15 +37,9 @@ void factor_kernel(const Tensor& LD, const Tensor& pivots, const Tensor& info) {
   k.param_index("batch", batch);
   if (local) k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
-  k.param_index("off", LD.storage_offset());
-  k.param_index("sb", batch_stride(LD, 2, "linalg.ldl_factor"));
-  k.param_index("sr", LD.stride(-2));
-  k.param_index("sc", LD.stride(-1));
-  k.param_index("p_off", pivots.storage_offset());
-  k.param_index("p_sb", batch_stride(pivots, 1, "linalg.ldl_factor"));
-  k.param_index("p_s", pivots.stride(-1));
-  k.param_index("i_off", info.storage_offset());
-  k.param_index("i_sb", batch_stride(info, 0, "linalg.ldl_factor"));
+  matrix_params(k, "", LD);
+  vector_params(k, "p", pivots);
+  batched_params(k, "i", info, 0);
   k.launch(uint64_t(batch), [&] { return linalg::matrix_access(local) + section("factor"); });
 }
 
@@ -56,18 +53,10 @@ void solve_kernel(const Tensor& LD, const Tensor& piv, const Tensor& X) {
   k.param_index("n", n);
   k.param_index("nrhs", nrhs);
   k.param_index("count", batch * nrhs);
-  k.param_index("a_off", LD.storage_offset());
-  k.param_index("a_sb", batch_stride(LD, 2, "linalg.ldl_solve"));
-  k.param_index("a_sr", LD.stride(-2));
-  k.param_index("a_sc", LD.stride(-1));
-  k.param_index("p_off", piv.storage_offset());
-  k.param_index("p_sb", batch_stride(piv, 1, "linalg.ldl_solve"));
-  k.param_index("p_s", piv.stride(-1));
-  k.param_index("x_off", X.storage_offset());
-  k.param_index("x_sb", batch_stride(X, 2, "linalg.ldl_solve"));
-  k.param_index("x_sr", X.stride(-2));
-  k.param_index("x_sc", X.stride(-1));
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return section("solve"); });
+  matrix_params(k, "a", LD);
+  vector_params(k, "p", piv);
+  matrix_params(k, "x", X);
+  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("solve"); });
 }
 
 // Writes w back into t when batchable() had to copy.

@@ -15,11 +15,13 @@ namespace {
 
 using at::Tensor;
 using linalg::batch_of;
-using linalg::batch_stride;
 using linalg::batchable;
 using linalg::check_dev;
 using linalg::check_f32_kernel;
+using linalg::columns_entry;
+using linalg::matrix_params;
 using linalg::Multi;
+using linalg::vector_params;
 
 std::string section(const std::string& name) { return kernel::section("linalg_qr", name); }
 
@@ -34,11 +36,8 @@ void geqrf_kernel(const Tensor& A, const Tensor& tau) {
   kr.param_index("m", m);
   kr.param_index("n", n);
   kr.param_index("k", k);
-  kr.param_index("off", A.storage_offset());
-  kr.param_index("sb", batch_stride(A, 2, "geqrf"));
-  kr.param_index("sr", A.stride(-2));
-  kr.param_index("sc", A.stride(-1));
-  kr.launch(uint64_t(batch), [] { return section("geqrf"); });
+  matrix_params(kr, "", A);
+  kr.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("geqrf"); });
 }
 
 // C <- Q C or Q^T C in place, Q from the first k = tau.size(-1) reflectors of V (m rows, like C);
@@ -52,22 +51,14 @@ void apply_q(const Tensor& V, const Tensor& tau_, const Tensor& C_, bool trans) 
   kr.in(tau, CT::F32);
   kr.out(C, CT::F32);
   kr.param_index("m", m);
-  kr.param_index("nc", nc);
+  kr.param_index("nrhs", nc);
   kr.param_index("k", k);
   kr.param_index("count", batch * nc);
   kr.param("trans", trans ? 1u : 0u);
-  kr.param_index("v_off", Vw.storage_offset());
-  kr.param_index("v_sb", batch_stride(Vw, 2, "ormqr"));
-  kr.param_index("v_sr", Vw.stride(-2));
-  kr.param_index("v_sc", Vw.stride(-1));
-  kr.param_index("t_off", tau.storage_offset());
-  kr.param_index("t_sb", batch_stride(tau, 1, "ormqr"));
-  kr.param_index("t_s", tau.stride(-1));
-  kr.param_index("c_off", C.storage_offset());
-  kr.param_index("c_sb", batch_stride(C, 2, "ormqr"));
-  kr.param_index("c_sr", C.stride(-2));
-  kr.param_index("c_sc", C.stride(-1));
-  kr.launch(grid(uint64_t(batch * nc), 64), [] { return section("apply"); });
+  matrix_params(kr, "a", Vw);
+  vector_params(kr, "t", tau);
+  matrix_params(kr, "x", C);
+  kr.launch(grid(uint64_t(batch * nc), 64), [] { return columns_entry() + section("apply"); });
   if (!C.is_same(C_)) const_cast<Tensor&>(C_).copy_(C);
 }
 

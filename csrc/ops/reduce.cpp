@@ -43,7 +43,6 @@
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "kernel/device.h"
-#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {

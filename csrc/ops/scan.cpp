@@ -18,7 +18,6 @@
 #include "ops/float64.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
-#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {

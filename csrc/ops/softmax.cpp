@@ -38,13 +38,15 @@ void check_float(const at::Tensor& t, const char* op) {
       "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
 }
 
+// The kernel-key name of each mode (launch()'s `mode`: 0 softmax, 1 log_softmax, 2 and 3 their backward).
+constexpr const char* kModeNames[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+
 // The column kernel (inner > 1): an invocation per (outer, inner) column, one online max/sum pass
 // over the column then the write pass.
 void launch_columns(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
   const int64_t cols = g.outer * g.inner;
   const int wg = 256;
-  static const char* names[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
-  Kernel k(std::string("nn:") + names[mode] + ":s");
+  Kernel k(std::string("nn:") + kModeNames[mode] + ":s");
   for (const auto& t : ins) k.in(t, CT::F32);
   const int o = k.out(out, CT::F32);
   k.param_index("rows", cols);
@@ -90,8 +92,7 @@ void launch_columns(int mode, const std::vector<at::Tensor>& ins, const at::Tens
 // Backward: the row sum (of grad * output, or of grad), then the write.
 void launch_rows(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
   const RowPlan plan = row_plan(out, g.d);
-  static const char* names[] = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
-  Kernel k(std::string("nn:") + names[mode] + ":r" + row_key(plan));
+  Kernel k(std::string("nn:") + kModeNames[mode] + ":r" + row_key(plan));
   for (const auto& t : ins) k.in(t, CT::F32);
   const int o = k.out(out, CT::F32);
   k.param_index("rows", g.outer);

@@ -30,7 +30,6 @@
 #include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
-#include "ops/kernel_dtype.h"
 
 namespace webgpu::ops {
 namespace {

@@ -8,18 +8,14 @@
 // largest magnitude is the pivot, rows are swapped across the whole matrix, the column below the
 // pivot is divided by it and the trailing block updated. A zero pivot sets info = k + 1 (the
 // first one only) and leaves its column unscaled, as LAPACK does. pivots (st1) are 1-based.
-// The matrix is read through A_ld / A_st, which linalg_decomp.cpp defines over workgroup memory
-// (A_begin loads it, A_end writes it back) when it fits, else over the tensor itself.
+// The matrix is read through A_ld / A_st, which ops/linalg_common.h's matrix_access() defines over
+// workgroup memory (A_begin loads it, A_end writes it back) when it fits, else over the tensor
+// itself; its entry point calls factor(b, lid) in one workgroup per matrix.
 // Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
 var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
-  base = P.off + b * P.sb;
+fn factor(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   A_begin(lid);
@@ -87,12 +83,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
 var<workgroup> s_d: f32;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
-  base = P.off + b * P.sb;
+fn factor(b: u32, lid: u32) {
   let n = P.n;
   A_begin(lid);
   var info = 0u;
@@ -126,18 +117,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== trsm
 // A X = B for triangular A (ld0), X in place over B (ld1/st1): one invocation per column of one
-// batch entry, forward (lower) or backward (upper) substitution; division by a zero diagonal gives
-// inf/NaN as LAPACK trsm does. Parameters: n, nrhs, count (batch * nrhs), upper, unit;
-// a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
+// batch entry (the entry point: lib/linalg_columns.wgsl), forward (lower) or backward (upper)
+// substitution; division by a zero diagonal gives inf/NaN as LAPACK trsm does. Parameters: n, nrhs,
+// count (batch * nrhs), upper, unit; a_off, a_sb, a_sr, a_sc; x_off, x_sb, x_sr, x_sc.
+fn column(b: u32, ab: u32, xb: u32) {
   let n = P.n;
   for (var q = 0u; q < n; q = q + 1u) {
     let i = select(q, n - 1u - q, P.upper != 0u);
@@ -154,21 +137,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== lu_solve
 // A X = B (adjoint 0) or A^T X = B (adjoint 1) from getrf's LU (ld0) and 1-based pivots (ld1),
-// X in place over B (ld2/st2), one invocation per column of one batch entry.
+// X in place over B (ld2/st2), one invocation per column of one batch entry (lib/linalg_columns.wgsl).
 // Parameters: n, nrhs, count, adjoint; a_off, a_sb, a_sr, a_sc; p_off, p_sb, p_s;
 // x_off, x_sb, x_sr, x_sc.
 fn lu(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
+fn column(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
   let n = P.n;
   if (P.adjoint == 0u) {
     for (var i = 0u; i < n; i = i + 1u) {

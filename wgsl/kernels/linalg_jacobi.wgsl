@@ -4,7 +4,7 @@
 // of columns once in round-robin order: each round holds n/2 disjoint pairs, one per invocation, so
 // only the rounds are ordered by barriers. Sweeps repeat until one makes no rotation (at most `sweeps`).
 
-const WG: u32 = 64u;
+// WG, red, res, wsum() and the entry point, which calls each section's matrix(b, lid): wgsl/lib/linalg_wg.wgsl.
 var<workgroup> flag: atomic<u32>;
 var<workgroup> go: u32;
 
@@ -14,34 +14,42 @@ fn slot(r: u32, i: u32, nn: u32) -> u32 {
   return (i - 1u + r) % (nn - 1u) + 1u;
 }
 
-var<workgroup> red: array<f32, 64>;
-var<workgroup> res: f32;
+// The pair (p, q), p < q, at position i of round r: the columns in slots i and nn - 1 - i.
+fn pair(r: u32, i: u32, nn: u32) -> vec2<u32> {
+  let a = slot(r, i, nn);
+  let c = slot(r, nn - 1u - i, nn);
+  return vec2<u32>(min(a, c), max(a, c));
+}
 
 fn sync() {
   storageBarrier();
   workgroupBarrier();
 }
 
-// The workgroup's sum of v, the same value in every invocation.
-fn wsum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  if (lid == 0u) { res = red[0]; }
-  return workgroupUniformLoad(&res);
-}
-
-// (cos, sin) of the rotation with tangent t, scaled so that cos^2 + sin^2 = 1 up to one rounding:
-// sqrt and division may be a few ulp off on GPUs (Vulkan allows it), and a biased rotation,
+// (cos, sin) of the rotation that zeroes the pair's off-diagonal term, zeta = (a_qq - a_pp) / (2 a_pq):
+// tangent t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), scaled so that cos^2 + sin^2 = 1 up to one
+// rounding: sqrt and division may be a few ulp off on GPUs (Vulkan allows it), and a biased rotation,
 // applied thousands of times, would scale the columns and the accumulated vectors by its bias.
-fn rotation(t: f32) -> vec2<f32> {
+fn rotation(zeta: f32) -> vec2<f32> {
+  let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
   let c = 1.0 / sqrt(1.0 + t * t);
   let s = c * t;
   let f = 1.5 - 0.5 * (c * c + s * s);  // one Newton step for 1 / sqrt(c^2 + s^2)
   return vec2<f32>(c * f, s * f);
+}
+
+// Elements i, j of operand 0 (rot0) or 1 (rot1) rotated: (x, y) <- (cs x - sn y, sn x + cs y).
+fn rot0(i: u32, j: u32, cs: f32, sn: f32) {
+  let x = ld0(i);
+  let y = ld0(j);
+  st0(i, cs * x - sn * y);
+  st0(j, sn * x + cs * y);
+}
+fn rot1(i: u32, j: u32, cs: f32, sn: f32) {
+  let x = ld1(i);
+  let y = ld1(j);
+  st1(i, cs * x - sn * y);
+  st1(j, sn * x + cs * y);
 }
 
 //== svd
@@ -49,11 +57,7 @@ fn rotation(t: f32) -> vec2<f32> {
 // n, m); V (st1) accumulates the rotations, also by columns, (batch, n, n); S (st2, (batch, n)) gets
 // the final column norms (the singular values, unsorted). Pair (p, q) rotates when
 // |w_p . w_q| > tol * |w_p| |w_q|. Parameters: batch, m, n, nn (n rounded up to even), sweeps, tol.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   let nn = P.nn;
@@ -67,10 +71,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         if (q >= n) { continue; }
         // four interleaved partial sums: less rounding than one running sum
         var al = vec4<f32>();
@@ -99,22 +102,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (gamma == 0.0 || abs(gamma) <= P.tol * sqrt(alpha) * sqrt(beta)) { continue; }
         atomicStore(&flag, 1u);
         let zeta = (beta - alpha) / (2.0 * gamma);
-        let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
-        let cs_sn = rotation(t);
+        let cs_sn = rotation(zeta);
         let cs = cs_sn.x;
         let sn = cs_sn.y;
-        for (var k = 0u; k < m; k = k + 1u) {
-          let x = ld0(wb + p * m + k);
-          let y = ld0(wb + q * m + k);
-          st0(wb + p * m + k, cs * x - sn * y);
-          st0(wb + q * m + k, sn * x + cs * y);
-        }
-        for (var k = 0u; k < n; k = k + 1u) {
-          let x = ld1(vb + p * n + k);
-          let y = ld1(vb + q * n + k);
-          st1(vb + p * n + k, cs * x - sn * y);
-          st1(vb + q * n + k, sn * x + cs * y);
-        }
+        for (var k = 0u; k < m; k = k + 1u) { rot0(wb + p * m + k, wb + q * m + k, cs, sn); }
+        for (var k = 0u; k < n; k = k + 1u) { rot1(vb + p * n + k, vb + q * n + k, cs, sn); }
       }
       storageBarrier();
       workgroupBarrier();
@@ -141,11 +133,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Parameters: batch, n, nn, sweeps, tol, tiny.
 fn A(b: u32, i: u32, j: u32) -> u32 { return b * P.n * P.n + i * P.n + j; }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }
+// The rotation of pair i of round r as the angle step stored it in CS (cb: this matrix's slots).
+struct Plane { p: u32, q: u32, cs: f32, sn: f32, }
+fn planned(r: u32, i: u32, nn: u32, cb: u32) -> Plane {
+  let pq = pair(r, i, nn);
+  return Plane(pq.x, pq.y, ld3(cb + 2u * i), ld3(cb + 2u * i + 1u));
+}
+
+fn matrix(b: u32, lid: u32) {
   let n = P.n;
   let nn = P.nn;
   let vb = b * n * n;
@@ -164,10 +159,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       // angles from the current A (the round's planes are disjoint, so its rotations commute)
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
+        let pq = pair(r, i, nn);
+        let p = pq.x;
+        let q = pq.y;
         var cs = 1.0;
         var sn = 0.0;
         if (q < n) {
@@ -177,8 +171,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           if (apq != 0.0 && abs(apq) > P.tol * sqrt(abs(app)) * sqrt(abs(aqq)) && abs(apq) > floor_) {
             atomicStore(&flag, 1u);
             let zeta = (aqq - app) / (2.0 * apq);
-            let t = select(-1.0, 1.0, zeta >= 0.0) / (abs(zeta) + sqrt(1.0 + zeta * zeta));
-            let cs_sn = rotation(t);
+            let cs_sn = rotation(zeta);
             cs = cs_sn.x;
             sn = cs_sn.y;
           }
@@ -190,44 +183,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       workgroupBarrier();
       // rows p, q of A (J^T A), then columns p, q of A and of V (. J)
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
-        let sn = ld3(cb + 2u * i + 1u);
-        if (q < n && sn != 0.0) {
-          let cs = ld3(cb + 2u * i);
-          for (var k = 0u; k < n; k = k + 1u) {
-            let x = ld0(A(b, p, k));
-            let y = ld0(A(b, q, k));
-            st0(A(b, p, k), cs * x - sn * y);
-            st0(A(b, q, k), sn * x + cs * y);
-          }
+        let t = planned(r, i, nn, cb);
+        if (t.q < n && t.sn != 0.0) {
+          for (var k = 0u; k < n; k = k + 1u) { rot0(A(b, t.p, k), A(b, t.q, k), t.cs, t.sn); }
         }
       }
       storageBarrier();
       workgroupBarrier();
       for (var i = lid; i < nn / 2u; i = i + WG) {
-        let a = slot(r, i, nn);
-        let c = slot(r, nn - 1u - i, nn);
-        let p = min(a, c);
-        let q = max(a, c);
-        let sn = ld3(cb + 2u * i + 1u);
-        if (q < n && sn != 0.0) {
-          let cs = ld3(cb + 2u * i);
+        let t = planned(r, i, nn, cb);
+        if (t.q < n && t.sn != 0.0) {
           for (var k = 0u; k < n; k = k + 1u) {
-            let x = ld0(A(b, k, p));
-            let y = ld0(A(b, k, q));
-            st0(A(b, k, p), cs * x - sn * y);
-            st0(A(b, k, q), sn * x + cs * y);
-            let vx = ld1(vb + p * n + k);
-            let vy = ld1(vb + q * n + k);
-            st1(vb + p * n + k, cs * vx - sn * vy);
-            st1(vb + q * n + k, sn * vx + cs * vy);
+            rot0(A(b, k, t.p), A(b, k, t.q), t.cs, t.sn);
+            rot1(vb + t.p * n + k, vb + t.q * n + k, t.cs, t.sn);
           }
           // zero in exact arithmetic: drop the rounding left there
-          st0(A(b, p, q), 0.0);
-          st0(A(b, q, p), 0.0);
+          st0(A(b, t.p, t.q), 0.0);
+          st0(A(b, t.q, t.p), 0.0);
         }
       }
       storageBarrier();
@@ -276,11 +248,7 @@ fn project(b: u32, j: u32, lid: u32) -> f32 {
   return wsum(lid, s2);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let qb = b * P.r * m;
   for (var j = 0u; j < P.r; j = j + 1u) {

@@ -7,9 +7,9 @@
 // first index of the largest magnitude as isamax), the workgroup swaps and updates the lower
 // trailing block in parallel (each invocation owns columns). A zero column (or a NaN diagonal)
 // sets info = k + 1 (the first only) and is left as it is, as ssytf2. Pivots (st1) are 1-based,
-// negative for both rows of a 2x2 block. Matrix access (A_ld / A_st, A_begin / A_end, sync) as
-// linalg_decomp's lu. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc;
-// p_off, p_sb, p_s (pivots); i_off, i_sb (info).
+// negative for both rows of a 2x2 block. Matrix access (A_ld / A_st, A_begin / A_end, sync) and
+// entry point (it calls factor(b, lid)) as linalg_decomp's lu. Parameters: batch, n (and m = n in
+// workgroup memory), off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
 var<workgroup> s_kp: u32;
 var<workgroup> s_step: u32;  // 1 or 2; 0: a zero column, no update
 
@@ -46,12 +46,7 @@ fn choose(k: u32, n: u32) -> vec2<u32> {
   return vec2<u32>(imax, 2u);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
-  base = P.off + b * P.sb;
+fn factor(b: u32, lid: u32) {
   let n = P.n;
   let pb = P.p_off + b * P.p_sb;
   A_begin(lid);
@@ -148,20 +143,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 //== solve
 // A X = B with A = L D L^T from `factor` (LAPACK ssytrs, lower), in place over X, one invocation per
-// right-hand-side column. LD (ld0), pivots (ld1), X (ld2/st2) share the batch shape.
+// right-hand-side column (the entry point: lib/linalg_columns.wgsl). LD (ld0), pivots (ld1),
+// X (ld2/st2) share the batch shape.
 // Parameters: n, nrhs, count, a_off, a_sb, a_sr, a_sc, p_off, p_sb, p_s, x_off, x_sb, x_sr, x_sc.
 fn a(ab: u32, i: u32, j: u32) -> f32 { return ld0(ab + i * P.a_sr + j * P.a_sc); }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nrhs;
-  let c = g % P.nrhs;
-  let ab = P.a_off + b * P.a_sb;
+fn column(b: u32, ab: u32, xb: u32) {
   let pb = P.p_off + b * P.p_sb;
-  let xb = P.x_off + b * P.x_sb + c * P.x_sc;
   let n = P.n;
   // L D Y = B, forward
   var k = 0u;

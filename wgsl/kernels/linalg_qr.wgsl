@@ -2,36 +2,22 @@
 // H_j = I - tau_j v_j v_j^T with v_j = (0, .., 0, 1, A[j+1:, j]), and R's diagonal entry is
 // beta = -sign(alpha) * |(alpha, x)| (sgeqr2 / slarfg). Matrices are addressed through their
 // strides: element (i, j) of matrix b is at off + b * sb + i * sr + j * sc.
-const WG: u32 = 64u;
 
 //== geqrf
 // A (ld0/st0, m x n) factored in place, tau (st1, contiguous (batch, k)): one workgroup per matrix;
 // column j's reflector from its norm (a workgroup sum), then every later column updated by one
 // invocation. Parameters: batch, m, n, k, off, sb, sr, sc.
-var<workgroup> red: array<f32, 64>;
-var<workgroup> res: f32;
-
+// WG, wsum(), wmax() and the entry point (it calls matrix(b, lid)): wgsl/lib/linalg_wg.wgsl.
 fn at(b: u32, i: u32, j: u32) -> u32 { return P.off + b * P.sb + i * P.sr + j * P.sc; }
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let b = linear_id(wid, nwg, 0u, 1u);
-  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
+fn matrix(b: u32, lid: u32) {
   let m = P.m;
   let n = P.n;
   for (var j = 0u; j < P.k; j = j + 1u) {
     // the largest |x_i| first, so the sum of squares neither overflows nor underflows (snrm2)
     var mx = 0.0;
     for (var i = j + 1u + lid; i < m; i = i + WG) { mx = max(mx, abs(ld0(at(b, i, j)))); }
-    red[lid] = mx;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-      if (lid < s) { red[lid] = max(red[lid], red[lid + s]); }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { res = red[0]; }
-    let scale = workgroupUniformLoad(&res);
+    let scale = wmax(lid, mx);
     var s2 = 0.0;
     if (scale > 0.0) {
       for (var i = j + 1u + lid; i < m; i = i + WG) {
@@ -39,14 +25,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         s2 = s2 + x * x;
       }
     }
-    red[lid] = s2;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-      if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-      workgroupBarrier();
-    }
-    if (lid == 0u) { res = red[0]; }
-    let xnorm = scale * sqrt(workgroupUniformLoad(&res));
+    let xnorm = scale * sqrt(wsum(lid, s2));
     let alpha = ld0(at(b, j, j));
     var tau = 0.0;
     if (xnorm != 0.0) {
@@ -81,28 +60,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== apply
 // C <- Q C (trans 0) or Q^T C (trans 1), Q = H_0 H_1 .. H_{k-1} from reflectors V (ld0, the
 // columns below the diagonal, m rows like C) and tau (ld1): one invocation per column of C, each
-// reflector in turn (H_{k-1} first for Q C, H_0 first for Q^T C). C (ld2/st2) in place.
-// Parameters: m, nc, k, count (batch * nc), trans; v_off, v_sb, v_sr, v_sc; t_off, t_sb, t_s;
-// c_off, c_sb, c_sr, c_sc.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.nc;
-  let c = g % P.nc;
-  let vb = P.v_off + b * P.v_sb;
-  let cb = P.c_off + b * P.c_sb + c * P.c_sc;
+// reflector in turn (H_{k-1} first for Q C, H_0 first for Q^T C). C (ld2/st2) in place. The entry
+// point: lib/linalg_columns.wgsl, with V as its A and C as its X. Parameters: m, nrhs (C's columns),
+// k, count (batch * nrhs), trans; a_off, a_sb, a_sr, a_sc (V); t_off, t_sb, t_s; x_off, x_sb, x_sr, x_sc (C).
+fn column(b: u32, vb: u32, cb: u32) {
   let m = P.m;
   for (var s = 0u; s < P.k; s = s + 1u) {
     let j = select(P.k - 1u - s, s, P.trans != 0u);
     let tau = ld1(P.t_off + b * P.t_sb + j * P.t_s);
-    var w = ld2(cb + j * P.c_sr);
-    for (var i = j + 1u; i < m; i = i + 1u) { w = w + ld0(vb + i * P.v_sr + j * P.v_sc) * ld2(cb + i * P.c_sr); }
+    var w = ld2(cb + j * P.x_sr);
+    for (var i = j + 1u; i < m; i = i + 1u) { w = w + ld0(vb + i * P.a_sr + j * P.a_sc) * ld2(cb + i * P.x_sr); }
     w = w * tau;
-    st2(cb + j * P.c_sr, ld2(cb + j * P.c_sr) - w);
+    st2(cb + j * P.x_sr, ld2(cb + j * P.x_sr) - w);
     for (var i = j + 1u; i < m; i = i + 1u) {
-      st2(cb + i * P.c_sr, ld2(cb + i * P.c_sr) - w * ld0(vb + i * P.v_sr + j * P.v_sc));
+      st2(cb + i * P.x_sr, ld2(cb + i * P.x_sr) - w * ld0(vb + i * P.a_sr + j * P.a_sc));
     }
   }
 }

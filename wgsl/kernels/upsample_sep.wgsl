@@ -6,35 +6,33 @@
 // Parameters: n (invocations), lin, lout, inner, taps, src_off, dst_off; prec (uint8: weight bits).
 // Each section defines run(t); the host adds the entry point (ops/nn_common.h: per_element_main).
 
-//== fwd_f32
-// out[p, o, q] = sum_j w[o, j] * in[p, xmin[o] + j, q], summed in j order as CPU.
-fn run(t: u32) {
+// The forward passes' window of output t = [p, o, q]: its first input element in[p, xmin[o], q]
+// (src), its tap count xsize[o] (xs) and where its weights start in t2 (wb).
+struct Window { src: u32, xs: u32, wb: u32 }
+fn window(t: u32) -> Window {
   let q = t % P.inner;
   let r = t / P.inner;
   let o = r % P.lout;
   let p = r / P.lout;
   let xmin = u32(ld1(o));
-  let xs = u32(ld1(P.lout + o));
-  let src = P.src_off + (p * P.lin + xmin) * P.inner + q;
-  let wb = o * P.taps;
+  return Window(P.src_off + (p * P.lin + xmin) * P.inner + q, u32(ld1(P.lout + o)), o * P.taps);
+}
+
+//== fwd_f32
+// out[p, o, q] = sum_j w[o, j] * in[p, xmin[o] + j, q], summed in j order as CPU.
+fn run(t: u32) {
+  let w = window(t);
   var acc = 0.0;
-  for (var j = 0u; j < xs; j = j + 1u) { acc = acc + ld0(src + j * P.inner) * ld2(wb + j); }
+  for (var j = 0u; j < w.xs; j = j + 1u) { acc = acc + ld0(w.src + j * P.inner) * ld2(w.wb + j); }
   st3(P.dst_off + t, acc);
 }
 
 //== fwd_u8
 // CPU's fixed point: (2^(prec-1) + sum_j w[o, j] * in) >> prec, clamped to 0..255.
 fn run(t: u32) {
-  let q = t % P.inner;
-  let r = t / P.inner;
-  let o = r % P.lout;
-  let p = r / P.lout;
-  let xmin = u32(ld1(o));
-  let xs = u32(ld1(P.lout + o));
-  let src = P.src_off + (p * P.lin + xmin) * P.inner + q;
-  let wb = o * P.taps;
+  let w = window(t);
   var acc = i32(1u << (P.prec - 1u));
-  for (var j = 0u; j < xs; j = j + 1u) { acc = acc + ld0(src + j * P.inner) * ld2(wb + j); }
+  for (var j = 0u; j < w.xs; j = j + 1u) { acc = acc + ld0(w.src + j * P.inner) * ld2(w.wb + j); }
   st3(P.dst_off + t, clamp(acc >> P.prec, 0, 255));
 }
 
