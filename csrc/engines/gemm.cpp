@@ -24,6 +24,7 @@
 // beta (f32) and part_stride (elements between split-K parts of a scratch output; 0 when direct).
 #include "engines/gemm.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -435,6 +436,17 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   // Split-K when the tiles are too few to fill a GPU and K is long.
   int64_t splits = 1;
   if (tiles < 128 && K >= 512) splits = std::min<int64_t>((256 + tiles - 1) / tiles, K / 256);
+  if ((ga != nullptr) != (gb != nullptr)) {
+    // A convolution's forward and input-gradient GEMMs are small (a CNN's layers: ~1 GFLOP, ~256
+    // tiles) and their gathered loads latency-bound: split K until about `target` workgroups are in
+    // flight, each split at least 64 long, at most `cap` splits (TORCH_WEBGPU_CONV_SPLIT=
+    // "target,cap"; target 0: the plain rule). Weight gradients (both operands gathered, K = images
+    // x positions) keep the plain rule: more splits there only grew the epilogue on the H200.
+    long target = 1024, cap = 16;
+    if (const char* e = std::getenv("TORCH_WEBGPU_CONV_SPLIT")) std::sscanf(e, "%ld,%ld", &target, &cap);
+    if (target > 0 && tiles * 2 <= target)
+      splits = std::max<int64_t>(1, std::min<int64_t>({(target + tiles - 1) / tiles, K / 64, cap}));
+  }
   splits = std::max<int64_t>(splits, 1);
   int64_t kps = (K + splits - 1) / splits;
   kps = (kps + T.bk - 1) / T.bk * T.bk;
