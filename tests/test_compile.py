@@ -57,7 +57,7 @@ def test_fused_pointwise_chain_is_one_kernel():
     assert any(k.startswith("wgsl:" + rt.KEY_PREFIX) for k in torch_webgpu._C._pipeline_keys(-1))
 
 
-# --- the vec4 variant of flat pointwise kernels (TORCH_WEBGPU_COMPILE_VEC4=Q; off by default) ---
+# --- the vec4 variant of flat pointwise kernels (TORCH_WEBGPU_COMPILE_VEC4=Q; 1 by default) ---
 
 
 @pytest.fixture
@@ -89,13 +89,15 @@ def gelu_chain(x, w, b):
     return torch.nn.functional.gelu(x * w + b) * 0.5
 
 
-@pytest.mark.parametrize("quads", [1, 2, 4])
+@pytest.mark.parametrize("quads", [None, 1, 2, 4])
 def test_vec4_gelu_chain_unrolled_lanes(monkeypatch, built, quads):
     """Each invocation moves `quads` vec4s per buffer, strided by the dispatch size; the body is
     unrolled over the 4 lanes with static component accesses. 8204 elements: 2051 quads, not a
-    multiple of the 256 * quads a workgroup covers (the last invocations stop early)."""
+    multiple of the 256 * quads a workgroup covers (the last invocations stop early). None: the
+    variable unset, one quad by default."""
     x, w, b = (torch.randn(8204) for _ in range(3))
     y, n, n4 = compiled_vec4(monkeypatch, quads, gelu_chain, x.to(DEV), w.to(DEV), b.to(DEV))
+    quads = quads or 1
     assert (n, n4) == (1, 1)  # one kernel, launched as its vec4 variant
     (k,) = built
     key, src, _, groups = k._vec4
@@ -140,13 +142,13 @@ def test_vec4_int32_and_mixed_dtypes(monkeypatch, built, quads):
         close(g, e, rtol=1e-6, atol=0)
 
 
-@pytest.mark.parametrize("case", ["default_off", "length_not_multiple_of_4", "broadcast", "padding"])
+@pytest.mark.parametrize("case", ["turned_off", "length_not_multiple_of_4", "broadcast", "padding"])
 def test_vec4_not_taken(monkeypatch, built, case):
-    """Kernels the variant does not apply to: the environment variable unset, a length not divisible
+    """Kernels the variant does not apply to: the environment variable 0, a length not divisible
     by 4, a broadcast operand (its index is not the flat index), a masked load of a buffer shorter
     than the range (constant padding: its last vec4 would read past the buffer)."""
     quads, f, args = {
-        "default_off": (None, gelu_chain, [torch.randn(4096) for _ in range(3)]),
+        "turned_off": (0, gelu_chain, [torch.randn(4096) for _ in range(3)]),
         "length_not_multiple_of_4": (1, gelu_chain, [torch.randn(4094) for _ in range(3)]),
         "broadcast": (1, gelu_chain, [torch.randn(64, 300), torch.randn(300), torch.randn(300)]),
         "padding": (1, lambda x: torch.nn.functional.pad(x, (0, 4)) * 2, [torch.randn(4092)]),

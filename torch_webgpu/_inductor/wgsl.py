@@ -49,12 +49,16 @@ WG = 256  # invocations per workgroup (the WebGPU default limit)
 
 
 def _vec4_quads():
-    # The vec4 pointwise variant (_vec4_variant): off by default (TORCH_WEBGPU_COMPILE_VEC4 unset or
-    # 0). TORCH_WEBGPU_COMPILE_VEC4=Q (1 to 8) turns it on with Q quads of 4 elements per invocation.
-    # Read at code generation (a graph compiled before the variable changed keeps its kernels).
-    v = os.environ.get("TORCH_WEBGPU_COMPILE_VEC4", "0").strip()
-    if v in ("", "0"):
+    # The vec4 pointwise variant (_vec4_variant): one quad of 4 elements per invocation by default
+    # (H200, gelu chain of 2^24 f32 in benchmarks/run.py: 2789 GB/s, against 1715-1987 for the
+    # one-element kernel; 2 or 4 quads gave nothing more in benchmarks/probe_launch.py).
+    # TORCH_WEBGPU_COMPILE_VEC4=Q (1 to 8) sets the quads, 0 turns the variant off. Read at code
+    # generation (a graph compiled before the variable changed keeps its kernels).
+    v = os.environ.get("TORCH_WEBGPU_COMPILE_VEC4", "1").strip()
+    if v == "0":
         return 0
+    if v == "":
+        return 1
     return max(1, min(8, int(v))) if v.isdigit() else 1
 
 
