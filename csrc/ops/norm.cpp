@@ -498,9 +498,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
     sum_gxh = at::zeros({C}, input.options().dtype(at::kFloat));
   } else if (train || mask[1] || mask[2]) {
     const at::Tensor g = grad_out.to(at::kFloat);
-    const at::Tensor xh = (input.to(at::kFloat) - mean.view(cs)) * invstd.view(cs);
     sum_g = g.sum(dims);
-    sum_gxh = (g * xh).sum(dims);
+    // g * xhat in one elementwise pass (xhat = (x - mean) * invstd, rounded as before), then its sum.
+    at::Tensor gxh = at::empty(input.sizes(), input.options().dtype(at::kFloat));
+    const at::Tensor mv = mean.view(cs), iv = invstd.view(cs);
+    auto it = at::TensorIteratorConfig()
+                  .add_output(gxh)
+                  .add_const_input(g)
+                  .add_const_input(input)
+                  .add_const_input(mv)
+                  .add_const_input(iv)
+                  .check_all_same_dtype(false)
+                  .promote_inputs_to_common_dtype(false)
+                  .build();
+    run_expr("batch_norm_grad_xhat", it, CT::F32, "x1 * ((x2 - x3) * x4)", lib::None);
+    sum_gxh = gxh.sum(dims);
   }
   if (mask[0]) {
     gi = at::empty_like(input, at::MemoryFormat::Contiguous);
