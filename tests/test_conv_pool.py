@@ -8,6 +8,8 @@ import torch
 import torch.nn.functional as F
 from webgpu_env import DEV
 
+import torch_webgpu
+
 FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 TOL = {torch.float32: 2e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
@@ -249,3 +251,34 @@ def test_interpolate_errors():
         F.interpolate(torch.randn(1, 1, 4, 4).to(DEV), size=(0, 3))
     with pytest.raises((RuntimeError, NotImplementedError)):  # CPU: not implemented for 'Int'
         F.interpolate(torch.ones(1, 1, 4, 4, dtype=torch.int32, device=DEV), scale_factor=2, mode="bilinear")
+
+
+@pytest.mark.parametrize(
+    "shape, kw, scatter",
+    [
+        ((2, 3, 8, 10), dict(kernel_size=2), True),
+        ((2, 3, 9, 11), dict(kernel_size=3, stride=3, padding=1, ceil_mode=True), True),
+        ((1, 2, 4, 6, 6), dict(kernel_size=2), True),  # 3-d
+        ((2, 3, 9, 9), dict(kernel_size=3, stride=2), False),  # overlapping windows: the gather
+        ((2, 3, 9, 9), dict(kernel_size=2, stride=2, dilation=2), False),  # dilated span 3 > stride
+    ],
+)
+def test_max_pool_backward_disjoint_windows_scatter(shape, kw, scatter):
+    """max_pool backward where the windows cannot overlap is a zero fill and one write per output
+    (ops/pool.cpp max_backward_scatter); overlapping or dilated windows keep the gather. Ties (a
+    constant region) must still credit only the index the forward chose."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(shape, generator=g)
+    x[..., :2, :2] = 1.0  # ties inside a window
+    pool = F.max_pool2d if len(shape) == 4 else F.max_pool3d
+    xc = x.clone().requires_grad_()
+    y = pool(xc, **kw)
+    go = torch.randn(y.shape, generator=g)
+    y.backward(go)
+    xd = x.to(DEV).requires_grad_()
+    yd = pool(xd, **kw)
+    yd.backward(go.to(DEV))
+    torch.testing.assert_close(yd.cpu(), y)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+    if scatter:
+        assert any(k.startswith("pool:max_bwd_scatter") for k in torch_webgpu._C._pipeline_keys(-1))

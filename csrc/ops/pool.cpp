@@ -146,9 +146,40 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
   return gi;
 }
 
+// Windows that cannot overlap: the stride at least the dilated window's span in every dim.
+bool disjoint_windows(const PoolGeo& g) {
+  for (int i = 0; i < 3; ++i)
+    if ((g.k[i] - 1) * g.d[i] + 1 > g.s[i]) return false;
+  return true;
+}
+
+// max_pool backward over disjoint windows (wgsl/kernels/pool_scatter.wgsl): a zero fill and one
+// write per output at its argmax. float32 only: a scattered 16-bit store would share its word with
+// a neighbour another invocation writes.
+at::Tensor max_backward_scatter(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx,
+                                const PoolGeo& g) {
+  at::Tensor gi = at::zeros(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
+  const uint64_t n = uint64_t(grad.numel());
+  if (n == 0) return gi;
+  Kernel k("pool:max_bwd_scatter");
+  k.in(grad, CT::F32);
+  k.in(idx, CT::I64);
+  k.out(gi, CT::F32);
+  k.param_index("n", int64_t(n));
+  k.param_index("in_vol", g.in[0] * g.in[1] * g.in[2]);
+  k.param_index("out_vol", g.out[0] * g.out[1] * g.out[2]);
+  k.param_index("grad_off", grad.storage_offset());
+  k.param_index("idx_off", idx.storage_offset());
+  k.param_index("gi_off", gi.storage_offset());
+  k.launch(grid(n), [] { return per_element_main() + kernel::library("pool_scatter"); });
+  return gi;
+}
+
 at::Tensor max_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
                         bool adaptive) {
   const at::Tensor idx = idx_.contiguous();
+  if (!adaptive && disjoint_windows(g) && self.scalar_type() == at::kFloat && grad.scalar_type() == at::kFloat)
+    return max_backward_scatter(grad.contiguous(), self, idx, g);
   return gather_backward(adaptive ? "pool:adaptive_max_bwd" : "pool:max_bwd", "max_bwd", adaptive_const(adaptive),
                          grad.contiguous(), self, g, &idx);
 }
