@@ -264,3 +264,63 @@ def test_clip_grad_norm():
     torch.testing.assert_close(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
     for g, c in zip(results[1][1], results[0][1], strict=True):
         torch.testing.assert_close(g, c, rtol=1e-5, atol=1e-6)
+
+
+# ---- OpInfo samples (torch's foreach_*_op_db) ----
+
+OPINFO_OPS = (
+    "_foreach_add",
+    "_foreach_sub",
+    "_foreach_mul",
+    "_foreach_div",
+    "_foreach_addcmul",
+    "_foreach_addcdiv",
+    "_foreach_maximum",
+    "_foreach_sqrt",
+    "_foreach_neg",
+    "_foreach_reciprocal",
+    "_foreach_zero",
+)
+
+
+def _opinfos():
+    from torch.testing._internal import common_methods_invocations as cmi
+
+    db = cmi.foreach_unary_op_db + cmi.foreach_binary_op_db + cmi.foreach_pointwise_op_db
+    return [o for o in db if o.name in OPINFO_OPS]
+
+
+def _to(x, device, dtype=None):
+    if isinstance(x, torch.Tensor):
+        return x.to(device) if dtype is None or not x.is_floating_point() else x.to(device, dtype)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to(v, device, dtype) for v in x)
+    return x
+
+
+# (float16 shares bfloat16's 16-bit paths and takes the hand-written cases above: compile time on lavapipe)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("opinfo", _opinfos(), ids=lambda o: o.name)
+def test_foreach_opinfo(opinfo, dtype):
+    for sample in opinfo.sample_inputs("cpu", dtype, num_input_tensors=[20]):
+        for inplace in (False, True):
+            fn = opinfo.inplace_variant if inplace else opinfo.method_variant
+            if fn is None:
+                continue
+            args = (sample.input, *sample.args)
+            up = _to(args, "cpu", torch.float32)  # the float32 reference, rounded once below
+            ga = _to(args, DEV)
+            try:
+                want = fn(*up, **sample.kwargs)
+            except Exception as e:
+                with pytest.raises(type(e)):
+                    fn(*ga, **sample.kwargs)
+                continue
+            got = fn(*ga, **sample.kwargs)
+            if inplace:
+                want, got = up[0], ga[0]
+            for w, g, t in zip(want, got, sample.input, strict=True):
+                ref = w.to(t.dtype) if w.is_floating_point() and t.is_floating_point() and not inplace else w
+                ref = ref.to(dtype) if inplace else ref
+                tol = {} if dtype != torch.float32 else {"rtol": 1e-5, "atol": 1e-5}
+                torch.testing.assert_close(g.cpu(), ref, check_dtype=False, equal_nan=True, **tol)

@@ -14,6 +14,7 @@
 #include <ATen/NativeFunctions.h>
 #include <torch/library.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -48,7 +49,13 @@ Operand D(const at::Tensor& t) { return {Operand::Device, {}, {}, t}; }
 bool native_dtype(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
 
 // Whether the lists (and scalars, a one-element device tensor `dev` when defined) may run here.
+// TORCH_WEBGPU_FOREACH=0 sends every list to the per-tensor path (to compare, profiling).
 bool fast(std::vector<TL> lists, SL scalars = {}, const at::Tensor& dev = {}) {
+  static const bool off = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_FOREACH");
+    return e != nullptr && std::strcmp(e, "0") == 0;
+  }();
+  if (off) return false;
   const at::Tensor& t0 = lists[0][0];
   if (t0.device().type() != c10::DeviceType::PrivateUse1 || !native_dtype(t0.scalar_type())) return false;
   for (const at::Scalar& s : scalars)
@@ -60,6 +67,14 @@ bool fast(std::vector<TL> lists, SL scalars = {}, const at::Tensor& dev = {}) {
       return false;
   }
   return true;
+}
+
+// sub with a bool scalar raises (ATen's sub_check): left to the per-tensor path, which says so.
+bool bool_sub(const char* op, SL s) {
+  if (std::strcmp(op, "sub") != 0) return false;
+  for (const at::Scalar& v : s)
+    if (v.isBoolean()) return true;
+  return false;
 }
 
 uint32_t pad4(uint32_t n) { return (n + 3) / 4 * 4; }
@@ -241,26 +256,26 @@ namespace an = at::native;
 
 // The .List, .Scalar, .ScalarList (and .Tensor) overloads of a binary op over `expr` in x1 (self),
 // x2 (the other operand) and, with alpha, x3.
-#define WEBGPU_FOREACH_SCALAR(OP, EXPR)                                                      \
-  std::vector<at::Tensor> OP##_scalar(TL self, const at::Scalar& s) {                        \
-    an::check_foreach_api_restrictions(self);                                                \
-    if (!fast({self}, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow(self, s);    \
-    return run_o(#OP, EXPR, false, {L(self), S(s)});                                         \
-  }                                                                                          \
-  void OP##_scalar_(TL self, const at::Scalar& s) {                                          \
-    an::check_foreach_api_restrictions(self);                                                \
-    if (!fast({self}, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow_(self, s);   \
-    run_(#OP, EXPR, false, {L(self), S(s)});                                                 \
-  }                                                                                          \
-  std::vector<at::Tensor> OP##_scalarlist(TL self, SL s) {                                   \
-    an::check_foreach_api_restrictions(self, s);                                             \
-    if (!fast({self}, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow(self, s);  \
-    return run_o(#OP, EXPR, false, {L(self), PS(s)});                                        \
-  }                                                                                          \
-  void OP##_scalarlist_(TL self, SL s) {                                                     \
-    an::check_foreach_api_restrictions(self, s);                                             \
-    if (!fast({self}, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow_(self, s); \
-    run_(#OP, EXPR, false, {L(self), PS(s)});                                                \
+#define WEBGPU_FOREACH_SCALAR(OP, EXPR)                                                                          \
+  std::vector<at::Tensor> OP##_scalar(TL self, const at::Scalar& s) {                                            \
+    an::check_foreach_api_restrictions(self);                                                                    \
+    if (!fast({self}, {s}) || bool_sub(#OP, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow(self, s);  \
+    return run_o(#OP, EXPR, false, {L(self), S(s)});                                                             \
+  }                                                                                                              \
+  void OP##_scalar_(TL self, const at::Scalar& s) {                                                              \
+    an::check_foreach_api_restrictions(self);                                                                    \
+    if (!fast({self}, {s}) || bool_sub(#OP, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow_(self, s); \
+    run_(#OP, EXPR, false, {L(self), S(s)});                                                                     \
+  }                                                                                                              \
+  std::vector<at::Tensor> OP##_scalarlist(TL self, SL s) {                                                       \
+    an::check_foreach_api_restrictions(self, s);                                                                 \
+    if (!fast({self}, s) || bool_sub(#OP, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow(self, s);  \
+    return run_o(#OP, EXPR, false, {L(self), PS(s)});                                                            \
+  }                                                                                                              \
+  void OP##_scalarlist_(TL self, SL s) {                                                                         \
+    an::check_foreach_api_restrictions(self, s);                                                                 \
+    if (!fast({self}, s) || bool_sub(#OP, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow_(self, s); \
+    run_(#OP, EXPR, false, {L(self), PS(s)});                                                                    \
   }
 
 WEBGPU_FOREACH_SCALAR(add, "x1 + x2")
