@@ -1,5 +1,6 @@
 // Multi-tensor _foreach_* pointwise ops (add, sub, mul, div, lerp, addcmul, addcdiv, sqrt, neg,
-// reciprocal, maximum, copy_, zero_): one dispatch per chunk of tensors instead of one per tensor.
+// reciprocal, maximum, minimum, clamp_min, clamp_max, copy_, zero_): one dispatch per chunk of
+// tensors instead of one per tensor.
 //
 // A chunk holds as many tensors as the storage bindings (at most 16 distinct blocks) and the
 // parameter slot (kernel/params.h, 64 words) allow. Each tensor owns a whole number of workgroups:
@@ -256,32 +257,35 @@ namespace an = at::native;
 
 // The .List, .Scalar, .ScalarList (and .Tensor) overloads of a binary op over `expr` in x1 (self),
 // x2 (the other operand) and, with alpha, x3.
-#define WEBGPU_FOREACH_SCALAR(OP, EXPR)                                                                          \
+#define WEBGPU_FOREACH_SCALAR(OP, EXPR, LIB)                                                                     \
   std::vector<at::Tensor> OP##_scalar(TL self, const at::Scalar& s) {                                            \
     an::check_foreach_api_restrictions(self);                                                                    \
     if (!fast({self}, {s}) || bool_sub(#OP, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow(self, s);  \
-    return run_o(#OP, EXPR, false, {L(self), S(s)});                                                             \
+    return run_o(#OP, EXPR, LIB, {L(self), S(s)});                                                               \
   }                                                                                                              \
   void OP##_scalar_(TL self, const at::Scalar& s) {                                                              \
     an::check_foreach_api_restrictions(self);                                                                    \
     if (!fast({self}, {s}) || bool_sub(#OP, {s})) return an::foreach_tensor_##OP##_scalar_kernel_slow_(self, s); \
-    run_(#OP, EXPR, false, {L(self), S(s)});                                                                     \
+    run_(#OP, EXPR, LIB, {L(self), S(s)});                                                                       \
   }                                                                                                              \
   std::vector<at::Tensor> OP##_scalarlist(TL self, SL s) {                                                       \
     an::check_foreach_api_restrictions(self, s);                                                                 \
     if (!fast({self}, s) || bool_sub(#OP, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow(self, s);  \
-    return run_o(#OP, EXPR, false, {L(self), PS(s)});                                                            \
+    return run_o(#OP, EXPR, LIB, {L(self), PS(s)});                                                              \
   }                                                                                                              \
   void OP##_scalarlist_(TL self, SL s) {                                                                         \
     an::check_foreach_api_restrictions(self, s);                                                                 \
     if (!fast({self}, s) || bool_sub(#OP, s)) return an::foreach_tensor_##OP##_scalarlist_kernel_slow_(self, s); \
-    run_(#OP, EXPR, false, {L(self), PS(s)});                                                                    \
+    run_(#OP, EXPR, LIB, {L(self), PS(s)});                                                                      \
   }
 
-WEBGPU_FOREACH_SCALAR(add, "x1 + x2")
-WEBGPU_FOREACH_SCALAR(sub, "x1 - x2")
-WEBGPU_FOREACH_SCALAR(mul, "x1 * x2")
-WEBGPU_FOREACH_SCALAR(div, "x1 / x2")
+WEBGPU_FOREACH_SCALAR(add, "x1 + x2", false)
+WEBGPU_FOREACH_SCALAR(sub, "x1 - x2", false)
+WEBGPU_FOREACH_SCALAR(mul, "x1 * x2", false)
+WEBGPU_FOREACH_SCALAR(div, "x1 / x2", false)
+// maximum/minimum with a scalar are ATen's clamp_min/clamp_max (a NaN element stays NaN).
+WEBGPU_FOREACH_SCALAR(clamp_min, "f_clamp_min(x1, x2)", true)
+WEBGPU_FOREACH_SCALAR(clamp_max, "f_clamp_max(x1, x2)", true)
 #undef WEBGPU_FOREACH_SCALAR
 
 // add/sub .List and add .Tensor take alpha: x1 + x3 * x2 (sub: alpha negated, as ATen's sub).
@@ -348,17 +352,22 @@ WEBGPU_FOREACH_LIST_TENSOR(mul, "x1 * x2")
 WEBGPU_FOREACH_LIST_TENSOR(div, "x1 / x2")
 #undef WEBGPU_FOREACH_LIST_TENSOR
 
-// _foreach_maximum.List is ATen's clamp_min with a tensor bound: NaN-propagating maximum.
-std::vector<at::Tensor> maximum_list(TL self, TL other) {
-  an::check_foreach_api_restrictions(self, other);
-  if (!fast({self, other})) return an::foreach_tensor_clamp_min_list_kernel_slow(self, other);
-  return run_o("maximum", "f_maximum(x1, x2)", true, {L(self), L(other)});
-}
-void maximum_list_(TL self, TL other) {
-  an::check_foreach_api_restrictions(self, other);
-  if (!fast({self, other})) return an::foreach_tensor_clamp_min_list_kernel_slow_(self, other);
-  run_("maximum", "f_maximum(x1, x2)", true, {L(self), L(other)});
-}
+// With a tensor bound, clamp_min/clamp_max (and maximum/minimum, which are they) propagate NaN from
+// either side, as maximum/minimum.
+#define WEBGPU_FOREACH_BOUND_LIST(OP, EXPR)                                                    \
+  std::vector<at::Tensor> OP##_list(TL self, TL other) {                                       \
+    an::check_foreach_api_restrictions(self, other);                                           \
+    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow(self, other);  \
+    return run_o(#OP, EXPR, true, {L(self), L(other)});                                        \
+  }                                                                                            \
+  void OP##_list_(TL self, TL other) {                                                         \
+    an::check_foreach_api_restrictions(self, other);                                           \
+    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow_(self, other); \
+    run_(#OP, EXPR, true, {L(self), L(other)});                                                \
+  }
+WEBGPU_FOREACH_BOUND_LIST(clamp_min, "f_maximum(x1, x2)")
+WEBGPU_FOREACH_BOUND_LIST(clamp_max, "f_minimum(x1, x2)")
+#undef WEBGPU_FOREACH_BOUND_LIST
 
 // ---- unary: sqrt, neg, reciprocal; zero_ ----
 
@@ -491,8 +500,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_div_.List", TORCH_FN(div_list_));
   m.impl("_foreach_div.Tensor", TORCH_FN(div_tensor));
   m.impl("_foreach_div_.Tensor", TORCH_FN(div_tensor_));
-  m.impl("_foreach_maximum.List", TORCH_FN(maximum_list));
-  m.impl("_foreach_maximum_.List", TORCH_FN(maximum_list_));
+#define WEBGPU_REG_BOUND(NAME, OP)                                      \
+  m.impl("_foreach_" #NAME ".Scalar", TORCH_FN(OP##_scalar));           \
+  m.impl("_foreach_" #NAME "_.Scalar", TORCH_FN(OP##_scalar_));         \
+  m.impl("_foreach_" #NAME ".ScalarList", TORCH_FN(OP##_scalarlist));   \
+  m.impl("_foreach_" #NAME "_.ScalarList", TORCH_FN(OP##_scalarlist_)); \
+  m.impl("_foreach_" #NAME ".List", TORCH_FN(OP##_list));               \
+  m.impl("_foreach_" #NAME "_.List", TORCH_FN(OP##_list_));
+  WEBGPU_REG_BOUND(clamp_min, clamp_min)
+  WEBGPU_REG_BOUND(maximum, clamp_min)
+  WEBGPU_REG_BOUND(clamp_max, clamp_max)
+  WEBGPU_REG_BOUND(minimum, clamp_max)
+#undef WEBGPU_REG_BOUND
   m.impl("_foreach_sqrt", TORCH_FN(fe_sqrt));
   m.impl("_foreach_sqrt_", TORCH_FN(fe_sqrt_));
   m.impl("_foreach_neg", TORCH_FN(fe_neg));
