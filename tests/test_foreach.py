@@ -303,8 +303,8 @@ def _to(x, device, dtype=None):
     return x
 
 
-# (float16 shares bfloat16's 16-bit paths and takes the hand-written cases above: compile time on lavapipe)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+# float32 only: the half dtypes take the hand-written cases above (compile time on lavapipe)
+@pytest.mark.parametrize("dtype", [torch.float32], ids=str)
 @pytest.mark.parametrize("opinfo", _opinfos(), ids=lambda o: o.name)
 def test_foreach_opinfo(opinfo, dtype):
     for sample in opinfo.sample_inputs("cpu", dtype, num_input_tensors=[20]):
