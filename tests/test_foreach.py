@@ -56,6 +56,7 @@ CASES = {
     "add.Scalar": ("_foreach_add", 1, lambda n: (1.5,), {}),
     "add.ScalarList": ("_foreach_add", 1, lambda n: (_scalars(n),), {}),
     "add.Tensor": ("_foreach_add", 1, lambda n: ("T0.5",), {"alpha": 2.0}),
+    "add.Tensor.cpu": ("_foreach_add", 1, lambda n: ("c0.5",), {"alpha": 2.0}),
     "sub.List": ("_foreach_sub", 2, lambda n: (), {"alpha": 0.5}),
     "sub.Scalar": ("_foreach_sub", 1, lambda n: (3,), {}),
     "sub.ScalarList": ("_foreach_sub", 1, lambda n: (_scalars(n),), {}),
@@ -92,6 +93,8 @@ def materialise(args, n, device, dtype):
     for a in args:
         if isinstance(a, str) and a.startswith("T"):  # a 0-dim tensor on the list's device
             out.append(torch.tensor(float(a[1:]), dtype=dtype, device=device))
+        elif isinstance(a, str) and a.startswith("c"):  # a 0-dim CPU tensor
+            out.append(torch.tensor(float(a[1:]), dtype=dtype))
         elif a == "C":  # a 1-D CPU tensor of per-tensor scalars
             out.append(torch.tensor(_scalars(n), dtype=torch.float64))
         else:

@@ -310,14 +310,16 @@ WEBGPU_FOREACH_ALPHA_LIST(sub, -)
 // scalar.
 std::vector<at::Tensor> add_tensor(TL self, const at::Tensor& other, const at::Scalar& alpha) {
   an::check_foreach_api_restrictions(self);
-  if (other.device().is_cpu() && other.dim() == 0 && !alpha.isComplex() && fast({self}, {other.item(), alpha}))
+  if (other.device().is_cpu() && other.dim() == 0 && !alpha.isComplex() && fast({self}, {other.item()}) &&
+      fast({self}, {alpha}))
     return run_o("add", "x1 + x3 * x2", false, {L(self), S(other.item()), S(alpha)});
   if (!fast({self}, {alpha}, other)) return an::foreach_tensor_add_tensor_kernel_slow(self, other, alpha);
   return run_o("add", "x1 + x3 * x2", false, {L(self), D(other), S(alpha)});
 }
 void add_tensor_(TL self, const at::Tensor& other, const at::Scalar& alpha) {
   an::check_foreach_api_restrictions(self);
-  if (other.device().is_cpu() && other.dim() == 0 && !alpha.isComplex() && fast({self}, {other.item(), alpha}))
+  if (other.device().is_cpu() && other.dim() == 0 && !alpha.isComplex() && fast({self}, {other.item()}) &&
+      fast({self}, {alpha}))
     return run_("add", "x1 + x3 * x2", false, {L(self), S(other.item()), S(alpha)});
   if (!fast({self}, {alpha}, other)) return an::foreach_tensor_add_tensor_kernel_slow_(self, other, alpha);
   run_("add", "x1 + x3 * x2", false, {L(self), D(other), S(alpha)});
