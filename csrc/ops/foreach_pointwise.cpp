@@ -116,7 +116,8 @@ void run(const std::string& name, const char* expr, bool pointwise_lib, const st
     const uint32_t C = uint32_t(idx.size());
     std::string kinds;
     for (const Operand& o : ops) kinds.push_back(char(o.kind));
-    Kernel k("_foreach_" + name + ":" + kinds + (inplace ? "i" : "o") + std::to_string(C));
+    // The expression is part of the key: one op name serves several (add: x1 + x2, x1 + x3 * x2).
+    Kernel k("_foreach_" + name + ":" + kinds + (inplace ? "i" : "o") + std::to_string(C) + ":" + expr);
     // Operand j * per + m: list operand m of tensor j (the output after the lists when separate).
     for (size_t j : idx) {
       size_t m = 0;
