@@ -184,6 +184,13 @@ def test_foreach_other_dtypes_and_aliasing():
     torch._foreach_add_(xs, xs, alpha=0.5)
     torch._foreach_add_(xgs, xgs, alpha=0.5)
     check([xg], [x], torch.float32)
+    # one tensor twice in a list, and overlapping views: applied one after another, as on CPU
+    y = torch.randn(12)
+    yg = y.to(DEV)
+    for t in (y, yg):
+        torch._foreach_mul_([t, t[2:8], t], 1.5)
+        torch._foreach_add_([t[:6], t[6:]], [t[6:], t[:6]], alpha=0.5)
+    check([yg], [y], torch.float32)
 
 
 def test_foreach_errors_match_cpu():
@@ -196,6 +203,7 @@ def test_foreach_errors_match_cpu():
         lambda L, M: torch._foreach_lerp_(L, M, 0.5),
         lambda L, M: torch._foreach_sqrt([]),
         lambda L, M: torch._foreach_mul_(L, torch.ones(2, device=L[0].device)),  # not a scalar tensor
+        lambda L, M: torch._foreach_add_([L[1][1:]], [L[1][:3]]),  # partial overlap with the output
     ]
     for f in cases:
         with pytest.raises(Exception) as cpu_err:

@@ -206,12 +206,44 @@ void run(const std::string& name, const char* expr, bool pointwise_lib, const st
     });
   };
 
+  // Tensors of one chunk run concurrently, ATen's slow path one after another: a tensor whose output
+  // overlaps what an earlier tensor of the chunk reads or writes, or whose inputs overlap an earlier
+  // output (a list holding one parameter twice, overlapping views), starts a new chunk; dispatches
+  // see each other's writes.
+  struct Span {
+    const void* block;
+    std::pair<uint64_t, uint64_t> bytes;
+    bool write;
+  };
+  auto overlaps = [](const Span& a, const Span& b) {
+    return a.block == b.block && a.bytes.first < b.bytes.second && b.bytes.first < a.bytes.second;
+  };
+  std::vector<Span> spans;  // of the current chunk
   std::vector<size_t> idx;
   std::vector<const void*> blocks;
   int64_t elems = 0;
   for (size_t j = 0; j < self.size(); ++j) {
     const int64_t nj = self[j].numel();
     if (nj == 0) continue;
+    std::vector<Span> mine_spans;
+    {
+      size_t m = 0;
+      for (const Operand& o : ops)
+        if (o.kind == Operand::List) {
+          mine_spans.push_back({kernel::block_id(o.list[j]), kernel::byte_span(o.list[j]), inplace && m == 0});
+          ++m;
+        }
+      if (!inplace) mine_spans.push_back({kernel::block_id(out[j]), kernel::byte_span(out[j]), true});
+    }
+    // As ATen's in-place ops (assert_no_partial_overlap): an input that shares some, not all, of the
+    // output's memory.
+    for (size_t m = 1; inplace && m < mine_spans.size(); ++m)
+      TORCH_CHECK(!overlaps(mine_spans[0], mine_spans[m]) || mine_spans[0].bytes == mine_spans[m].bytes,
+                  "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                  "single memory location. Please clone() the tensor before performing the operation.");
+    bool hazard = false;
+    for (const Span& a : mine_spans)
+      for (const Span& b : spans) hazard |= (a.write || b.write) && overlaps(a, b);
     std::vector<const void*> mine;
     for (const Operand& o : ops)
       if (o.kind == Operand::List) mine.push_back(kernel::block_id(o.list[j]));
@@ -219,9 +251,11 @@ void run(const std::string& name, const char* expr, bool pointwise_lib, const st
     std::vector<const void*> merged = blocks;
     for (const void* b : mine)
       if (std::find(merged.begin(), merged.end(), b) == merged.end()) merged.push_back(b);
-    if (!idx.empty() && (merged.size() > max_bind || idx.size() >= max_c || elems + nj > (int64_t(1) << 31))) {
+    if (!idx.empty() &&
+        (hazard || merged.size() > max_bind || idx.size() >= max_c || elems + nj > (int64_t(1) << 31))) {
       flush(idx);
       idx.clear();
+      spans.clear();
       elems = 0;
       merged = {};
       for (const void* b : mine)
@@ -229,6 +263,7 @@ void run(const std::string& name, const char* expr, bool pointwise_lib, const st
     }
     TORCH_CHECK(merged.size() <= max_bind, "webgpu: _foreach_", name, ": too many storage bindings for one tensor");
     blocks = std::move(merged);
+    spans.insert(spans.end(), mine_spans.begin(), mine_spans.end());
     idx.push_back(j);
     elems += nj;
   }
