@@ -1,8 +1,8 @@
 // Optimiser kernels: _fused_adam_ / _fused_adamw_ / _fused_sgd_ (lr as a float or a tensor, amsgrad,
 // maximize, grad_scale / found_inf read on the device, no synchronisation), one dispatch per
 // parameter doing the whole update; and _foreach_norm (one partial-reduction dispatch per tensor,
-// one dispatch finishing every tensor). The other _foreach_* ops are ATen's composite slow path
-// over our per-tensor kernels.
+// one dispatch finishing every tensor). The multi-tensor pointwise _foreach_* ops (one dispatch per
+// chunk of tensors) are in foreach_pointwise.cpp.
 #include <ATen/NativeFunctions.h>
 #include <torch/library.h>
 
