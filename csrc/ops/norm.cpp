@@ -347,19 +347,20 @@ std::vector<int64_t> reduce_dims(const at::Tensor& input) {
   return d;
 }
 
+// One elementwise pass out = expr(x1, x2, ...) over full-size tensors and per-channel vectors
+// (viewed to broadcast), computed in f32 whatever the inputs' dtypes.
+void channel_pass(const char* name, const at::Tensor& out, std::initializer_list<at::Tensor> inputs, const char* expr) {
+  at::TensorIteratorConfig cfg;
+  cfg.add_output(out);
+  for (const at::Tensor& t : inputs) cfg.add_const_input(t);
+  auto it = cfg.check_all_same_dtype(false).promote_inputs_to_common_dtype(false).build();
+  run_expr(name, it, CT::F32, expr, lib::None);
+}
+
 // out = x * scale + shift, scale and shift per channel (f32).
 void apply_affine(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift, const at::Tensor& out) {
   const auto cs = channel_shape(x);
-  const at::Tensor sc = scale.view(cs), sh = shift.view(cs);
-  auto it = at::TensorIteratorConfig()
-                .add_output(out)
-                .add_const_input(x)
-                .add_const_input(sc)
-                .add_const_input(sh)
-                .check_all_same_dtype(false)
-                .promote_inputs_to_common_dtype(false)
-                .build();
-  run_expr("batch_norm_apply", it, CT::F32, "x1 * x2 + x3", lib::None);
+  channel_pass("batch_norm_apply", out, {x, scale.view(cs), shift.view(cs)}, "x1 * x2 + x3");
 }
 
 void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
@@ -501,17 +502,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
     sum_g = g.sum(dims);
     // g * xhat in one elementwise pass (xhat = (x - mean) * invstd, rounded as before), then its sum.
     at::Tensor gxh = at::empty(input.sizes(), input.options().dtype(at::kFloat));
-    const at::Tensor mv = mean.view(cs), iv = invstd.view(cs);
-    auto it = at::TensorIteratorConfig()
-                  .add_output(gxh)
-                  .add_const_input(g)
-                  .add_const_input(input)
-                  .add_const_input(mv)
-                  .add_const_input(iv)
-                  .check_all_same_dtype(false)
-                  .promote_inputs_to_common_dtype(false)
-                  .build();
-    run_expr("batch_norm_grad_xhat", it, CT::F32, "x1 * ((x2 - x3) * x4)", lib::None);
+    channel_pass("batch_norm_grad_xhat", gxh, {g, input, mean.view(cs), invstd.view(cs)}, "x1 * ((x2 - x3) * x4)");
     sum_gxh = gxh.sum(dims);
   }
   if (mask[0]) {
@@ -523,18 +514,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
         const at::Tensor k = sum_gxh / double(n) * invstd;  // xhat * sum_gxh / n = (x - mean) * k
         const at::Tensor a = -ws * k;
         const at::Tensor c = ws * (mean * k - sum_g / double(n));
-        const at::Tensor wsv = ws.view(cs), av = a.view(cs), cv = c.view(cs);
-        auto it = at::TensorIteratorConfig()
-                      .add_output(gi)
-                      .add_const_input(grad_out)
-                      .add_const_input(input)
-                      .add_const_input(wsv)
-                      .add_const_input(av)
-                      .add_const_input(cv)
-                      .check_all_same_dtype(false)
-                      .promote_inputs_to_common_dtype(false)
-                      .build();
-        run_expr("batch_norm_backward_train", it, CT::F32, "x1 * x3 + x2 * x4 + x5", lib::None);
+        channel_pass("batch_norm_backward_train", gi, {grad_out, input, ws.view(cs), a.view(cs), c.view(cs)},
+                     "x1 * x3 + x2 * x4 + x5");
       } else {
         apply_affine(grad_out, ws, at::zeros({C}, input.options().dtype(at::kFloat)), gi);
       }
