@@ -3,13 +3,18 @@
 Prints the kernels (pipeline keys, shortened) with their share of the step's GPU time: what to
 speed up first (issue 17's "measure first").
 
-    python benchmarks/profile_step.py [cnn|cnn_amp|gpt2] [--steps 5] [--top 20]
+    python benchmarks/profile_step.py [cnn|cnn_amp|gpt2|<op>] [--steps 5] [--top 20]
+
+The single-op workloads (fft, matvec, mm128, layer_norm, layer_norm_bwd, softmax, conv) are
+benchmarks/run.py's rows; for them the wall time per call is printed too, so that GPU time and
+the CPU's per-call cost can be told apart.
 """
 
 import argparse
 import os
 import re
 import sys
+import time
 from collections import defaultdict
 
 import torch
@@ -66,17 +71,60 @@ def gpt2_step(dev):
     return step
 
 
+def op_step(dev, name):
+    """One of benchmarks/run.py's single-op rows as a step."""
+    g = torch.Generator().manual_seed(0)
+    r = lambda *shape: torch.randn(*shape, generator=g).to(dev)  # noqa: E731
+    if name == "fft":
+        x = torch.complex(r(1 << 20), r(1 << 20))
+        return lambda: torch.fft.fft(x)
+    if name == "matvec":
+        a, b = r(1, 4096), r(4096, 4096)
+        return lambda: a @ b
+    if name == "mm128":
+        a, b = r(128, 768), r(768, 768)
+        return lambda: a @ b
+    if name == "softmax":
+        x = r(4096, 4096)
+        return lambda: torch.softmax(x, -1)
+    if name in ("layer_norm", "layer_norm_bwd"):
+        x, w, b = r(4096, 4096), r(4096), r(4096)
+        if name == "layer_norm":
+            return lambda: torch.nn.functional.layer_norm(x, (4096,), w, b)
+        x.requires_grad_(True), w.requires_grad_(True), b.requires_grad_(True)
+        y = torch.nn.functional.layer_norm(x, (4096,), w, b)
+        gy = torch.randn_like(y)
+        return lambda: torch.autograd.grad(y, (x, w, b), gy, retain_graph=True)
+    if name == "conv":
+        x, w = r(32, 64, 64, 64), r(64, 64, 3, 3)
+        return lambda: torch.nn.functional.conv2d(x, w, padding=1)
+    raise SystemExit(f"unknown workload {name}")
+
+
+OPS = ["fft", "matvec", "mm128", "softmax", "layer_norm", "layer_norm_bwd", "conv"]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2"])
+    ap.add_argument("workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2", *OPS])
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=20)
     a = ap.parse_args()
     dev = torch.device("webgpu")
-    step = gpt2_step(dev) if a.workload == "gpt2" else cnn_step(dev, a.workload == "cnn_amp")
+    if a.workload in OPS:
+        step = op_step(dev, a.workload)
+    elif a.workload == "gpt2":
+        step = gpt2_step(dev)
+    else:
+        step = cnn_step(dev, a.workload == "cnn_amp")
     for _ in range(2):  # compile the pipelines, fill the allocator's cache
         step()
     torch.webgpu.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        step()
+    torch.webgpu.synchronize()
+    wall = (time.perf_counter() - t0) / a.steps
     _C._take_kernel_times()
     _C._kernel_timing(True)
     for _ in range(a.steps):
@@ -92,7 +140,8 @@ def main():
         per[short(name)][1] += 1
     total = sum(v[0] for v in per.values())
     print(
-        f"{a.workload}: {len(times) / a.steps:.0f} dispatches and {total / a.steps / 1e3:.0f} us of GPU time per step"
+        f"{a.workload}: {len(times) / a.steps:.0f} dispatches and {total / a.steps / 1e3:.1f} us of GPU time per step"
+        f" ({wall * 1e6:.1f} us wall per step without timestamps)"
     )
     for name, (ns, n) in sorted(per.items(), key=lambda kv: -kv[1][0])[: a.top]:
         print(f"{100 * ns / total:5.1f}%  {ns / a.steps / 1e3:8.1f} us/step  {n // a.steps:4d}x  {name}")

@@ -175,3 +175,15 @@ def test_backward():
     torch.fft.rfft(r).abs().sum().backward()
     torch.fft.rfft(rd).abs().sum().backward()
     torch.testing.assert_close(rd.grad.cpu(), r.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("n, batch", [(1 << 20, 1), (1 << 18, 2), (3 * 4096 * 5, 3)])
+def test_four_step_rows_side_by_side(n, batch):
+    # Four-step lengths: both passes move whole 32-byte sectors (rows side by side), in place when
+    # two arrays of them do not fit workgroup memory; forward, inverse, and along a strided dim.
+    x = cplx(batch, n, seed=n)
+    xd = x.to(DEV)
+    close(torch.fft.fft(xd), torch.fft.fft(x), n)
+    close(torch.fft.ifft(xd, norm="ortho"), torch.fft.ifft(x, norm="ortho"), n)
+    if batch > 1:
+        close(torch.fft.fft(xd.t(), dim=0), torch.fft.fft(x.t(), dim=0), n)

@@ -409,6 +409,24 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
                        {"STORE", st.str()}});
 }
 
+// Split-K for the plain float GEMMs whose tiles cannot fill a GPU: parts until about `target`
+// workgroups, each part at least `min_k` long. TORCH_WEBGPU_GEMM_SPLIT="target,min_k" overrides
+// them for tuning (read once).
+struct GemmSplit {
+  int64_t target = 256, min_k = 256;
+};
+const GemmSplit& gemm_split() {
+  static const GemmSplit g = [] {
+    GemmSplit r;
+    if (const char* e = std::getenv("TORCH_WEBGPU_GEMM_SPLIT")) {
+      long t = 0, m = 0;
+      if (std::sscanf(e, "%ld,%ld", &t, &m) == 2 && t >= 0 && m >= 16) r = {t, m};
+    }
+    return r;
+  }();
+  return g;
+}
+
 void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
                 int64_t K, float alpha, float beta, const Gathered* ga = nullptr, const Gathered* gb = nullptr) {
   const TileSet ts = tile_set();
@@ -435,7 +453,9 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   const int64_t tiles = batch * tiles_m * tiles_n;
   // Split-K when the tiles are too few to fill a GPU and K is long.
   int64_t splits = 1;
-  if (tiles < 128 && K >= 512) splits = std::min<int64_t>((256 + tiles - 1) / tiles, K / 256);
+  const GemmSplit& gs = gemm_split();
+  if (tiles * 2 < gs.target && K >= 2 * gs.min_k)
+    splits = std::min<int64_t>((gs.target + tiles - 1) / tiles, K / gs.min_k);
   if ((ga != nullptr) != (gb != nullptr)) {
     // A convolution's forward and input-gradient GEMMs are small (a CNN's layers: ~1 GFLOP, ~256
     // tiles) and their gathered loads latency-bound: split K until about `target` workgroups are in

@@ -81,15 +81,33 @@ struct Rows {
 };
 
 // One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
+// A four-step pass reads or writes its rows across memory (element stride ies or oes != 1); when
+// neighbouring rows are neighbours in memory (iis or ois == 1), a workgroup takes kSide rows and
+// its invocations walk them side by side, so that each 32-byte sector read or written is used
+// whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of kSide
+// rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
+// results in registers across a barrier before writing them back.
+constexpr int64_t kSide = 4;
+
 void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows& out, int64_t N, const at::Tensor& tw,
             int64_t ntab, bool forward, float scale, bool mid) {
   const std::vector<int> rad = radices(N);
   TORCH_CHECK(!rad.empty() || N == 1, "webgpu: fft: internal: no plan for length ", N);
+  const uint64_t bytes = kernel::device_info(x).max_workgroup_storage;
   const int64_t cap_rows = std::max<int64_t>(1, wg_max(x) / N);
   // Several short rows per workgroup; about 256 butterflies in flight.
-  const int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
+  int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
+  const bool side_in = in.es != 1 && in.is == 1, side_out = out.es != 1 && out.is == 1;
+  bool inplace = false;
+  if ((side_in || side_out) && G < kSide && in.rows >= kSide) {
+    if (uint64_t(kSide * N) * 16 <= bytes)
+      G = kSide;
+    else if (uint64_t(kSide * N) * 8 <= bytes)
+      G = kSide, inplace = true;
+  }
   const int64_t T = std::min<int64_t>(256, std::max<int64_t>(32, G * N / 4));
-  std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "");
+  std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "") +
+                    (side_in ? ":si" : "") + (side_out ? ":so" : "") + (inplace ? ":ip" : "");
   Kernel k(key);
   k.in(x, CT::RAW);
   k.in(tw, CT::RAW);
@@ -108,52 +126,90 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   k.param_f32("sg", forward ? 1.0f : -1.0f);
   k.param_f32("scale", scale);
   k.launch(kernel::grid(in.rows, uint32_t(G)), [&] {
+    auto u = [](int64_t v) { return std::to_string(v) + "u"; };
+    auto I = [](int64_t v) { return std::to_string(v); };
     std::string passes;
     int64_t p = 1;
     bool src_a = true;
     for (int R : rad) {
       const int64_t Nr = N / R;
-      const std::string S = src_a ? "sa" : "sb", D = src_a ? "sb" : "sa";
-      auto u = [](int64_t v) { return std::to_string(v) + "u"; };
-      std::string c = "  for (var t = lid; t < " + u(G * Nr) + "; t = t + " + u(T) + ") {\n";
-      c += "    let base = (t / " + u(Nr) + ") * " + u(N) + ";\n    let j = t % " + u(Nr) + ";\n    let k = j % " +
-           u(p) + ";\n";
-      for (int r = 0; r < R; ++r) {
-        c += "    var v" + std::to_string(r) + " = " + S + "[base + j + " + u(r * Nr) + "];\n";
-        if (p > 1 && r > 0)
-          c += "    v" + std::to_string(r) + " = cmul(v" + std::to_string(r) + ", tws(" + u(r) + " * k * " +
-               u(N / (p * R)) + "));\n";
-      }
-      if (R == 2) {
-        c += "    let y0 = v0 + v1;\n    let y1 = v0 - v1;\n";
-      } else if (R == 4) {
-        c += "    let a0 = v0 + v2;\n    let a1 = v0 - v2;\n    let a2 = v1 + v3;\n    let a3 = qturn(v1 - v3);\n";
-        c += "    let y0 = a0 + a2;\n    let y1 = a1 + a3;\n    let y2 = a0 - a2;\n    let y3 = a1 - a3;\n";
-      } else {
-        for (int s = 0; s < R; ++s) {
-          c += "    let y" + std::to_string(s) + " = v0";
-          for (int r = 1; r < R; ++r) {
-            const int q = (r * s) % R;
-            c += q == 0 ? " + v" + std::to_string(r)
-                        : " + cmul(v" + std::to_string(r) + ", tws(" + u(int64_t(q) * Nr) + "))";
-          }
-          c += ";\n";
+      const std::string S = src_a || inplace ? "sa" : "sb", D = src_a && !inplace ? "sb" : "sa";
+      // Butterfly t: reads R values of S (twiddled), leaves y<q>_0..y<q>_{R-1}, and its output index o<q>.
+      auto butterfly = [&](const std::string& q) {
+        std::string c = "    let base" + q + " = (t / " + u(Nr) + ") * " + u(N) + ";\n    let j" + q + " = t % " +
+                        u(Nr) + ";\n    let k" + q + " = j" + q + " % " + u(p) + ";\n";
+        for (int r = 0; r < R; ++r) {
+          c += "    var v" + I(r) + " = " + S + "[base" + q + " + j" + q + " + " + u(r * Nr) + "];\n";
+          if (p > 1 && r > 0)
+            c += "    v" + I(r) + " = cmul(v" + I(r) + ", tws(" + u(r) + " * k" + q + " * " + u(N / (p * R)) + "));\n";
         }
+        std::vector<std::string> y(static_cast<size_t>(R));
+        if (R == 2) {
+          y = {"v0 + v1", "v0 - v1"};
+        } else if (R == 4) {
+          c += "    let a0 = v0 + v2;\n    let a1 = v0 - v2;\n    let a2 = v1 + v3;\n    let a3 = qturn(v1 - v3);\n";
+          y = {"a0 + a2", "a1 + a3", "a0 - a2", "a1 - a3"};
+        } else {
+          for (int s = 0; s < R; ++s) {
+            std::string e = "v0";
+            for (int r = 1; r < R; ++r) {
+              const int qq = (r * s) % R;
+              e += qq == 0 ? " + v" + I(r) : " + cmul(v" + I(r) + ", tws(" + u(int64_t(qq) * Nr) + "))";
+            }
+            y[size_t(s)] = e;
+          }
+        }
+        for (int r = 0; r < R; ++r) c += "    y" + q + "_" + I(r) + " = " + y[size_t(r)] + ";\n";
+        c += "    o" + q + " = base" + q + " + (j" + q + " - k" + q + ") * " + u(R) + " + k" + q + ";\n";
+        return c;
+      };
+      auto decl = [&](const std::string& q) {
+        std::string c = "  var o" + q + " = 0u;\n";
+        for (int r = 0; r < R; ++r) c += "  var y" + q + "_" + I(r) + " = vec2<f32>(0.0);\n";
+        return c;
+      };
+      auto write = [&](const std::string& q, const std::string& ind) {
+        std::string c;
+        for (int r = 0; r < R; ++r) c += ind + D + "[o" + q + " + " + u(r * p) + "] = y" + q + "_" + I(r) + ";\n";
+        return c;
+      };
+      std::string c;
+      if (!inplace) {
+        c = "  for (var t = lid; t < " + u(G * Nr) + "; t = t + " + u(T) + ") {\n" + decl("") + butterfly("") +
+            write("", "    ") + "  }\n  workgroupBarrier();\n";
+      } else {
+        // Every butterfly of this invocation read (into registers) before any is written back.
+        const int64_t B = (G * Nr + T - 1) / T;
+        std::string rd, wr;
+        for (int64_t b = 0; b < B; ++b) {
+          const std::string q = I(b), guard = "if (lid + " + u(b * T) + " < " + u(G * Nr) + ") ";
+          c += decl(q);
+          rd += "  " + guard + "{\n    let t = lid + " + u(b * T) + ";\n" + butterfly(q) + "  }\n";
+          wr += "  " + guard + "{\n" + write(q, "    ") + "  }\n";
+        }
+        c += rd + "  workgroupBarrier();\n" + wr + "  workgroupBarrier();\n";
       }
-      c += "    let o = base + (j - k) * " + u(R) + " + k;\n";
-      for (int r = 0; r < R; ++r) c += "    " + D + "[o + " + u(r * p) + "] = y" + std::to_string(r) + ";\n";
-      c += "  }\n  workgroupBarrier();\n";
-      passes += c;
+      passes += "  {\n" + c + "  }\n";
       p *= R;
       src_a = !src_a;
     }
-    return kernel::fill(kernel::library("fft"), {{"G", std::to_string(G)},
-                                                 {"T", std::to_string(T)},
-                                                 {"N", std::to_string(N)},
-                                                 {"CAP", std::to_string(G * N)},
-                                                 {"PASSES", passes},
-                                                 {"RESULT", src_a ? "sa" : "sb"},
-                                                 {"MID", mid ? "      v = cmul(v, twid(i * k));" : ""}});
+    // Element t of the load/store loops: row r of the workgroup's G, element e of that row; side
+    // by side, consecutive invocations take the same element of consecutive rows.
+    auto map = [&](bool side) {
+      return side ? "    let r = t % " + u(G) + ";\n    let e = t / " + u(G) + ";\n"
+                  : "    let r = t / " + u(N) + ";\n    let e = t % " + u(N) + ";\n";
+    };
+    return kernel::fill(kernel::library("fft"),
+                        {{"G", I(G)},
+                         {"T", I(T)},
+                         {"N", I(N)},
+                         {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(G * N) + ">;"},
+                         {"CAP", I(G * N)},
+                         {"LOAD_MAP", map(side_in)},
+                         {"STORE_MAP", map(side_out)},
+                         {"PASSES", passes},
+                         {"RESULT", src_a || inplace ? "sa" : "sb"},
+                         {"MID", mid ? "      v = cmul(v, twid(i * e));" : ""}});
   });
 }
 
@@ -228,7 +284,12 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
       wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, false);
       return y;
     }
-    if (const int64_t n1 = split(n, cap)) {
+    // Halves that kSide rows of fit workgroup memory (in place) when there are such halves.
+    const int64_t side_cap =
+        std::min<int64_t>(cap, int64_t(kernel::device_info(x).max_workgroup_storage) / (kSide * 8));
+    int64_t n1 = split(n, side_cap);
+    if (!n1) n1 = split(n, cap);
+    if (n1) {
       // Four-step: x[j1 n2 + j2] -> per j2, a length-n1 transform over j1, times W_n^(j2 k1), into
       // t[k1 n2 + j2]; then per k1, a length-n2 transform over j2 into y[k1 + n1 k2].
       const int64_t n2 = n / n1;

@@ -3,10 +3,12 @@
 // ping-ponging between two workgroup arrays), and stores them, optionally times the four-step
 // twiddle W_n^(i k) and a scale. Twiddles come from a table computed on the host in double:
 // W[m] = exp(-2 pi i m / n); a sub-transform of length N reads W[m * tstride] (n = N * tstride).
-// Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
+// With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
+// the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
+// across a barrier. Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
 // y[yo + b obs + i ois + k oes]. Placeholders: G rows per workgroup, T invocations, the passes.
 var<workgroup> sa: array<vec2<f32>, {{CAP}}>;
-var<workgroup> sb: array<vec2<f32>, {{CAP}}>;
+{{SB}}
 
 fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -25,25 +27,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   let g0 = linear_id(wid, nwg, 0u, 1u) * {{G}}u;
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
-    let row = g0 + t / {{N}}u;
-    let e = t % {{N}}u;
+{{LOAD_MAP}}    let row = g0 + r;
     if (row < P.rows) {
       let b = row / P.inner;
       let i = row % P.inner;
-      sa[t] = bitcast<vec2<f32>>(ld0(P.xo + b * P.ibs + i * P.iis + e * P.ies));
+      sa[r * {{N}}u + e] = bitcast<vec2<f32>>(ld0(P.xo + b * P.ibs + i * P.iis + e * P.ies));
     }
   }
   workgroupBarrier();
 {{PASSES}}
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
-    let row = g0 + t / {{N}}u;
-    let k = t % {{N}}u;
+{{STORE_MAP}}    let row = g0 + r;
     if (row < P.rows) {
       let b = row / P.inner;
       let i = row % P.inner;
-      var v = {{RESULT}}[t] * P.scale;
+      var v = {{RESULT}}[r * {{N}}u + e] * P.scale;
 {{MID}}
-      st2(P.yo + b * P.obs + i * P.ois + k * P.oes, bitcast<vec2<u32>>(v));
+      st2(P.yo + b * P.obs + i * P.ois + e * P.oes, bitcast<vec2<u32>>(v));
     }
   }
 }
