@@ -105,7 +105,12 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
     else if (uint64_t(kSide * N) * 8 <= bytes)
       G = kSide, inplace = true;
   }
-  const int64_t T = std::min<int64_t>(256, std::max<int64_t>(32, G * N / 4));
+  // One butterfly per invocation up to 256 (a short transform's rows), and for the four-step passes
+  // up to the adapter's limit: their workgroups are few (rows / G) and each must hide the latency
+  // of its own loads.
+  const int64_t t_cap =
+      G == kSide && (side_in || side_out) ? std::max<int64_t>(256, kernel::device_info(x).max_invocations) : 256;
+  const int64_t T = std::min<int64_t>(std::min<int64_t>(t_cap, 1024), std::max<int64_t>(32, G * N / 4));
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "") +
                     (side_in ? ":si" : "") + (side_out ? ":so" : "") + (inplace ? ":ip" : "");
   Kernel k(key);
@@ -209,7 +214,7 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
                          {"STORE_MAP", map(side_out)},
                          {"PASSES", passes},
                          {"RESULT", src_a || inplace ? "sa" : "sb"},
-                         {"MID", mid ? "      v = cmul(v, twid(i * e));" : ""}});
+                         {"MID", mid ? "      v = cmul(v, twid2(i * e));" : ""}});
   });
 }
 
