@@ -158,6 +158,23 @@ def test_info_lists_features_and_toggles():
             assert {"component", "result", "M", "N", "K"} <= set(c)
 
 
+def test_cuda_clocks_held_on_nvidia_only():
+    # runtime/clocks.h: a device on an NVIDIA adapter retains a CUDA primary context so that the
+    # driver keeps the GPU's clocks up; other adapters (lavapipe here) are left alone.
+    info = torch.webgpu.info()
+    if info["vendor"].lower() == "nvidia" or "nvidia" in info["adapter"].lower():
+        expected = "off" if os.environ.get("TORCH_WEBGPU_CUDA_CLOCKS") == "0" else "held"
+        assert info["cuda_clocks"] == expected, info["cuda_clocks"]
+    else:
+        assert info["cuda_clocks"] == "n/a", info["cuda_clocks"]
+    # Turned off, a fresh process reports it (only meaningful where it would otherwise hold one).
+    code = "import torch, torch_webgpu; print(torch.webgpu.info()['cuda_clocks'])"
+    env = dict(os.environ, TORCH_WEBGPU_CUDA_CLOCKS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] in ("off", "n/a"), out.stdout
+
+
 def test_float64_stored_and_complex128_refused():
     # float64 is emulated (tests/test_float64.py; TORCH_WEBGPU_FLOAT64=0 restores its refusal)
     assert torch.equal(torch.zeros(3, dtype=torch.float64, device=DEV).cpu(), torch.zeros(3, dtype=torch.float64))

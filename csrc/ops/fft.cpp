@@ -8,6 +8,8 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <complex>
 #include <map>
 #include <mutex>
@@ -82,12 +84,27 @@ struct Rows {
 
 // One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
 // A four-step pass reads or writes its rows across memory (element stride ies or oes != 1); when
-// neighbouring rows are neighbours in memory (iis or ois == 1), a workgroup takes kSide rows and
+// neighbouring rows are neighbours in memory (iis or ois == 1), a workgroup takes `side` rows and
 // its invocations walk them side by side, so that each 32-byte sector read or written is used
-// whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of kSide
+// whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
 // results in registers across a barrier before writing them back.
-constexpr int64_t kSide = 4;
+// TORCH_WEBGPU_FFT_TUNE="side,tmax" overrides the rows side by side (1: off) and the most invocations
+// of a four-step workgroup, for tuning (read once).
+struct FftTune {
+  int64_t side = 4, tmax = 1024;
+};
+const FftTune& fft_tune() {
+  static const FftTune t = [] {
+    FftTune r;
+    if (const char* e = std::getenv("TORCH_WEBGPU_FFT_TUNE")) {
+      long a = 0, b = 0;
+      if (std::sscanf(e, "%ld,%ld", &a, &b) == 2 && a >= 1 && a <= 16 && b >= 32 && b <= 1024) r = {a, b};
+    }
+    return r;
+  }();
+  return t;
+}
 
 void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows& out, int64_t N, const at::Tensor& tw,
             int64_t ntab, bool forward, float scale, bool mid) {
@@ -99,7 +116,8 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
   const bool side_in = in.es != 1 && in.is == 1, side_out = out.es != 1 && out.is == 1;
   bool inplace = false;
-  if ((side_in || side_out) && G < kSide && in.rows >= kSide) {
+  const int64_t kSide = fft_tune().side;
+  if ((side_in || side_out) && kSide > 1 && G < kSide && in.rows >= kSide) {
     if (uint64_t(kSide * N) * 16 <= bytes)
       G = kSide;
     else if (uint64_t(kSide * N) * 8 <= bytes)
@@ -109,8 +127,10 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   // up to the adapter's limit: their workgroups are few (rows / G) and each must hide the latency
   // of its own loads.
   const int64_t t_cap =
-      G == kSide && (side_in || side_out) ? std::max<int64_t>(256, kernel::device_info(x).max_invocations) : 256;
-  const int64_t T = std::min<int64_t>(std::min<int64_t>(t_cap, 1024), std::max<int64_t>(32, G * N / 4));
+      G == kSide && (side_in || side_out)
+          ? std::min<int64_t>(fft_tune().tmax, std::max<int64_t>(256, kernel::device_info(x).max_invocations))
+          : 256;
+  const int64_t T = std::min<int64_t>(t_cap, std::max<int64_t>(32, G * N / 4));
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "") +
                     (side_in ? ":si" : "") + (side_out ? ":so" : "") + (inplace ? ":ip" : "");
   Kernel k(key);
@@ -291,7 +311,7 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
     }
     // Halves that kSide rows of fit workgroup memory (in place) when there are such halves.
     const int64_t side_cap =
-        std::min<int64_t>(cap, int64_t(kernel::device_info(x).max_workgroup_storage) / (kSide * 8));
+        std::min<int64_t>(cap, int64_t(kernel::device_info(x).max_workgroup_storage) / (fft_tune().side * 8));
     int64_t n1 = split(n, side_cap);
     if (!n1) n1 = split(n, cap);
     if (n1) {

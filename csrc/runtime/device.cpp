@@ -12,6 +12,7 @@
 #include <c10/util/Exception.h>
 
 #include "runtime/allocator.h"
+#include "runtime/clocks.h"
 #include "runtime/pipeline.h"
 #include "runtime/stream.h"
 
@@ -26,6 +27,10 @@ std::mutex& g_mu = *new std::mutex;
 Instance& g_instance = *new Instance;
 bool g_adapter_probed = false;
 std::vector<Adapter>& g_adapters = *new std::vector<Adapter>;  // device index -> adapter
+// device index -> the adapter's position among the NVIDIA adapters (-1: another vendor), for
+// runtime/clocks.h.
+std::vector<int>& g_nvidia_ordinal = *new std::vector<int>;
+constexpr uint32_t kNvidiaVendor = 0x10de;
 std::string& g_adapter_error = *new std::string;
 std::array<GpuDevice*, kMaxDevices> g_devices{};
 pid_t g_pid = 0;  // the process that created the devices (a forked child must not touch them)
@@ -235,7 +240,15 @@ void probe_adapter_locked() {
     if (g_adapter_error.empty()) g_adapter_error = kNoAdapterAdvice;
     return;
   }
+  std::vector<int> ordinal;
+  for (int i = 0, nv = 0; i < int(found.size()); ++i) {
+    WGPUAdapterInfo ai{};
+    procs().wgpuAdapterGetInfo(found[size_t(i)].get(), &ai);
+    ordinal.push_back(ai.vendorID == kNvidiaVendor ? nv++ : -1);
+    procs().wgpuAdapterInfoFreeMembers(ai);
+  }
   if (const char* v = std::getenv("TORCH_WEBGPU_VISIBLE_DEVICES")) {
+    std::vector<int> picked_ordinal;
     // An adapter object makes one device ("consumed" after): a repeated index takes the same
     // adapter from a further enumeration.
     std::vector<Adapter> picked;
@@ -255,14 +268,17 @@ void probe_adapter_locked() {
       while (rounds.size() <= round) rounds.push_back(adapters());
       if (size_t(i) >= rounds[round].size()) break;
       picked.push_back(rounds[round][i]);
+      picked_ordinal.push_back(ordinal[size_t(i)]);
     }
     if (picked.empty())
       g_adapter_error = "webgpu: TORCH_WEBGPU_VISIBLE_DEVICES='" + list + "' names none of the " +
                         std::to_string(found.size()) + " adapter(s) found (indices from 0)";
     found = std::move(picked);
+    ordinal = std::move(picked_ordinal);
   }
-  if (found.size() > size_t(kMaxDevices)) found.resize(kMaxDevices);
+  if (found.size() > size_t(kMaxDevices)) found.resize(kMaxDevices), ordinal.resize(kMaxDevices);
   g_adapters = std::move(found);
+  g_nvidia_ordinal = std::move(ordinal);
 }
 
 }  // namespace
@@ -305,6 +321,7 @@ GpuDevice& get_device(int index) {
   TORCH_CHECK(size_t(index) < g_adapters.size(), "webgpu: device index ", index, " out of range (", g_adapters.size(),
               " webgpu device(s) available)");
   g_devices[index] = new GpuDevice(index, g_adapters[index]);
+  g_devices[index]->set_info("cuda_clocks", hold_cuda_clocks(g_nvidia_ordinal[size_t(index)]));
   note_device_created(index);
   return *g_devices[index];
 }

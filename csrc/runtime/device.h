@@ -51,6 +51,7 @@ class GpuDevice {
 
   // Adapter facts for torch_webgpu.info().
   std::map<std::string, std::string> info() const;
+  void set_info(const std::string& key, const std::string& value) { info_[key] = value; }
   std::map<std::string, uint64_t> limit_map() const;
   std::vector<std::string> feature_names() const;
   // Toggles Dawn reports as enabled on the device (asked for or Dawn's own defaults).
