@@ -2,6 +2,9 @@
 # power-of-two, mixed-radix (3, 5, 7) and Bluestein lengths, batched, any dim, several dims,
 # non-contiguous inputs, the three normalizations, out=, the Hermitian functions, and CPU's errors.
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -187,3 +190,23 @@ def test_four_step_rows_side_by_side(n, batch):
     close(torch.fft.ifft(xd, norm="ortho"), torch.fft.ifft(x, norm="ortho"), n)
     if batch > 1:
         close(torch.fft.fft(xd.t(), dim=0), torch.fft.fft(x.t(), dim=0), n)
+
+
+@pytest.mark.parametrize("tune", ["1,256,4", "4,1024,8", "4,256,16", "2,512,16"])
+def test_tuning_variants_agree_with_cpu(tune):
+    # TORCH_WEBGPU_FFT_TUNE (side-by-side rows, invocations, largest radix) is read once per
+    # process: each variant in its own process, over one-pass, four-step and Bluestein lengths.
+    code = (
+        "import math, torch, torch_webgpu\n"
+        "for n in (8, 32, 48, 256, 1000, 4096, 61440, 1 << 18):\n"
+        "    g = torch.Generator().manual_seed(n)\n"
+        "    x = torch.complex(torch.randn(2, n, generator=g), torch.randn(2, n, generator=g))\n"
+        "    for f in (torch.fft.fft, torch.fft.ifft):\n"
+        "        want = f(x); got = f(x.to('webgpu')).cpu()\n"
+        "        tol = 2e-6 * max(1.0, math.log2(n)) * want.abs().max().item()\n"
+        "        assert (got - want).abs().max().item() <= tol, (n, f.__name__)\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, TORCH_WEBGPU_FFT_TUNE=tune)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

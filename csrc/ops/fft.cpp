@@ -59,9 +59,13 @@ const at::Tensor& twiddles(const at::Tensor& like, int64_t n) {
 
 // ---- plans ---------------------------------------------------------------------------------------
 
-// Radices of n (4s first, then 2, 3, 5, 7), empty when n has another prime factor.
-std::vector<int> radices(int64_t n) {
+// Radices of n (powers of two up to `top` first, then 4s, 2, 3, 5, 7), empty when n has another prime
+// factor. A radix of 8 or 16 is a whole small FFT in registers: fewer passes through workgroup
+// memory and fewer barriers.
+std::vector<int> radices(int64_t n, int top = 4) {
   std::vector<int> r;
+  for (int big = top; big > 4; big /= 2)
+    while (n % big == 0) r.push_back(big), n /= big;
   while (n % 4 == 0) r.push_back(4), n /= 4;
   for (int p : {2, 3, 5, 7})
     while (n % p == 0) r.push_back(p), n /= p;
@@ -89,26 +93,72 @@ struct Rows {
 // whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
 // results in registers across a barrier before writing them back.
-// TORCH_WEBGPU_FFT_TUNE="side,tmax" overrides the rows side by side (1: off) and the most invocations
-// of a four-step workgroup, for tuning (read once).
+// TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix]" overrides the rows side by side (1: off), the most
+// invocations of a four-step workgroup and the largest radix (4, 8, 16), for tuning (read once).
 struct FftTune {
-  int64_t side = 4, tmax = 1024;
+  int64_t side = 4, tmax = 1024, radix = 4;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     if (const char* e = std::getenv("TORCH_WEBGPU_FFT_TUNE")) {
-      long a = 0, b = 0;
-      if (std::sscanf(e, "%ld,%ld", &a, &b) == 2 && a >= 1 && a <= 16 && b >= 32 && b <= 1024) r = {a, b};
+      long a = 0, b = 0, c = 4;
+      if (std::sscanf(e, "%ld,%ld,%ld", &a, &b, &c) >= 2 && a >= 1 && a <= 16 && b >= 32 && b <= 1024 &&
+          (c == 4 || c == 8 || c == 16))
+        r = {a, b, c};
     }
     return r;
   }();
   return t;
 }
 
+// y_s = sum_r v_r W_R^(r s) (W_R = exp(-+ 2 pi i / R), the sign from P.sg) for R a power of two, in
+// registers: radix-2 decimation in time over the bit-reversed v_r, with the twiddles as constants
+// computed in double. Returns the WGSL (lets named d<stage>_<i>) and sets y to the result names.
+std::string pow2_dft(int R, std::vector<std::string>& y) {
+  int bits = 0;
+  while ((1 << bits) < R) ++bits;
+  std::vector<std::string> a(static_cast<size_t>(R));
+  for (int i = 0; i < R; ++i) {
+    int r = 0;
+    for (int b = 0; b < bits; ++b)
+      if (i & (1 << b)) r |= 1 << (bits - 1 - b);
+    a[size_t(i)] = "v" + std::to_string(r);
+  }
+  std::string c;
+  char buf[96];
+  for (int len = 2, stage = 0; len <= R; len *= 2, ++stage) {
+    std::vector<std::string> nx(a.size());
+    for (int b = 0; b < R; b += len)
+      for (int t = 0; t < len / 2; ++t) {
+        const std::string lo = a[size_t(b + t)], hi = a[size_t(b + t + len / 2)];
+        std::string x;
+        if (t == 0) {
+          x = hi;
+        } else if (4 * t == len) {
+          x = "qturn(" + hi + ")";
+        } else {
+          const double th = 2.0 * kPi * t / len;
+          std::snprintf(buf, sizeof buf, "vec2<f32>(%.9e, -P.sg * %.9e)", std::cos(th), std::sin(th));
+          x = "cmul(" + hi + ", " + buf + ")";
+        }
+        const std::string n0 = "d" + std::to_string(stage) + "_" + std::to_string(b + t);
+        const std::string n1 = "d" + std::to_string(stage) + "_" + std::to_string(b + t + len / 2);
+        c += "    let " + n0 + "x = " + x + ";\n    let " + n0 + " = " + lo + " + " + n0 + "x;\n    let " + n1 + " = " +
+             lo + " - " + n0 + "x;\n";
+        nx[size_t(b + t)] = n0;
+        nx[size_t(b + t + len / 2)] = n1;
+      }
+    a = nx;
+  }
+  y = a;
+  return c;
+}
+
+// mid: the four-step twiddle table W_n (n = the whole length), or null.
 void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows& out, int64_t N, const at::Tensor& tw,
-            int64_t ntab, bool forward, float scale, bool mid) {
-  const std::vector<int> rad = radices(N);
+            int64_t ntab, bool forward, float scale, const at::Tensor* mid) {
+  const std::vector<int> rad = radices(N, int(fft_tune().radix));
   TORCH_CHECK(!rad.empty() || N == 1, "webgpu: fft: internal: no plan for length ", N);
   const uint64_t bytes = kernel::device_info(x).max_workgroup_storage;
   const int64_t cap_rows = std::max<int64_t>(1, wg_max(x) / N);
@@ -131,12 +181,14 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
           ? std::min<int64_t>(fft_tune().tmax, std::max<int64_t>(256, kernel::device_info(x).max_invocations))
           : 256;
   const int64_t T = std::min<int64_t>(t_cap, std::max<int64_t>(32, G * N / 4));
-  std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + (mid ? ":m" : "") +
-                    (side_in ? ":si" : "") + (side_out ? ":so" : "") + (inplace ? ":ip" : "");
+  std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + ":r" +
+                    std::to_string(rad.empty() ? 0 : rad[0]) + (mid ? ":m" : "") + (side_in ? ":si" : "") +
+                    (side_out ? ":so" : "") + (inplace ? ":ip" : "");
   Kernel k(key);
   k.in(x, CT::RAW);
   k.in(tw, CT::RAW);
   k.out(y, CT::RAW);
+  if (mid) k.in(*mid, CT::RAW);
   k.param_index("rows", in.rows);
   k.param_index("inner", in.inner);
   k.param_index("xo", in.off);
@@ -174,6 +226,8 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
         } else if (R == 4) {
           c += "    let a0 = v0 + v2;\n    let a1 = v0 - v2;\n    let a2 = v1 + v3;\n    let a3 = qturn(v1 - v3);\n";
           y = {"a0 + a2", "a1 + a3", "a0 - a2", "a1 - a3"};
+        } else if ((R & (R - 1)) == 0) {
+          c += pow2_dft(R, y);
         } else {
           for (int s = 0; s < R; ++s) {
             std::string e = "v0";
@@ -234,7 +288,12 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
                          {"STORE_MAP", map(side_out)},
                          {"PASSES", passes},
                          {"RESULT", src_a || inplace ? "sa" : "sb"},
-                         {"MID", mid ? "      v = cmul(v, twid2(i * e));" : ""}});
+                         {"MID", mid ? "      v = cmul(v, twid2(i * e));" : ""},
+                         {"MID_FN", mid ? "fn twm(m: u32) -> vec2<f32> {\n  let w = bitcast<vec2<f32>>(ld3(m));\n  "
+                                          "return vec2<f32>(w.x, P.sg * w.y);\n}\n"
+                                          "fn twid2(m: u32) -> vec2<f32> {\n  let lo = m & 1023u;\n  if (lo == m) { "
+                                          "return twm(m); }\n  return cmul(twm(m - lo), twm(lo));\n}"
+                                        : ""}});
   });
 }
 
@@ -306,7 +365,7 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
   if (!radices(n).empty()) {
     if (n <= cap) {
       const at::Tensor& tw = twiddles(x, n);
-      wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, false);
+      wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, nullptr);
       return y;
     }
     // Halves that kSide rows of fit workgroup memory (in place) when there are such halves.
@@ -320,9 +379,12 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
       const int64_t n2 = n / n1;
       const at::Tensor& tw = twiddles(x, n);
       at::Tensor t = at::empty({rows, n}, x.options());
-      wg_fft(x, {rows * n2, n2, x.storage_offset(), n, 1, n2}, t, {rows * n2, n2, 0, n, 1, n2}, n1, tw, n, forward,
-             1.0f, true);
-      wg_fft(t, {rows * n1, n1, 0, n, n2, 1}, y, {rows * n1, n1, 0, n, 1, n1}, n2, tw, n, forward, scale, false);
+      // Each pass's butterflies read the table of its own length (neighbouring entries for
+      // neighbouring invocations, not entries n / n1 apart in the whole table).
+      const at::Tensor &tw1 = twiddles(x, n1), &tw2 = twiddles(x, n2);
+      wg_fft(x, {rows * n2, n2, x.storage_offset(), n, 1, n2}, t, {rows * n2, n2, 0, n, 1, n2}, n1, tw1, n1, forward,
+             1.0f, &tw);
+      wg_fft(t, {rows * n1, n1, 0, n, n2, 1}, y, {rows * n1, n1, 0, n, 1, n1}, n2, tw2, n2, forward, scale, nullptr);
       return y;
     }
   }

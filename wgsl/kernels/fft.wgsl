@@ -2,7 +2,8 @@
 // length N: loads them, runs the Stockham passes (radix 2, 3, 4, 5, 7, one pass per radix of the plan,
 // ping-ponging between two workgroup arrays), and stores them, optionally times the four-step
 // twiddle W_n^(i k) and a scale. Twiddles come from a table computed on the host in double:
-// W[m] = exp(-2 pi i m / n); a sub-transform of length N reads W[m * tstride] (n = N * tstride).
+// W[m] = exp(-2 pi i m / n); a sub-transform of length N reads W[m * tstride] (n = N * tstride;
+// tstride 1 for the four-step passes, which get their own length's table).
 // With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
 // the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
 // across a barrier. Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
@@ -18,14 +19,10 @@ fn twid(m: u32) -> vec2<f32> {
   let w = bitcast<vec2<f32>>(ld1(m));
   return vec2<f32>(w.x, P.sg * w.y);
 }
-// W^m as W^(m - m % 1024) W^(m % 1024): the four-step twiddles W^(i e) of neighbouring rows lie
-// far apart in a long table, while these two factors come from 2 x 1024 entries that stay in
-// cache (one more rounding: about 1 ulp).
-fn twid2(m: u32) -> vec2<f32> {
-  let lo = m & 1023u;
-  if (lo == m) { return twid(m); }
-  return cmul(twid(m - lo), twid(lo));
-}
+// The four-step twiddle W_n^m (operand 3, the whole length's table) as W^(m - m % 1024) W^(m % 1024):
+// the twiddles W^(i e) of neighbouring rows lie far apart in a long table, while these two factors
+// come from 2 x 1024 entries that stay in cache (one more rounding: about 1 ulp). twm, twid2:
+{{MID_FN}}
 fn tws(m: u32) -> vec2<f32> { return twid(m * P.tstride); }
 // Multiplication by -i (forward) or +i (inverse): the radix-4 butterfly's quarter turn.
 fn qturn(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(P.sg * a.y, -P.sg * a.x); }
