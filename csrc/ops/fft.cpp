@@ -96,7 +96,7 @@ struct Rows {
 // TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix]" overrides the rows side by side (1: off), the most
 // invocations of a four-step workgroup and the largest radix (4, 8, 16), for tuning (read once).
 struct FftTune {
-  int64_t side = 4, tmax = 1024, radix = 4;
+  int64_t side = 4, tmax = 1024, radix = 8;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
