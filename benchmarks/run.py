@@ -101,6 +101,28 @@ def tiny_add_chain(dev: torch.device, n: int = 2000, repeats: int = 5) -> float:
     return statistics.median(times) / n * 1e6
 
 
+def scalar_add_chain(dev: torch.device, n: int = 2000, repeats: int = 5) -> float:
+    """Per-op cost of n dependent `x = x + 1` (a Python scalar operand) on 4 floats."""
+
+    def chain():
+        x = torch.zeros(4, device=dev)
+        synchronize(dev)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x = x + 1
+        synchronize(dev)
+        return time.perf_counter() - t0, x
+
+    chain()
+    times = []
+    for _ in range(repeats):
+        t, x = chain()
+        times.append(t)
+        if not torch.equal(x.cpu(), torch.full((4,), float(n))):
+            raise CheckFailed(f"chain of {n} scalar adds gave {x.cpu().tolist()}")
+    return statistics.median(times) / n * 1e6
+
+
 def add_bandwidth(dev: torch.device, n: int = 1 << 26, warmup: int = 3, iters: int = 20) -> float:
     """torch.add(a, b, out=c) on n float32: 2 reads + 1 write per element."""
     gen = torch.Generator().manual_seed(0)
@@ -417,6 +439,98 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
     return 1.0 / timed(dev, amp_step, 10)
 
 
+def cnn17_train_step(dev, batch: int = 32) -> float:
+    """Issue 17's CNN training step: conv 3->64 and 64->64 at 64x64 with batch norm, max-pool, conv
+    64->128 with batch norm, adaptive average pool, linear; batch 32, SGD with momentum (steps/s; the
+    first loss checked against CPU)."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 64, 3, padding=1),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.Conv2d(64, 64, 3, padding=1),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(64, 128, 3, padding=1),
+        nn.BatchNorm2d(128),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(128, 10),
+    )
+    g = torch.Generator().manual_seed(9)
+    x_cpu, y_cpu = torch.randn(batch, 3, 64, 64, generator=g), torch.randint(0, 10, (batch,), generator=g)
+    want = cpu_reference("cnn17", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
+    model = model.to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = x_cpu.to(dev), y_cpu.to(dev)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    check_close("cnn17 first loss", step(), want, 1e-4, 1e-4)
+    return 1.0 / timed(dev, step, 10)
+
+
+def batchnorm_train(dev, shape=(32, 64, 64, 64)) -> float:
+    """BatchNorm2d in training mode (running statistics updated), forward and backward on
+    32x64x64x64 f32: iterations per second; the input gradient checked against CPU."""
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm2d(shape[1])
+    g = torch.Generator().manual_seed(10)
+    x_cpu, gy_cpu = torch.randn(*shape, generator=g), torch.randn(*shape, generator=g)
+
+    def grad_of(m, x, gy):
+        x = x.detach().requires_grad_(True)
+        m(x).backward(gy)
+        return x.grad
+
+    want = cpu_reference("bn_train", lambda: grad_of(torch.nn.BatchNorm2d(shape[1]), x_cpu, gy_cpu))
+    bn = bn.to(dev)
+    x, gy = x_cpu.to(dev).requires_grad_(True), gy_cpu.to(dev)
+    check_close("batch norm input gradient", grad_of(bn, x, gy), want, 1e-3, 1e-4)
+
+    def it():
+        x.grad = None
+        bn(x).backward(gy)
+
+    return 1.0 / timed(dev, it, 20)
+
+
+def gpt2_train_step(dev, batch: int = 4, tokens: int = 128) -> float:
+    """A GPT-2-small-shaped training step (examples/gpt.py; batch 4 x 128 tokens, cross-entropy,
+    AdamW): steps per second; the first loss checked against CPU."""
+    _examples()
+    import gpt
+
+    torch.manual_seed(0)
+    model = gpt.GPT(50257, 768, 12, 12, 1024)
+    idx_cpu = torch.randint(0, 50257, (batch, tokens), generator=torch.Generator().manual_seed(11))
+    want = cpu_reference(
+        "gpt2_train",
+        lambda: torch.nn.functional.cross_entropy(model(idx_cpu).flatten(0, 1), idx_cpu.flatten()).detach(),
+    )
+    model = model.to(dev)
+    idx = idx_cpu.to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(idx).flatten(0, 1), idx.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    check_close("gpt2 first training loss", step(), want, 1e-3, 1e-3)
+    return 1.0 / timed(dev, step, 5)
+
+
 def cnn_train_step_amp(dev) -> float:
     return cnn_train_step(dev, amp=True)
 
@@ -506,27 +620,47 @@ class Bench:
 
 BENCHMARKS = [
     Bench("add chain: 2000 dependent adds, f32[4]", "us/op", False, tiny_add_chain, goal=1.0),
+    Bench("add chain: 2000 dependent x = x + 1 (Python scalar), f32[4]", "us/op", False, scalar_add_chain, goal=1.0),
     Bench("add bandwidth: 2^26 f32, out=", "GB/s", True, add_bandwidth, goal=0.9),
     Bench("sum: 2^26 f32, full reduction", "GB/s", True, sum_bandwidth, goal=0.8),
     Bench("add bandwidth: 2^26 f16, out=", "GB/s", True, add_f16_bandwidth),
-    Bench("matmul 4096^3 f32", "TFLOP/s", True, matmul_4096_f32, goal=0.5),
+    Bench("matmul 4096^3 f32", "TFLOP/s", True, matmul_4096_f32, goal=0.75),
     Bench("matmul 4096^3 f16", "TFLOP/s", True, matmul_4096_f16, goal=0.3),
     Bench("matmul 128x768x768 f16", "TFLOP/s", True, matmul_small_f16, goal=0.3),
     Bench("linear 2048x4096 -> 4096 f16, bias", "TFLOP/s", True, linear_f16, goal=0.3),
-    Bench("matmul 128x768x768 f32", "TFLOP/s", True, matmul_small),
-    Bench("matvec 1x4096x4096 f32", "TFLOP/s", True, matvec_4096),
+    Bench("matmul 128x768x768 f32", "TFLOP/s", True, matmul_small, goal=0.8),
+    Bench("matvec 1x4096x4096 f32", "TFLOP/s", True, matvec_4096, goal=0.8),
     Bench("linear 1x4096 -> 4096 f32 (decoding mat-vec)", "TFLOP/s", True, linear_matvec_4096),
     Bench("bmm 96x(128x64x128) f32", "TFLOP/s", True, bmm_batched),
-    Bench("softmax 4096x4096 f32", "GB/s", True, softmax_bandwidth),
-    Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth),
-    Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops),
+    Bench("softmax 4096x4096 f32", "GB/s", True, softmax_bandwidth, goal=0.9),
+    Bench("layer_norm 4096x4096 f32", "GB/s", True, layernorm_bandwidth, goal=0.9),
+    Bench(
+        "BatchNorm2d training forward + backward, 32x64x64x64 f32",
+        "it/s",
+        True,
+        batchnorm_train,
+        goal=0.7,
+        ref_in_child=True,
+    ),
+    Bench("conv2d 3x3 32x64x64x64 f32", "TFLOP/s", True, conv2d_flops, goal=0.6),
     Bench("conv2d 3x3 32x64x64x64 f16", "TFLOP/s", True, conv2d_f16_flops, goal=0.3),
     Bench("conv2d 3x3 32x64x64x64 f32 backward (input + weight)", "TFLOP/s", True, conv2d_backward_flops, goal=0.5),
     Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
     Bench("fft 2^20 complex64", "GFLOP/s", True, fft_1m, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
     Bench("GPT-2-small forward, 128 tokens, autocast f16", "fwd/s", True, gpt2_forward_amp, goal=0.8),
-    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.3, ref_in_child=True),
+    Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.7, ref_in_child=True),
+    Bench(
+        "CNN training step (issue 17's: 3 convs, batch norm), batch 32, 64x64",
+        "step/s",
+        True,
+        cnn17_train_step,
+        goal=0.5,
+        ref_in_child=True,
+    ),
+    Bench(
+        "GPT-2-small training step, batch 4 x 128, AdamW", "step/s", True, gpt2_train_step, goal=0.6, ref_in_child=True
+    ),
     Bench(
         "CNN training step, AMP (autocast f16 + GradScaler)",
         "step/s",
