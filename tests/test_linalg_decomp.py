@@ -303,3 +303,69 @@ def test_refused_inputs():
 )
 def test_empty_and_tiny(fn):
     assert_same(fn(lambda x: x.to(DEV)), fn(lambda x: x))
+
+
+def spd_scaled(*shape):
+    # well conditioned at any size: G G^T / n + I
+    a = rnd(*shape)
+    return a @ a.mT / shape[-1] + torch.eye(shape[-1])
+
+
+BLOCKED_TOL = dict(rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+@pytest.mark.parametrize("n", [300, 513])
+def test_cholesky_blocked(n):
+    # n > 256: the blocked factorization (diagonal block in workgroup memory, panel trsm, GEMM update)
+    # n = 513: a last block of one column. Batch of 2, lower and upper, the other triangle ignored.
+    A = spd_scaled(2, n, n)
+    junk = torch.triu(torch.full((n, n), 5.0), 1)
+    for upper in (False, True):
+        src = A + (junk.mT if upper else junk)
+        L, info = torch.linalg.cholesky_ex(src.to(DEV), upper=upper)
+        Lc, infoc = torch.linalg.cholesky_ex(src, upper=upper)
+        assert info.cpu().tolist() == infoc.tolist() == [0, 0]
+        torch.testing.assert_close(L.cpu(), Lc, **BLOCKED_TOL)
+    # non-contiguous input (every other matrix of a batch, transposed) and an out= of another layout
+    B = spd_scaled(4, n, n)[::2].mT
+    out = torch.empty(n, n, 2, device=DEV).permute(2, 0, 1)
+    torch.linalg.cholesky(B.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.cholesky(B), **BLOCKED_TOL)
+    assert_same(torch.cholesky(A[0].to(DEV), upper=True), torch.cholesky(A[0], upper=True), BLOCKED_TOL)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+def test_cholesky_blocked_info_and_errors():
+    # The first non-positive pivot, as the global column index, in any block; failures in later
+    # blocks (after the garbage a failure leaves) never replace the first one.
+    n = 300
+    A = spd_scaled(4, n, n)
+    A[1, 200, 200] = -50.0  # inside a later block
+    A[2, 31, 31] = -50.0  # the last column of the first block (either block width)
+    A[3, 64, 64] = -50.0  # the first column of a block at width 64 (or 32)
+    A[3, 250, 250] = -50.0
+    info = torch.linalg.cholesky_ex(A.to(DEV))[1].cpu()
+    info_upper = torch.linalg.cholesky_ex(A.to(DEV), upper=True)[1].cpu()
+    want = torch.linalg.cholesky_ex(A)[1]
+    assert info.tolist() == info_upper.tolist() == want.tolist() == [0, 201, 32, 65]
+    with pytest.raises(torch.linalg.LinAlgError) as cpu_err:
+        torch.linalg.cholesky(A)
+    with pytest.raises(torch.linalg.LinAlgError) as dev_err:
+        torch.linalg.cholesky(A.to(DEV))
+    assert str(dev_err.value) == str(cpu_err.value)
+    nan = A[0].clone()
+    nan[280, 280] = float("nan")
+    assert int(torch.linalg.cholesky_ex(nan.to(DEV))[1]) == int(torch.linalg.cholesky_ex(nan)[1]) == 281
+    with pytest.raises(torch.linalg.LinAlgError, match="order 201"):
+        torch.cholesky(A[1].to(DEV))
+
+
+def test_cholesky_blocked_gradient():
+    n = 260
+    A = spd_scaled(n, n).requires_grad_()
+    Ad = A.detach().to(DEV).requires_grad_()
+    w = rnd(n, n)
+    (gc,) = torch.autograd.grad(torch.linalg.cholesky(A), A, w)
+    (gd,) = torch.autograd.grad(torch.linalg.cholesky(Ad), Ad, w.to(DEV))
+    torch.testing.assert_close(gd.cpu(), gc, rtol=1e-3, atol=1e-3)

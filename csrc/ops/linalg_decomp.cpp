@@ -21,6 +21,8 @@
 
 #include <array>
 
+#include "engines/gemm.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/complex.h"
@@ -68,11 +70,19 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu"); });
 }
 
-void cholesky_kernel(const Tensor& L, const Tensor& info) {
+// Lower Cholesky in place over L, one workgroup per matrix. info_add >= 0: L is the diagonal block
+// whose columns start at info_add in a blocked factorization; info (zeroed before the first block)
+// gets info_add + the block's first failing column + 1 only where no earlier block failed. A matrix of
+// at most local_elems elements is factored in workgroup memory (local_elems > kLocalElems only where
+// the device's workgroup storage holds it).
+void cholesky_kernel(const Tensor& L, const Tensor& info, int64_t info_add = -1, int64_t local_elems = kLocalElems) {
   const int64_t n = L.size(-1), batch = batch_of(L);
   if (batch == 0) return;
-  const bool local = n * n <= kLocalElems;
-  Kernel k(local ? "linalg_cholesky:local" : "linalg_cholesky:global");
+  const bool local = n * n <= local_elems;
+  if (!local) local_elems = kLocalElems;
+  std::string key = local ? "linalg_cholesky:local" : "linalg_cholesky:global";
+  if (local && local_elems != kLocalElems) key += std::to_string(local_elems);
+  Kernel k(key);
   k.out(L, CT::F32);
   k.out(info, CT::I32);
   k.param_index("batch", batch);
@@ -80,7 +90,9 @@ void cholesky_kernel(const Tensor& L, const Tensor& info) {
   k.param_index("n", n);
   matrix_params(k, "", L);
   batched_params(k, "i", info, 0);
-  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("cholesky"); });
+  k.param("i_keep", info_add >= 0 ? 1u : 0u);
+  k.param_index("i_add", std::max<int64_t>(info_add, 0));
+  k.launch(uint64_t(batch), [&] { return matrix_access(local, local_elems) + section("cholesky"); });
 }
 
 // A X = B in place over X (A: (batch, n, n), X: (batch, n, k), same batch), A triangular.
@@ -115,6 +127,43 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
   vector_params(k, "p", piv);
   matrix_params(k, "x", X);
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("lu_solve"); });
+}
+
+// Matrices larger than this are factored by blocks (cholesky_blocked).
+constexpr int64_t kCholeskyBlockedFrom = 256;
+
+// Right-looking blocked Cholesky, lower factor in place over V (batchable; any strides, so the upper
+// factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
+// the global index of the first failing column. For each block column of width nb, whole batch at
+// once: the diagonal block is factored in workgroup memory (cholesky_kernel), the panel below it
+// solved against that block's transpose (P := P L_D^-T, trsm_kernel on P^T in place), the panel
+// copied to a contiguous workspace (the GEMM engine refuses operands sharing its output's storage)
+// and the trailing square updated, T -= P P^T, by the GEMM engine on the views (the full square:
+// only its lower triangle is used, the caller clears the other). 4 dispatches per block column, so
+// ceil(n / nb) * 4 in all. After a failure the later blocks compute garbage, as LAPACK leaves the
+// rest unspecified; only the first failure is reported.
+void cholesky_blocked(const Tensor& V, const Tensor& info) {
+  const int64_t n = V.size(-1), batch = batch_of(V);
+  if (batch == 0) return;
+  // 64-wide blocks where a 64 x 64 float32 block fits next to the kernel's own workgroup arrays.
+  const int64_t nb = kernel::device_info(V).max_workgroup_storage >= 64 * 64 * 4 + 1024 ? 64 : 32;
+  const Tensor V3 =
+      V.as_strided({batch, n, n}, {linalg::batch_stride(V, 2), V.stride(-2), V.stride(-1)}, V.storage_offset());
+  const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
+  const_cast<Tensor&>(info).zero_();
+  Tensor W = at::empty({batch, n, nb}, V.options());
+  for (int64_t k0 = 0; k0 < n; k0 += nb) {
+    const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
+    Tensor D = V3.narrow(1, k0, kb).narrow(2, k0, kb);
+    cholesky_kernel(D, info1, k0, nb * nb);
+    if (r == 0) break;
+    Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
+    trsm_kernel(D, Pn.mT(), /*upper=*/false, /*unit=*/false);
+    Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
+    Wr.copy_(Pn);
+    Tensor T = V3.narrow(1, k0 + kb, r).narrow(2, k0 + kb, r);
+    engines::gemm(T, Wr, Wr.mT(), T, 1, -1, "linalg.cholesky");
+  }
 }
 
 // Runs `kernel` on t when its batch dims are one sequence, else on a copy written back after.
@@ -344,7 +393,10 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   }
   if (!L.is_same(A)) L_.copy_(A);
   Tensor lw = batchable(L, 2), iw = batchable(info, 0);
-  cholesky_kernel(upper ? lw.mT() : lw, iw);
+  if (L.size(-1) > kCholeskyBlockedFrom)
+    cholesky_blocked(upper ? lw.mT() : lw, iw);
+  else
+    cholesky_kernel(upper ? lw.mT() : lw, iw);
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
   if (upper)

@@ -80,7 +80,9 @@ fn factor(b: u32, lid: u32) {
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
+// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info);
+// i_keep, i_add: 0, 0 writes info; i_keep 1 (a diagonal block of the blocked factorization, whose
+// columns start at i_add) writes info + i_add only where it is the first failure (info still 0).
 var<workgroup> s_d: f32;
 
 fn factor(b: u32, lid: u32) {
@@ -112,7 +114,14 @@ fn factor(b: u32, lid: u32) {
     sync();
   }
   A_end(lid);
-  if (lid == 0u) { st1(P.i_off + b * P.i_sb, i32(info)); }
+  if (lid == 0u) {
+    let at = P.i_off + b * P.i_sb;
+    if (P.i_keep == 0u) {
+      st1(at, i32(info));
+    } else if (info != 0u && ld1(at) == 0) {
+      st1(at, i32(info + P.i_add));
+    }
+  }
 }
 
 //== trsm
