@@ -317,7 +317,7 @@ BLOCKED_TOL = dict(rtol=1e-3, atol=1e-4)
 @pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
 @pytest.mark.parametrize("n", [300, 513])
 def test_cholesky_blocked(n):
-    # n > 256: the blocked factorization (diagonal block in workgroup memory, panel trsm, GEMM update)
+    # n * n > 2048: the blocked factorization (diagonal block in workgroup memory, panel trsm, GEMM update)
     # n = 513: a last block of one column. Batch of 2, lower and upper, the other triangle ignored.
     A = spd_scaled(2, n, n)
     junk = torch.triu(torch.full((n, n), 5.0), 1)

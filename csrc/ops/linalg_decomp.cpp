@@ -129,9 +129,6 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("lu_solve"); });
 }
 
-// Matrices larger than this are factored by blocks (cholesky_blocked).
-constexpr int64_t kCholeskyBlockedFrom = 256;
-
 // Right-looking blocked Cholesky, lower factor in place over V (batchable; any strides, so the upper
 // factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
 // the global index of the first failing column. For each block column of width nb, whole batch at
@@ -393,7 +390,9 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   }
   if (!L.is_same(A)) L_.copy_(A);
   Tensor lw = batchable(L, 2), iw = batchable(info, 0);
-  if (L.size(-1) > kCholeskyBlockedFrom)
+  // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
+  // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
+  if (L.size(-1) * L.size(-1) > kLocalElems)
     cholesky_blocked(upper ? lw.mT() : lw, iw);
   else
     cholesky_kernel(upper ? lw.mT() : lw, iw);
