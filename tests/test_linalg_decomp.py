@@ -369,3 +369,31 @@ def test_cholesky_blocked_gradient():
     (gc,) = torch.autograd.grad(torch.linalg.cholesky(A), A, w)
     (gd,) = torch.autograd.grad(torch.linalg.cholesky(Ad), Ad, w.to(DEV))
     torch.testing.assert_close(gd.cpu(), gc, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("n,nrhs", [(32, 1), (32, 32), (32, 33), (45, 3), (46, 2)])
+def test_solve_small_batched(n, nrhs):
+    # _linalg_solve_ex's one-dispatch path (n * n <= 2048 and n * nrhs <= 1024: one workgroup per
+    # system in workgroup memory) and its neighbours that take lu_factor + lu_solve: LU, pivots, info
+    # and X as CPU's, vector and matrix right-hand sides, a broadcast B, non-contiguous operands.
+    A = rnd(40, n, n) + n**0.5 * torch.eye(n)
+    B = rnd(40, n, nrhs)
+    got = torch.ops.aten._linalg_solve_ex(A.to(DEV), B.to(DEV))  # result, LU, pivots, info
+    want = torch.ops.aten._linalg_solve_ex(A, B)
+    assert_same(got[2:], want[2:])  # pivots, info
+    torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-4, atol=1e-5)  # LU
+    torch.testing.assert_close(got[0].cpu(), want[0], rtol=1e-3, atol=1e-4)
+    v = rnd(40, n)
+    assert_same(torch.linalg.solve(A.to(DEV), v.to(DEV)), torch.linalg.solve(A, v))
+    assert_same(torch.linalg.solve(A.to(DEV), B[0].to(DEV)), torch.linalg.solve(A, B[0]))  # B broadcast
+    At, Bt = A.mT[::2], B[::2].mT.contiguous().mT  # strided batch, transposed matrices
+    out = torch.empty(nrhs, 20, n, device=DEV).permute(1, 2, 0)
+    torch.linalg.solve(At.to(DEV), Bt.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.solve(At, Bt), rtol=1e-3, atol=1e-4)
+    sing = A.clone()
+    sing[7, :, 3] = 0.0
+    info = torch.linalg.solve_ex(sing.to(DEV), B.to(DEV))[1]
+    assert info.cpu().tolist() == torch.linalg.solve_ex(sing, B)[1].tolist()
+    assert info[7] > 0
+    with pytest.raises(torch.linalg.LinAlgError, match="Batch element 7"):
+        torch.linalg.solve(sing.to(DEV), B.to(DEV))

@@ -67,7 +67,39 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   matrix_params(k, "", lu);
   vector_params(k, "p", pivots);
   batched_params(k, "i", info, 0);
-  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu_core") + section("lu"); });
+}
+
+// Right-hand sides of at most this many elements per system fit solve_kernel's workgroup copy.
+constexpr int64_t kSolveLocalRhs = 1024;
+
+// A X = B by LU with partial pivoting, one workgroup per system with A and B in workgroup memory:
+// LU, pivots and info written as lu_kernel writes them, X as lu_solve_kernel would. All operands
+// batchable with one batch (A, LU: n x n with n * n <= kLocalElems; B, X: n x nrhs, n * nrhs <=
+// kSolveLocalRhs). B may be X itself.
+void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tensor& pivots, const Tensor& info,
+                  const Tensor& X) {
+  const int64_t n = LU.size(-1), nrhs = X.size(-1), batch = batch_of(LU);
+  if (batch == 0) return;
+  Kernel k("linalg_solve:local");
+  k.out(LU, CT::F32);
+  k.out(pivots, CT::I32);
+  k.out(info, CT::I32);
+  k.in(A, CT::F32);
+  k.in(B, CT::F32);
+  k.out(X, CT::F32);
+  k.param_index("batch", batch);
+  k.param_index("m", n);
+  k.param_index("n", n);
+  k.param_index("kmin", n);
+  k.param_index("nrhs", nrhs);
+  matrix_params(k, "", LU);
+  vector_params(k, "p", pivots);
+  batched_params(k, "i", info, 0);
+  matrix_params(k, "a", A);
+  matrix_params(k, "b", B);
+  matrix_params(k, "x", X);
+  k.launch(uint64_t(batch), [&] { return matrix_access(true) + section("lu_core") + section("solve"); });
 }
 
 // Lower Cholesky in place over L, one workgroup per matrix. info_add >= 0: L is the diagonal block
@@ -251,9 +283,38 @@ Tensor& lu_solve_out(const Tensor& LU, const Tensor& pivots, const Tensor& B, bo
 
 // ---- _linalg_solve_ex (as CPU: the LU of A itself, which linalg_solve_backward expects)
 
+// The fused path of solve_ex_impl: A X = B with small A, not broadcast, in one dispatch (solve_kernel).
+// False (nothing done) where it does not apply.
+bool solve_fused(const Tensor& A, const Tensor& B_, bool left, const Tensor& result_, const Tensor& LU,
+                 const Tensor& pivots, const Tensor& info) {
+  const int64_t n = A.size(-1);
+  if (!left || n * n > kLocalElems || n * result_.size(-1) > kSolveLocalRhs || result_.numel() == 0) return false;
+  if (A.scalar_type() != at::kFloat || B_.scalar_type() != at::kFloat) return false;
+  if (A.sizes().slice(0, A.dim() - 2) != result_.sizes().slice(0, result_.dim() - 2)) return false;  // A broadcast
+  Tensor a = batchable(A, 2), b = batchable(B_.expand(result_.sizes()), 2);
+  Tensor lu = batchable(LU, 2), piv = batchable(pivots, 1), inf = batchable(info, 0), x = batchable(result_, 2);
+  solve_kernel(a, b, lu, piv, inf, x);
+  auto back = [](const Tensor& w, const Tensor& t) {
+    if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
+  };
+  back(lu, LU);
+  back(piv, pivots);
+  back(inf, info);
+  back(x, result_);
+  return true;
+}
+
 void solve_ex_impl(const Tensor& A, const Tensor& B, bool left, bool check_errors, const Tensor& result,
                    const Tensor& LU, const Tensor& pivots, const Tensor& info) {
   const bool use_A_T = false;
+  {
+    const bool vector_case = at::native::linalg_solve_is_vector_rhs(A, B);
+    if (solve_fused(A, vector_case ? B.unsqueeze(-1) : B, left, vector_case ? result.unsqueeze(-1) : result, LU, pivots,
+                    info)) {
+      if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", A.dim() == 2);
+      return;
+    }
+  }
   at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), const_cast<Tensor&>(info),
                               use_A_T ? A.mT() : A);
   if (check_errors) at::_linalg_check_errors(info, "torch.linalg.solve_ex", A.dim() == 2);

@@ -12,13 +12,25 @@
 // workgroup memory (A_begin loads it, A_end writes it back) when it fits, else over the tensor
 // itself; its entry point calls factor(b, lid) in one workgroup per matrix.
 // Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
+// The steps themselves (lu_steps, shared with `solve`) are the section `lu_core`, which goes first.
+fn piv_hook(k: u32, p: u32) {}
+
+fn factor(b: u32, lid: u32) {
+  A_begin(lid);
+  let info = lu_steps(b, lid);
+  A_end(lid);
+  if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
+}
+
+//== lu_core
+// The column steps of `lu` over A_ld / A_st (pivots written through st1, and handed to the section's
+// piv_hook(k, p)); returns info.
 var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
-fn factor(b: u32, lid: u32) {
+fn lu_steps(b: u32, lid: u32) -> u32 {
   let m = P.m;
   let n = P.n;
-  A_begin(lid);
   var info = 0u;
   for (var k = 0u; k < P.kmin; k = k + 1u) {
     // |x| ordered through its bits (NaN compared by bits, not by float comparisons, which
@@ -53,7 +65,10 @@ fn factor(b: u32, lid: u32) {
         A_st(p, j, t);
       }
     }
-    if (lid == 0u) { st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u)); }
+    if (lid == 0u) {
+      st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u));
+      piv_hook(k, p);
+    }
     sync();
     let pv = A_ld(k, k);
     if ((bitcast<u32>(pv) & 0x7fffffffu) != 0u) {
@@ -73,8 +88,74 @@ fn factor(b: u32, lid: u32) {
     }
     sync();
   }
-  A_end(lid);
+  return info;
+}
+
+//== solve
+// A X = B for a batch of small square A (n * n <= the workgroup copy, n * nrhs <= 1024), one
+// workgroup per system, every step in workgroup memory (_linalg_solve_ex's fused path): A (ld3) is
+// loaded into the copy, factored by lu_steps (section lu_core: pivots st1, info st2), the factor
+// written to LU (operand 0, A_end), then B (ld4) loaded, permuted by the pivots, solved with the unit
+// lower factor and the upper one, one barrier per column, and X stored (st5). The arithmetic of `lu`
+// followed by `lu_solve`, except that the back substitution subtracts its terms from the last one.
+// Parameters: batch, m = n, n, kmin, nrhs, off, sb, sr, sc (LU); p_off, p_sb, p_s; i_off, i_sb;
+// a_off, a_sb, a_sr, a_sc (A); b_off, b_sb, b_sr, b_sc (B); x_off, x_sb, x_sr, x_sc (X).
+var<workgroup> s_piv: array<u32, 64>;
+var<workgroup> xs: array<f32, 1024>;
+
+fn piv_hook(k: u32, p: u32) { s_piv[k] = p; }
+
+fn factor(b: u32, lid: u32) {
+  let n = P.n;
+  let r = P.nrhs;
+  let ab = P.a_off + b * P.a_sb;
+  for (var t = lid; t < n * n; t = t + WG) { sm[t] = ld3(ab + (t / n) * P.a_sr + (t % n) * P.a_sc); }
+  let bb = P.b_off + b * P.b_sb;
+  for (var t = lid; t < n * r; t = t + WG) { xs[t] = ld4(bb + (t / r) * P.b_sr + (t % r) * P.b_sc); }
+  workgroupBarrier();
+  let info = lu_steps(b, lid);
+  A_end(lid);  // also orders the factor's last step before the solves below
   if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
+  // row interchanges, in order, each invocation over whole columns of X
+  for (var c = lid; c < r; c = c + WG) {
+    for (var k = 0u; k < n; k = k + 1u) {
+      let p = s_piv[k];
+      if (p != k) {
+        let t = xs[k * r + c];
+        xs[k * r + c] = xs[p * r + c];
+        xs[p * r + c] = t;
+      }
+    }
+  }
+  workgroupBarrier();
+  // L y = P b (unit diagonal): step k subtracts row k's multiple from the rows below
+  for (var k = 0u; k + 1u < n; k = k + 1u) {
+    let cnt = (n - k - 1u) * r;
+    for (var t = lid; t < cnt; t = t + WG) {
+      let i = k + 1u + t / r;
+      let c = t % r;
+      xs[i * r + c] = xs[i * r + c] - sm[i * n + k] * xs[k * r + c];
+    }
+    workgroupBarrier();
+  }
+  // U x = y: step k (from the last) divides row k by the diagonal, stores it and updates the rows
+  // above with it (each reads row k, which no invocation writes in that step)
+  let xb = P.x_off + b * P.x_sb;
+  for (var q = 0u; q < n; q = q + 1u) {
+    let k = n - 1u - q;
+    let d = sm[k * n + k];
+    for (var t = lid; t < (k + 1u) * r; t = t + WG) {
+      let i = t / r;
+      let c = t % r;
+      let xk = xs[k * r + c] / d;
+      if (i == k) {
+        st5(xb + k * P.x_sr + c * P.x_sc, xk);
+      } else {
+        xs[i * r + c] = xs[i * r + c] - sm[i * n + k] * xk;
+      }
+    }
+    workgroupBarrier();
+  }
 }
 
 //== cholesky
