@@ -19,6 +19,7 @@
 #include <ATen/ops/triangular_solve_meta.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 
 #include "engines/gemm.h"
@@ -167,9 +168,9 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 // once: the diagonal block is factored in workgroup memory (cholesky_kernel), the panel below it
 // solved against that block's transpose (P := P L_D^-T, trsm_kernel on P^T in place), the panel
 // copied to a contiguous workspace (the GEMM engine refuses operands sharing its output's storage)
-// and the trailing square updated, T -= P P^T, by the GEMM engine on the views (the full square:
-// only its lower triangle is used, the caller clears the other). 4 dispatches per block column, so
-// ceil(n / nb) * 4 in all. After a failure the later blocks compute garbage, as LAPACK leaves the
+// and the trailing square updated, T -= P P^T, by the GEMM engine on the views (column strips that
+// cover the lower triangle and some of the upper; the caller clears the upper). 4 dispatches per
+// block column (up to 7 where the trailing square has 2048+ rows: one GEMM per strip). After a failure the later blocks compute garbage, as LAPACK leaves the
 // rest unspecified; only the first failure is reported.
 void cholesky_blocked(const Tensor& V, const Tensor& info) {
   const int64_t n = V.size(-1), batch = batch_of(V);
@@ -190,8 +191,16 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     trsm_kernel(D, Pn.mT(), /*upper=*/false, /*unit=*/false);
     Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
     Wr.copy_(Pn);
-    Tensor T = V3.narrow(1, k0 + kb, r).narrow(2, k0 + kb, r);
-    engines::gemm(T, Wr, Wr.mT(), T, 1, -1, "linalg.cholesky");
+    // T -= P P^T over the lower triangle's column strips (rows from the strip's first column down):
+    // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
+    // that a strip's saving outweighs its dispatch.
+    const int64_t strips = std::clamp<int64_t>(r / 1024, 1, 4);
+    const int64_t w = (r + strips - 1) / strips;
+    for (int64_t c0 = 0; c0 < r; c0 += w) {
+      const int64_t cw = std::min(w, r - c0), row0 = k0 + kb + c0;
+      Tensor T = V3.narrow(1, row0, r - c0).narrow(2, row0, cw);
+      engines::gemm(T, Wr.narrow(1, c0, r - c0), Wr.narrow(1, c0, cw).mT(), T, 1, -1, "linalg.cholesky");
+    }
   }
 }
 

@@ -184,12 +184,12 @@ fn factor(b: u32, lid: u32) {
       A_st(i, k, A_ld(i, k) / s);
     }
     sync();
-    let r = n - k - 1u;
-    for (var t = lid; t < r * r; t = t + WG) {
-      let i = k + 1u + t / r;
-      let j = k + 1u + t % r;
-      if (j <= i) {
-        A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(j, k));
+    // the trailing lower triangle, one column per invocation (neighbours touch neighbouring
+    // elements; no division per element)
+    for (var j = k + 1u + lid; j < n; j = j + WG) {
+      let ljk = A_ld(j, k);
+      for (var i = j; i < n; i = i + 1u) {
+        A_st(i, j, A_ld(i, j) - A_ld(i, k) * ljk);
       }
     }
     sync();
