@@ -79,12 +79,18 @@ fn lu_steps(b: u32, lid: u32) -> u32 {
       info = k + 1u;
     }
     sync();
-    let rows = m - k - 1u;
+    // the trailing block: g invocations per column (as many as fit, at least 1), each down every
+    // g-th row, `per` columns a pass (no division per element; neighbours share a row where g = 1)
     let cols = n - k - 1u;
-    for (var t = lid; t < rows * cols; t = t + WG) {
-      let i = k + 1u + t / cols;
-      let j = k + 1u + t % cols;
-      A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(k, j));
+    let g = max(WG / max(cols, 1u), 1u);
+    let per = WG / g;
+    if (lid < g * per) {
+      for (var j = k + 1u + lid / g; j < n; j = j + per) {
+        let ukj = A_ld(k, j);
+        for (var i = k + 1u + lid % g; i < m; i = i + g) {
+          A_st(i, j, A_ld(i, j) - A_ld(i, k) * ukj);
+        }
+      }
     }
     sync();
   }
