@@ -145,6 +145,24 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
+// The blocked Cholesky's panel: Pn := Pn D^-T in place and into W (same shape as Pn), D lower
+// (batch, nb, nb), Pn (batch, rows, nb), one invocation per row.
+void trsm_panel_kernel(const Tensor& D, const Tensor& Pn, const Tensor& W) {
+  const int64_t nb = Pn.size(-1), rows = Pn.size(-2), batch = batch_of(Pn);
+  if (batch * rows == 0 || nb == 0) return;
+  Kernel k("linalg_trsm_panel");
+  k.in(D, CT::F32);
+  k.out(Pn, CT::F32);
+  k.out(W, CT::F32);
+  k.param_index("n", nb);
+  k.param_index("rows", rows);
+  k.param_index("count", batch * rows);
+  matrix_params(k, "a", D);
+  matrix_params(k, "x", Pn);
+  matrix_params(k, "w", W);
+  k.launch(grid(uint64_t(batch * rows), 64), [] { return section("trsm_panel"); });
+}
+
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
   const int64_t n = X.size(-2), nrhs = X.size(-1), batch = batch_of(X);
   if (batch * nrhs == 0 || n == 0) return;
@@ -166,11 +184,11 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 // factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
 // the global index of the first failing column. For each block column of width nb, whole batch at
 // once: the diagonal block is factored in workgroup memory (cholesky_kernel), the panel below it
-// solved against that block's transpose (P := P L_D^-T, trsm_kernel on P^T in place), the panel
-// copied to a contiguous workspace (the GEMM engine refuses operands sharing its output's storage)
-// and the trailing square updated, T -= P P^T, by the GEMM engine on the views (column strips that
-// cover the lower triangle and some of the upper; the caller clears the upper). 4 dispatches per
-// block column (up to 7 where the trailing square has 2048+ rows: one GEMM per strip). After a failure the later blocks compute garbage, as LAPACK leaves the
+// solved against that block's transpose (P := P L_D^-T, trsm_panel_kernel, in place and into a
+// contiguous workspace: the GEMM engine refuses operands sharing its output's storage) and the
+// trailing square updated, T -= P P^T, by the GEMM engine on the views (column strips that
+// cover the lower triangle and some of the upper; the caller clears the upper). 3 dispatches per
+// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a failure the later blocks compute garbage, as LAPACK leaves the
 // rest unspecified; only the first failure is reported.
 void cholesky_blocked(const Tensor& V, const Tensor& info) {
   const int64_t n = V.size(-1), batch = batch_of(V);
@@ -188,9 +206,8 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     cholesky_kernel(D, info1, k0, nb * nb);
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
-    trsm_kernel(D, Pn.mT(), /*upper=*/false, /*unit=*/false);
     Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-    Wr.copy_(Pn);
+    trsm_panel_kernel(D, Pn, Wr);
     // T -= P P^T over the lower triangle's column strips (rows from the strip's first column down):
     // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
     // that a strip's saving outweighs its dispatch.

@@ -231,6 +231,31 @@ fn column(b: u32, ab: u32, xb: u32) {
   }
 }
 
+//== trsm_panel
+// The panel of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): P := P L^-T against
+// the factored diagonal block L (ld0), one invocation per panel row, forward substitution as `trsm`
+// does it (the same arithmetic), the row written in place (ld1/st1) and into the workspace W (st2)
+// that the trailing GEMM reads. Parameters: n (block width), rows, count (batch * rows);
+// a_off, a_sb, a_sr, a_sc (L); x_off, x_sb, x_sr, x_sc (P); w_off, w_sb, w_sr, w_sc (W).
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, lid, 64u);
+  if (g >= P.count) { return; }
+  let b = g / P.rows;
+  let r = g % P.rows;
+  let ab = P.a_off + b * P.a_sb;
+  let xb = P.x_off + b * P.x_sb + r * P.x_sr;
+  let wb = P.w_off + b * P.w_sb + r * P.w_sr;
+  for (var i = 0u; i < P.n; i = i + 1u) {
+    var s = ld1(xb + i * P.x_sc);
+    for (var j = 0u; j < i; j = j + 1u) { s = s - ld0(ab + i * P.a_sr + j * P.a_sc) * ld2(wb + j * P.w_sc); }
+    s = s / ld0(ab + i * P.a_sr + i * P.a_sc);
+    st1(xb + i * P.x_sc, s);
+    st2(wb + i * P.w_sc, s);
+  }
+}
+
 //== lu_solve
 // A X = B (adjoint 0) or A^T X = B (adjoint 1) from getrf's LU (ld0) and 1-based pivots (ld1),
 // X in place over B (ld2/st2), one invocation per column of one batch entry (lib/linalg_columns.wgsl).
