@@ -397,3 +397,14 @@ def test_solve_small_batched(n, nrhs):
     assert info[7] > 0
     with pytest.raises(torch.linalg.LinAlgError, match="Batch element 7"):
         torch.linalg.solve(sing.to(DEV), B.to(DEV))
+
+
+def test_cholesky_blocked_batches():
+    # batches of matrices past the workgroup copy (n = 46: one block; 130: three), batch dims that
+    # do not collapse to one stride, lower and upper
+    for A in (spd_scaled(30, 46, 46), spd_scaled(3, 2, 130, 130).transpose(0, 1)):
+        for upper in (False, True):
+            got = torch.linalg.cholesky_ex(A.to(DEV), upper=upper)
+            want = torch.linalg.cholesky_ex(A, upper=upper)
+            torch.testing.assert_close(got[0].cpu(), want[0], **BLOCKED_TOL)
+            assert torch.equal(got[1].cpu(), want[1])
