@@ -52,12 +52,21 @@ using linalg::vector_params;
 using linalg::kLocalElems;
 using linalg::matrix_access;
 
+// The size of a workgroup copy of `elems` elements: the next power of two from 64, so that small
+// matrices take little workgroup memory (more workgroups resident) in a few pipelines.
+int64_t local_size(int64_t elems) {
+  int64_t p = 64;
+  while (p < elems) p *= 2;
+  return p;
+}
+
 // LU in place over `lu` (m x n matrices), pivots (..., min(m, n)) and info (...) written.
 void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), batch = batch_of(lu);
   if (batch == 0) return;
   const bool local = m * n <= kLocalElems;
-  Kernel k(local ? "linalg_lu:local" : "linalg_lu:global");
+  const int64_t elems = local ? local_size(m * n) : kLocalElems;
+  Kernel k(local ? "linalg_lu:local" + std::to_string(elems) : "linalg_lu:global");
   k.out(lu, CT::F32);
   k.out(pivots, CT::I32);
   k.out(info, CT::I32);
@@ -68,7 +77,7 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   matrix_params(k, "", lu);
   vector_params(k, "p", pivots);
   batched_params(k, "i", info, 0);
-  k.launch(uint64_t(batch), [&] { return matrix_access(local) + section("lu_core") + section("lu"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(local, elems) + section("lu_core") + section("lu"); });
 }
 
 // Right-hand sides of at most this many elements per system fit solve_kernel's workgroup copy.
@@ -82,7 +91,8 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
                   const Tensor& X) {
   const int64_t n = LU.size(-1), nrhs = X.size(-1), batch = batch_of(LU);
   if (batch == 0) return;
-  Kernel k("linalg_solve:local");
+  const int64_t a_elems = local_size(n * n), x_elems = local_size(n * nrhs);
+  Kernel k("linalg_solve:" + std::to_string(a_elems) + ":" + std::to_string(x_elems));
   k.out(LU, CT::F32);
   k.out(pivots, CT::I32);
   k.out(info, CT::I32);
@@ -100,7 +110,10 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
   matrix_params(k, "a", A);
   matrix_params(k, "b", B);
   matrix_params(k, "x", X);
-  k.launch(uint64_t(batch), [&] { return matrix_access(true) + section("lu_core") + section("solve"); });
+  k.launch(uint64_t(batch), [&] {
+    return matrix_access(true, a_elems) + section("lu_core") +
+           kernel::fill(section("solve"), {{"XS", std::to_string(x_elems)}});
+  });
 }
 
 // Lower Cholesky in place over L, one workgroup per matrix. info_add >= 0: L is the diagonal block
@@ -112,10 +125,8 @@ void cholesky_kernel(const Tensor& L, const Tensor& info, int64_t info_add = -1,
   const int64_t n = L.size(-1), batch = batch_of(L);
   if (batch == 0) return;
   const bool local = n * n <= local_elems;
-  if (!local) local_elems = kLocalElems;
-  std::string key = local ? "linalg_cholesky:local" : "linalg_cholesky:global";
-  if (local && local_elems != kLocalElems) key += std::to_string(local_elems);
-  Kernel k(key);
+  local_elems = local ? local_size(n * n) : kLocalElems;
+  Kernel k(local ? "linalg_cholesky:local" + std::to_string(local_elems) : "linalg_cholesky:global");
   k.out(L, CT::F32);
   k.out(info, CT::I32);
   k.param_index("batch", batch);

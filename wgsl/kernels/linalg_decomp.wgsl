@@ -107,7 +107,7 @@ fn lu_steps(b: u32, lid: u32) -> u32 {
 // Parameters: batch, m = n, n, kmin, nrhs, off, sb, sr, sc (LU); p_off, p_sb, p_s; i_off, i_sb;
 // a_off, a_sb, a_sr, a_sc (A); b_off, b_sb, b_sr, b_sc (B); x_off, x_sb, x_sr, x_sc (X).
 var<workgroup> s_piv: array<u32, 64>;
-var<workgroup> xs: array<f32, 1024>;
+var<workgroup> xs: array<f32, {{XS}}>;  // n * nrhs rounded up to a power of two
 
 fn piv_hook(k: u32, p: u32) { s_piv[k] = p; }
 
