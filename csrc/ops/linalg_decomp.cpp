@@ -490,10 +490,20 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   Tensor lw = batchable(L, 2), iw = batchable(info, 0);
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
-  if (L.size(-1) * L.size(-1) > kLocalElems)
-    cholesky_blocked(upper ? lw.mT() : lw, iw);
-  else
+  if (L.size(-1) * L.size(-1) > kLocalElems) {
+    Tensor v = upper ? lw.mT() : lw;
+    if (v.stride(-2) < v.stride(-1)) {
+      // By columns (upper of a row-major L): the GEMMs would write the trailing square across
+      // rows; factor a row-major copy (two copies of n^2 against the n^3 work).
+      Tensor c = v.contiguous();
+      cholesky_blocked(c, iw);
+      v.copy_(c);
+    } else {
+      cholesky_blocked(v, iw);
+    }
+  } else {
     cholesky_kernel(upper ? lw.mT() : lw, iw);
+  }
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
   if (upper)
