@@ -2,7 +2,7 @@
 Every figure is measured on both devices in the same run; a new figure is one new row in BENCHMARKS.
 
     python benchmarks/run.py [--compare cuda|cpu] [--out FILE] [--only SUBSTRING] [--json FILE]
-                             [--doc docs/benchmarks.md] [--render JSON --doc FILE]
+                             [--doc docs/benchmarks.md] [--render JSON --doc FILE] [--smoke]
 
 Each row checks its result against CPU before timing it. Float32 matmuls and convolutions on CUDA run
 with TF32 off.
@@ -23,6 +23,9 @@ from typing import Callable, Optional
 
 # A benchmark of the CPU fallback would measure copies, not kernels: make missing ops an error.
 os.environ.setdefault("TORCH_WEBGPU_FALLBACK", "0")
+# --smoke (inherited by reference children through the environment): the rows that read it run
+# small sizes once, to check on a slow adapter that they run and agree with CPU; not a measurement.
+SMOKE = os.environ.get("TORCH_WEBGPU_BENCH_SMOKE") == "1"
 
 import torch  # noqa: E402
 
@@ -177,6 +180,43 @@ def fft_1m(dev: torch.device, n: int = 1 << 20, iters: int = 20) -> float:
     scale = torch.view_as_real(want).abs().max().item()
     check_close("fft 2^20", got, torch.view_as_real(want), rtol=1e-4, atol=1e-5 * scale)
     return 5 * n * math.log2(n) / t / 1e9
+
+
+def _spd(n: int, batch: Optional[int], seed: int) -> torch.Tensor:
+    """Well-conditioned symmetric positive-definite float32 matrices: G G^T / n + I."""
+    gen = torch.Generator().manual_seed(seed)
+    shape = (batch, n, n) if batch else (n, n)
+    g = torch.randn(shape, generator=gen)
+    return g @ g.mT / n + torch.eye(n)
+
+
+def solve_batched(dev: torch.device, batch: int = 4096, n: int = 32, iters: int = 20) -> float:
+    """torch.linalg.solve of `batch` float32 systems n x n, one right-hand side each (LU with partial
+    pivoting, then the two triangular solves): GFLOP/s at 2/3 n^3 + 2 n^2 per system."""
+    if SMOKE:
+        batch, iters = 64, 1
+    gen = torch.Generator().manual_seed(10)
+    # randn + 2 sqrt(n) I: condition numbers below 10 (with sqrt(n) I some of 4096 reach 4e4, and
+    # CPU's own float32 answer is then 0.45 from float64's)
+    a_cpu = torch.randn(batch, n, n, generator=gen) + 2 * n**0.5 * torch.eye(n)
+    b_cpu = torch.randn(batch, n, generator=gen)
+    a, b = a_cpu.to(dev), b_cpu.to(dev)
+    t = timed(dev, lambda: torch.linalg.solve(a, b), iters)
+    want = cpu_reference(("solve", batch, n), lambda: torch.linalg.solve(a_cpu.double(), b_cpu.double()))
+    check_close(f"linalg.solve {batch}x{n}x{n}", torch.linalg.solve(a, b), want, rtol=1e-3, atol=1e-4)
+    return batch * (2 / 3 * n**3 + 2 * n**2) / t / 1e9
+
+
+def cholesky_large(dev: torch.device, n: int = 4096, iters: int = 5) -> float:
+    """torch.linalg.cholesky of one float32 n x n SPD matrix: GFLOP/s at n^3 / 3."""
+    if SMOKE:
+        n, iters = 512, 1
+    a_cpu = _spd(n, None, 11)
+    a = a_cpu.to(dev)
+    t = timed(dev, lambda: torch.linalg.cholesky(a), iters, warmup=1)
+    want = cpu_reference(("cholesky", n), lambda: torch.linalg.cholesky(a_cpu.double()))
+    check_close(f"linalg.cholesky {n}x{n}", torch.linalg.cholesky(a), want, rtol=1e-3, atol=1e-4)
+    return n**3 / 3 / t / 1e9
 
 
 def timed(dev: torch.device, fn: Callable[[], object], iters: int, warmup: int = 2) -> float:
@@ -647,6 +687,8 @@ BENCHMARKS = [
     Bench("conv2d 3x3 32x64x64x64 f32 backward (input + weight)", "TFLOP/s", True, conv2d_backward_flops, goal=0.5),
     Bench("int_mm 4096^3 int8 -> int32", "TOP/s", True, int_mm_4096, goal=0.3),
     Bench("fft 2^20 complex64", "GFLOP/s", True, fft_1m, goal=0.3),
+    Bench("linalg.solve 4096 x (32x32) f32, batched", "GFLOP/s", True, solve_batched, goal=0.3),
+    Bench("linalg.cholesky 4096x4096 f32", "GFLOP/s", True, cholesky_large, goal=0.3),
     Bench("GPT-2-small forward, 128 tokens", "fwd/s", True, gpt2_forward, goal=0.8),
     Bench("GPT-2-small forward, 128 tokens, autocast f16", "fwd/s", True, gpt2_forward_amp, goal=0.8),
     Bench("CNN training step, batch 32, 64x64", "step/s", True, cnn_train_step, goal=0.7, ref_in_child=True),
@@ -916,7 +958,17 @@ def main(argv=None) -> int:
         "it when matplotlib is present) to FILE, e.g. docs/benchmarks.md",
     )
     p.add_argument("--render", metavar="JSON", help="do not run: write --doc from a JSON file of an earlier run")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="small sizes, one iteration, in the rows that support it (linalg): checks that they run, "
+        "e.g. on lavapipe; the figures are not measurements",
+    )
     args = p.parse_args(argv)
+    if args.smoke:
+        global SMOKE
+        SMOKE = True
+        os.environ["TORCH_WEBGPU_BENCH_SMOKE"] = "1"
     if args.render:
         if not args.doc:
             p.error("--render needs --doc")

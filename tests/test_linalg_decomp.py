@@ -303,3 +303,108 @@ def test_refused_inputs():
 )
 def test_empty_and_tiny(fn):
     assert_same(fn(lambda x: x.to(DEV)), fn(lambda x: x))
+
+
+def spd_scaled(*shape):
+    # well conditioned at any size: G G^T / n + I
+    a = rnd(*shape)
+    return a @ a.mT / shape[-1] + torch.eye(shape[-1])
+
+
+BLOCKED_TOL = dict(rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+@pytest.mark.parametrize("n", [300, 513])
+def test_cholesky_blocked(n):
+    # n * n > 2048: the blocked factorization (diagonal block in workgroup memory, panel trsm, GEMM update)
+    # n = 513: a last block of one column. Batch of 2, lower and upper, the other triangle ignored.
+    A = spd_scaled(2, n, n)
+    junk = torch.triu(torch.full((n, n), 5.0), 1)
+    for upper in (False, True):
+        src = A + (junk.mT if upper else junk)
+        L, info = torch.linalg.cholesky_ex(src.to(DEV), upper=upper)
+        Lc, infoc = torch.linalg.cholesky_ex(src, upper=upper)
+        assert info.cpu().tolist() == infoc.tolist() == [0, 0]
+        torch.testing.assert_close(L.cpu(), Lc, **BLOCKED_TOL)
+    # non-contiguous input (every other matrix of a batch, transposed) and an out= of another layout
+    B = spd_scaled(4, n, n)[::2].mT
+    out = torch.empty(n, n, 2, device=DEV).permute(2, 0, 1)
+    torch.linalg.cholesky(B.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.cholesky(B), **BLOCKED_TOL)
+    assert_same(torch.cholesky(A[0].to(DEV), upper=True), torch.cholesky(A[0], upper=True), BLOCKED_TOL)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+def test_cholesky_blocked_info_and_errors():
+    # The first non-positive pivot, as the global column index, in any block; failures in later
+    # blocks (after the garbage a failure leaves) never replace the first one.
+    n = 300
+    A = spd_scaled(4, n, n)
+    A[1, 200, 200] = -50.0  # inside a later block
+    A[2, 31, 31] = -50.0  # the last column of the first block (either block width)
+    A[3, 64, 64] = -50.0  # the first column of a block at width 64 (or 32)
+    A[3, 250, 250] = -50.0
+    info = torch.linalg.cholesky_ex(A.to(DEV))[1].cpu()
+    info_upper = torch.linalg.cholesky_ex(A.to(DEV), upper=True)[1].cpu()
+    want = torch.linalg.cholesky_ex(A)[1]
+    assert info.tolist() == info_upper.tolist() == want.tolist() == [0, 201, 32, 65]
+    with pytest.raises(torch.linalg.LinAlgError) as cpu_err:
+        torch.linalg.cholesky(A)
+    with pytest.raises(torch.linalg.LinAlgError) as dev_err:
+        torch.linalg.cholesky(A.to(DEV))
+    assert str(dev_err.value) == str(cpu_err.value)
+    nan = A[0].clone()
+    nan[280, 280] = float("nan")
+    assert int(torch.linalg.cholesky_ex(nan.to(DEV))[1]) == int(torch.linalg.cholesky_ex(nan)[1]) == 281
+    with pytest.raises(torch.linalg.LinAlgError, match="order 201"):
+        torch.cholesky(A[1].to(DEV))
+
+
+def test_cholesky_blocked_gradient():
+    n = 260
+    A = spd_scaled(n, n).requires_grad_()
+    Ad = A.detach().to(DEV).requires_grad_()
+    w = rnd(n, n)
+    (gc,) = torch.autograd.grad(torch.linalg.cholesky(A), A, w)
+    (gd,) = torch.autograd.grad(torch.linalg.cholesky(Ad), Ad, w.to(DEV))
+    torch.testing.assert_close(gd.cpu(), gc, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("n,nrhs", [(32, 1), (32, 32), (32, 33), (45, 3), (46, 2)])
+def test_solve_small_batched(n, nrhs):
+    # _linalg_solve_ex's one-dispatch path (n * n <= 2048 and n * nrhs <= 1024: one workgroup per
+    # system in workgroup memory) and its neighbours that take lu_factor + lu_solve: LU, pivots, info
+    # and X as CPU's, vector and matrix right-hand sides, a broadcast B, non-contiguous operands.
+    A = rnd(40, n, n) + n**0.5 * torch.eye(n)
+    B = rnd(40, n, nrhs)
+    got = torch.ops.aten._linalg_solve_ex(A.to(DEV), B.to(DEV))  # result, LU, pivots, info
+    want = torch.ops.aten._linalg_solve_ex(A, B)
+    assert_same(got[2:], want[2:])  # pivots, info
+    torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-4, atol=1e-5)  # LU
+    torch.testing.assert_close(got[0].cpu(), want[0], rtol=1e-3, atol=1e-4)
+    v = rnd(40, n)
+    assert_same(torch.linalg.solve(A.to(DEV), v.to(DEV)), torch.linalg.solve(A, v))
+    assert_same(torch.linalg.solve(A.to(DEV), B[0].to(DEV)), torch.linalg.solve(A, B[0]))  # B broadcast
+    At, Bt = A.mT[::2], B[::2].mT.contiguous().mT  # strided batch, transposed matrices
+    out = torch.empty(nrhs, 20, n, device=DEV).permute(1, 2, 0)
+    torch.linalg.solve(At.to(DEV), Bt.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.solve(At, Bt), rtol=1e-3, atol=1e-4)
+    sing = A.clone()
+    sing[7, :, 3] = 0.0
+    info = torch.linalg.solve_ex(sing.to(DEV), B.to(DEV))[1]
+    assert info.cpu().tolist() == torch.linalg.solve_ex(sing, B)[1].tolist()
+    assert info[7] > 0
+    with pytest.raises(torch.linalg.LinAlgError, match="Batch element 7"):
+        torch.linalg.solve(sing.to(DEV), B.to(DEV))
+
+
+def test_cholesky_blocked_batches():
+    # batches of matrices past the workgroup copy (n = 46: one block; 130: three), batch dims that
+    # do not collapse to one stride, lower and upper
+    for A in (spd_scaled(30, 46, 46), spd_scaled(3, 2, 130, 130).transpose(0, 1)):
+        for upper in (False, True):
+            got = torch.linalg.cholesky_ex(A.to(DEV), upper=upper)
+            want = torch.linalg.cholesky_ex(A, upper=upper)
+            torch.testing.assert_close(got[0].cpu(), want[0], **BLOCKED_TOL)
+            assert torch.equal(got[1].cpu(), want[1])

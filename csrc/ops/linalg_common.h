@@ -119,8 +119,9 @@ constexpr int64_t kLocalElems = 2048;
 // The matrix access of the per-matrix kernels (lu, cholesky, ldl): A_ld / A_st over the tensor (operand
 // 0) through its strides, or over an m x n row-major copy in workgroup memory, loaded by A_begin
 // and written back by A_end; sync() orders the workgroup's accesses between steps. With per_matrix()'s
-// entry point: matrix b starts at base, and the section's factor(b, lid) runs on it.
-inline std::string matrix_access(bool local) {
+// entry point: matrix b starts at base, and the section's factor(b, lid) runs on it. `elems`: the
+// workgroup copy's size (at least m * n; larger than kLocalElems only where the device allows it).
+inline std::string matrix_access(bool local, int64_t elems = kLocalElems) {
   std::string s = per_matrix() +
                   "var<private> base: u32;\n"
                   "fn gidx(i: u32, j: u32) -> u32 { return base + i * P.sr + j * P.sc; }\n"
@@ -136,7 +137,7 @@ inline std::string matrix_access(bool local) {
            "fn A_end(lid: u32) {}\n"
            "fn sync() { storageBarrier(); workgroupBarrier(); }\n";
   }
-  return s + "var<workgroup> sm: array<f32, " + std::to_string(kLocalElems) +
+  return s + "var<workgroup> sm: array<f32, " + std::to_string(elems) +
          ">;\n"
          "fn A_ld(i: u32, j: u32) -> f32 { return sm[i * P.n + j]; }\n"
          "fn A_st(i: u32, j: u32, v: f32) { sm[i * P.n + j] = v; }\n"

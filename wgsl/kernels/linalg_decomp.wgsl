@@ -12,13 +12,25 @@
 // workgroup memory (A_begin loads it, A_end writes it back) when it fits, else over the tensor
 // itself; its entry point calls factor(b, lid) in one workgroup per matrix.
 // Parameters: batch, m, n, kmin, off, sb, sr, sc; p_off, p_sb, p_s (pivots); i_off, i_sb (info).
+// The steps themselves (lu_steps, shared with `solve`) are the section `lu_core`, which goes first.
+fn piv_hook(k: u32, p: u32) {}
+
+fn factor(b: u32, lid: u32) {
+  A_begin(lid);
+  let info = lu_steps(b, lid);
+  A_end(lid);
+  if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
+}
+
+//== lu_core
+// The column steps of `lu` over A_ld / A_st (pivots written through st1, and handed to the section's
+// piv_hook(k, p)); returns info.
 var<workgroup> red_v: array<u32, 64>;
 var<workgroup> red_i: array<u32, 64>;
 
-fn factor(b: u32, lid: u32) {
+fn lu_steps(b: u32, lid: u32) -> u32 {
   let m = P.m;
   let n = P.n;
-  A_begin(lid);
   var info = 0u;
   for (var k = 0u; k < P.kmin; k = k + 1u) {
     // |x| ordered through its bits (NaN compared by bits, not by float comparisons, which
@@ -53,7 +65,10 @@ fn factor(b: u32, lid: u32) {
         A_st(p, j, t);
       }
     }
-    if (lid == 0u) { st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u)); }
+    if (lid == 0u) {
+      st1(P.p_off + b * P.p_sb + k * P.p_s, i32(p + 1u));
+      piv_hook(k, p);
+    }
     sync();
     let pv = A_ld(k, k);
     if ((bitcast<u32>(pv) & 0x7fffffffu) != 0u) {
@@ -64,23 +79,97 @@ fn factor(b: u32, lid: u32) {
       info = k + 1u;
     }
     sync();
-    let rows = m - k - 1u;
+    // the trailing block: g invocations per column (as many as fit, at least 1), each down every
+    // g-th row, `per` columns a pass (no division per element; neighbours share a row where g = 1)
     let cols = n - k - 1u;
-    for (var t = lid; t < rows * cols; t = t + WG) {
-      let i = k + 1u + t / cols;
-      let j = k + 1u + t % cols;
-      A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(k, j));
+    let g = max(WG / max(cols, 1u), 1u);
+    let per = WG / g;
+    if (lid < g * per) {
+      for (var j = k + 1u + lid / g; j < n; j = j + per) {
+        let ukj = A_ld(k, j);
+        for (var i = k + 1u + lid % g; i < m; i = i + g) {
+          A_st(i, j, A_ld(i, j) - A_ld(i, k) * ukj);
+        }
+      }
     }
     sync();
   }
-  A_end(lid);
+  return info;
+}
+
+//== solve
+// A X = B for a batch of small square A (n * n <= the workgroup copy, n * nrhs <= 1024), one
+// workgroup per system, every step in workgroup memory (_linalg_solve_ex's fused path): A (ld3) is
+// loaded into the copy, factored by lu_steps (section lu_core: pivots st1, info st2), the factor
+// written to LU (operand 0, A_end), then B (ld4) loaded, permuted by the pivots, solved with the unit
+// lower factor and the upper one, one barrier per column, and X stored (st5). The arithmetic of `lu`
+// followed by `lu_solve`, except that the back substitution subtracts its terms from the last one.
+// Parameters: batch, m = n, n, kmin, nrhs, off, sb, sr, sc (LU); p_off, p_sb, p_s; i_off, i_sb;
+// a_off, a_sb, a_sr, a_sc (A); b_off, b_sb, b_sr, b_sc (B); x_off, x_sb, x_sr, x_sc (X).
+var<workgroup> s_piv: array<u32, 64>;
+var<workgroup> xs: array<f32, {{XS}}>;  // n * nrhs rounded up to a power of two
+
+fn piv_hook(k: u32, p: u32) { s_piv[k] = p; }
+
+fn factor(b: u32, lid: u32) {
+  let n = P.n;
+  let r = P.nrhs;
+  let ab = P.a_off + b * P.a_sb;
+  for (var t = lid; t < n * n; t = t + WG) { sm[t] = ld3(ab + (t / n) * P.a_sr + (t % n) * P.a_sc); }
+  let bb = P.b_off + b * P.b_sb;
+  for (var t = lid; t < n * r; t = t + WG) { xs[t] = ld4(bb + (t / r) * P.b_sr + (t % r) * P.b_sc); }
+  workgroupBarrier();
+  let info = lu_steps(b, lid);
+  A_end(lid);  // also orders the factor's last step before the solves below
   if (lid == 0u) { st2(P.i_off + b * P.i_sb, i32(info)); }
+  // row interchanges, in order, each invocation over whole columns of X
+  for (var c = lid; c < r; c = c + WG) {
+    for (var k = 0u; k < n; k = k + 1u) {
+      let p = s_piv[k];
+      if (p != k) {
+        let t = xs[k * r + c];
+        xs[k * r + c] = xs[p * r + c];
+        xs[p * r + c] = t;
+      }
+    }
+  }
+  workgroupBarrier();
+  // L y = P b (unit diagonal): step k subtracts row k's multiple from the rows below
+  for (var k = 0u; k + 1u < n; k = k + 1u) {
+    let cnt = (n - k - 1u) * r;
+    for (var t = lid; t < cnt; t = t + WG) {
+      let i = k + 1u + t / r;
+      let c = t % r;
+      xs[i * r + c] = xs[i * r + c] - sm[i * n + k] * xs[k * r + c];
+    }
+    workgroupBarrier();
+  }
+  // U x = y: step k (from the last) divides row k by the diagonal, stores it and updates the rows
+  // above with it (each reads row k, which no invocation writes in that step)
+  let xb = P.x_off + b * P.x_sb;
+  for (var q = 0u; q < n; q = q + 1u) {
+    let k = n - 1u - q;
+    let d = sm[k * n + k];
+    for (var t = lid; t < (k + 1u) * r; t = t + WG) {
+      let i = t / r;
+      let c = t % r;
+      let xk = xs[k * r + c] / d;
+      if (i == k) {
+        st5(xb + k * P.x_sr + c * P.x_sc, xk);
+      } else {
+        xs[i * r + c] = xs[i * r + c] - sm[i * n + k] * xk;
+      }
+    }
+    workgroupBarrier();
+  }
 }
 
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info).
+// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info);
+// i_keep, i_add: 0, 0 writes info; i_keep 1 (a diagonal block of the blocked factorization, whose
+// columns start at i_add) writes info + i_add only where it is the first failure (info still 0).
 var<workgroup> s_d: f32;
 
 fn factor(b: u32, lid: u32) {
@@ -101,18 +190,25 @@ fn factor(b: u32, lid: u32) {
       A_st(i, k, A_ld(i, k) / s);
     }
     sync();
-    let r = n - k - 1u;
-    for (var t = lid; t < r * r; t = t + WG) {
-      let i = k + 1u + t / r;
-      let j = k + 1u + t % r;
-      if (j <= i) {
-        A_st(i, j, A_ld(i, j) - A_ld(i, k) * A_ld(j, k));
+    // the trailing lower triangle, one column per invocation (neighbours touch neighbouring
+    // elements; no division per element)
+    for (var j = k + 1u + lid; j < n; j = j + WG) {
+      let ljk = A_ld(j, k);
+      for (var i = j; i < n; i = i + 1u) {
+        A_st(i, j, A_ld(i, j) - A_ld(i, k) * ljk);
       }
     }
     sync();
   }
   A_end(lid);
-  if (lid == 0u) { st1(P.i_off + b * P.i_sb, i32(info)); }
+  if (lid == 0u) {
+    let at = P.i_off + b * P.i_sb;
+    if (P.i_keep == 0u) {
+      st1(at, i32(info));
+    } else if (info != 0u && ld1(at) == 0) {
+      st1(at, i32(info + P.i_add));
+    }
+  }
 }
 
 //== trsm
@@ -132,6 +228,31 @@ fn column(b: u32, ab: u32, xb: u32) {
     }
     if (P.unit == 0u) { s = s / ld0(ab + i * P.a_sr + i * P.a_sc); }
     st1(xb + i * P.x_sr, s);
+  }
+}
+
+//== trsm_panel
+// The panel of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): P := P L^-T against
+// the factored diagonal block L (ld0), one invocation per panel row, forward substitution as `trsm`
+// does it (the same arithmetic), the row written in place (ld1/st1) and into the workspace W (st2)
+// that the trailing GEMM reads. Parameters: n (block width), rows, count (batch * rows);
+// a_off, a_sb, a_sr, a_sc (L); x_off, x_sb, x_sr, x_sc (P); w_off, w_sb, w_sr, w_sc (W).
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, lid, 64u);
+  if (g >= P.count) { return; }
+  let b = g / P.rows;
+  let r = g % P.rows;
+  let ab = P.a_off + b * P.a_sb;
+  let xb = P.x_off + b * P.x_sb + r * P.x_sr;
+  let wb = P.w_off + b * P.w_sb + r * P.w_sr;
+  for (var i = 0u; i < P.n; i = i + 1u) {
+    var s = ld1(xb + i * P.x_sc);
+    for (var j = 0u; j < i; j = j + 1u) { s = s - ld0(ab + i * P.a_sr + j * P.a_sc) * ld2(wb + j * P.w_sc); }
+    s = s / ld0(ab + i * P.a_sr + i * P.a_sc);
+    st1(xb + i * P.x_sc, s);
+    st2(wb + i * P.w_sc, s);
   }
 }
 
