@@ -95,6 +95,19 @@ def test_implicit_matches_the_direct_kernel(monkeypatch):
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("split", ["0,0", "4096,7", "4096,16"])
+def test_implicit_conv_split_settings(monkeypatch, split):
+    # TORCH_WEBGPU_CONV_SPLIT ("target,cap"; parsed again when it changes): no split-K, and up to 7
+    # or 9 parts summed by the epilogue (its four partial sums and their remainder).
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_SPLIT", split)
+    g = torch.Generator().manual_seed(11)  # the forward's K = 64 * 9: up to 9 parts of 64
+    x, w = torch.randn(2, 64, 10, 10, generator=g), torch.randn(8, 64, 3, 3, generator=g) * 0.1
+    b = torch.randn(8, generator=g)
+    want, got = run(conv, x, w, b, torch.float32, kw=dict(padding=1))
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
 def test_implicit_noncontiguous_and_offset_input():
     g = torch.Generator().manual_seed(9)
     big = torch.randn(3, 8, 12, 14, generator=g)

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -99,6 +100,16 @@ void problem_params(Set&& set, int64_t M, int64_t N, int64_t K, int64_t tiles_m,
 }
 
 bool is_zero(const c10::Scalar& s) { return s.toComplexDouble() == 0.0; }
+
+// O = beta * C, or zeros without C: a GEMM with no products to sum (K == 0, or alpha == 0).
+void no_products(const Tensor& o3, const Tensor& c3, const c10::Scalar& beta) {
+  if (!c3.defined())
+    o3.zero_();
+  else if (beta.toComplexDouble() == 1.0)
+    o3.copy_(c3);
+  else
+    o3.copy_(c3.mul(beta));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Tile configurations
@@ -429,6 +440,22 @@ const GemmSplit& gemm_split() {
   return g;
 }
 
+// TORCH_WEBGPU_CONV_SPLIT="target,cap" (tiled_gemm), parsed only when it changes, as tile_set().
+std::pair<int64_t, int64_t> conv_split() {
+  static std::mutex mu;
+  static std::string last;
+  static std::pair<int64_t, int64_t> cached{1024, 16};
+  const char* env = std::getenv("TORCH_WEBGPU_CONV_SPLIT");
+  std::string cur = env ? env : "";
+  std::lock_guard<std::mutex> g(mu);
+  if (cur == last) return cached;
+  long target = 1024, cap = 16;
+  if (env) std::sscanf(env, "%ld,%ld", &target, &cap);
+  last = cur;
+  cached = {target, cap};
+  return cached;
+}
+
 void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M, int64_t N,
                 int64_t K, float alpha, float beta, const Gathered* ga = nullptr, const Gathered* gb = nullptr) {
   const TileSet ts = tile_set();
@@ -464,8 +491,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
     // flight, each split at least 64 long, at most `cap` splits (TORCH_WEBGPU_CONV_SPLIT=
     // "target,cap"; target 0: the plain rule). Weight gradients (both operands gathered, K = images
     // x positions) keep the plain rule: more splits there only grew the epilogue on the H200.
-    long target = 1024, cap = 16;
-    if (const char* e = std::getenv("TORCH_WEBGPU_CONV_SPLIT")) std::sscanf(e, "%ld,%ld", &target, &cap);
+    const auto [target, cap] = conv_split();
     if (target > 0 && tiles * 2 <= target)
       splits = std::max<int64_t>(1, std::min<int64_t>({(target + tiles - 1) / tiles, K / 64, cap}));
   }
@@ -526,13 +552,7 @@ void gemm_gathered(const Tensor& o3, const Tensor& a3, const Gathered* ga, const
   const View o = view_of(o3), a = operand(a3, ga), b = operand(b3, gb);
   TORCH_INTERNAL_ASSERT(kernel::block_id(o3) != kernel::block_id(a.t) && kernel::block_id(o3) != kernel::block_id(b.t),
                         name, ": output overlaps an operand");
-  if (K == 0) {
-    if (c3.defined())
-      o3.copy_(c3);
-    else
-      o3.zero_();
-    return;
-  }
+  if (K == 0) return no_products(o3, c3, 1);
   View cv;
   if (c3.defined()) cv = view_of(c3);
   tiled_gemm(o, a, b, c3.defined() ? &cv : nullptr, batch, M, N, K, 1.0f, 1.0f, ga, gb);
@@ -1145,13 +1165,7 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
   if (o3.numel() == 0) return;
   Tensor c3 = c3_in.defined() && !is_zero(beta) ? c3_in : Tensor();
   if (c3.defined() && c3.scalar_type() != dt) c3 = c3.to(dt);
-  if (K == 0 || is_zero(alpha)) {
-    if (!c3.defined())
-      o3.zero_();
-    else
-      o3.copy_(c3.mul(beta));
-    return;
-  }
+  if (K == 0 || is_zero(alpha)) return no_products(o3, c3, beta);
   // The output must not share storage with what the kernel reads at other positions.
   const bool c_same = c3.defined() && shares_block(c3, o3) &&
                       (c3.storage_offset() != o3.storage_offset() || c3.strides() != o3.strides());

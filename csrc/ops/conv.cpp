@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "engines/gemm.h"
+#include "kernel/env.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/nn_common.h"
@@ -137,9 +138,7 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
 bool cols_gemm_wanted(const at::Tensor& input, const Geo& g) {
   const auto dt = input.scalar_type();
   if (g.G != 1 || g.YS() % 2 != 0 || !(dt == at::kHalf || dt == at::kFloat || dt == at::kBFloat16)) return false;
-  const char* env = std::getenv("TORCH_WEBGPU_CONV_GEMM");
-  if (env && std::string(env) == "0") return false;
-  if (env && std::string(env) == "1") return true;
+  if (const int on = kernel::env_switch("TORCH_WEBGPU_CONV_GEMM", -1); on >= 0) return on == 1;
   return dt == at::kHalf && g.Ci * g.KS() >= 16 && g.Co >= 16 && engines::half_gemm_uses_matrix_units(input);
 }
 
@@ -204,9 +203,7 @@ void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tens
 bool implicit_wanted(const at::Tensor& t, const Geo& g) {
   const auto dt = t.scalar_type();
   if (!(dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16)) return false;
-  const char* env = std::getenv("TORCH_WEBGPU_CONV_IMPLICIT");
-  if (env && std::string(env) == "0") return false;
-  if (env && std::string(env) == "1") return true;
+  if (const int on = kernel::env_switch("TORCH_WEBGPU_CONV_IMPLICIT", -1); on >= 0) return on == 1;
   // Grouped convolutions with few channels per group (depthwise) keep the direct kernel: one GEMM
   // launch per group would be mostly empty tiles.
   return g.G == 1 || std::min(g.Ci, g.Co) >= 16;

@@ -395,8 +395,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
                 input.sizes());
     const at::Tensor x = input.to(at::kFloat);
     const auto dims = reduce_dims(input);
-    mean = x.mean(dims);
-    var = (x - mean.view(channel_shape(input))).square().mean(dims);
+    // One Welford pass (the reductions' var_mean) instead of a mean, a squared-deviation tensor
+    // and its mean: the CNN step's BatchNorm statistics were 7% of its GPU time on an H200.
+    std::tie(var, mean) = at::var_mean(x, dims, /*correction=*/0, /*keepdim=*/false);
     invstd = (var + eps).rsqrt();
     if (rm.defined()) rm.copy_(rm.to(at::kFloat) * (1 - momentum) + mean * momentum);
     if (rv.defined()) rv.copy_(rv.to(at::kFloat) * (1 - momentum) + var * (momentum * double(n) / double(n - 1)));

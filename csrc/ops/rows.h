@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernel/device.h"
+#include "kernel/env.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
@@ -22,10 +23,7 @@ struct RowPlan {
   bool sg = false;  // subgroup folds
 };
 
-inline bool row_switch(const char* name) {
-  const char* e = std::getenv(name);
-  return e == nullptr || std::string(e) != "0";
-}
+inline bool row_switch(const char* name) { return kernel::env_switch(name, 1) != 0; }
 
 inline RowPlan row_plan(const at::Tensor& t, int64_t n) {
   static const bool cache_on = row_switch("TORCH_WEBGPU_ROW_CACHE");

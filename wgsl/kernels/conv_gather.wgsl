@@ -25,14 +25,38 @@ fn split_k(k: u32) -> vec3<i32> {
   return vec3<i32>(i32(r / (K1 * K2)), i32((r / K2) % K1), i32(r % K2));
 }
 
-// X at position x of the channel whose first element is `row` (through elb), 0 in the padding.
-fn x_at(row: u32, x: vec3<i32>) -> f32 {
-  if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(i32(X0), i32(X1), i32(X2)))) { return 0.0; }
-  let xu = vec3<u32>(x);
-  return elb(row + (xu.x * X1 + xu.y) * X2 + xu.z);
+const XD = vec3<u32>(X0, X1, X2);
+const YD = vec3<u32>(Y0, Y1, Y2);
+
+// Position p of a grid of size `dims` (X's or Y's positions) in the channel whose first element is
+// `row` (through elb), 0 outside the grid (the padding).
+fn grid_at(row: u32, p: vec3<i32>, dims: vec3<u32>) -> f32 {
+  if (any(p < vec3<i32>(0)) || any(p >= vec3<i32>(dims))) { return 0.0; }
+  let u = vec3<u32>(p);
+  return elb(row + (u.x * dims.y + u.y) * dims.z + u.z);
+}
+
+// X at position x.
+fn x_at(row: u32, x: vec3<i32>) -> f32 { return grid_at(row, x, XD); }
+
+// Y at y where y * stride = t, 0 where there is no such y (t not a multiple of the stride) or it is
+// outside Y (a negative t that is a multiple gives a negative y).
+fn y_at(row: u32, t: vec3<i32>) -> f32 {
+  let y = t / STR;
+  if (any(y * STR != t)) { return 0.0; }
+  return grid_at(row, y, YD);
+}
+
+// One load unit within a row of the grid: at(row, p + c * (0, 0, step)) for c = 0..3, where `at`
+// is the section's own (x_at or y_at). The one-row fast path of the loaders below.
+fn run4(row: u32, p: vec3<i32>, step: i32) -> vec4<f32> {
+  let s = vec3<i32>(0, 0, step);
+  return vec4<f32>(at(row, p), at(row, p + s), at(row, p + 2 * s), at(row, p + 3 * s));
 }
 
 //== forward
+fn at(row: u32, x: vec3<i32>) -> f32 { return x_at(row, x); }
+
 // Forward, B[k, n] = X[image T.b, channel k / KS, x(y = n, kernel position of k)]: 4 along n.
 fn load_b(k: u32, n: u32) -> vec4<f32> {
   var v = vec4<f32>(0.0);
@@ -40,11 +64,7 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
   let row = P.b_off + T.b * P.b_sb + (k / KS) * XS;
   let kd = split_k(k) * DIL - PAD;
   let p = split_y(n);
-  if (n + 3u < YS && u32(p.z) + 3u < Y2) {  // one output row: x steps by the stride
-    let x = p * STR + kd;
-    let s = vec3<i32>(0, 0, S2);
-    return vec4<f32>(x_at(row, x), x_at(row, x + s), x_at(row, x + 2 * s), x_at(row, x + 3 * s));
-  }
+  if (n + 3u < YS && u32(p.z) + 3u < Y2) { return run4(row, p * STR + kd, S2); }  // one output row
   for (var c = 0u; c < 4u; c = c + 1u) {
     if (n + c < YS) { v[c] = x_at(row, split_y(n + c) * STR + kd); }
   }
@@ -54,13 +74,7 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
 //== input_grad
 // Input gradient (and transposed convolution), B[k, n] = Y[image T.b, channel k / KS, y] where
 // y * stride = x(n) + pad - (kernel position of k) * dilation, 0 where no such y: 4 along n.
-fn y_at(row: u32, t: vec3<i32>) -> f32 {
-  if (any(t < vec3<i32>(0))) { return 0.0; }
-  let y = t / STR;
-  if (any(y * STR != t) || any(y >= vec3<i32>(i32(Y0), i32(Y1), i32(Y2)))) { return 0.0; }
-  let yu = vec3<u32>(y);
-  return elb(row + (yu.x * Y1 + yu.y) * Y2 + yu.z);
-}
+fn at(row: u32, t: vec3<i32>) -> f32 { return y_at(row, t); }
 
 fn load_b(k: u32, n: u32) -> vec4<f32> {
   var v = vec4<f32>(0.0);
@@ -68,11 +82,7 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
   let row = P.b_off + T.b * P.b_sb + (k / KS) * YS;
   let kd = PAD - split_k(k) * DIL;
   let p = split_x(n);
-  if (n + 3u < XS && u32(p.z) + 3u < X2) {  // one row of x
-    let t = p + kd;
-    let s = vec3<i32>(0, 0, 1);
-    return vec4<f32>(y_at(row, t), y_at(row, t + s), y_at(row, t + 2 * s), y_at(row, t + 3 * s));
-  }
+  if (n + 3u < XS && u32(p.z) + 3u < X2) { return run4(row, p + kd, 1); }  // one row of x
   for (var c = 0u; c < 4u; c = c + 1u) {
     if (n + c < XS) { v[c] = y_at(row, split_x(n + c) + kd); }
   }
@@ -83,6 +93,8 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
 // Weight gradient, a reduction over images and output positions k = image * YS + y:
 // A[m, k] = Y[image, channel m, y] (through ela; P.a_sb: elements between images), 4 along k;
 // B[k, n] = X[image, channel n / KS, x(y, kernel position of n)] (P.b_sb), 4 along k.
+fn at(row: u32, x: vec3<i32>) -> f32 { return x_at(row, x); }
+
 fn load_a(m: u32, k: u32) -> vec4<f32> {
   var v = vec4<f32>(0.0);
   if (m >= P.M) { return v; }
@@ -108,10 +120,7 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
   let y = k % YS;
   let p = split_y(y);
   if (y + 3u < YS && k + 3u < T.k1 && u32(p.z) + 3u < Y2) {  // one output row
-    let row = P.b_off + i * P.b_sb + ch;
-    let x = p * STR + kd;
-    let s = vec3<i32>(0, 0, S2);
-    return vec4<f32>(x_at(row, x), x_at(row, x + s), x_at(row, x + 2 * s), x_at(row, x + 3 * s));
+    return run4(P.b_off + i * P.b_sb + ch, p * STR + kd, S2);
   }
   for (var c = 0u; c < 4u; c = c + 1u) {
     let kk = k + c;
