@@ -95,13 +95,22 @@ def op_step(dev, name):
         y = torch.nn.functional.layer_norm(x, (4096,), w, b)
         gy = torch.randn_like(y)
         return lambda: torch.autograd.grad(y, (x, w, b), gy, retain_graph=True)
+    if name == "cholesky":
+        a = torch.randn(4096, 4096, generator=g)
+        a = (a @ a.T / 4096 + torch.eye(4096)).to(dev)
+        return lambda: torch.linalg.cholesky(a)
+    if name == "batchnorm":
+        bn = torch.nn.BatchNorm2d(64).to(dev)
+        x = r(32, 64, 64, 64).requires_grad_(True)
+        gy = r(32, 64, 64, 64)
+        return lambda: bn(x).backward(gy)
     if name == "conv":
         x, w = r(32, 64, 64, 64), r(64, 64, 3, 3)
         return lambda: torch.nn.functional.conv2d(x, w, padding=1)
     raise SystemExit(f"unknown workload {name}")
 
 
-OPS = ["fft", "matvec", "mm128", "softmax", "layer_norm", "layer_norm_bwd", "conv"]
+OPS = ["fft", "matvec", "mm128", "softmax", "layer_norm", "layer_norm_bwd", "conv", "cholesky", "batchnorm"]
 
 
 def main():
