@@ -240,12 +240,16 @@ Scratch make_scratch(const Tensor& like, int64_t splits, int64_t batch, int64_t 
 // P (scratch, [splits][batch][M][N] f32) -> O with alpha, beta * C.
 void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64_t N, const View& o, const View* c,
               float alpha, float beta) {
-  Kernel k("matmul_epilogue:" + std::string(c ? "c" : "-"));
+  const int64_t total = batch * M * N;
+  // Few outputs summing many parts (a mat-vec's 4096 outputs of 32 parts, a weight gradient's of
+  // 100+) leave most of the GPU idle with long chains: `lanes` invocations share each output's parts
+  // and add their sums in workgroup memory (H200, 1x4096 @ 4096x4096: 14.3 us one lane per output).
+  const int64_t lanes = splits >= 8 && total < (int64_t(1) << 16) ? (splits >= 32 ? 8 : 4) : 1;
+  Kernel k("matmul_epilogue:" + std::string(c ? "c" : "-") + std::to_string(lanes));
   k.in(sc.t, CT::F32);
   k.out(o.t, CT::F32);
   if (c) k.in(c->t, CT::F32);
   auto set = [&](const std::string& name, int64_t v) { k.param_index(name, v); };
-  const int64_t total = batch * M * N;
   set("total", total);
   set("M", M);
   set("N", N);
@@ -255,9 +259,10 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
   view_params(set, "o", o, "m", "n");
   k.param_f32("alpha", alpha);
   if (c) k.param_f32("beta", beta);
-  k.launch(grid(total), [&] {
+  k.launch(grid(total * lanes), [&] {
     return kernel::fill(kernel::library("matmul_epilogue"),
-                        {{"C_TERM", c ? "v = v + P.beta * ld2(P.c_off + b * P.c_sb + m * P.c_sm + n * P.c_sn);" : ""}});
+                        {{"LANES", std::to_string(lanes)},
+                         {"C_TERM", c ? "v = v + P.beta * ld2(P.c_off + b * P.c_sb + m * P.c_sm + n * P.c_sn);" : ""}});
   });
 }
 
