@@ -53,22 +53,8 @@ def cnn_step(dev, amp):
 
 
 def gpt2_step(dev):
-    """A GPT-2-small-shaped training step (examples/gpt.py; batch 4 x 128 tokens, AdamW)."""
-    run._examples()
-    import gpt
-
-    torch.manual_seed(0)
-    model = gpt.GPT(50257, 768, 12, 12, 1024).to(dev)
-    idx = torch.randint(0, 50257, (4, 128), device=dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(idx).flatten(0, 1), idx.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
+    """benchmarks/run.py's GPT-2-small training step (batch 4 x 128 tokens, AdamW)."""
+    return run.gpt2_train_setup(dev)[0]
 
 
 def op_step(dev, name):

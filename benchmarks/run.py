@@ -420,6 +420,21 @@ def gpt2_forward_amp(dev) -> float:
     return gpt2_forward(dev, amp=True)
 
 
+def train_step(model, opt, x, y):
+    """One training step as the rows time it: forward, cross-entropy (logits flattened to rows),
+    zero_grad(set_to_none=True), backward, the optimiser's step; returns the loss."""
+
+    def step():
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out.flatten(0, out.dim() - 2), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 def cnn_setup(dev, batch: int, size: int):
     """The CNN rows' model (a small VGG-style CNN with batch norm), its SGD optimiser and a batch of
     RGB images on `dev`, and the first step's loss on CPU: (model, opt, x, y, want)."""
@@ -453,14 +468,7 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
     model, opt, x, y, want = cnn_setup(dev, batch, size)
 
     if not amp:
-
-        def step():
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return loss
-
+        step = train_step(model, opt, x, y)
         check_close("cnn first loss", step(), want, 1e-4, 1e-4)
         return 1.0 / timed(dev, step, 10)
 
@@ -505,15 +513,7 @@ def cnn17_train_step(dev, batch: int = 32) -> float:
     want = cpu_reference("cnn17", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
     model = model.to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x, y = x_cpu.to(dev), y_cpu.to(dev)
-
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = train_step(model, opt, x_cpu.to(dev), y_cpu.to(dev))
     check_close("cnn17 first loss", step(), want, 1e-4, 1e-4)
     return 1.0 / timed(dev, step, 10)
 
@@ -543,9 +543,9 @@ def batchnorm_train(dev, shape=(32, 64, 64, 64)) -> float:
     return 1.0 / timed(dev, it, 20)
 
 
-def gpt2_train_step(dev, batch: int = 4, tokens: int = 128) -> float:
-    """A GPT-2-small-shaped training step (examples/gpt.py; batch 4 x 128 tokens, cross-entropy,
-    AdamW): steps per second; the first loss checked against CPU."""
+def gpt2_train_setup(dev, batch: int = 4, tokens: int = 128):
+    """A GPT-2-small-shaped model (examples/gpt.py) with AdamW on a batch of token ids (predicting the
+    ids themselves): the training step on `dev` and the first step's loss on CPU."""
     _examples()
     import gpt
 
@@ -558,15 +558,13 @@ def gpt2_train_step(dev, batch: int = 4, tokens: int = 128) -> float:
     )
     model = model.to(dev)
     idx = idx_cpu.to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    return train_step(model, torch.optim.AdamW(model.parameters(), lr=1e-4), idx, idx), want
 
-    def step():
-        loss = torch.nn.functional.cross_entropy(model(idx).flatten(0, 1), idx.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
 
+def gpt2_train_step(dev) -> float:
+    """A GPT-2-small-shaped training step (batch 4 x 128 tokens, cross-entropy, AdamW): steps per
+    second; the first loss checked against CPU."""
+    step, want = gpt2_train_setup(dev)
     check_close("gpt2 first training loss", step(), want, 1e-3, 1e-3)
     return 1.0 / timed(dev, step, 5)
 
@@ -957,7 +955,16 @@ def main(argv=None) -> int:
         help="write the benchmark report (markdown, with a PNG plot beside "
         "it when matplotlib is present) to FILE, e.g. docs/benchmarks.md",
     )
-    p.add_argument("--render", metavar="JSON", help="do not run: write --doc from a JSON file of an earlier run")
+    p.add_argument(
+        "--render",
+        metavar="JSON[,JSON...]",
+        help="do not run: write --doc from JSON files of earlier runs (rows in the order given, the first file's header)",
+    )
+    p.add_argument(
+        "--part",
+        metavar="I/N",
+        help="run only the I-th of N consecutive slices of the rows (a full run split over several jobs)",
+    )
     p.add_argument(
         "--smoke",
         action="store_true",
@@ -972,8 +979,15 @@ def main(argv=None) -> int:
     if args.render:
         if not args.doc:
             p.error("--render needs --doc")
-        with open(args.render) as f:
-            write_doc(json.load(f), args.doc)
+        data = None
+        for path in args.render.split(","):
+            with open(path) as f:
+                d = json.load(f)
+            if data is None:
+                data = d
+            else:
+                data["rows"] += d["rows"]
+        write_doc(data, args.doc)
         return 0
     ref_type_tf32_off()
 
@@ -991,6 +1005,11 @@ def main(argv=None) -> int:
     webgpu = torch.device("webgpu", 0)
 
     benches = [b for b in BENCHMARKS if not args.only or args.only in b.name]
+    if args.part:
+        i, n = (int(v) for v in args.part.split("/"))
+        if not 1 <= i <= n:
+            p.error("--part I/N needs 1 <= I <= N")
+        benches = benches[(i - 1) * len(benches) // n : i * len(benches) // n]
     if not benches:
         p.error(f"--only {args.only!r} matches no benchmark")
     results = []

@@ -34,6 +34,7 @@
 #include <sstream>
 #include <utility>
 
+#include "kernel/env.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
@@ -436,10 +437,8 @@ struct GemmSplit {
 const GemmSplit& gemm_split() {
   static const GemmSplit g = [] {
     GemmSplit r;
-    if (const char* e = std::getenv("TORCH_WEBGPU_GEMM_SPLIT")) {
-      long t = 0, m = 0;
-      if (std::sscanf(e, "%ld,%ld", &t, &m) == 2 && t >= 0 && m >= 16) r = {t, m};
-    }
+    const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_GEMM_SPLIT", 2);
+    if (v.size() == 2 && v[0] >= 0 && v[1] >= 16) r = {v[0], v[1]};
     return r;
   }();
   return g;
@@ -939,11 +938,8 @@ struct GemvTuning {
 const GemvTuning& gemv_tuning() {
   static const GemvTuning t = [] {
     GemvTuning r;
-    if (const char* e = std::getenv("TORCH_WEBGPU_GEMV")) {
-      long w = 0, m = 0;
-      int u = 0;
-      if (std::sscanf(e, "%ld,%ld,%d", &w, &m, &u) == 3 && w >= 1 && m >= 64 && u >= 1 && u <= 8) r = {w, m, u};
-    }
+    const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_GEMV", 3);
+    if (v.size() == 3 && v[0] >= 1 && v[1] >= 64 && v[2] >= 1 && v[2] <= 8) r = {v[0], v[1], int(v[2])};
     return r;
   }();
   return t;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace webgpu::kernel {
 
@@ -12,6 +13,26 @@ inline int env_switch(const char* name, int otherwise) {
   if (e && std::strcmp(e, "0") == 0) return 0;
   if (e && std::strcmp(e, "1") == 0) return 1;
   return otherwise;
+}
+
+// The comma-separated integers of the variable `name` ("1024,64,4"): empty when it is unset or
+// holds anything else, or fewer than `min_count` of them. For tuning knobs, which their callers read
+// once and check against their own ranges.
+inline std::vector<long> env_numbers(const char* name, size_t min_count) {
+  std::vector<long> v;
+  const char* e = std::getenv(name);
+  if (!e) return v;
+  for (const char* p = e;;) {
+    char* end = nullptr;
+    const long x = std::strtol(p, &end, 10);
+    if (end == p) return {};
+    v.push_back(x);
+    if (*end == '\0') break;
+    if (*end != ',') return {};
+    p = end + 1;
+  }
+  if (v.size() < min_count) return {};
+  return v;
 }
 
 }  // namespace webgpu::kernel

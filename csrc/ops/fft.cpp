@@ -8,7 +8,6 @@
 #include <torch/library.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <complex>
 #include <map>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "kernel/device.h"
+#include "kernel/env.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
@@ -101,12 +101,10 @@ struct FftTune {
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
-    if (const char* e = std::getenv("TORCH_WEBGPU_FFT_TUNE")) {
-      long a = 0, b = 0, c = 4;
-      if (std::sscanf(e, "%ld,%ld,%ld", &a, &b, &c) >= 2 && a >= 1 && a <= 16 && b >= 32 && b <= 1024 &&
-          (c == 4 || c == 8 || c == 16))
-        r = {a, b, c};
-    }
+    const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
+    const long c = v.size() > 2 ? v[2] : 4;
+    if (!v.empty() && v[0] >= 1 && v[0] <= 16 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16))
+      r = {v[0], v[1], c};
     return r;
   }();
   return t;
