@@ -116,16 +116,13 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
   });
 }
 
-// Lower Cholesky in place over L, one workgroup per matrix. info_add >= 0: L is the diagonal block
-// whose columns start at info_add in a blocked factorization; info (zeroed before the first block)
-// gets info_add + the block's first failing column + 1 only where no earlier block failed. A matrix of
-// at most local_elems elements is factored in workgroup memory (local_elems > kLocalElems only where
-// the device's workgroup storage holds it).
-void cholesky_kernel(const Tensor& L, const Tensor& info, int64_t info_add = -1, int64_t local_elems = kLocalElems) {
+// Lower Cholesky in place over L, one workgroup per matrix, info written. A matrix of at most
+// kLocalElems elements is factored in workgroup memory.
+void cholesky_kernel(const Tensor& L, const Tensor& info) {
   const int64_t n = L.size(-1), batch = batch_of(L);
   if (batch == 0) return;
-  const bool local = n * n <= local_elems;
-  local_elems = local ? local_size(n * n) : kLocalElems;
+  const bool local = n * n <= kLocalElems;
+  const int64_t local_elems = local ? local_size(n * n) : kLocalElems;
   Kernel k(local ? "linalg_cholesky:local" + std::to_string(local_elems) : "linalg_cholesky:global");
   k.out(L, CT::F32);
   k.out(info, CT::I32);
@@ -134,8 +131,6 @@ void cholesky_kernel(const Tensor& L, const Tensor& info, int64_t info_add = -1,
   k.param_index("n", n);
   matrix_params(k, "", L);
   batched_params(k, "i", info, 0);
-  k.param("i_keep", info_add >= 0 ? 1u : 0u);
-  k.param_index("i_add", std::max<int64_t>(info_add, 0));
   k.launch(uint64_t(batch), [&] { return matrix_access(local, local_elems) + section("cholesky"); });
 }
 
@@ -156,22 +151,25 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
-// The blocked Cholesky's panel: Pn := Pn D^-T in place and into W (same shape as Pn), D lower
-// (batch, nb, nb), Pn (batch, rows, nb), one invocation per row.
-void trsm_panel_kernel(const Tensor& D, const Tensor& Pn, const Tensor& W) {
-  const int64_t nb = Pn.size(-1), rows = Pn.size(-2), batch = batch_of(Pn);
-  if (batch * rows == 0 || nb == 0) return;
-  Kernel k("linalg_trsm_panel");
-  k.in(D, CT::F32);
-  k.out(Pn, CT::F32);
-  k.out(W, CT::F32);
-  k.param_index("n", nb);
-  k.param_index("rows", rows);
-  k.param_index("count", batch * rows);
-  matrix_params(k, "a", D);
-  matrix_params(k, "x", Pn);
-  matrix_params(k, "w", W);
-  k.launch(grid(uint64_t(batch * rows), 64), [] { return section("trsm_panel"); });
+// The blocked Cholesky's diagonal step over a batch of n x n blocks D (n <= 64): D := its lower
+// factor (lower triangle written), Z := that factor's inverse (n x n, upper triangle zero), info
+// (one per block, zeroed before the first step) := i_add + the block's first failing column + 1
+// where no earlier block failed. One workgroup of 256 per block, in registers (section chol_block).
+void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info, int64_t i_add) {
+  const int64_t n = D.size(-1), batch = batch_of(D);
+  TORCH_INTERNAL_ASSERT(n <= 64 && Z.size(-1) == n);
+  if (batch == 0) return;
+  Kernel k("linalg_chol_block");
+  k.out(D, CT::F32);
+  k.out(info, CT::I32);
+  k.out(Z, CT::F32);
+  k.param_index("batch", batch);
+  k.param_index("n", n);
+  matrix_params(k, "", D);
+  batched_params(k, "i", info, 0);
+  k.param_index("i_add", i_add);
+  matrix_params(k, "z", Z);
+  k.launch(uint64_t(batch), [] { return section("chol_block"); });
 }
 
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
@@ -193,33 +191,38 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 
 // Right-looking blocked Cholesky, lower factor in place over V (batchable; any strides, so the upper
 // factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
-// the global index of the first failing column. For each block column of width nb, whole batch at
-// once: the diagonal block is factored in workgroup memory (cholesky_kernel), the panel below it
-// solved against that block's transpose (P := P L_D^-T, trsm_panel_kernel, in place and into a
-// contiguous workspace: the GEMM engine refuses operands sharing its output's storage) and the
-// trailing square updated, T -= P P^T, by the GEMM engine on the views (column strips that
-// cover the lower triangle and some of the upper; the caller clears the upper). 3 dispatches per
-// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a failure the later blocks compute garbage, as LAPACK leaves the
-// rest unspecified; only the first failure is reported.
+// the global index of the first failing column. For each block column of width 64, whole batch at
+// once: the diagonal block is factored and inverted in one workgroup (cholesky_block_kernel), the
+// panel below it solved as a GEMM, W := P L_D^-T (into a contiguous workspace: the GEMM engine
+// refuses operands sharing its output's storage), copied back over P, and the trailing square
+// updated, T -= W W^T, by the GEMM engine on the views (column strips that cover the lower triangle
+// and some of the upper; the caller clears the upper). Solving through the inverted diagonal block
+// is what GPU LAPACKs do for their triangular solves: its error grows with the block's condition
+// number, which for an SPD matrix's diagonal block is at most the whole matrix's. 4 dispatches per
+// block column (up to 7 where the trailing square has 2048+ rows: one GEMM per strip). After a
+// failure the later blocks compute garbage, as LAPACK leaves the rest unspecified; only the first
+// failure is reported.
 void cholesky_blocked(const Tensor& V, const Tensor& info) {
   const int64_t n = V.size(-1), batch = batch_of(V);
   if (batch == 0) return;
-  // 64-wide blocks where a 64 x 64 float32 block fits next to the kernel's own workgroup arrays.
-  const int64_t nb = kernel::device_info(V).max_workgroup_storage >= 64 * 64 * 4 + 1024 ? 64 : 32;
+  constexpr int64_t nb = 64;
   const Tensor V3 =
       V.as_strided({batch, n, n}, {linalg::batch_stride(V, 2), V.stride(-2), V.stride(-1)}, V.storage_offset());
   const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
   const_cast<Tensor&>(info).zero_();
-  Tensor W = at::empty({batch, n, nb}, V.options());
+  Tensor W = at::empty({batch, std::max<int64_t>(n - nb, 0), nb}, V.options());
+  Tensor Z = at::empty({batch, nb, nb}, V.options());
   for (int64_t k0 = 0; k0 < n; k0 += nb) {
     const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
     Tensor D = V3.narrow(1, k0, kb).narrow(2, k0, kb);
-    cholesky_kernel(D, info1, k0, nb * nb);
+    Tensor Zk = Z.narrow(1, 0, kb).narrow(2, 0, kb);
+    cholesky_block_kernel(D, Zk, info1, k0);
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
     Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-    trsm_panel_kernel(D, Pn, Wr);
-    // T -= P P^T over the lower triangle's column strips (rows from the strip's first column down):
+    engines::gemm(Wr, Pn, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
+    Pn.copy_(Wr);
+    // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
     // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
     // that a strip's saving outweighs its dispatch.
     const int64_t strips = std::clamp<int64_t>(r / 1024, 1, 4);
