@@ -210,7 +210,12 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
       V.as_strided({batch, n, n}, {linalg::batch_stride(V, 2), V.stride(-2), V.stride(-1)}, V.storage_offset());
   const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
   const_cast<Tensor&>(info).zero_();
-  Tensor W = at::empty({batch, std::max<int64_t>(n - nb, 0), nb}, V.options());
+  // By columns (stride(-2) < stride(-1)): the panel and trailing GEMMs write the transposes of their
+  // views (row-major there; the trailing update is symmetric), so that no output runs across rows.
+  const bool by_cols = V3.stride(1) < V3.stride(2);
+  Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, nb, std::max<int64_t>(n - nb, 0)}
+                               : std::vector<int64_t>{batch, std::max<int64_t>(n - nb, 0), nb},
+                       V.options());
   Tensor Z = at::empty({batch, nb, nb}, V.options());
   for (int64_t k0 = 0; k0 < n; k0 += nb) {
     const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
@@ -219,9 +224,18 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     cholesky_block_kernel(D, Zk, info1, k0);
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
-    Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-    engines::gemm(Wr, Pn, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
-    Pn.copy_(Wr);
+    // Wr: the solved panel (r x kb), a view of the workspace either way
+    Tensor Wr;
+    if (by_cols) {
+      Tensor Wt = W.narrow(1, 0, kb).narrow(2, 0, r);
+      engines::gemm(Wt, Zk, Pn.mT(), Tensor(), 0, 1, "linalg.cholesky");  // (P L_D^-T)^T
+      Pn.mT().copy_(Wt);
+      Wr = Wt.mT();
+    } else {
+      Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
+      engines::gemm(Wr, Pn, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
+      Pn.copy_(Wr);
+    }
     // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
     // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
     // that a strip's saving outweighs its dispatch.
@@ -230,7 +244,11 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     for (int64_t c0 = 0; c0 < r; c0 += w) {
       const int64_t cw = std::min(w, r - c0), row0 = k0 + kb + c0;
       Tensor T = V3.narrow(1, row0, r - c0).narrow(2, row0, cw);
-      engines::gemm(T, Wr.narrow(1, c0, r - c0), Wr.narrow(1, c0, cw).mT(), T, 1, -1, "linalg.cholesky");
+      Tensor Wa = Wr.narrow(1, c0, r - c0), Wb = Wr.narrow(1, c0, cw);
+      if (by_cols)
+        engines::gemm(T.mT(), Wb, Wa.mT(), T.mT(), 1, -1, "linalg.cholesky");
+      else
+        engines::gemm(T, Wa, Wb.mT(), T, 1, -1, "linalg.cholesky");
     }
   }
 }
@@ -494,25 +512,20 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
   if (L.size(-1) * L.size(-1) > kLocalElems) {
-    Tensor v = upper ? lw.mT() : lw;
-    if (v.stride(-2) < v.stride(-1)) {
-      // By columns (upper of a row-major L): the GEMMs would write the trailing square across
-      // rows; factor a row-major copy (two copies of n^2 against the n^3 work).
-      Tensor c = v.contiguous();
-      cholesky_blocked(c, iw);
-      v.copy_(c);
-    } else {
-      cholesky_blocked(v, iw);
-    }
+    cholesky_blocked(upper ? lw.mT() : lw, iw);
   } else {
     cholesky_kernel(upper ? lw.mT() : lw, iw);
   }
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
-  if (upper)
-    L_.triu_();
+  // The other triangle cleared through the view that runs along rows (the kernel's invocations go
+  // along the last dim: linalg_cholesky_ex's L is by columns, so that is L^T).
+  const bool by_cols = L.stride(-2) < L.stride(-1);
+  Tensor rows = by_cols ? L_.mT() : L_;
+  if (upper != by_cols)
+    rows.triu_();
   else
-    L_.tril_();
+    rows.tril_();
   if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
 }
 
