@@ -430,3 +430,9 @@ def test_cholesky_blocked_inverse_path(n):
     assert rel_err(L, L64) <= 10 * cpu_err + 1e-6, (rel_err(L, L64), cpu_err)
     assert rel_err(L @ L.mT, A.double()) < 1e-5
     assert torch.equal(L.triu(1), torch.zeros(n, n))
+    # the factorization reads A itself in its first step and never L's old contents (NaN here), in
+    # either triangle and either layout of out=
+    for upper in (False, True):
+        for out in (torch.full((n, n), float("nan"), device=DEV), torch.full((n, n), float("nan"), device=DEV).mT):
+            torch.linalg.cholesky(A.to(DEV), upper=upper, out=out)
+            torch.testing.assert_close(out.cpu(), L.mT if upper else L)

@@ -151,11 +151,12 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
-// The blocked Cholesky's diagonal step over a batch of n x n blocks D (n <= 64): D := its lower
-// factor (lower triangle written), Z := that factor's inverse (n x n, upper triangle zero), info
+// The blocked Cholesky's diagonal step over a batch of n x n blocks D (n <= 64): D := the lower
+// factor of S's lower triangle (S: D itself or a block of the input; D's lower triangle written),
+// Z := that factor's inverse (n x n, upper triangle zero), info
 // (one per block, zeroed before the first step) := i_add + the block's first failing column + 1
 // where no earlier block failed. One workgroup of 256 per block, in registers (section chol_block).
-void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info, int64_t i_add) {
+void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info, int64_t i_add, const Tensor& S) {
   const int64_t n = D.size(-1), batch = batch_of(D);
   TORCH_INTERNAL_ASSERT(n <= 64 && Z.size(-1) == n);
   if (batch == 0) return;
@@ -163,12 +164,14 @@ void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info,
   k.out(D, CT::F32);
   k.out(info, CT::I32);
   k.out(Z, CT::F32);
+  k.in(S, CT::F32);
   k.param_index("batch", batch);
   k.param_index("n", n);
   matrix_params(k, "", D);
   batched_params(k, "i", info, 0);
   k.param_index("i_add", i_add);
   matrix_params(k, "z", Z);
+  matrix_params(k, "s", S);
   k.launch(uint64_t(batch), [] { return section("chol_block"); });
 }
 
@@ -201,13 +204,18 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 // number, which for an SPD matrix's diagonal block is at most the whole matrix's. 4 dispatches per
 // block column (up to 7 where the trailing square has 2048+ rows: one GEMM per strip). After a
 // failure the later blocks compute garbage, as LAPACK leaves the rest unspecified; only the first
-// failure is reported.
-void cholesky_blocked(const Tensor& V, const Tensor& info) {
+// failure is reported. S (V's shape and batch layout, another storage block; or undefined: V itself):
+// the input, read by the first block column's steps, which write every element of V's lower
+// triangle, so that V needs no copy of it first.
+void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Tensor()) {
   const int64_t n = V.size(-1), batch = batch_of(V);
   if (batch == 0) return;
   constexpr int64_t nb = 64;
   const Tensor V3 =
       V.as_strided({batch, n, n}, {linalg::batch_stride(V, 2), V.stride(-2), V.stride(-1)}, V.storage_offset());
+  const Tensor S3 = S.defined() ? S.as_strided({batch, n, n}, {linalg::batch_stride(S, 2), S.stride(-2), S.stride(-1)},
+                                               S.storage_offset())
+                                : V3;
   const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
   const_cast<Tensor&>(info).zero_();
   // By columns (stride(-2) < stride(-1)): the panel and trailing GEMMs write the transposes of their
@@ -221,19 +229,21 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
     Tensor D = V3.narrow(1, k0, kb).narrow(2, k0, kb);
     Tensor Zk = Z.narrow(1, 0, kb).narrow(2, 0, kb);
-    cholesky_block_kernel(D, Zk, info1, k0);
+    const Tensor& src = k0 == 0 ? S3 : V3;
+    cholesky_block_kernel(D, Zk, info1, k0, src.narrow(1, k0, kb).narrow(2, k0, kb));
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
+    Tensor Ps = src.narrow(1, k0 + kb, r).narrow(2, k0, kb);
     // Wr: the solved panel (r x kb), a view of the workspace either way
     Tensor Wr;
     if (by_cols) {
       Tensor Wt = W.narrow(1, 0, kb).narrow(2, 0, r);
-      engines::gemm(Wt, Zk, Pn.mT(), Tensor(), 0, 1, "linalg.cholesky");  // (P L_D^-T)^T
+      engines::gemm(Wt, Zk, Ps.mT(), Tensor(), 0, 1, "linalg.cholesky");  // (P L_D^-T)^T
       Pn.mT().copy_(Wt);
       Wr = Wt.mT();
     } else {
       Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-      engines::gemm(Wr, Pn, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
+      engines::gemm(Wr, Ps, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
       Pn.copy_(Wr);
     }
     // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
@@ -244,11 +254,12 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     for (int64_t c0 = 0; c0 < r; c0 += w) {
       const int64_t cw = std::min(w, r - c0), row0 = k0 + kb + c0;
       Tensor T = V3.narrow(1, row0, r - c0).narrow(2, row0, cw);
+      Tensor Ts = src.narrow(1, row0, r - c0).narrow(2, row0, cw);
       Tensor Wa = Wr.narrow(1, c0, r - c0), Wb = Wr.narrow(1, c0, cw);
       if (by_cols)
-        engines::gemm(T.mT(), Wb, Wa.mT(), T.mT(), 1, -1, "linalg.cholesky");
+        engines::gemm(T.mT(), Wb, Wa.mT(), Ts.mT(), 1, -1, "linalg.cholesky");
       else
-        engines::gemm(T, Wa, Wb.mT(), T, 1, -1, "linalg.cholesky");
+        engines::gemm(T, Wa, Wb.mT(), Ts, 1, -1, "linalg.cholesky");
     }
   }
 }
@@ -507,11 +518,18 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
     const_cast<Tensor&>(info).zero_();
     return;
   }
-  if (!L.is_same(A)) L_.copy_(A);
-  Tensor lw = batchable(L, 2), iw = batchable(info, 0);
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
-  if (L.size(-1) * L.size(-1) > kLocalElems) {
+  // The blocked factorization reads A itself in its first step (no copy into L first) where A is in
+  // another storage block.
+  const bool blocked = L.size(-1) * L.size(-1) > kLocalElems;
+  const bool from_a = blocked && kernel::block_id(A) != kernel::block_id(L);
+  if (!from_a && !L.is_same(A)) L_.copy_(A);
+  Tensor lw = batchable(L, 2), iw = batchable(info, 0);
+  if (from_a) {
+    Tensor aw = batchable(A, 2);
+    cholesky_blocked(upper ? lw.mT() : lw, iw, upper ? aw.mT() : aw);
+  } else if (blocked) {
     cholesky_blocked(upper ? lw.mT() : lw, iw);
   } else {
     cholesky_kernel(upper ? lw.mT() : lw, iw);

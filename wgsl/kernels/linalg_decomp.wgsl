@@ -225,7 +225,8 @@ fn column(b: u32, ab: u32, xb: u32) {
 
 //== chol_block
 // The diagonal step of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): one
-// workgroup of 256 per n x n block D (n <= 64, ld0/st0), which it factors, D = L L^T (the lower
+// workgroup of 256 per n x n block D (n <= 64, st0), which it factors from the lower triangle of S
+// (ld3: D itself, or the input where the factorization's first step reads it), D = L L^T (the lower
 // triangle written), and whose inverse it writes to Z (st2, n x n, upper triangle zero), so that the
 // panel solve P L^-T is a GEMM. The block lives in registers: invocation (ti, tj) = (lid / 16,
 // lid % 16) holds rows ti + 16 r, columns tj + 16 c (r, c < 4) of the trailing matrix A (a0..a3, one
@@ -236,7 +237,8 @@ fn column(b: u32, ab: u32, xb: u32) {
 // of A and row k of B are published through workgroup memory, double-buffered by k's parity, so a
 // step costs one barrier. A pivot that is not positive (or NaN) sets info = i_add + k + 1 where
 // info is still 0 (the first failure of the whole factorization); the steps go on, as garbage.
-// Parameters: batch, n, off, sb, sr, sc (D); i_off, i_sb, i_add (info); z_off, z_sb, z_sr, z_sc (Z).
+// Parameters: batch, n, off, sb, sr, sc (D); i_off, i_sb, i_add (info); z_off, z_sb, z_sr, z_sc (Z);
+// s_off, s_sb, s_sr, s_sc (S).
 var<workgroup> s_col: array<f32, 128>;  // column k of A, by k's parity
 var<workgroup> s_row: array<f32, 128>;  // row k of B, by k's parity
 var<workgroup> s_sq: array<f32, 64>;  // sqrt(d_k)
@@ -244,7 +246,7 @@ var<workgroup> s_sq: array<f32, 64>;  // sqrt(d_k)
 fn blk_ld(base: u32, i: u32, j: u32) -> f32 {
   if (i >= P.n || j >= P.n) { return select(0.0, 1.0, i == j); }
   if (j > i) { return 0.0; }  // the upper triangle is not read
-  return ld0(base + i * P.sr + j * P.sc);
+  return ld3(base + i * P.s_sr + j * P.s_sc);
 }
 
 fn blk_row(base: u32, i: u32, tj: u32) -> vec4<f32> {
@@ -299,10 +301,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = P.off + bt * P.sb;
   let ti = lid / 16u;
   let tj = lid % 16u;
-  var a0 = blk_row(base, ti, tj);
-  var a1 = blk_row(base, ti + 16u, tj);
-  var a2 = blk_row(base, ti + 32u, tj);
-  var a3 = blk_row(base, ti + 48u, tj);
+  let sbase = P.s_off + bt * P.s_sb;
+  var a0 = blk_row(sbase, ti, tj);
+  var a1 = blk_row(sbase, ti + 16u, tj);
+  var a2 = blk_row(sbase, ti + 32u, tj);
+  var a3 = blk_row(sbase, ti + 48u, tj);
   var b0 = eye_row(ti, tj);
   var b1 = eye_row(ti + 16u, tj);
   var b2 = eye_row(ti + 32u, tj);
