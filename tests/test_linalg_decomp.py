@@ -342,8 +342,8 @@ def test_cholesky_blocked_info_and_errors():
     n = 300
     A = spd_scaled(4, n, n)
     A[1, 200, 200] = -50.0  # inside a later block
-    A[2, 31, 31] = -50.0  # the last column of the first block (either block width)
-    A[3, 64, 64] = -50.0  # the first column of a block at width 64 (or 32)
+    A[2, 31, 31] = -50.0  # inside the first block
+    A[3, 64, 64] = -50.0  # the first column of the second block
     A[3, 250, 250] = -50.0
     info = torch.linalg.cholesky_ex(A.to(DEV))[1].cpu()
     info_upper = torch.linalg.cholesky_ex(A.to(DEV), upper=True)[1].cpu()

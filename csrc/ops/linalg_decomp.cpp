@@ -116,22 +116,22 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
   });
 }
 
-// Lower Cholesky in place over L, one workgroup per matrix, info written. A matrix of at most
-// kLocalElems elements is factored in workgroup memory.
+// Lower Cholesky in place over L (n * n <= kLocalElems: larger ones go by blocks, cholesky_blocked),
+// one workgroup per matrix in workgroup memory, info written.
 void cholesky_kernel(const Tensor& L, const Tensor& info) {
   const int64_t n = L.size(-1), batch = batch_of(L);
+  TORCH_INTERNAL_ASSERT(n * n <= kLocalElems);
   if (batch == 0) return;
-  const bool local = n * n <= kLocalElems;
-  const int64_t local_elems = local ? local_size(n * n) : kLocalElems;
-  Kernel k(local ? "linalg_cholesky:local" + std::to_string(local_elems) : "linalg_cholesky:global");
+  const int64_t local_elems = local_size(n * n);
+  Kernel k("linalg_cholesky:local" + std::to_string(local_elems));
   k.out(L, CT::F32);
   k.out(info, CT::I32);
   k.param_index("batch", batch);
-  if (local) k.param_index("m", n);  // read by A_begin / A_end
+  k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
   matrix_params(k, "", L);
   batched_params(k, "i", info, 0);
-  k.launch(uint64_t(batch), [&] { return matrix_access(local, local_elems) + section("cholesky"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(true, local_elems) + section("cholesky"); });
 }
 
 // A X = B in place over X (A: (batch, n, n), X: (batch, n, k), same batch), A triangular.

@@ -167,7 +167,8 @@ fn factor(b: u32, lid: u32) {
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc;
+// Matrix access as in `lu` (workgroup memory: ops/linalg_decomp.cpp sends larger matrices to the
+// blocked factorization). Parameters: batch, m = n, n, off, sb, sr, sc;
 // i_off, i_sb (info).
 var<workgroup> s_d: f32;
 
