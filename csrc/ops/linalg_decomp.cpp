@@ -175,6 +175,31 @@ void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info,
   k.launch(uint64_t(batch), [] { return section("chol_block"); });
 }
 
+// The blocked Cholesky's panel step over a batch of rows x n panels: X := S Z^T (S: X itself or the
+// input's panel; Z = the diagonal block's inverse factor from cholesky_block_kernel), written to X
+// and to the workspace W (both rows x n, any strides). One workgroup of 256 per 32 rows, Z in its
+// workgroup memory (section chol_panel).
+void cholesky_panel_kernel(const Tensor& X, const Tensor& Z, const Tensor& W, const Tensor& S) {
+  const int64_t n = X.size(-1), rows = X.size(-2), batch = batch_of(X);
+  TORCH_INTERNAL_ASSERT(n <= 64 && Z.size(-1) == n);
+  if (batch * rows == 0) return;
+  const int64_t tiles = (rows + 31) / 32;
+  Kernel k("linalg_chol_panel");
+  k.out(X, CT::F32);
+  k.in(Z, CT::F32);
+  k.out(W, CT::F32);
+  k.in(S, CT::F32);
+  k.param_index("n", n);
+  k.param_index("rows", rows);
+  k.param_index("tiles", tiles);
+  k.param_index("groups", batch * tiles);
+  matrix_params(k, "x", X);
+  matrix_params(k, "z", Z);
+  matrix_params(k, "w", W);
+  matrix_params(k, "s", S);
+  k.launch(uint64_t(batch * tiles), [] { return section("chol_panel"); });
+}
+
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
   const int64_t n = X.size(-2), nrhs = X.size(-1), batch = batch_of(X);
   if (batch * nrhs == 0 || n == 0) return;
@@ -196,13 +221,14 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 // factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
 // the global index of the first failing column. For each block column of width 64, whole batch at
 // once: the diagonal block is factored and inverted in one workgroup (cholesky_block_kernel), the
-// panel below it solved as a GEMM, W := P L_D^-T (into a contiguous workspace: the GEMM engine
-// refuses operands sharing its output's storage), copied back over P, and the trailing square
+// panel below it solved as a product with that inverse, P := P L_D^-T (cholesky_panel_kernel, in
+// place and into a workspace W: the GEMM engine refuses operands sharing its output's storage),
+// and the trailing square
 // updated, T -= W W^T, by the GEMM engine on the views (column strips that cover the lower triangle
 // and some of the upper; the caller clears the upper). Solving through the inverted diagonal block
 // is what GPU LAPACKs do for their triangular solves: its error grows with the block's condition
-// number, which for an SPD matrix's diagonal block is at most the whole matrix's. 4 dispatches per
-// block column (up to 7 where the trailing square has 2048+ rows: one GEMM per strip). After a
+// number, which for an SPD matrix's diagonal block is at most the whole matrix's. 3 dispatches per
+// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a
 // failure the later blocks compute garbage, as LAPACK leaves the rest unspecified; only the first
 // failure is reported. S (V's shape and batch layout, another storage block; or undefined: V itself):
 // the input, read by the first block column's steps, which write every element of V's lower
@@ -218,8 +244,8 @@ void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Ten
                                 : V3;
   const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
   const_cast<Tensor&>(info).zero_();
-  // By columns (stride(-2) < stride(-1)): the panel and trailing GEMMs write the transposes of their
-  // views (row-major there; the trailing update is symmetric), so that no output runs across rows.
+  // By columns (stride(-2) < stride(-1)): the trailing GEMMs write the transposes of their views
+  // (row-major there; the update is symmetric), so that no output runs across rows.
   const bool by_cols = V3.stride(1) < V3.stride(2);
   Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, nb, std::max<int64_t>(n - nb, 0)}
                                : std::vector<int64_t>{batch, std::max<int64_t>(n - nb, 0), nb},
@@ -234,18 +260,9 @@ void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Ten
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
     Tensor Ps = src.narrow(1, k0 + kb, r).narrow(2, k0, kb);
-    // Wr: the solved panel (r x kb), a view of the workspace either way
-    Tensor Wr;
-    if (by_cols) {
-      Tensor Wt = W.narrow(1, 0, kb).narrow(2, 0, r);
-      engines::gemm(Wt, Zk, Ps.mT(), Tensor(), 0, 1, "linalg.cholesky");  // (P L_D^-T)^T
-      Pn.mT().copy_(Wt);
-      Wr = Wt.mT();
-    } else {
-      Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-      engines::gemm(Wr, Ps, Zk.mT(), Tensor(), 0, 1, "linalg.cholesky");
-      Pn.copy_(Wr);
-    }
+    // Wr: the solved panel (r x kb), a view of the workspace laid out as the panel is
+    Tensor Wr = by_cols ? W.narrow(1, 0, kb).narrow(2, 0, r).mT() : W.narrow(1, 0, r).narrow(2, 0, kb);
+    cholesky_panel_kernel(Pn, Zk, Wr, Ps);
     // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
     // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
     // that a strip's saving outweighs its dispatch.

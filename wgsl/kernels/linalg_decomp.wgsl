@@ -362,6 +362,65 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 }
 
+//== chol_panel
+// The panel step of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): X := S Z^T with
+// Z = L_D^-1 from chol_block (n x n, upper triangle zero, ld1), S the panel (ld3: X itself, or the
+// input where the factorization's first step reads it), written to X (st0) and to the workspace W
+// (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z in
+// workgroup memory, 8 invocations per row, each summing 8 of its columns over the row's n entries;
+// every read of the rows comes before the barrier that precedes every write, so X may be S.
+// Parameters: n, rows, tiles (ceil(rows / 32)), groups (batch * tiles); x_off, x_sb, x_sr, x_sc (X);
+// z_off, z_sb, z_sr, z_sc (Z); w_off, w_sb, w_sr, w_sc (W); s_off, s_sb, s_sr, s_sc (S).
+var<workgroup> zs: array<f32, 4096>;  // Z by rows, n x n
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, 0u, 1u);
+  if (g >= P.groups) { return; }  // a folded grid's spare workgroups (uniform)
+  let b = g / P.tiles;
+  let n = P.n;
+  let zb = P.z_off + b * P.z_sb;
+  for (var e = lid; e < n * n; e = e + 256u) { zs[e] = ld1(zb + (e / n) * P.z_sr + (e % n) * P.z_sc); }
+  workgroupBarrier();
+  let i = (g % P.tiles) * 32u + lid / 8u;
+  let cg = lid % 8u;
+  let ok = i < P.rows;
+  let j0 = vec4<u32>(cg, cg + 8u, cg + 16u, cg + 24u);
+  let j1 = j0 + vec4<u32>(32u);
+  let v0 = j0 < vec4<u32>(n);
+  let v1 = j1 < vec4<u32>(n);
+  // row offsets into zs (0 where the column is past n: its sums are not stored)
+  let z0 = select(vec4<u32>(0u), j0 * n, v0);
+  let z1 = select(vec4<u32>(0u), j1 * n, v1);
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  if (ok) {
+    let sb = P.s_off + b * P.s_sb + i * P.s_sr;
+    for (var m = 0u; m < n; m = m + 1u) {
+      let p = ld3(sb + m * P.s_sc);
+      acc0 = acc0 + p * vec4<f32>(zs[z0.x + m], zs[z0.y + m], zs[z0.z + m], zs[z0.w + m]);
+      acc1 = acc1 + p * vec4<f32>(zs[z1.x + m], zs[z1.y + m], zs[z1.z + m], zs[z1.w + m]);
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  if (ok) {
+    let xb = P.x_off + b * P.x_sb + i * P.x_sr;
+    let wb = P.w_off + b * P.w_sb + i * P.w_sr;
+    for (var c = 0u; c < 4u; c = c + 1u) {
+      if (v0[c]) {
+        st0(xb + j0[c] * P.x_sc, acc0[c]);
+        st2(wb + j0[c] * P.w_sc, acc0[c]);
+      }
+      if (v1[c]) {
+        st0(xb + j1[c] * P.x_sc, acc1[c]);
+        st2(wb + j1[c] * P.w_sc, acc1[c]);
+      }
+    }
+  }
+}
+
 //== lu_solve
 // A X = B (adjoint 0) or A^T X = B (adjoint 1) from getrf's LU (ld0) and 1-based pivots (ld1),
 // X in place over B (ld2/st2), one invocation per column of one batch entry (lib/linalg_columns.wgsl).
