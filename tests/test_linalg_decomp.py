@@ -342,8 +342,8 @@ def test_cholesky_blocked_info_and_errors():
     n = 300
     A = spd_scaled(4, n, n)
     A[1, 200, 200] = -50.0  # inside a later block
-    A[2, 31, 31] = -50.0  # the last column of the first block (either block width)
-    A[3, 64, 64] = -50.0  # the first column of a block at width 64 (or 32)
+    A[2, 31, 31] = -50.0  # inside the first block
+    A[3, 64, 64] = -50.0  # the first column of the second block
     A[3, 250, 250] = -50.0
     info = torch.linalg.cholesky_ex(A.to(DEV))[1].cpu()
     info_upper = torch.linalg.cholesky_ex(A.to(DEV), upper=True)[1].cpu()
@@ -408,3 +408,31 @@ def test_cholesky_blocked_batches():
             want = torch.linalg.cholesky_ex(A, upper=upper)
             torch.testing.assert_close(got[0].cpu(), want[0], **BLOCKED_TOL)
             assert torch.equal(got[1].cpu(), want[1])
+
+
+def rel_err(x, ref):
+    return float((x.double() - ref).norm() / ref.norm())
+
+
+@pytest.mark.parametrize("n", [64, 65, 128, 200])
+def test_cholesky_blocked_inverse_path(n):
+    # The blocked path solves each panel through the inverted diagonal block (a GEMM with L_D^-1):
+    # on SPD matrices of condition ~1e4 (eigenvalues spread over 4 decades, so the diagonal blocks
+    # are ill-conditioned too) the factor's error from float64 stays within a small multiple of CPU's
+    # float32 error, and L L^T reconstructs A. n = 64: one block (factor and inverse only); 65: a
+    # last block of one column; 128: two whole blocks.
+    q, _ = torch.linalg.qr(rnd(n, n).double())
+    A64 = q @ torch.diag(torch.logspace(0, 4, n, dtype=torch.float64)) @ q.mT
+    A = A64.float()
+    L64 = torch.linalg.cholesky(A.double())
+    L = torch.linalg.cholesky(A.to(DEV)).cpu()
+    cpu_err = rel_err(torch.linalg.cholesky(A), L64)
+    assert rel_err(L, L64) <= 10 * cpu_err + 1e-6, (rel_err(L, L64), cpu_err)
+    assert rel_err(L @ L.mT, A.double()) < 1e-5
+    assert torch.equal(L.triu(1), torch.zeros(n, n))
+    # the factorization reads A itself in its first step and never L's old contents (NaN here), in
+    # either triangle and either layout of out=
+    for upper in (False, True):
+        for out in (torch.full((n, n), float("nan"), device=DEV), torch.full((n, n), float("nan"), device=DEV).mT):
+            torch.linalg.cholesky(A.to(DEV), upper=upper, out=out)
+            torch.testing.assert_close(out.cpu(), L.mT if upper else L)

@@ -116,27 +116,22 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
   });
 }
 
-// Lower Cholesky in place over L, one workgroup per matrix. info_add >= 0: L is the diagonal block
-// whose columns start at info_add in a blocked factorization; info (zeroed before the first block)
-// gets info_add + the block's first failing column + 1 only where no earlier block failed. A matrix of
-// at most local_elems elements is factored in workgroup memory (local_elems > kLocalElems only where
-// the device's workgroup storage holds it).
-void cholesky_kernel(const Tensor& L, const Tensor& info, int64_t info_add = -1, int64_t local_elems = kLocalElems) {
+// Lower Cholesky in place over L (n * n <= kLocalElems: larger ones go by blocks, cholesky_blocked),
+// one workgroup per matrix in workgroup memory, info written.
+void cholesky_kernel(const Tensor& L, const Tensor& info) {
   const int64_t n = L.size(-1), batch = batch_of(L);
+  TORCH_INTERNAL_ASSERT(n * n <= kLocalElems);
   if (batch == 0) return;
-  const bool local = n * n <= local_elems;
-  local_elems = local ? local_size(n * n) : kLocalElems;
-  Kernel k(local ? "linalg_cholesky:local" + std::to_string(local_elems) : "linalg_cholesky:global");
+  const int64_t local_elems = local_size(n * n);
+  Kernel k("linalg_cholesky:local" + std::to_string(local_elems));
   k.out(L, CT::F32);
   k.out(info, CT::I32);
   k.param_index("batch", batch);
-  if (local) k.param_index("m", n);  // read by A_begin / A_end
+  k.param_index("m", n);  // read by A_begin / A_end
   k.param_index("n", n);
   matrix_params(k, "", L);
   batched_params(k, "i", info, 0);
-  k.param("i_keep", info_add >= 0 ? 1u : 0u);
-  k.param_index("i_add", std::max<int64_t>(info_add, 0));
-  k.launch(uint64_t(batch), [&] { return matrix_access(local, local_elems) + section("cholesky"); });
+  k.launch(uint64_t(batch), [&] { return matrix_access(true, local_elems) + section("cholesky"); });
 }
 
 // A X = B in place over X (A: (batch, n, n), X: (batch, n, k), same batch), A triangular.
@@ -156,22 +151,53 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
 }
 
-// The blocked Cholesky's panel: Pn := Pn D^-T in place and into W (same shape as Pn), D lower
-// (batch, nb, nb), Pn (batch, rows, nb), one invocation per row.
-void trsm_panel_kernel(const Tensor& D, const Tensor& Pn, const Tensor& W) {
-  const int64_t nb = Pn.size(-1), rows = Pn.size(-2), batch = batch_of(Pn);
-  if (batch * rows == 0 || nb == 0) return;
-  Kernel k("linalg_trsm_panel");
-  k.in(D, CT::F32);
-  k.out(Pn, CT::F32);
+// The blocked Cholesky's diagonal step over a batch of n x n blocks D (n <= 64): D := the lower
+// factor of S's lower triangle (S: D itself or a block of the input; D's lower triangle written),
+// Z := that factor's inverse (n x n, upper triangle zero), info
+// (one per block, zeroed before the first step) := i_add + the block's first failing column + 1
+// where no earlier block failed. One workgroup of 256 per block, in registers (section chol_block).
+void cholesky_block_kernel(const Tensor& D, const Tensor& Z, const Tensor& info, int64_t i_add, const Tensor& S) {
+  const int64_t n = D.size(-1), batch = batch_of(D);
+  TORCH_INTERNAL_ASSERT(n <= 64 && Z.size(-1) == n);
+  if (batch == 0) return;
+  Kernel k("linalg_chol_block");
+  k.out(D, CT::F32);
+  k.out(info, CT::I32);
+  k.out(Z, CT::F32);
+  k.in(S, CT::F32);
+  k.param_index("batch", batch);
+  k.param_index("n", n);
+  matrix_params(k, "", D);
+  batched_params(k, "i", info, 0);
+  k.param_index("i_add", i_add);
+  matrix_params(k, "z", Z);
+  matrix_params(k, "s", S);
+  k.launch(uint64_t(batch), [] { return section("chol_block"); });
+}
+
+// The blocked Cholesky's panel step over a batch of rows x n panels: X := S Z^T (S: X itself or the
+// input's panel; Z = the diagonal block's inverse factor from cholesky_block_kernel), written to X
+// and to the workspace W (both rows x n, any strides). One workgroup of 256 per 32 rows, Z in its
+// workgroup memory (section chol_panel).
+void cholesky_panel_kernel(const Tensor& X, const Tensor& Z, const Tensor& W, const Tensor& S) {
+  const int64_t n = X.size(-1), rows = X.size(-2), batch = batch_of(X);
+  TORCH_INTERNAL_ASSERT(n <= 64 && Z.size(-1) == n);
+  if (batch * rows == 0) return;
+  const int64_t tiles = (rows + 31) / 32;
+  Kernel k("linalg_chol_panel");
+  k.out(X, CT::F32);
+  k.in(Z, CT::F32);
   k.out(W, CT::F32);
-  k.param_index("n", nb);
+  k.in(S, CT::F32);
+  k.param_index("n", n);
   k.param_index("rows", rows);
-  k.param_index("count", batch * rows);
-  matrix_params(k, "a", D);
-  matrix_params(k, "x", Pn);
+  k.param_index("tiles", tiles);
+  k.param_index("groups", batch * tiles);
+  matrix_params(k, "x", X);
+  matrix_params(k, "z", Z);
   matrix_params(k, "w", W);
-  k.launch(grid(uint64_t(batch * rows), 64), [] { return section("trsm_panel"); });
+  matrix_params(k, "s", S);
+  k.launch(uint64_t(batch * tiles), [] { return section("chol_panel"); });
 }
 
 void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool adjoint) {
@@ -193,33 +219,51 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 
 // Right-looking blocked Cholesky, lower factor in place over V (batchable; any strides, so the upper
 // factor runs on the transposed view), info (batchable, one per matrix) as LAPACK potrf reports it:
-// the global index of the first failing column. For each block column of width nb, whole batch at
-// once: the diagonal block is factored in workgroup memory (cholesky_kernel), the panel below it
-// solved against that block's transpose (P := P L_D^-T, trsm_panel_kernel, in place and into a
-// contiguous workspace: the GEMM engine refuses operands sharing its output's storage) and the
-// trailing square updated, T -= P P^T, by the GEMM engine on the views (column strips that
-// cover the lower triangle and some of the upper; the caller clears the upper). 3 dispatches per
-// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a failure the later blocks compute garbage, as LAPACK leaves the
-// rest unspecified; only the first failure is reported.
-void cholesky_blocked(const Tensor& V, const Tensor& info) {
+// the global index of the first failing column. For each block column of width 64, whole batch at
+// once: the diagonal block is factored and inverted in one workgroup (cholesky_block_kernel), the
+// panel below it solved as a product with that inverse, P := P L_D^-T (cholesky_panel_kernel, in
+// place and into a workspace W: the GEMM engine refuses operands sharing its output's storage),
+// and the trailing square
+// updated, T -= W W^T, by the GEMM engine on the views (column strips that cover the lower triangle
+// and some of the upper; the caller clears the upper). Solving through the inverted diagonal block
+// is what GPU LAPACKs do for their triangular solves: its error grows with the block's condition
+// number, which for an SPD matrix's diagonal block is at most the whole matrix's. 3 dispatches per
+// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a
+// failure the later blocks compute garbage, as LAPACK leaves the rest unspecified; only the first
+// failure is reported. S (V's shape and batch layout, another storage block; or undefined: V itself):
+// the input, read by the first block column's steps, which write every element of V's lower
+// triangle, so that V needs no copy of it first.
+void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Tensor()) {
   const int64_t n = V.size(-1), batch = batch_of(V);
   if (batch == 0) return;
-  // 64-wide blocks where a 64 x 64 float32 block fits next to the kernel's own workgroup arrays.
-  const int64_t nb = kernel::device_info(V).max_workgroup_storage >= 64 * 64 * 4 + 1024 ? 64 : 32;
+  constexpr int64_t nb = 64;
   const Tensor V3 =
       V.as_strided({batch, n, n}, {linalg::batch_stride(V, 2), V.stride(-2), V.stride(-1)}, V.storage_offset());
+  const Tensor S3 = S.defined() ? S.as_strided({batch, n, n}, {linalg::batch_stride(S, 2), S.stride(-2), S.stride(-1)},
+                                               S.storage_offset())
+                                : V3;
   const Tensor info1 = info.as_strided({batch}, {linalg::batch_stride(info, 0)}, info.storage_offset());
   const_cast<Tensor&>(info).zero_();
-  Tensor W = at::empty({batch, n, nb}, V.options());
+  // By columns (stride(-2) < stride(-1)): the trailing GEMMs write the transposes of their views
+  // (row-major there; the update is symmetric), so that no output runs across rows.
+  const bool by_cols = V3.stride(1) < V3.stride(2);
+  Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, nb, std::max<int64_t>(n - nb, 0)}
+                               : std::vector<int64_t>{batch, std::max<int64_t>(n - nb, 0), nb},
+                       V.options());
+  Tensor Z = at::empty({batch, nb, nb}, V.options());
   for (int64_t k0 = 0; k0 < n; k0 += nb) {
     const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
     Tensor D = V3.narrow(1, k0, kb).narrow(2, k0, kb);
-    cholesky_kernel(D, info1, k0, nb * nb);
+    Tensor Zk = Z.narrow(1, 0, kb).narrow(2, 0, kb);
+    const Tensor& src = k0 == 0 ? S3 : V3;
+    cholesky_block_kernel(D, Zk, info1, k0, src.narrow(1, k0, kb).narrow(2, k0, kb));
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
-    Tensor Wr = W.narrow(1, 0, r).narrow(2, 0, kb);
-    trsm_panel_kernel(D, Pn, Wr);
-    // T -= P P^T over the lower triangle's column strips (rows from the strip's first column down):
+    Tensor Ps = src.narrow(1, k0 + kb, r).narrow(2, k0, kb);
+    // Wr: the solved panel (r x kb), a view of the workspace laid out as the panel is
+    Tensor Wr = by_cols ? W.narrow(1, 0, kb).narrow(2, 0, r).mT() : W.narrow(1, 0, r).narrow(2, 0, kb);
+    cholesky_panel_kernel(Pn, Zk, Wr, Ps);
+    // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
     // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
     // that a strip's saving outweighs its dispatch.
     const int64_t strips = std::clamp<int64_t>(r / 1024, 1, 4);
@@ -227,7 +271,12 @@ void cholesky_blocked(const Tensor& V, const Tensor& info) {
     for (int64_t c0 = 0; c0 < r; c0 += w) {
       const int64_t cw = std::min(w, r - c0), row0 = k0 + kb + c0;
       Tensor T = V3.narrow(1, row0, r - c0).narrow(2, row0, cw);
-      engines::gemm(T, Wr.narrow(1, c0, r - c0), Wr.narrow(1, c0, cw).mT(), T, 1, -1, "linalg.cholesky");
+      Tensor Ts = src.narrow(1, row0, r - c0).narrow(2, row0, cw);
+      Tensor Wa = Wr.narrow(1, c0, r - c0), Wb = Wr.narrow(1, c0, cw);
+      if (by_cols)
+        engines::gemm(T.mT(), Wb, Wa.mT(), Ts.mT(), 1, -1, "linalg.cholesky");
+      else
+        engines::gemm(T, Wa, Wb.mT(), Ts, 1, -1, "linalg.cholesky");
     }
   }
 }
@@ -486,30 +535,32 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
     const_cast<Tensor&>(info).zero_();
     return;
   }
-  if (!L.is_same(A)) L_.copy_(A);
-  Tensor lw = batchable(L, 2), iw = batchable(info, 0);
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
-  if (L.size(-1) * L.size(-1) > kLocalElems) {
-    Tensor v = upper ? lw.mT() : lw;
-    if (v.stride(-2) < v.stride(-1)) {
-      // By columns (upper of a row-major L): the GEMMs would write the trailing square across
-      // rows; factor a row-major copy (two copies of n^2 against the n^3 work).
-      Tensor c = v.contiguous();
-      cholesky_blocked(c, iw);
-      v.copy_(c);
-    } else {
-      cholesky_blocked(v, iw);
-    }
+  // The blocked factorization reads A itself in its first step (no copy into L first) where A is in
+  // another storage block.
+  const bool blocked = L.size(-1) * L.size(-1) > kLocalElems;
+  const bool from_a = blocked && kernel::block_id(A) != kernel::block_id(L);
+  if (!from_a && !L.is_same(A)) L_.copy_(A);
+  Tensor lw = batchable(L, 2), iw = batchable(info, 0);
+  if (from_a) {
+    Tensor aw = batchable(A, 2);
+    cholesky_blocked(upper ? lw.mT() : lw, iw, upper ? aw.mT() : aw);
+  } else if (blocked) {
+    cholesky_blocked(upper ? lw.mT() : lw, iw);
   } else {
     cholesky_kernel(upper ? lw.mT() : lw, iw);
   }
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
-  if (upper)
-    L_.triu_();
+  // The other triangle cleared through the view that runs along rows (the kernel's invocations go
+  // along the last dim: linalg_cholesky_ex's L is by columns, so that is L^T).
+  const bool by_cols = L.stride(-2) < L.stride(-1);
+  Tensor rows = by_cols ? L_.mT() : L_;
+  if (upper != by_cols)
+    rows.triu_();
   else
-    L_.tril_();
+    rows.tril_();
   if (check_errors) at::_linalg_check_errors(info, "linalg.cholesky_ex", A.dim() == 2);
 }
 

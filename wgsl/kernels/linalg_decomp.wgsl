@@ -167,9 +167,9 @@ fn factor(b: u32, lid: u32) {
 //== cholesky
 // Lower Cholesky factor in place (the lower triangle is read; the caller clears the other one).
 // Stops at the first column whose diagonal is not positive (or NaN): info = k + 1, as LAPACK potrf.
-// Matrix access as in `lu`. Parameters: batch, n (and m = n in workgroup memory), off, sb, sr, sc; i_off, i_sb (info);
-// i_keep, i_add: 0, 0 writes info; i_keep 1 (a diagonal block of the blocked factorization, whose
-// columns start at i_add) writes info + i_add only where it is the first failure (info still 0).
+// Matrix access as in `lu` (workgroup memory: ops/linalg_decomp.cpp sends larger matrices to the
+// blocked factorization). Parameters: batch, m = n, n, off, sb, sr, sc;
+// i_off, i_sb (info).
 var<workgroup> s_d: f32;
 
 fn factor(b: u32, lid: u32) {
@@ -201,14 +201,7 @@ fn factor(b: u32, lid: u32) {
     sync();
   }
   A_end(lid);
-  if (lid == 0u) {
-    let at = P.i_off + b * P.i_sb;
-    if (P.i_keep == 0u) {
-      st1(at, i32(info));
-    } else if (info != 0u && ld1(at) == 0) {
-      st1(at, i32(info + P.i_add));
-    }
-  }
+  if (lid == 0u) { st1(P.i_off + b * P.i_sb, i32(info)); }
 }
 
 //== trsm
@@ -231,28 +224,200 @@ fn column(b: u32, ab: u32, xb: u32) {
   }
 }
 
-//== trsm_panel
-// The panel of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): P := P L^-T against
-// the factored diagonal block L (ld0), one invocation per panel row, forward substitution as `trsm`
-// does it (the same arithmetic), the row written in place (ld1/st1) and into the workspace W (st2)
-// that the trailing GEMM reads. Parameters: n (block width), rows, count (batch * rows);
-// a_off, a_sb, a_sr, a_sc (L); x_off, x_sb, x_sr, x_sc (P); w_off, w_sb, w_sr, w_sc (W).
-@compute @workgroup_size(64)
+//== chol_block
+// The diagonal step of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): one
+// workgroup of 256 per n x n block D (n <= 64, st0), which it factors from the lower triangle of S
+// (ld3: D itself, or the input where the factorization's first step reads it), D = L L^T (the lower
+// triangle written), and whose inverse it writes to Z (st2, n x n, upper triangle zero), so that the
+// panel solve P L^-T is a GEMM. The block lives in registers: invocation (ti, tj) = (lid / 16,
+// lid % 16) holds rows ti + 16 r, columns tj + 16 c (r, c < 4) of the trailing matrix A (a0..a3, one
+// vec4 per row) and of the running inverse B (b0..b3), padded past n by the identity. Step k
+// eliminates below the pivot d = A[k][k], A[i][:] -= l_i A[k][:] and B[i][:] -= l_i B[k][:] with
+// l_i = A[i][k] / d (i > k; A stays symmetric, so row k of A is column k), which leaves
+// B = L_1^-1 for A = L_1 diag(d) L_1^T, so L = L_1 diag(d)^1/2 and L^-1 = diag(d)^-1/2 B. Column k
+// of A and row k of B are published through workgroup memory, double-buffered by k's parity, so a
+// step costs one barrier. A pivot that is not positive (or NaN) sets info = i_add + k + 1 where
+// info is still 0 (the first failure of the whole factorization); the steps go on, as garbage.
+// Parameters: batch, n, off, sb, sr, sc (D); i_off, i_sb, i_add (info); z_off, z_sb, z_sr, z_sc (Z);
+// s_off, s_sb, s_sr, s_sc (S).
+var<workgroup> s_col: array<f32, 128>;  // column k of A, by k's parity
+var<workgroup> s_row: array<f32, 128>;  // row k of B, by k's parity
+var<workgroup> s_sq: array<f32, 64>;  // sqrt(d_k)
+
+fn blk_ld(base: u32, i: u32, j: u32) -> f32 {
+  if (i >= P.n || j >= P.n) { return select(0.0, 1.0, i == j); }
+  if (j > i) { return 0.0; }  // the upper triangle is not read
+  return ld3(base + i * P.s_sr + j * P.s_sc);
+}
+
+fn blk_row(base: u32, i: u32, tj: u32) -> vec4<f32> {
+  return vec4<f32>(blk_ld(base, i, tj), blk_ld(base, i, tj + 16u), blk_ld(base, i, tj + 32u), blk_ld(base, i, tj + 48u));
+}
+
+fn eye_row(i: u32, tj: u32) -> vec4<f32> {
+  return select(vec4<f32>(0.0), vec4<f32>(1.0), vec4<u32>(tj, tj + 16u, tj + 32u, tj + 48u) == vec4<u32>(i));
+}
+
+fn pick(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, r: u32) -> vec4<f32> {
+  return select(select(v0, v1, r == 1u), select(v2, v3, r == 3u), r >= 2u);
+}
+
+// Publishes row i's entry of column k (kc = k / 16) where this invocation holds column k.
+fn put_col(a: vec4<f32>, i: u32, k: u32, at: u32) {
+  s_col[at + i] = select(0.0, a[k / 16u], i >= k);
+}
+
+// Row i's update at step k: elimination, and where this invocation holds column k (own), L's entry.
+struct Rows {
+  a: vec4<f32>,
+  b: vec4<f32>,
+}
+
+fn blk_step(a: vec4<f32>, b: vec4<f32>, i: u32, k: u32, at: u32, own: bool, inv_d: f32, s: f32, cj: vec4<f32>,
+            rk: vec4<f32>) -> Rows {
+  let ci = s_col[at + i];
+  let l = select(0.0, ci * inv_d, i > k);
+  var na = a - l * cj;
+  if (own && i >= k) { na[k / 16u] = select(ci / s, s, i == k); }
+  return Rows(na, b - l * rk);
+}
+
+fn blk_store(base: u32, zb: u32, a: vec4<f32>, b: vec4<f32>, i: u32, tj: u32) {
+  if (i >= P.n) { return; }
+  let si = s_sq[i];
+  for (var c = 0u; c < 4u; c = c + 1u) {
+    let j = tj + 16u * c;
+    if (j < P.n) {
+      if (j <= i) { st0(base + i * P.sr + j * P.sc, a[c]); }
+      st2(zb + i * P.z_sr + j * P.z_sc, select(0.0, b[c] / si, j <= i));
+    }
+  }
+}
+
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, lid, 64u);
-  if (g >= P.count) { return; }
-  let b = g / P.rows;
-  let r = g % P.rows;
-  let ab = P.a_off + b * P.a_sb;
-  let xb = P.x_off + b * P.x_sb + r * P.x_sr;
-  let wb = P.w_off + b * P.w_sb + r * P.w_sr;
-  for (var i = 0u; i < P.n; i = i + 1u) {
-    var s = ld1(xb + i * P.x_sc);
-    for (var j = 0u; j < i; j = j + 1u) { s = s - ld0(ab + i * P.a_sr + j * P.a_sc) * ld2(wb + j * P.w_sc); }
-    s = s / ld0(ab + i * P.a_sr + i * P.a_sc);
-    st1(xb + i * P.x_sc, s);
-    st2(wb + i * P.w_sc, s);
+  let bt = linear_id(wid, nwg, 0u, 1u);
+  if (bt >= P.batch) { return; }  // a folded grid's spare workgroups (uniform)
+  let base = P.off + bt * P.sb;
+  let ti = lid / 16u;
+  let tj = lid % 16u;
+  let sbase = P.s_off + bt * P.s_sb;
+  var a0 = blk_row(sbase, ti, tj);
+  var a1 = blk_row(sbase, ti + 16u, tj);
+  var a2 = blk_row(sbase, ti + 32u, tj);
+  var a3 = blk_row(sbase, ti + 48u, tj);
+  var b0 = eye_row(ti, tj);
+  var b1 = eye_row(ti + 16u, tj);
+  var b2 = eye_row(ti + 32u, tj);
+  var b3 = eye_row(ti + 48u, tj);
+  var info = 0u;
+  for (var k = 0u; k < P.n; k = k + 1u) {
+    let at = (k & 1u) * 64u;
+    let own = tj == k % 16u;
+    if (own) {
+      put_col(a0, ti, k, at);
+      put_col(a1, ti + 16u, k, at);
+      put_col(a2, ti + 32u, k, at);
+      put_col(a3, ti + 48u, k, at);
+    }
+    if (ti == k % 16u) {
+      let rb = pick(b0, b1, b2, b3, k / 16u);
+      s_row[at + tj] = rb.x;
+      s_row[at + tj + 16u] = rb.y;
+      s_row[at + tj + 32u] = rb.z;
+      s_row[at + tj + 48u] = rb.w;
+    }
+    workgroupBarrier();
+    let d = s_col[at + k];
+    let db = bitcast<u32>(d);
+    if (info == 0u && (db == 0u || db > 0x7f800000u)) { info = k + 1u; }  // not positive, or NaN
+    let s = sqrt(d);
+    if (lid == 0u) { s_sq[k] = s; }
+    let inv_d = 1.0 / d;
+    let cj = vec4<f32>(s_col[at + tj], s_col[at + tj + 16u], s_col[at + tj + 32u], s_col[at + tj + 48u]);
+    let rk = vec4<f32>(s_row[at + tj], s_row[at + tj + 16u], s_row[at + tj + 32u], s_row[at + tj + 48u]);
+    var u = blk_step(a0, b0, ti, k, at, own, inv_d, s, cj, rk);
+    a0 = u.a;
+    b0 = u.b;
+    u = blk_step(a1, b1, ti + 16u, k, at, own, inv_d, s, cj, rk);
+    a1 = u.a;
+    b1 = u.b;
+    u = blk_step(a2, b2, ti + 32u, k, at, own, inv_d, s, cj, rk);
+    a2 = u.a;
+    b2 = u.b;
+    u = blk_step(a3, b3, ti + 48u, k, at, own, inv_d, s, cj, rk);
+    a3 = u.a;
+    b3 = u.b;
+  }
+  workgroupBarrier();  // s_sq complete
+  let zb = P.z_off + bt * P.z_sb;
+  blk_store(base, zb, a0, b0, ti, tj);
+  blk_store(base, zb, a1, b1, ti + 16u, tj);
+  blk_store(base, zb, a2, b2, ti + 32u, tj);
+  blk_store(base, zb, a3, b3, ti + 48u, tj);
+  if (lid == 0u && info != 0u) {
+    let at = P.i_off + bt * P.i_sb;
+    if (ld1(at) == 0) { st1(at, i32(info + P.i_add)); }
+  }
+}
+
+//== chol_panel
+// The panel step of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): X := S Z^T with
+// Z = L_D^-1 from chol_block (n x n, upper triangle zero, ld1), S the panel (ld3: X itself, or the
+// input where the factorization's first step reads it), written to X (st0) and to the workspace W
+// (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z in
+// workgroup memory, 8 invocations per row, each summing 8 of its columns over the row's n entries;
+// every read of the rows comes before the barrier that precedes every write, so X may be S.
+// Parameters: n, rows, tiles (ceil(rows / 32)), groups (batch * tiles); x_off, x_sb, x_sr, x_sc (X);
+// z_off, z_sb, z_sr, z_sc (Z); w_off, w_sb, w_sr, w_sc (W); s_off, s_sb, s_sr, s_sc (S).
+var<workgroup> zs: array<f32, 4096>;  // Z by rows, n x n
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nwg, 0u, 1u);
+  if (g >= P.groups) { return; }  // a folded grid's spare workgroups (uniform)
+  let b = g / P.tiles;
+  let n = P.n;
+  let zb = P.z_off + b * P.z_sb;
+  for (var e = lid; e < n * n; e = e + 256u) { zs[e] = ld1(zb + (e / n) * P.z_sr + (e % n) * P.z_sc); }
+  workgroupBarrier();
+  let i = (g % P.tiles) * 32u + lid / 8u;
+  let cg = lid % 8u;
+  let ok = i < P.rows;
+  let j0 = vec4<u32>(cg, cg + 8u, cg + 16u, cg + 24u);
+  let j1 = j0 + vec4<u32>(32u);
+  let v0 = j0 < vec4<u32>(n);
+  let v1 = j1 < vec4<u32>(n);
+  // row offsets into zs (0 where the column is past n: its sums are not stored)
+  let z0 = select(vec4<u32>(0u), j0 * n, v0);
+  let z1 = select(vec4<u32>(0u), j1 * n, v1);
+  var acc0 = vec4<f32>(0.0);
+  var acc1 = vec4<f32>(0.0);
+  if (ok) {
+    let sb = P.s_off + b * P.s_sb + i * P.s_sr;
+    for (var m = 0u; m < n; m = m + 1u) {
+      let p = ld3(sb + m * P.s_sc);
+      acc0 = acc0 + p * vec4<f32>(zs[z0.x + m], zs[z0.y + m], zs[z0.z + m], zs[z0.w + m]);
+      acc1 = acc1 + p * vec4<f32>(zs[z1.x + m], zs[z1.y + m], zs[z1.z + m], zs[z1.w + m]);
+    }
+  }
+  storageBarrier();
+  workgroupBarrier();
+  if (ok) {
+    let xb = P.x_off + b * P.x_sb + i * P.x_sr;
+    let wb = P.w_off + b * P.w_sb + i * P.w_sr;
+    for (var c = 0u; c < 4u; c = c + 1u) {
+      if (v0[c]) {
+        st0(xb + j0[c] * P.x_sc, acc0[c]);
+        st2(wb + j0[c] * P.w_sc, acc0[c]);
+      }
+      if (v1[c]) {
+        st0(xb + j1[c] * P.x_sc, acc1[c]);
+        st2(wb + j1[c] * P.w_sc, acc1[c]);
+      }
+    }
   }
 }
 
