@@ -60,6 +60,22 @@ int64_t local_size(int64_t elems) {
   return p;
 }
 
+// The operands and parameters of section lu_core (wgsl/kernels/linalg_decomp.wgsl), bound first:
+// lu (m x n matrices, factored in place), pivots (..., min(m, n)), info (...).
+void lu_operands(Kernel& k, const Tensor& lu, const Tensor& pivots, const Tensor& info) {
+  const int64_t m = lu.size(-2), n = lu.size(-1);
+  k.out(lu, CT::F32);
+  k.out(pivots, CT::I32);
+  k.out(info, CT::I32);
+  k.param_index("batch", batch_of(lu));
+  k.param_index("m", m);
+  k.param_index("n", n);
+  k.param_index("kmin", std::min(m, n));
+  matrix_params(k, "", lu);
+  vector_params(k, "p", pivots);
+  batched_params(k, "i", info, 0);
+}
+
 // LU in place over `lu` (m x n matrices), pivots (..., min(m, n)) and info (...) written.
 void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   const int64_t m = lu.size(-2), n = lu.size(-1), batch = batch_of(lu);
@@ -67,16 +83,7 @@ void lu_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& info) {
   const bool local = m * n <= kLocalElems;
   const int64_t elems = local ? local_size(m * n) : kLocalElems;
   Kernel k(local ? "linalg_lu:local" + std::to_string(elems) : "linalg_lu:global");
-  k.out(lu, CT::F32);
-  k.out(pivots, CT::I32);
-  k.out(info, CT::I32);
-  k.param_index("batch", batch);
-  k.param_index("m", m);
-  k.param_index("n", n);
-  k.param_index("kmin", std::min(m, n));
-  matrix_params(k, "", lu);
-  vector_params(k, "p", pivots);
-  batched_params(k, "i", info, 0);
+  lu_operands(k, lu, pivots, info);
   k.launch(uint64_t(batch), [&] { return matrix_access(local, elems) + section("lu_core") + section("lu"); });
 }
 
@@ -93,20 +100,11 @@ void solve_kernel(const Tensor& A, const Tensor& B, const Tensor& LU, const Tens
   if (batch == 0) return;
   const int64_t a_elems = local_size(n * n), x_elems = local_size(n * nrhs);
   Kernel k("linalg_solve:" + std::to_string(a_elems) + ":" + std::to_string(x_elems));
-  k.out(LU, CT::F32);
-  k.out(pivots, CT::I32);
-  k.out(info, CT::I32);
+  lu_operands(k, LU, pivots, info);
   k.in(A, CT::F32);
   k.in(B, CT::F32);
   k.out(X, CT::F32);
-  k.param_index("batch", batch);
-  k.param_index("m", n);
-  k.param_index("n", n);
-  k.param_index("kmin", n);
   k.param_index("nrhs", nrhs);
-  matrix_params(k, "", LU);
-  vector_params(k, "p", pivots);
-  batched_params(k, "i", info, 0);
   matrix_params(k, "a", A);
   matrix_params(k, "b", B);
   matrix_params(k, "x", X);
@@ -543,14 +541,11 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
   const bool from_a = blocked && kernel::block_id(A) != kernel::block_id(L);
   if (!from_a && !L.is_same(A)) L_.copy_(A);
   Tensor lw = batchable(L, 2), iw = batchable(info, 0);
-  if (from_a) {
-    Tensor aw = batchable(A, 2);
-    cholesky_blocked(upper ? lw.mT() : lw, iw, upper ? aw.mT() : aw);
-  } else if (blocked) {
-    cholesky_blocked(upper ? lw.mT() : lw, iw);
-  } else {
-    cholesky_kernel(upper ? lw.mT() : lw, iw);
-  }
+  auto lower = [upper](const Tensor& t) { return upper ? t.mT() : t; };  // the lower factor's view
+  if (blocked)
+    cholesky_blocked(lower(lw), iw, from_a ? lower(batchable(A, 2)) : Tensor());
+  else
+    cholesky_kernel(lower(lw), iw);
   if (!lw.is_same(L)) L_.copy_(lw);
   if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
   // The other triangle cleared through the view that runs along rows (the kernel's invocations go
