@@ -8,7 +8,7 @@
 #include <torch/library.h>
 
 #include <cmath>
-#include <cstdlib>
+#include <cstdio>
 #include <complex>
 #include <map>
 #include <mutex>
@@ -110,6 +110,12 @@ const FftTune& fft_tune() {
   return t;
 }
 
+// The longest row of which `side` rows side by side fit workgroup memory at `bytes_per_point`
+// (16: two arrays, 8: one array in place).
+int64_t side_len_cap(const at::Tensor& x, int64_t bytes_per_point) {
+  return int64_t(kernel::device_info(x).max_workgroup_storage) / (fft_tune().side * bytes_per_point);
+}
+
 // y_s = sum_r v_r W_R^(r s) (W_R = exp(-+ 2 pi i / R), the sign from P.sg) for R a power of two, in
 // registers: radix-2 decimation in time over the bit-reversed v_r, with the twiddles as constants
 // computed in double. Returns the WGSL (lets named d<stage>_<i>) and sets y to the result names.
@@ -158,24 +164,23 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
             int64_t ntab, bool forward, float scale, const at::Tensor* mid) {
   const std::vector<int> rad = radices(N, int(fft_tune().radix));
   TORCH_CHECK(!rad.empty() || N == 1, "webgpu: fft: internal: no plan for length ", N);
-  const uint64_t bytes = kernel::device_info(x).max_workgroup_storage;
   const int64_t cap_rows = std::max<int64_t>(1, wg_max(x) / N);
   // Several short rows per workgroup; about 256 butterflies in flight.
   int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
   const bool side_in = in.es != 1 && in.is == 1, side_out = out.es != 1 && out.is == 1;
   bool inplace = false;
-  const int64_t kSide = fft_tune().side;
-  if ((side_in || side_out) && kSide > 1 && G < kSide && in.rows >= kSide) {
-    if (uint64_t(kSide * N) * 16 <= bytes)
-      G = kSide;
-    else if (uint64_t(kSide * N) * 8 <= bytes)
-      G = kSide, inplace = true;
+  const int64_t side = fft_tune().side;
+  if ((side_in || side_out) && side > 1 && G < side && in.rows >= side) {
+    if (N <= side_len_cap(x, 16))
+      G = side;
+    else if (N <= side_len_cap(x, 8))
+      G = side, inplace = true;
   }
   // One butterfly per invocation up to 256 (a short transform's rows), and for the four-step passes
   // up to the adapter's limit: their workgroups are few (rows / G) and each must hide the latency
   // of its own loads.
   const int64_t t_cap =
-      G == kSide && (side_in || side_out)
+      G == side && (side_in || side_out)
           ? std::min<int64_t>(fft_tune().tmax, std::max<int64_t>(256, kernel::device_info(x).max_invocations))
           : 256;
   const int64_t T = std::min<int64_t>(t_cap, std::max<int64_t>(32, G * N / 4));
@@ -366,10 +371,8 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
       wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, nullptr);
       return y;
     }
-    // Halves that kSide rows of fit workgroup memory (in place) when there are such halves.
-    const int64_t side_cap =
-        std::min<int64_t>(cap, int64_t(kernel::device_info(x).max_workgroup_storage) / (fft_tune().side * 8));
-    int64_t n1 = split(n, side_cap);
+    // Halves of which `side` rows fit workgroup memory (in place) when there are such halves.
+    int64_t n1 = split(n, std::min(cap, side_len_cap(x, 8)));
     if (!n1) n1 = split(n, cap);
     if (n1) {
       // Four-step: x[j1 n2 + j2] -> per j2, a length-n1 transform over j1, times W_n^(j2 k1), into
