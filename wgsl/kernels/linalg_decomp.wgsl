@@ -375,12 +375,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // input where the factorization's first step reads it), written to X (st0) and to the workspace W
 // (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z and the
 // 32 rows in workgroup memory (the rows' loads all in flight at once, not one per step of the sum),
-// 8 invocations per row, each summing 8 of its columns over the row's n entries; every read of the
-// rows comes before the barrier that precedes every write, so X may be S.
+// each invocation summing 2 rows x 4 columns over the rows' n entries; every read of the rows comes
+// before the barrier that precedes every write, so X may be S.
 // Parameters: n, rows, tiles (ceil(rows / 32)), groups (batch * tiles); x_off, x_sb, x_sr, x_sc (X);
 // z_off, z_sb, z_sr, z_sc (Z); w_off, w_sb, w_sr, w_sc (W); s_off, s_sb, s_sr, s_sc (S).
-var<workgroup> zs: array<f32, 4096>;  // Z by columns (zs[m * n + j] = Z[j][m]): a row's 8 lanes read consecutive words
+var<workgroup> zs: array<f32, 4160>;  // Z by columns, padded: zs[m * 65 + j] = Z[j][m] (no bank conflicts either way)
 var<workgroup> ps: array<f32, 2048>;  // the workgroup's 32 rows of S (ps[m * 32 + r]), loaded all at once
+
+// Row i of the panel, columns cq + 16 c (c < 4, those below n), to X and W.
+fn panel_store(b: u32, i: u32, cq: u32, v: vec4<f32>) {
+  if (i >= P.rows) { return; }
+  let xb = P.x_off + b * P.x_sb + i * P.x_sr;
+  let wb = P.w_off + b * P.w_sb + i * P.w_sr;
+  for (var c = 0u; c < 4u; c = c + 1u) {
+    let j = cq + 16u * c;
+    if (j < P.n) {
+      st0(xb + j * P.x_sc, v[c]);
+      st2(wb + j * P.w_sc, v[c]);
+    }
+  }
+}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -390,7 +404,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = g / P.tiles;
   let n = P.n;
   let zb = P.z_off + b * P.z_sb;
-  for (var e = lid; e < n * n; e = e + 256u) { zs[e] = ld1(zb + (e % n) * P.z_sr + (e / n) * P.z_sc); }
+  for (var e = lid; e < n * n; e = e + 256u) {
+    let j = e / n;  // neighbouring lanes, neighbouring elements of Z's row j
+    let m = e % n;
+    zs[m * 65u + j] = ld1(zb + j * P.z_sr + m * P.z_sc);
+  }
   let row0 = (g % P.tiles) * 32u;
   let sb0 = P.s_off + b * P.s_sb;
   for (var e = lid; e < 32u * n; e = e + 256u) {
@@ -399,43 +417,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ps[e] = select(0.0, ld3(sb0 + min(row0 + r, P.rows - 1u) * P.s_sr + m * P.s_sc), row0 + r < P.rows);
   }
   workgroupBarrier();
-  let i = row0 + lid / 8u;
-  let cg = lid % 8u;
-  let ok = i < P.rows;
-  let j0 = vec4<u32>(cg, cg + 8u, cg + 16u, cg + 24u);
-  let j1 = j0 + vec4<u32>(32u);
-  let v0 = j0 < vec4<u32>(n);
-  let v1 = j1 < vec4<u32>(n);
-  // columns of zs (0 where the column is past n: its sums are not stored)
-  let z0 = select(vec4<u32>(0u), j0, v0);
-  let z1 = select(vec4<u32>(0u), j1, v1);
-  var acc0 = vec4<f32>(0.0);
-  var acc1 = vec4<f32>(0.0);
-  if (ok) {
-    let r = lid / 8u;
-    for (var m = 0u; m < n; m = m + 1u) {
-      let p = ps[m * 32u + r];
-      let zm = m * n;
-      acc0 = acc0 + p * vec4<f32>(zs[zm + z0.x], zs[zm + z0.y], zs[zm + z0.z], zs[zm + z0.w]);
-      acc1 = acc1 + p * vec4<f32>(zs[zm + z1.x], zs[zm + z1.y], zs[zm + z1.z], zs[zm + z1.w]);
-    }
+  // Invocation (rp, cq): rows rp and rp + 16 of the 32, columns cq + 16 c (c < 4); columns past n
+  // read unwritten words and are not stored.
+  let rp = lid / 16u;
+  let cq = lid % 16u;
+  var acc_a = vec4<f32>(0.0);
+  var acc_b = vec4<f32>(0.0);
+  for (var m = 0u; m < n; m = m + 1u) {
+    let zm = m * 65u + cq;
+    let z = vec4<f32>(zs[zm], zs[zm + 16u], zs[zm + 32u], zs[zm + 48u]);
+    acc_a = acc_a + ps[m * 32u + rp] * z;
+    acc_b = acc_b + ps[m * 32u + rp + 16u] * z;
   }
   storageBarrier();
   workgroupBarrier();
-  if (ok) {
-    let xb = P.x_off + b * P.x_sb + i * P.x_sr;
-    let wb = P.w_off + b * P.w_sb + i * P.w_sr;
-    for (var c = 0u; c < 4u; c = c + 1u) {
-      if (v0[c]) {
-        st0(xb + j0[c] * P.x_sc, acc0[c]);
-        st2(wb + j0[c] * P.w_sc, acc0[c]);
-      }
-      if (v1[c]) {
-        st0(xb + j1[c] * P.x_sc, acc1[c]);
-        st2(wb + j1[c] * P.w_sc, acc1[c]);
-      }
-    }
-  }
+  panel_store(b, row0 + rp, cq, acc_a);
+  panel_store(b, row0 + rp + 16u, cq, acc_b);
 }
 
 //== lu_solve
