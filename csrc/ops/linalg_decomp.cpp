@@ -251,7 +251,8 @@ void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Ten
   Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, 2 * nb, wr} : std::vector<int64_t>{batch, wr, 2 * nb},
                        V.options());
   const Tensor Wrows = by_cols ? W.mT() : W;  // [batch, n - nb, 2 nb]
-  Tensor Z = at::empty({batch, nb, nb}, V.options());
+  // Z stored by columns: the panel kernel loads it in whole lines.
+  Tensor Z = at::empty({batch, nb, nb}, V.options()).mT();
   // T -= A B^T for T (rows x cols, a view of V3) read from Ts, A (rows x K) and B (cols x K) views of W.
   auto update = [&](const Tensor& T, const Tensor& Ts, const Tensor& A, const Tensor& B) {
     if (by_cols)

@@ -375,26 +375,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // input where the factorization's first step reads it), written to X (st0) and to the workspace W
 // (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z and the
 // 32 rows in workgroup memory (the rows' loads all in flight at once, not one per step of the sum),
-// each invocation summing 2 rows x 4 columns over the rows' n entries; every read of the rows comes
-// before the barrier that precedes every write, so X may be S.
+// each invocation summing 1 row x 8 columns over the row's n entries, neighbouring lanes on
+// neighbouring rows; every read of the rows comes before the barrier that precedes every write, so X
+// may be S. Z stored by columns (cholesky_blocked passes a transposed view) loads in whole lines.
 // Parameters: n, rows, tiles (ceil(rows / 32)), groups (batch * tiles); x_off, x_sb, x_sr, x_sc (X);
 // z_off, z_sb, z_sr, z_sc (Z); w_off, w_sb, w_sr, w_sc (W); s_off, s_sb, s_sr, s_sc (S).
-var<workgroup> zs: array<f32, 4160>;  // Z by columns, padded: zs[m * 65 + j] = Z[j][m] (no bank conflicts either way)
+var<workgroup> zs: array<vec4<f32>, 1024>;  // Z by columns: zs[m * 16 + j / 4][j % 4] = Z[j][m]
 var<workgroup> ps: array<f32, 2048>;  // the workgroup's 32 rows of S (ps[m * 32 + r]), loaded all at once
-
-// Row i of the panel, columns cq + 16 c (c < 4, those below n), to X and W.
-fn panel_store(b: u32, i: u32, cq: u32, v: vec4<f32>) {
-  if (i >= P.rows) { return; }
-  let xb = P.x_off + b * P.x_sb + i * P.x_sr;
-  let wb = P.w_off + b * P.w_sb + i * P.w_sr;
-  for (var c = 0u; c < 4u; c = c + 1u) {
-    let j = cq + 16u * c;
-    if (j < P.n) {
-      st0(xb + j * P.x_sc, v[c]);
-      st2(wb + j * P.w_sc, v[c]);
-    }
-  }
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -405,9 +392,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n = P.n;
   let zb = P.z_off + b * P.z_sb;
   for (var e = lid; e < n * n; e = e + 256u) {
-    let j = e / n;  // neighbouring lanes, neighbouring elements of Z's row j
-    let m = e % n;
-    zs[m * 65u + j] = ld1(zb + j * P.z_sr + m * P.z_sc);
+    let m = e / n;  // neighbouring lanes, neighbouring elements where Z is stored by columns
+    let j = e % n;
+    zs[m * 16u + j / 4u][j % 4u] = ld1(zb + j * P.z_sr + m * P.z_sc);
   }
   let row0 = (g % P.tiles) * 32u;
   let sb0 = P.s_off + b * P.s_sb;
@@ -417,22 +404,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     ps[e] = select(0.0, ld3(sb0 + min(row0 + r, P.rows - 1u) * P.s_sr + m * P.s_sc), row0 + r < P.rows);
   }
   workgroupBarrier();
-  // Invocation (rp, cq): rows rp and rp + 16 of the 32, columns cq + 16 c (c < 4); columns past n
-  // read unwritten words and are not stored.
-  let rp = lid / 16u;
-  let cq = lid % 16u;
-  var acc_a = vec4<f32>(0.0);
-  var acc_b = vec4<f32>(0.0);
+  // Invocation (r, cg): row r of the 32 (neighbouring lanes, neighbouring rows: the stores of a
+  // matrix by columns are whole lines), columns 8 cg .. 8 cg + 7; columns past n are not stored.
+  let r = lid % 32u;
+  let cg = lid / 32u;
+  var a0 = vec4<f32>(0.0);
+  var a1 = vec4<f32>(0.0);
   for (var m = 0u; m < n; m = m + 1u) {
-    let zm = m * 65u + cq;
-    let z = vec4<f32>(zs[zm], zs[zm + 16u], zs[zm + 32u], zs[zm + 48u]);
-    acc_a = acc_a + ps[m * 32u + rp] * z;
-    acc_b = acc_b + ps[m * 32u + rp + 16u] * z;
+    let p = ps[m * 32u + r];
+    a0 = a0 + p * zs[m * 16u + 2u * cg];
+    a1 = a1 + p * zs[m * 16u + 2u * cg + 1u];
   }
   storageBarrier();
   workgroupBarrier();
-  panel_store(b, row0 + rp, cq, acc_a);
-  panel_store(b, row0 + rp + 16u, cq, acc_b);
+  let i = row0 + r;
+  if (i < P.rows) {
+    let xb = P.x_off + b * P.x_sb + i * P.x_sr;
+    let wb = P.w_off + b * P.w_sb + i * P.w_sr;
+    for (var c = 0u; c < 8u; c = c + 1u) {
+      let j = 8u * cg + c;
+      let v = select(a1[c % 4u], a0[c % 4u], c < 4u);
+      if (j < n) {
+        st0(xb + j * P.x_sc, v);
+        st2(wb + j * P.w_sc, v);
+      }
+    }
+  }
 }
 
 //== lu_solve
