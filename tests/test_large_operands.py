@@ -6,6 +6,7 @@ TORCH_WEBGPU_MAX_BINDING=65536, so that tensors of a few hundred KB take the spl
 first checks that the lower limit is in effect. Results are compared with CPU.
 """
 
+import copy
 import os
 import subprocess
 import sys
@@ -13,7 +14,6 @@ import textwrap
 
 import pytest
 import torch
-
 from webgpu_env import native_env
 
 LIMIT = 1 << 16
@@ -179,3 +179,38 @@ def test_true_limit_language_model_head():
     torch.testing.assert_close(torch.nn.functional.linear(x.to("webgpu"), W).cpu(), x @ w.t(), atol=1e-3, rtol=1e-4)
     g = torch.randn(4, 50257)
     torch.testing.assert_close((g.to("webgpu").t() @ x.to("webgpu")).cpu(), g.t() @ x, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.skipif(
+    os.environ.get("TORCH_WEBGPU_SKIP_HUGE") == "1", reason="TORCH_WEBGPU_SKIP_HUGE=1: no 154 MB operands"
+)
+def test_gpt2_small_default_config_trains_like_cpu():
+    # Hugging Face's GPT2Config() as it comes: GPT-2-small, whose tied 50257 x 768 embedding / output
+    # layer is larger than lavapipe's 128 MiB binding. A training step (forward with labels,
+    # backward, clip_grad_norm_, AdamW) on webgpu against the same step on the CPU.
+    T = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cpu = T.GPT2LMHeadModel(T.GPT2Config()).eval()  # eval: no dropout, so both runs are deterministic
+    dev = copy.deepcopy(cpu).to("webgpu")
+    ids = torch.randint(0, 50257, (2, 16), generator=torch.Generator().manual_seed(1))
+    out = {}
+    for name, m, x in (("cpu", cpu, ids), ("webgpu", dev, ids.to("webgpu"))):
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+        loss = m(input_ids=x, labels=x).loss
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        wte_grad = m.transformer.wte.weight.grad.cpu()
+        opt.step()
+        out[name] = (
+            loss.item(),
+            norm.item(),
+            wte_grad,
+            m.transformer.wte.weight.detach().cpu(),
+            m(input_ids=x).logits.cpu(),
+        )
+    (lc, nc, gc, wc, zc), (lw, nw, gw, ww, zw) = out["cpu"], out["webgpu"]
+    assert abs(lc - lw) < 1e-4 * abs(lc), (lc, lw)
+    assert abs(nc - nw) < 1e-3 * abs(nc), (nc, nw)
+    torch.testing.assert_close(gw, gc, atol=1e-5, rtol=1e-3)
+    torch.testing.assert_close(ww, wc, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(zw, zc, atol=2e-3, rtol=1e-3)
