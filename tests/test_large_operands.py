@@ -150,6 +150,42 @@ def test_optimizers_split():
     )
 
 
+def test_shape_ops_split():
+    run_child(
+        """
+        import torch.nn.functional as F
+        for dt in (torch.float32, torch.float16, torch.uint8, torch.bool, torch.int64):
+            a, b = big(300, 257, dtype=dt), big(100, 257, dtype=dt)
+            A, B = a.to(D), b.to(D)
+            same(torch.cat([A, B]), torch.cat([a, b]))
+            same(torch.cat([A.t(), B.t()], 1), torch.cat([a.t(), b.t()], 1))
+            same(torch.stack([A, A], 1), torch.stack([a, a], 1))
+            same(torch.flip(A, [0]), torch.flip(a, [0]))
+            same(torch.flip(A, [0, 1]), torch.flip(a, [0, 1]))
+            same(torch.roll(A, 7, 0), torch.roll(a, 7, 0))
+            same(torch.roll(A, (-30, 5), (0, 1)), torch.roll(a, (-30, 5), (0, 1)))
+            same(torch.roll(A, 1000), torch.roll(a, 1000))  # flattened
+            if dt != torch.bool:
+                same(F.pad(A, (3, 2, 40, 1), value=5), F.pad(a, (3, 2, 40, 1), value=5))
+                same(F.pad(A, (-3, 2, -40, 7)), F.pad(a, (-3, 2, -40, 7)))
+            for k in (-5, 0, 3, 200):
+                same(torch.tril(A, k), torch.tril(a, k))
+                same(torch.triu(A, k), torch.triu(a, k))
+        # type promotion in cat, a batch of matrices for triu, in place, reflect / replicate pads over
+        # the batch and channels
+        same(torch.cat([A.to(torch.int64), B.float()]), torch.cat([a.to(torch.int64), b.float()]))
+        x = big(4, 100, 90)
+        X = x.to(D)
+        same(torch.triu(X, 1), torch.triu(x, 1))
+        X.tril_(-2); x.tril_(-2); same(X, x)
+        im = big(8, 6, 40, 40)
+        IM = im.to(D)
+        same(F.pad(IM, (2, 2, 3, 1), mode="reflect"), F.pad(im, (2, 2, 3, 1), mode="reflect"))
+        same(F.pad(IM, (2, 2, 3, 1), mode="replicate"), F.pad(im, (2, 2, 3, 1), mode="replicate"))
+        """
+    )
+
+
 def test_random_split():
     run_child(
         """
