@@ -1,8 +1,10 @@
 // Caching buffer pool: best-fit reuse of freed blocks, exact statistics, OOM as torch.OutOfMemoryError.
 #include "runtime/allocator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <unordered_map>
+#include <utility>
 
 #include <c10/util/Exception.h>
 
@@ -74,9 +76,10 @@ Block* BufferPool::allocate(uint64_t nbytes) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes,
                      " bytes, more than this adapter's maxBufferSize limit (", max_buffer, " bytes)");
   }
-  // Best fit, wasting at most a quarter of the block (or 1 MiB for small requests).
-  auto it = cached_.lower_bound(size);
-  if (it != cached_.end() && it->first <= size + std::max<uint64_t>(size / 4, 1ull << 20)) {
+  // Best fit, wasting at most a quarter of the block (or 1 MiB for small requests); of the blocks of
+  // that size, the lowest address (cached_).
+  auto it = cached_.lower_bound({size, 0});
+  if (it != cached_.end() && it->first.first <= size + std::max<uint64_t>(size / 4, 1ull << 20)) {
     Block* b = it->second;
     cached_.erase(it);
     live_.insert(b);
@@ -121,7 +124,7 @@ void BufferPool::free(Block* b) {
   stats_.num_frees++;
   // Work already recorded on the stream that uses this block runs before any later reuse, since
   // one queue executes in order; so a freed block is reusable at once.
-  cached_.emplace(b->size, b);
+  cached_.emplace(std::make_pair(b->size, b->va), b);
 }
 
 void BufferPool::release_cached_locked() {

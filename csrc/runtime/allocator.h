@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <mutex>
 #include <unordered_set>
 
@@ -50,7 +51,10 @@ class BufferPool {
 
   GpuDevice& dev_;
   std::mutex mu_;
-  std::multimap<uint64_t, Block*> cached_;  // free blocks by size
+  // Free blocks by (size, address). Of the blocks of the best size, the lowest address: a choice that
+  // depends only on which blocks are free, so a training step's tensors get the same blocks step
+  // after step and the Stream's bind groups (keyed by buffer) keep hitting.
+  std::map<std::pair<uint64_t, uint64_t>, Block*> cached_;
   std::unordered_set<Block*> live_;
   PoolStats stats_;
 };
