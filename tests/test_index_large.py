@@ -99,6 +99,18 @@ def test_real_scatters(gpt2_wte):
     same(d, want.put_(t, v, accumulate=True))
 
 
+def test_real_embedding_backward(gpt2_wte):
+    W, _ = gpt2_wte
+    idx = torch.randint(0, 50257, (4, 64), generator=g)
+    idx[1, :8] = 17  # duplicates accumulate
+    gout = torch.randn(4, 64, 768, generator=g)
+    Wd = W.to(DEV).requires_grad_()
+    F.embedding(idx.to(DEV), Wd).backward(gout.to(DEV))
+    Wc = W.clone().requires_grad_()
+    F.embedding(idx, Wc).backward(gout)
+    same(Wd.grad, Wc.grad)
+
+
 if not CHILD:
 
     @pytest.mark.parametrize("group", ["gather", "scatter", "errors"])
@@ -171,6 +183,7 @@ else:
             same(torch.gather(xd.t(), dim, it.t().to(DEV)), torch.gather(x.t(), dim, it.t()))
         t = torch.cat([ints(494, x.numel()), torch.tensor([-1, -x.numel(), x.numel() - 1])]).view(-1, 7)
         same(torch.take(xd, t.to(DEV)), torch.take(x, t))
+        same(torch.take(xd.t(), t.to(DEV)), torch.take(x.t(), t))
 
     def test_child_gather_big_index_and_output():
         # The index and output operands past the limit (a long iteration shape), a small source.
@@ -262,8 +275,8 @@ else:
             d = x.to(DEV)
             d.index_fill_(1, torch.tensor([-1, 0, 5]).to(DEV), 0)
             same(d, x.clone().index_fill_(1, torch.tensor([-1, 0, 5]), 0))
-        flat = torch.randperm(x.numel(), generator=g)[:500]
-        flat[:3] = torch.tensor([-1, -x.numel(), x.numel() - 1])
+        flat = torch.randperm(x.numel() - 2, generator=g)[:500] + 1  # unique positions, none at the ends
+        flat[:2] = torch.tensor([-1, -x.numel()])  # the last and the first element
         v = rand((500,), dtype)
         d = x.to(DEV)
         d.put_(flat.to(DEV), v.to(DEV))
@@ -274,6 +287,68 @@ else:
             d = x.to(DEV)
             d.put_(dup.to(DEV), w.to(DEV), accumulate=True)
             same(d, x.clone().put_(dup, w, accumulate=True))
+
+    @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+    def test_child_scatter_embedding_backward(dtype):
+        # Duplicate rows (accumulation), a padding index, and half types in CPU's exact order.
+        idx = torch.cat([ints(200, 3000), torch.tensor([7, 7, 7, 2999, 0])]).view(5, 41)
+        grad = rand((5, 41, 48), dtype)
+        for pad in (-1, 7):
+            got = torch.ops.aten.embedding_dense_backward(grad.to(DEV), idx.to(DEV), 3000, pad, False)
+            want = torch.ops.aten.embedding_dense_backward(grad, idx, 3000, pad, False)
+            same(got, want, 1e-2 if dtype != torch.float32 else 1e-5)
+
+    def test_child_scatter_embedding_autograd():
+        # F.embedding forward and backward end to end, scale_grad_by_freq and padding_idx too.
+        W = rand((2500, 40), torch.float32)
+        idx = torch.cat([ints(150, 2500), torch.tensor([3, 3, 3, 2499, 0, 0])]).view(4, 39)
+        gout = rand((4, 39, 40), torch.float32)
+        for kw in ({}, {"padding_idx": 3}, {"scale_grad_by_freq": True}):
+            Wd = W.to(DEV).requires_grad_()
+            out = F.embedding(idx.to(DEV), Wd, **kw)
+            out.backward(gout.to(DEV))
+            Wc = W.clone().requires_grad_()
+            want = F.embedding(idx, Wc, **kw)
+            want.backward(gout)
+            same(out, want)
+            same(Wd.grad, Wc.grad)
+
+    @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16], ids=str)
+    def test_child_scatter_out_of_place(dtype):
+        # The functional variants copy the large input first (split copies), then scatter into it.
+        x = rand((1200, 50), dtype)
+        xd = x.to(DEV)
+        idx = ints(300, 1200)
+        src = rand((300, 50), dtype)
+        tol = 5e-2 if dtype == torch.float16 else None
+        same(xd.index_add(0, idx.to(DEV), src.to(DEV)), x.index_add(0, idx, src), tol)
+        gi = torch.randint(0, 1200, (40, 50), generator=g)
+        gs = rand((40, 50), dtype)
+        same(xd.scatter_add(0, gi.to(DEV), gs.to(DEV)), x.scatter_add(0, gi, gs), tol)
+        for red in ("sum", "amax", "mean"):
+            for inc in (True, False):
+                got = xd.scatter_reduce(0, gi.to(DEV), gs.to(DEV), red, include_self=inc)
+                same(got, x.scatter_reduce(0, gi, gs, red, include_self=inc), tol)
+        for red in ("prod", "amin", "mean"):
+            got = xd.index_reduce(0, idx.to(DEV), src.to(DEV), red, include_self=False)
+            same(got, x.index_reduce(0, idx, src, red, include_self=False), tol)
+        same(xd.index_fill(1, torch.tensor([0, 7]).to(DEV), 2), x.index_fill(1, torch.tensor([0, 7]), 2))
+        rows = torch.randperm(1200, generator=g)[:100]
+        same(xd.index_copy(0, rows.to(DEV), src[:100].to(DEV)), x.index_copy(0, rows, src[:100]))
+        same(xd.index_put((idx.to(DEV),), src.to(DEV), accumulate=True), x.index_put((idx,), src, accumulate=True), tol)
+
+    @pytest.mark.parametrize("dtype", [torch.float32, torch.int16], ids=str)
+    def test_child_scatter_put_noncontig(dtype):
+        x = rand((300, 400), dtype)
+        flat = torch.randperm(x.numel(), generator=g)[:900]
+        v = rand((900,), dtype)
+        d = x.to(DEV).t()
+        d.put_(flat.to(DEV), v.to(DEV))
+        same(d, x.clone().t().put_(flat, v))
+        dup = ints(900, x.numel())
+        d = x.to(DEV).t()
+        d.put_(dup.to(DEV), v.to(DEV), accumulate=True)
+        same(d, x.clone().t().put_(dup, v, accumulate=True))
 
     def test_child_scatter_deterministic():
         # use_deterministic_algorithms: one invocation (index_put_) or one per slice (index_add_) in

@@ -372,12 +372,10 @@ void run_index(IndexPlan& P) {
   const int R = int(P.shape.size());
   for (auto* o : ops) TORCH_INTERNAL_ASSERT(int(o->strides.size()) == R);
   // Every block within one binding (the usual case): one dispatch binding whole blocks.
-  const kernel::DeviceInfo& dev = kernel::device_info(P.dst.t);
-  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / 4 * 4;
   std::vector<const void*> blocks(ops.size(), nullptr);  // blocks past the limit
   bool big = false;
   for (size_t j = 0; j < ops.size(); ++j)
-    if (kernel::block_bytes(ops[j]->t) > max_bind) {
+    if (!kernel::block_fits(ops[j]->t)) {
       blocks[j] = kernel::block_id(ops[j]->t);
       big = true;
     }
@@ -387,6 +385,8 @@ void run_index(IndexPlan& P) {
   }
   // Some block is bound as a window (kernel::window): each dispatch's operands must reach at most
   // this many bytes (the window's start is aligned down, its size rounded up to words).
+  const kernel::DeviceInfo& dev = kernel::device_info(P.dst.t);
+  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / 4 * 4;
   Slice s;
   s.shape = P.shape;
   for (auto* o : ops) s.off.push_back(o->t.storage_offset());
