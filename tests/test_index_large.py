@@ -113,7 +113,9 @@ def test_real_embedding_backward(gpt2_wte):
 
 if not CHILD:
 
-    @pytest.mark.parametrize("group", ["gather", "scatter", "errors"])
+    @pytest.mark.parametrize(
+        "group", ["gather or child_errors", "scatter or child_masked"], ids=["gathers", "scatters"]
+    )
     def test_split_paths(group):
         """This file's split tests in a child with a 64 KiB binding limit. The child prints each new
         kernel (TORCH_WEBGPU_DUMP_WGSL): index kernels with target windows (key flag `w`) must be among
@@ -349,6 +351,33 @@ else:
         d = x.to(DEV).t()
         d.put_(dup.to(DEV), v.to(DEV), accumulate=True)
         same(d, x.clone().t().put_(dup, v, accumulate=True))
+
+    # ---- nonzero and the masked ops over it: halves of a large input ----------------------------
+
+    @pytest.mark.parametrize("dtype", [torch.bool, torch.float32], ids=str)
+    def test_child_masked_nonzero(dtype):
+        for shape in ((20000,), (200, 150), (1, 100, 200), (10, 1, 30, 40)):
+            x = rand(shape, dtype) * (torch.rand(shape, generator=g) < 0.3)
+            same(torch.nonzero(x.to(DEV)), torch.nonzero(x))
+        xt = x.transpose(0, 3)
+        same(torch.argwhere(xt.to(DEV)), torch.argwhere(xt))
+        z = torch.zeros(200, 300, dtype=dtype)
+        same(torch.nonzero(z.to(DEV)), torch.nonzero(z))
+
+    def test_child_masked_ops():
+        x = rand((400, 80), torch.float32)
+        m = torch.rand(400, 80, generator=g) < 0.3
+        same(x.to(DEV)[m.to(DEV)], x[m])
+        same(torch.masked_select(x.to(DEV), m.to(DEV)), torch.masked_select(x, m))
+        src = rand((400 * 80,), torch.float32)
+        d = x.to(DEV)
+        d.masked_scatter_(m.to(DEV), src.to(DEV))
+        same(d, x.clone().masked_scatter_(m, src))
+        d = x.to(DEV)
+        d[m.to(DEV)] = 5.0
+        e = x.clone()
+        e[m] = 5.0
+        same(d, e)
 
     def test_child_scatter_deterministic():
         # use_deterministic_algorithms: one invocation (index_put_) or one per slice (index_add_) in
