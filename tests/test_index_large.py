@@ -187,6 +187,25 @@ else:
         same(torch.take(xd, t.to(DEV)), torch.take(x, t))
         same(torch.take(xd.t(), t.to(DEV)), torch.take(x.t(), t))
 
+    @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=str)
+    def test_child_gather_view_in_large_block(dtype):
+        # A small view inside a block past the limit is bound as a window over what the kernel
+        # reaches: the rows its indices pick too, not only the restrided operand's own span.
+        x = rand((3000, 40), dtype)
+        xd = x.to(DEV)
+        v, vd = x[1000:1060], xd[1000:1060]
+        i = torch.tensor([59, 0, 31, -1, 7])
+        same(vd[i.to(DEV)], v[i])
+        j = torch.tensor([39, 0, -2])
+        same(vd[:, j.to(DEV)], v[:, j])
+        same(vd.index_select(0, i[:3].to(DEV)), v.index_select(0, i[:3]))
+        same(torch.gather(vd, 0, torch.tensor([[59, 3, 0]]).to(DEV)), torch.gather(v, 0, torch.tensor([[59, 3, 0]])))
+        d = x.to(DEV)
+        d[1000:1060][i.to(DEV)] = torch.ones(40, dtype=dtype).to(DEV)
+        e = x.clone()
+        e[1000:1060][i] = torch.ones(40, dtype=dtype)
+        same(d, e)
+
     def test_child_gather_big_index_and_output():
         # The index and output operands past the limit (a long iteration shape), a small source.
         x = rand((300,), torch.float32)
