@@ -414,6 +414,13 @@ else:
             d = x.to(DEV)
             d.index_put_((i.to(DEV), j.to(DEV)), v.to(DEV), accumulate=True)
             assert torch.equal(d.cpu(), x.clone().index_put_((i, j), v, accumulate=True))
+            # rows wider than the limit: the single invocation's iteration is cut outermost first
+            y = rand((6, 20000), torch.float32)
+            r = torch.tensor([0, 3, 0, 5, 3, 0])
+            w = rand((6, 20000), torch.float32)
+            d = y.to(DEV)
+            d.index_put_((r.to(DEV),), w.to(DEV), accumulate=True)
+            assert torch.equal(d.cpu(), y.clone().index_put_((r,), w, accumulate=True))
         finally:
             torch.use_deterministic_algorithms(False)
 
