@@ -2,12 +2,14 @@
 // block of 1024 elements, the per-block counts read back (nonzero's output size is data-dependent:
 // it synchronises on every backend), an exclusive scan on the host, and a write pass in which each
 // workgroup scans its block's flags in shared memory and writes the coordinates in row-major order.
+// An input past the binding limit goes by halves (nonzero_parts).
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <sstream>
 
+#include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "ops/common.h"
 
@@ -54,6 +56,33 @@ const char* kEntry =
     "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
     "  let b = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n";
 
+at::Tensor nonzero_fn(const at::Tensor& self);
+
+// Whether one count pass and one write pass serve x: it fits one binding, and so would its
+// coordinates were every element non-zero.
+bool nonzero_fits(const at::Tensor& x) {
+  const uint64_t cap = std::min<uint64_t>(kernel::device_info(x).max_binding, 0xfffffff0ull) - 4096;  // window slack
+  return kernel::fits_binding(x) && uint64_t(x.numel()) * uint64_t(std::max<int64_t>(x.dim(), 1)) * 8 <= cap;
+}
+
+// nonzero of an input past the binding limit: halves along its first dim longer than one, each
+// done separately (recursively), their coordinates shifted along that dim. The halves come in
+// row-major order (the dims before it have size 1), so the parts concatenate to nonzero's order.
+void nonzero_parts(const at::Tensor& x, std::vector<at::Tensor>& parts) {
+  if (nonzero_fits(x)) {
+    parts.push_back(nonzero_fn(x));
+    return;
+  }
+  int64_t d = 0;
+  while (x.size(d) == 1) ++d;  // x has more than one element: some dim is longer than one
+  const int64_t h = x.size(d) / 2;
+  nonzero_parts(x.narrow(d, 0, h), parts);
+  const size_t first = parts.size();
+  nonzero_parts(x.narrow(d, h, x.size(d) - h), parts);
+  for (size_t i = first; i < parts.size(); ++i)
+    if (parts[i].size(0) > 0) parts[i].select(1, d).add_(h);
+}
+
 at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == at::kLong,
               "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
@@ -66,6 +95,19 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
   const int64_t n = self.numel();
   if (n == 0) {
     at::native::resize_output(out, {0, R});
+    return out;
+  }
+  if (!nonzero_fits(self)) {
+    std::vector<at::Tensor> parts;
+    nonzero_parts(self, parts);
+    int64_t total = 0;
+    for (const auto& t : parts) total += t.size(0);
+    at::native::resize_output(out, {total, R});
+    int64_t row = 0;
+    for (const auto& t : parts) {
+      if (t.size(0) > 0) out.narrow(0, row, t.size(0)).copy_(t);
+      row += t.size(0);
+    }
     return out;
   }
   const int64_t nblocks = int64_t(grid(n, kBlock));
