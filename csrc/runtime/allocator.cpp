@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <unordered_map>
 #include <utility>
 
@@ -77,7 +79,7 @@ Block* BufferPool::allocate(uint64_t nbytes) {
                      " bytes, more than this adapter's maxBufferSize limit (", max_buffer, " bytes)");
   }
   // Best fit, wasting at most a quarter of the block (or 1 MiB for small requests); of the blocks of
-  // that size, the lowest address (cached_).
+  // that size, the first in cached_'s order.
   auto it = cached_.lower_bound({size, 0});
   if (it != cached_.end() && it->first.first <= size + std::max<uint64_t>(size / 4, 1ull << 20)) {
     Block* b = it->second;
@@ -124,7 +126,11 @@ void BufferPool::free(Block* b) {
   stats_.num_frees++;
   // Work already recorded on the stream that uses this block runs before any later reuse, since
   // one queue executes in order; so a freed block is reusable at once.
-  cached_.emplace(std::make_pair(b->size, b->va), b);
+  static const bool by_address = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_ALLOC_REUSE");
+    return e && std::strcmp(e, "lowest") == 0;
+  }();
+  cached_.emplace(std::make_pair(b->size, by_address ? b->va : frees_++), b);
 }
 
 void BufferPool::release_cached_locked() {

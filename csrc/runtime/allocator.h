@@ -51,10 +51,13 @@ class BufferPool {
 
   GpuDevice& dev_;
   std::mutex mu_;
-  // Free blocks by (size, address). Of the blocks of the best size, the lowest address: a choice that
-  // depends only on which blocks are free, so a training step's tensors get the same blocks step
-  // after step and the Stream's bind groups (keyed by buffer) keep hitting.
+  // Free blocks by (size, order): of the blocks of the best size, the first in order. The order is
+  // when the block was freed (the oldest first, the default), or with TORCH_WEBGPU_ALLOC_REUSE=lowest
+  // its address: a choice that depends only on which blocks are free, so a training step's tensors
+  // get the same blocks step after step and the Stream's bind groups (keyed by buffer) keep hitting,
+  // but a freed block is reused at once, by the next dispatches.
   std::map<std::pair<uint64_t, uint64_t>, Block*> cached_;
+  uint64_t frees_ = 0;
   std::unordered_set<Block*> live_;
   PoolStats stats_;
 };
