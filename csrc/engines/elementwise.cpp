@@ -2,11 +2,13 @@
 // template (wgsl/kernels/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
 #include "engines/elementwise.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "ops/common.h"
@@ -129,6 +131,40 @@ std::string narrow_to(at::ScalarType t, CT ct) {
   return "";
 }
 
+// Whether one launch can take iter: at most 2^32-1 elements, and each block's operands within one
+// binding window (docs/design.md, "Operands past the binding limit"). Checks the blocks alone unless
+// one is larger than a binding.
+bool fits_one_launch(const at::TensorIteratorBase& iter) {
+  if (iter.numel() > int64_t(UINT32_MAX)) return false;
+  const int n = iter.ntensors();
+  bool small = true;
+  for (int i = 0; i < n && small; ++i)
+    if (i == 0 || !iter.is_cpu_scalar(i)) small = kernel::block_fits(iter.tensor_base(i));
+  if (small) return true;
+  struct Union {
+    const void* block;
+    const at::TensorBase* t;
+    uint64_t lo, hi;
+  };
+  std::vector<Union> unions;
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && iter.is_cpu_scalar(i)) continue;
+    const at::TensorBase& t = iter.tensor_base(i);
+    const uint64_t lo = static_cast<const char*>(iter.data_ptr(i)) - static_cast<const char*>(t.storage().data());
+    uint64_t hi = lo + iter.element_size(i);
+    for (int d = 0; d < iter.ndim(); ++d) hi += uint64_t(iter.shape()[d] - 1) * uint64_t(iter.strides(i)[d]);
+    const void* b = kernel::block_id(t);
+    auto u = std::find_if(unions.begin(), unions.end(), [&](const Union& x) { return x.block == b; });
+    if (u == unions.end())
+      unions.push_back({b, &t, lo, hi});
+    else
+      u->lo = std::min(u->lo, lo), u->hi = std::max(u->hi, hi);
+  }
+  for (const Union& u : unions)
+    if (!kernel::window_fits(*u.t, u.lo, u.hi)) return false;
+  return true;
+}
+
 }  // namespace
 
 void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, Libs libs, CT ct,
@@ -136,8 +172,15 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   const int64_t numel = iter.numel();
   if (numel == 0) return;
   TORCH_CHECK(iter.noutputs() == 1, "webgpu: ", name, ": one output expected");
-  TORCH_CHECK(numel <= int64_t(UINT32_MAX), "webgpu: ", name,
-              ": tensors of more than 2^32-1 elements are not supported yet");
+  if (numel > 1 && !fits_one_launch(iter)) {
+    // Halves along the dim spanning the most bytes (TensorIterator::split, as CUDA splits for 32-bit
+    // indexing) until each part fits: the parts are independent elements, so results are the same.
+    at::TensorIterator rest(iter);
+    std::unique_ptr<at::TensorIterator> first = rest.split(rest.get_dim_to_split());
+    run_elementwise(*first, name, expr, libs, ct, scalars, scalar_dtype);
+    run_elementwise(rest, name, expr, libs, ct, scalars, scalar_dtype);
+    return;
+  }
   const int R = std::max<int>(iter.ndim(), 1);
   const int nops = iter.ntensors();
   TORCH_CHECK(param_words(R, nops, scalars.size()) <= kernel::kMaxParamWords, "webgpu: ", name, ": ", iter.ndim(),

@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -1141,6 +1142,68 @@ bool shares_block(const Tensor& x, const Tensor& y) {
   return x.numel() > 0 && y.numel() > 0 && kernel::block_id(x) == kernel::block_id(y);
 }
 
+// Whether every operand's block may be bound whole, as the GEMM kernels bind them (docs/design.md,
+// "Operands past the binding limit").
+bool blocks_fit(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->defined() && t->numel() > 0 && !kernel::block_fits(*t, 16)) return false;
+  return true;
+}
+
+// Whether every operand's elements span at most half a binding, so that a copy of it (a block of its
+// own, whatever the allocator rounds it to) may be bound whole.
+bool spans_fit(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts) {
+    if (!t->defined() || t->numel() == 0) continue;
+    const auto span = kernel::byte_span(*t);
+    if (span.second - span.first > kernel::device_info(*t).max_binding / 2) return false;
+  }
+  return true;
+}
+
+// A product whose operands do not fit one binding, in parts: halves along the dim (batch, M, N or K)
+// whose elements lie furthest apart in any operand, until each part fits. Batch, M and N parts are
+// independent; K parts accumulate (the second adds to the first's result, in float32 for float16 and
+// bfloat16 so that the sum is rounded once).
+void gemm_in_parts(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3, const c10::Scalar& beta,
+                   const c10::Scalar& alpha, const char* name) {
+  auto reach = [](const Tensor& t, int d) {
+    return t.defined() ? (t.size(d) - 1) * std::abs(t.stride(d)) * int64_t(t.element_size()) : int64_t(0);
+  };
+  // dim 0 batch, 1 M, 2 N, 3 K: (operand, its dim) pairs
+  const int64_t size[4] = {o3.size(0), o3.size(1), o3.size(2), a3.size(2)};
+  const int64_t far[4] = {std::max({reach(o3, 0), reach(a3, 0), reach(b3, 0), reach(c3, 0)}),
+                          std::max({reach(o3, 1), reach(a3, 1), reach(c3, 1)}),
+                          std::max({reach(o3, 2), reach(b3, 2), reach(c3, 2)}), std::max(reach(a3, 2), reach(b3, 1))};
+  int d = -1;
+  for (int i = 0; i < 4; ++i)
+    if (size[i] > 1 && (d < 0 || far[i] > far[d])) d = i;
+  TORCH_CHECK(d >= 0, "webgpu: ", name, ": an operand is larger than this adapter's maxStorageBufferBindingSize");
+  const int64_t h = size[d] / 2;
+  if (d < 3) {
+    // o, a, b, c narrowed along the batch (all), rows (o, a, c) or columns (o, b, c)
+    const int da = d == 2 ? -1 : d, db = d == 1 ? -1 : d;
+    for (int part = 0; part < 2; ++part) {
+      const int64_t s0 = part == 0 ? 0 : h, len = part == 0 ? h : size[d] - h;
+      auto cut = [&](const Tensor& t, int dim) { return t.defined() && dim >= 0 ? t.narrow(dim, s0, len) : t; };
+      gemm(cut(o3, d), cut(a3, da), cut(b3, db), cut(c3, d), beta, alpha, name);
+    }
+    return;
+  }
+  const Tensor a0 = a3.narrow(2, 0, h), a1 = a3.narrow(2, h, size[3] - h);
+  const Tensor b0 = b3.narrow(1, 0, h), b1 = b3.narrow(1, h, size[3] - h);
+  const at::ScalarType dt = o3.scalar_type();
+  if (dt == at::kHalf || dt == at::kBFloat16) {
+    Tensor acc = at::empty(o3.sizes(), o3.options().dtype(at::kFloat));
+    gemm(acc, a0.to(at::kFloat), b0.to(at::kFloat), c3.defined() ? c3.to(at::kFloat) : c3, beta, alpha, name);
+    gemm(acc, a1.to(at::kFloat), b1.to(at::kFloat), acc, 1, alpha, name);
+    o3.copy_(acc);
+    return;
+  }
+  gemm(o3, a0, b0, c3, beta, alpha, name);
+  gemm(o3, a1, b1, o3, 1, alpha, name);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1173,6 +1236,17 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
   if (shares_block(o3, a3) || shares_block(o3, b3) || c_same) {
     Tensor tmp = at::empty(o3.sizes(), o3.options());
     gemm(tmp, a3, b3, c3, beta, alpha, name);
+    o3.copy_(tmp);
+    return;
+  }
+  if (!blocks_fit({&o3, &a3, &b3, &c3})) {
+    // Past the binding limit: parts until each operand's elements fit, then copies of the operands
+    // whose blocks are larger than they are (views of a large tensor).
+    if (!spans_fit({&o3, &a3, &b3, &c3})) return gemm_in_parts(o3, a3, b3, c3, beta, alpha, name);
+    auto own = [](const Tensor& t) { return t.defined() && !kernel::block_fits(t, 16) ? t.clone() : t; };
+    if (kernel::block_fits(o3, 16)) return gemm(o3, own(a3), own(b3), own(c3), beta, alpha, name);
+    Tensor tmp = at::empty(o3.sizes(), o3.options());
+    gemm(tmp, own(a3), own(b3), own(c3), beta, alpha, name);
     o3.copy_(tmp);
     return;
   }

@@ -1,10 +1,8 @@
 #include "kernel/device.h"
 
-#include <algorithm>
 #include <atomic>
 #include <mutex>
 
-#include "kernel/env.h"
 #include "kernel/internal.h"
 #include "runtime/wgsl_features.h"
 
@@ -26,10 +24,6 @@ DeviceInfo* make_info(rt::GpuDevice& dev) {
   d->max_storage_buffers = lim.maxStorageBuffersPerShaderStage;
   d->min_storage_offset_alignment = lim.minStorageBufferOffsetAlignment;
   d->max_binding = lim.maxStorageBufferBindingSize;
-  // TORCH_WEBGPU_MAX_BINDING (bytes, at least 64 KiB) lowers the limit the kernels plan against, so
-  // that tests reach the paths for operands past it (splits, windows) with small tensors.
-  const std::vector<long> cap = env_numbers("TORCH_WEBGPU_MAX_BINDING", 1);
-  if (cap.size() == 1 && cap[0] >= (64 << 10)) d->max_binding = std::min<uint64_t>(d->max_binding, uint64_t(cap[0]));
   for (const auto& c : dev.matrix_configs())
     d->matrix_configs.push_back({c.component, c.result, c.M, c.N, c.K, c.min_subgroup, c.max_subgroup});
   return d;

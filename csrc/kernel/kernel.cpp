@@ -37,18 +37,45 @@ const char* numbered_name(const char* prefix, size_t i) {
   return std::strcmp(prefix, "b") == 0 ? b[i] : buf[i];
 }
 
-Window window(const at::TensorBase& t, uint64_t lo, uint64_t hi, const std::string& op, uint64_t unit) {
-  rt::Block* b = block_of(t, op.c_str());
-  const DeviceInfo& dev = device_info(t);
-  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / unit * unit;
-  if (b->size <= max_bind) return {0, b->size};
+namespace {
+uint64_t max_bind_of(const DeviceInfo& dev, uint64_t unit) {
+  return std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / unit * unit;
+}
+// The aligned window over bytes [lo, hi) of a block of `block_size` bytes (unchecked).
+Window window_over(const DeviceInfo& dev, uint64_t block_size, uint64_t lo, uint64_t hi, uint64_t unit) {
+  if (block_size <= max_bind_of(dev, unit)) return {0, block_size};
   const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, unit);
   Window w;
   w.start = lo / align * align;
-  w.size = std::min<uint64_t>((std::max(hi, lo) - w.start + unit - 1) / unit * unit, b->size - w.start);
+  w.size = std::min<uint64_t>((std::max(hi, lo) - w.start + unit - 1) / unit * unit, block_size - w.start);
+  return w;
+}
+}  // namespace
+
+Window window(const at::TensorBase& t, uint64_t lo, uint64_t hi, const std::string& op, uint64_t unit) {
+  rt::Block* b = block_of(t, op.c_str());
+  const DeviceInfo& dev = device_info(t);
+  const uint64_t max_bind = max_bind_of(dev, unit);
+  const Window w = window_over(dev, b->size, lo, hi, unit);
   TORCH_CHECK(w.size <= max_bind, "webgpu: ", op, ": an operand spans ", hi - w.start,
               " bytes, more than this adapter's maxStorageBufferBindingSize limit (", max_bind, " bytes)");
   return w;
+}
+
+bool window_fits(const at::TensorBase& t, uint64_t lo, uint64_t hi, uint64_t unit) {
+  const DeviceInfo& dev = device_info(t);
+  const uint64_t size = block_of(t)->size;
+  return size <= max_bind_of(dev, unit) || window_over(dev, size, lo, hi, unit).size <= max_bind_of(dev, unit);
+}
+
+bool block_fits(const at::TensorBase& t, uint64_t unit) {
+  return block_of(t)->size <= max_bind_of(device_info(t), unit);
+}
+
+bool fits_binding(const at::TensorBase& t, uint64_t unit) {
+  if (block_fits(t, unit)) return true;
+  const auto span = byte_span(t);
+  return window_fits(t, span.first, span.second, unit);
 }
 
 namespace {

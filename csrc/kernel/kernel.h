@@ -77,6 +77,13 @@ struct Window {
   uint64_t start = 0, size = 0;
 };
 Window window(const at::TensorBase& t, uint64_t lo, uint64_t hi, const std::string& op, uint64_t unit = 4);
+// Whether window() over bytes [lo, hi) of t's block succeeds; block_fits: whether the whole block may
+// be bound (then every window fits). Engines split work that would not fit (docs/design.md, "Operands
+// past the binding limit").
+bool window_fits(const at::TensorBase& t, uint64_t lo, uint64_t hi, uint64_t unit = 4);
+bool block_fits(const at::TensorBase& t, uint64_t unit = 4);
+// Whether all of t's elements fit one binding window.
+bool fits_binding(const at::TensorBase& t, uint64_t unit = 4);
 // Bytes [lo, hi) of t's block that its elements can reach (storage offset, sizes, strides).
 std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t);
 

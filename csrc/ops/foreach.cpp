@@ -9,6 +9,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "ops/common.h"
 
@@ -65,11 +66,13 @@ struct Group {
 // The frame the fused optimisers share: for each non-empty param (floating point, else raises), the
 // Group of its param, grad and the `states` lists' tensors, and a Kernel binding them in that order
 // (the grad written back when unscaled by grad_scale) with their offsets as parameters p_off, g_off,
-// then `state_names`; body(k, g, n) binds the rest and launches.
+// then `state_names`; body(k, i, n) binds the rest and launches over n elements. A group larger than
+// one binding runs in flat parts that fit (docs/design.md, "Operands past the binding limit").
+// `written` (per Group member) says which members the kernel stores to.
 template <class Body>
 void for_each_param(const char* op, at::TensorList params, at::TensorList grads,
                     const std::vector<at::TensorList>& states, const std::vector<const char*>& state_names,
-                    const std::string& key, bool has_scale, Body body) {
+                    const std::string& key, bool has_scale, const std::vector<bool>& written, Body body) {
   for (size_t i = 0; i < params.size(); ++i) {
     const int64_t n = params[i].numel();
     if (n == 0) continue;
@@ -79,18 +82,28 @@ void for_each_param(const char* op, at::TensorList params, at::TensorList grads,
     g.add(params[i]);
     g.add(grads[i]);
     for (at::TensorList l : states) g.add(l[i]);
-    Kernel k(key);
-    k.out(g.work[0], CT::F32);
-    if (has_scale)
-      k.out(g.work[1], CT::F32);
-    else
-      k.in(g.work[1], CT::F32);
-    for (size_t j = 2; j < g.work.size(); ++j) k.out(g.work[j], CT::F32);
-    k.param_index("n", n);
-    k.param_index("p_off", g.work[0].storage_offset());
-    k.param_index("g_off", g.work[1].storage_offset());
-    for (size_t j = 2; j < g.work.size(); ++j) k.param_index(state_names[j - 2], g.work[j].storage_offset());
-    body(k, g, i, n);
+    int64_t part = n;
+    for (const at::Tensor& w : g.work)
+      if (!kernel::block_fits(w))
+        part = std::min<int64_t>(part, int64_t(kernel::device_info(w).max_binding / 2) / int64_t(w.element_size()));
+    for (int64_t s0 = 0; s0 < n; s0 += part) {
+      const int64_t len = std::min(part, n - s0);
+      std::vector<at::Tensor> w;
+      for (const at::Tensor& t : g.work) w.push_back(part == n ? t : t.view({-1}).narrow(0, s0, len));
+      Kernel k(key);
+      k.out(w[0], CT::F32);
+      if (has_scale)
+        k.out(w[1], CT::F32);
+      else
+        k.in(w[1], CT::F32);
+      for (size_t j = 2; j < w.size(); ++j) k.out(w[j], CT::F32);
+      k.param_index("n", len);
+      k.param_index("p_off", w[0].storage_offset());
+      k.param_index("g_off", w[1].storage_offset());
+      for (size_t j = 2; j < w.size(); ++j) k.param_index(state_names[j - 2], w[j].storage_offset());
+      body(k, i, len);
+    }
+    g.finish(written);
   }
 }
 
@@ -133,47 +146,48 @@ void fused_adam_impl(AdamMode mode, at::TensorList params, at::TensorList grads,
   }
   const std::string key = std::string("fused_adam:") + (mode == AdamMode::AdamW ? "w" : "a") + (amsgrad ? "m" : "") +
                           (maximize ? "x" : "") + (has_scale ? "s" : "");
-  for_each_param(op, params, grads, states, names, key, has_scale, [&](Kernel& k, Group& g, size_t i, int64_t n) {
-    at::Tensor step = steps[i].to(params[i].device());
-    const int si = k.in(step, CT::F32);
-    const int ai = k.in(aux, CT::F32);
-    k.param_index("step_off", step.storage_offset());
-    k.param_index("aux_off", aux.storage_offset());
-    k.param_f32("beta1", float(beta1));
-    k.param_f32("beta2", float(beta2));
-    k.param_f32("wd", float(weight_decay));
-    k.param_f32("eps", float(eps));
-    // 1 - beta^step = -expm1(step * log(beta)), accurate.
-    k.param_f32("log_beta1", float(std::log(beta1)));
-    k.param_f32("log_beta2", float(std::log(beta2)));
-    k.launch(grid(n), [&] {
-      const std::string S = std::to_string(si);
-      std::ostringstream s;
-      s << "fn expm1f(x: f32) -> f32 {\n"
-           "  if (abs(x) < 0.01) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }\n"
-           "  return exp(x) - 1.0;\n}\n";
-      s << grad_prologue(ai, has_scale, maximize, true) << "  let beta1 = P.beta1; let beta2 = P.beta2;\n"
-        << "  let wd = P.wd; let eps = P.eps;\n";
-      if (mode == AdamMode::Adam)
-        s << "  if (wd != 0.0) { g = g + wd * p; }\n";
-      else
-        s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
-      s << "  let m = beta1 * ld2(P.m_off + i) + (1.0 - beta1) * g;\n"
-        << "  let v = beta2 * ld3(P.v_off + i) + (1.0 - beta2) * g * g;\n"
-        << "  st2(P.m_off + i, m);\n  st3(P.v_off + i, v);\n"
-        << "  let step = ld" << S << "(P.step_off);\n"
-        << "  let bc1 = select(-expm1f(step * P.log_beta1), 1.0, beta1 == 0.0);\n"
-        << "  let bc2s = sqrt(select(-expm1f(step * P.log_beta2), 1.0, beta2 == 0.0));\n";
-      if (amsgrad)
-        s << "  let mx = max(ld4(P.mx_off + i), v);\n  st4(P.mx_off + i, mx);\n"
-          << "  let denom = sqrt(mx) / bc2s + eps;\n";
-      else
-        s << "  let denom = sqrt(v) / bc2s + eps;\n";
-      s << "  st0(P.p_off + i, p - (lr / bc1) * m / denom);\n}\n";
-      return s.str();
-    });
-    g.finish({true, has_scale, true, true, amsgrad});
-  });
+  for_each_param(
+      op, params, grads, states, names, key, has_scale, {true, has_scale, true, true, amsgrad},
+      [&](Kernel& k, size_t i, int64_t n) {
+        at::Tensor step = steps[i].to(params[i].device());
+        const int si = k.in(step, CT::F32);
+        const int ai = k.in(aux, CT::F32);
+        k.param_index("step_off", step.storage_offset());
+        k.param_index("aux_off", aux.storage_offset());
+        k.param_f32("beta1", float(beta1));
+        k.param_f32("beta2", float(beta2));
+        k.param_f32("wd", float(weight_decay));
+        k.param_f32("eps", float(eps));
+        // 1 - beta^step = -expm1(step * log(beta)), accurate.
+        k.param_f32("log_beta1", float(std::log(beta1)));
+        k.param_f32("log_beta2", float(std::log(beta2)));
+        k.launch(grid(n), [&] {
+          const std::string S = std::to_string(si);
+          std::ostringstream s;
+          s << "fn expm1f(x: f32) -> f32 {\n"
+               "  if (abs(x) < 0.01) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }\n"
+               "  return exp(x) - 1.0;\n}\n";
+          s << grad_prologue(ai, has_scale, maximize, true) << "  let beta1 = P.beta1; let beta2 = P.beta2;\n"
+            << "  let wd = P.wd; let eps = P.eps;\n";
+          if (mode == AdamMode::Adam)
+            s << "  if (wd != 0.0) { g = g + wd * p; }\n";
+          else
+            s << "  if (wd != 0.0) { p = p - lr * wd * p; }\n";
+          s << "  let m = beta1 * ld2(P.m_off + i) + (1.0 - beta1) * g;\n"
+            << "  let v = beta2 * ld3(P.v_off + i) + (1.0 - beta2) * g * g;\n"
+            << "  st2(P.m_off + i, m);\n  st3(P.v_off + i, v);\n"
+            << "  let step = ld" << S << "(P.step_off);\n"
+            << "  let bc1 = select(-expm1f(step * P.log_beta1), 1.0, beta1 == 0.0);\n"
+            << "  let bc2s = sqrt(select(-expm1f(step * P.log_beta2), 1.0, beta2 == 0.0));\n";
+          if (amsgrad)
+            s << "  let mx = max(ld4(P.mx_off + i), v);\n  st4(P.mx_off + i, mx);\n"
+              << "  let denom = sqrt(mx) / bc2s + eps;\n";
+          else
+            s << "  let denom = sqrt(v) / bc2s + eps;\n";
+          s << "  st0(P.p_off + i, p - (lr / bc1) * m / denom);\n}\n";
+          return s.str();
+        });
+      });
 }
 
 #define WEBGPU_ADAM_FNS(NAME, MODE)                                                                                  \
@@ -212,29 +226,30 @@ void fused_sgd_impl(at::TensorList params, at::TensorList grads, at::TensorList 
   }
   const std::string key = std::string("fused_sgd:") + (use_buf ? "b" : "") + (nesterov ? "n" : "") +
                           (maximize ? "x" : "") + (has_scale ? "s" : "") + (is_first_step ? "f" : "");
-  for_each_param(op, params, grads, states, names, key, has_scale, [&](Kernel& k, Group& g, size_t, int64_t n) {
-    const int ai = k.in(aux, CT::F32);
-    k.param_index("aux_off", aux.storage_offset());
-    k.param_f32("wd", float(weight_decay));
-    k.param_f32("mom", float(momentum));
-    k.param_f32("damp", float(dampening));
-    k.launch(grid(n), [&] {
-      std::ostringstream s;
-      s << grad_prologue(ai, has_scale, maximize, false) << "  let wd = P.wd; let mom = P.mom; let damp = P.damp;\n";
-      s << "  if (wd != 0.0) { g = g + wd * p; }\n";
-      if (use_buf) {
-        if (is_first_step)
-          s << "  let buf = g;\n";
-        else
-          s << "  let buf = mom * ld2(P.buf_off + i) + (1.0 - damp) * g;\n";
-        s << "  st2(P.buf_off + i, buf);\n";
-        s << (nesterov ? "  g = g + mom * buf;\n" : "  g = buf;\n");
-      }
-      s << "  st0(P.p_off + i, p - lr * g);\n}\n";
-      return s.str();
-    });
-    g.finish({true, has_scale, use_buf});
-  });
+  for_each_param(op, params, grads, states, names, key, has_scale, {true, has_scale, use_buf},
+                 [&](Kernel& k, size_t, int64_t n) {
+                   const int ai = k.in(aux, CT::F32);
+                   k.param_index("aux_off", aux.storage_offset());
+                   k.param_f32("wd", float(weight_decay));
+                   k.param_f32("mom", float(momentum));
+                   k.param_f32("damp", float(dampening));
+                   k.launch(grid(n), [&] {
+                     std::ostringstream s;
+                     s << grad_prologue(ai, has_scale, maximize, false)
+                       << "  let wd = P.wd; let mom = P.mom; let damp = P.damp;\n";
+                     s << "  if (wd != 0.0) { g = g + wd * p; }\n";
+                     if (use_buf) {
+                       if (is_first_step)
+                         s << "  let buf = g;\n";
+                       else
+                         s << "  let buf = mom * ld2(P.buf_off + i) + (1.0 - damp) * g;\n";
+                       s << "  st2(P.buf_off + i, buf);\n";
+                       s << (nesterov ? "  g = g + mom * buf;\n" : "  g = buf;\n");
+                     }
+                     s << "  st0(P.p_off + i, p - lr * g);\n}\n";
+                     return s.str();
+                   });
+                 });
 }
 
 void fused_sgd(at::TensorList p, at::TensorList g, at::TensorList b, double wd, double mom, double lr, double damp,
@@ -261,7 +276,7 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
   bool ok = native && !self.empty();
   for (const at::Tensor& t : self)
     ok = ok && t.device().type() == c10::DeviceType::PrivateUse1 && is_float(t.scalar_type()) &&
-         t.device() == self[0].device() && (!dtype || is_float(*dtype));
+         (t.numel() == 0 || kernel::fits_binding(t)) && t.device() == self[0].device() && (!dtype || is_float(*dtype));
   if (!ok) {
     for (const at::Tensor& t : self) result.push_back(at::linalg_vector_norm(t, ord_s, {}, false, dtype));
     return result;

@@ -62,6 +62,10 @@ bool fast(std::vector<TL> lists, SL scalars = {}, const at::Tensor& dev = {}) {
   for (const at::Scalar& s : scalars)
     if (s.isComplex()) return false;
   if (!at::native::can_use_fast_route(lists, scalars)) return false;
+  // A tensor larger than one binding goes the per-tensor way, whose ops split it.
+  for (TL l : lists)
+    for (const at::Tensor& t : l)
+      if (t.numel() > 0 && !kernel::fits_binding(t)) return false;
   if (dev.defined()) {
     if (dev.device() != t0.device() || dev.dim() != 0 || !native_dtype(dev.scalar_type()) ||
         at::result_type(t0, dev) != t0.scalar_type())

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "core/core.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
@@ -72,6 +73,24 @@ std::string round_fn(at::ScalarType t) {
 void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
   const int64_t n = self.numel();
   if (n == 0) return;
+  if (!kernel::fits_binding(self) || (sp.extra && !kernel::fits_binding(*sp.extra))) {
+    // Larger than one binding: flat parts that fit, each its own draw from the generator (the values
+    // are as random, not the same as one draw's). Parts start on whole words for sub-word dtypes.
+    const int64_t isz = std::max<int64_t>(self.element_size(), sp.extra ? sp.extra->element_size() : 1);
+    const int64_t part =
+        std::max<int64_t>(int64_t(kernel::device_info(self).max_binding / 2) / isz / 1024 * 1024, 1024);
+    for (int64_t s0 = 0; s0 < n; s0 += part) {
+      const int64_t len = std::min(part, n - s0);
+      Spec piece = sp;
+      at::Tensor pe;
+      if (sp.extra) {
+        pe = sp.extra->view({-1}).narrow(0, s0, len);
+        piece.extra = &pe;
+      }
+      fill_contiguous(self.view({-1}).narrow(0, s0, len), piece, gen);
+    }
+    return;
+  }
   const core::PhiloxState ps = core::philox_state(gen, device_index(self), 4);
   const int64_t isz = self.element_size();
   const bool packed = isz < 4 && self.storage_offset() % (4 / isz) == 0;

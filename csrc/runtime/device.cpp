@@ -477,6 +477,15 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   P.wgpuDeviceGetLimits(r.handle, &dl);
   limits_ = dl;
   limits_.nextInChain = nullptr;
+  // TORCH_WEBGPU_MAX_BINDING (bytes, at least 64 KiB) lowers the binding size that every kernel plans
+  // against and the Stream enforces, so that tests reach the paths for operands past it with small
+  // tensors (docs/design.md, "Operands past the binding limit"). info()["limits"] shows the value used.
+  if (const char* e = std::getenv("TORCH_WEBGPU_MAX_BINDING")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(e, &end, 10);
+    if (end != e && *end == '\0' && v >= (64u << 10))
+      limits_.maxStorageBufferBindingSize = std::min<uint64_t>(limits_.maxStorageBufferBindingSize, v);
+  }
   features_ = want;
   for (WGPUFeatureName f : want) {
     has_f16_ |= f == WGPUFeatureName_ShaderF16;
