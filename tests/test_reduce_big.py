@@ -169,6 +169,22 @@ CASES = {
         lambda t: t.mean(1),
         True,
     ),
+    "wide_int_sum_d0": (lambda: _randint(-1000, 1000, 3, 40000, seed=8, dtype=torch.int32), lambda t: t.sum(0), True),
+    "i32_sum_d0": (lambda: _randint(-1000, 1000, 600, 300, seed=14, dtype=torch.int32), lambda t: t.sum(0), True),
+    "i16_sum_all": (lambda: _randint(-1000, 1000, 600, 300, seed=15, dtype=torch.int16), lambda t: t.sum(), True),
+    "u8_sum_d0": (lambda: _randint(0, 255, 1000, 300, seed=17, dtype=torch.uint8), lambda t: t.sum(0), True),
+    "bool_sum_d0": (lambda: _randint(0, 2, 1000, 300, seed=19, dtype=torch.bool), lambda t: t.sum(0), True),
+    "sum_d0_dtype_f64": (F32, lambda t: t.sum(0, dtype=torch.float64), False),
+    "bf16_mean_dtype_f32": (
+        lambda: _randn(800, 300, seed=10, dtype=torch.bfloat16),
+        lambda t: t.mean(1, dtype=torch.float32),
+        True,
+    ),
+    "i32_prod_dtype_f32_all": (
+        lambda: _randint(1, 3, 700, 300, seed=44, dtype=torch.int32) * 0 + 1,
+        lambda t: t.prod(dtype=torch.float32),
+        True,
+    ),
     "bool_count_nonzero_all": (
         lambda: _randint(0, 2, 1000, 300, seed=19, dtype=torch.bool),
         lambda t: torch.count_nonzero(t),
@@ -235,6 +251,15 @@ ROW_CASES = {
     "cumprod_long_row": (lambda: 1 + 0.0001 * _randn(300000, seed=28), lambda t: t.cumprod(0), True),
     "logcumsumexp_long_row": (lambda: _randn(300000, seed=29), lambda t: t.logcumsumexp(0), True),
     "logcumsumexp_rows": (F32, lambda t: t.logcumsumexp(1), True),
+    "cummax_long_row": (lambda: _randn(100000, seed=41), lambda t: torch.cummax(t, 0), True),
+    "cummin_long_row_ties": (
+        lambda: torch.randint(0, 3, (100000,), generator=_gen(42)).float(),
+        lambda t: torch.cummin(t, 0),
+        True,
+    ),
+    "cummax_rows": (F32, lambda t: torch.cummax(t, 1), True),
+    "cumsum_i32_rows": (lambda: _randint(-100, 100, 700, 300, seed=43, dtype=torch.int32), lambda t: t.cumsum(1), True),
+    "cumsum_d0": (F32, lambda t: t.cumsum(0), True),
 }
 CASES.update(ROW_CASES)
 

@@ -5,6 +5,8 @@
 // accumulators per lane), and splits long rows over several workgroups whose partials a second
 // dispatch folds in a fixed order. Workgroup folds use subgroup shuffles when the device has
 // subgroups (TORCH_WEBGPU_REDUCE_NO_SUBGROUPS=1 forces the shared-memory fold), else shared memory.
+// Operands past maxStorageBufferBindingSize split (run_split: chunks of the reduced dims whose
+// partials one fold combines, groups of outputs).
 #include "engines/reduce.h"
 
 #include <cmath>

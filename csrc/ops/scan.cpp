@@ -178,7 +178,7 @@ void scan_rows_fit(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int6
 void scan_long_row(const at::Tensor& x, const at::Tensor& xi, int64_t n, Op op, const at::Tensor& y,
                    const at::Tensor& yi) {
   int64_t esz = std::max<int64_t>(x.element_size(), y.element_size());
-  if (has_idx(op)) esz = std::max<int64_t>(esz, 4);
+  if (has_idx(op)) esz = std::max<int64_t>(esz, 8);  // the per-segment arange goes through int64
   const int64_t seg = std::max<int64_t>(1, int64_t(binding_budget(kernel::device_info(x))) / esz / kTile) * kTile;
   const int64_t nb = (n + kTile - 1) / kTile;
   at::Tensor agg = at::empty({1, nb}, x.options());
