@@ -354,7 +354,8 @@ def test_unsplittable_raises(split_results, name):
 
 
 def test_past_lavapipe_limit():
-    """A 50257 x 768 float32 matrix (GPT-2's embedding, 154 MB) on the adapter's own limit."""
+    """A 50257 x 768 float32 matrix (GPT-2's embedding, 154 MB) on the adapter's own limit: reductions
+    over either dim and all of it, softmax and layer_norm over its rows."""
     x = torch.randn(50257, 768, generator=_gen(20))
     if x.numel() * 4 <= torch.webgpu.info()["limits"]["maxStorageBufferBindingSize"]:
         pytest.skip("this adapter binds the whole matrix")
@@ -370,3 +371,7 @@ def test_past_lavapipe_limit():
     # CPU's float32 norm of 38.6M squares is 0.27% off (6195.19 against 6211.69 in float64).
     torch.testing.assert_close(d.norm().cpu().double(), x.double().norm(), rtol=1e-5, atol=0)
     torch.testing.assert_close(d.var(0).cpu(), x.var(0), rtol=1e-4, atol=1e-5)
+    # Row kernels: slices of whole rows.
+    torch.testing.assert_close(torch.softmax(d, 1).cpu(), torch.softmax(x, 1), rtol=1e-5, atol=1e-7)
+    ln = torch.nn.functional.layer_norm
+    torch.testing.assert_close(ln(d, (768,)).cpu(), ln(x, (768,)), rtol=1e-4, atol=1e-5)
