@@ -230,6 +230,21 @@ def _group_norm(t):
     return y, mean, rstd, gi[0]
 
 
+def _targets(n, c, seed, *rest):
+    t = torch.randint(0, c, (n, *rest), generator=_gen(seed))
+    t.view(-1)[::17] = -100  # ignore_index
+    return t
+
+
+def _cross_entropy(t, reduction="mean", weight=False):
+    t = t.detach().requires_grad_()
+    tgt = _targets(t.shape[0], t.shape[1], 45, *t.shape[2:]).to(t.device)
+    w = (1 + _randn(t.shape[1], seed=46).abs()).to(t.device) if weight else None
+    loss = torch.nn.functional.cross_entropy(t, tgt, weight=w, reduction=reduction)
+    loss.backward(torch.ones_like(loss) if reduction == "none" else None)
+    return loss, t.grad
+
+
 ROW_CASES = {
     "softmax_d1": (F32, lambda t: torch.softmax(t, 1), True),
     "log_softmax_d1": (F32, lambda t: torch.log_softmax(t, 1), True),
@@ -245,6 +260,9 @@ ROW_CASES = {
         True,
     ),
     "group_norm": (lambda: _randn(24, 8, 20, 20, seed=25), _group_norm, True),
+    "cross_entropy_mean": (F32, _cross_entropy, False),
+    "cross_entropy_none_weight": (F32, lambda t: _cross_entropy(t, "none", True), True),
+    "cross_entropy_sum_2d": (lambda: _randn(200, 5, 10, 10, seed=47), lambda t: _cross_entropy(t, "sum"), False),
     "cumsum_d1": (F32, lambda t: t.cumsum(1), True),
     "cumsum_long_row": (lambda: _randn(300000, seed=26), lambda t: t.cumsum(0), True),
     "cumsum_i64_long_row": (lambda: _randint(-1000, 1000, 100000, seed=27), lambda t: t.cumsum(0), True),
