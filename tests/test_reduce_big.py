@@ -220,14 +220,17 @@ def _layer_norm_bwd(t, params=False):
     return (w.grad, b.grad) if params else (y, t.grad)
 
 
-def _group_norm(t):
+def _group_norm(t, groups=2, params=False):
     w = (1 + 0.1 * _randn(t.shape[1], seed=35)).to(t.device)
     b = _randn(t.shape[1], seed=36).to(t.device)
     n, c = t.shape[:2]
-    y, mean, rstd = torch.ops.aten.native_group_norm(t, w, b, n, c, t[0, 0].numel(), 2, 1e-5)
+    y, mean, rstd = torch.ops.aten.native_group_norm(t, w, b, n, c, t[0, 0].numel(), groups, 1e-5)
     g = _randn(*t.shape, seed=37).to(t.device)
-    gi = torch.ops.aten.native_group_norm_backward(g, t, mean, rstd, w, n, c, t[0, 0].numel(), 2, [True, False, False])
-    return y, mean, rstd, gi[0]
+    gi = torch.ops.aten.native_group_norm_backward(
+        g, t, mean, rstd, w, n, c, t[0, 0].numel(), groups, [True, True, True]
+    )
+    # The parameters' gradients are sums over the batch (the reduction engine, split): not bit for bit.
+    return gi[1:] if params else (y, mean, rstd, gi[0])
 
 
 def _targets(n, c, seed, *rest):
@@ -260,6 +263,9 @@ ROW_CASES = {
         True,
     ),
     "group_norm": (lambda: _randn(24, 8, 20, 20, seed=25), _group_norm, True),
+    "group_norm_params": (lambda: _randn(24, 8, 20, 20, seed=25), lambda t: _group_norm(t, params=True), False),
+    # 31 rows per launch with 32 groups: the slices start inside a sample's groups.
+    "group_norm_32_groups": (lambda: _randn(5, 64, 16, 16, seed=48), lambda t: _group_norm(t, 32), True),
     "cross_entropy_mean": (F32, _cross_entropy, False),
     "cross_entropy_none_weight": (F32, lambda t: _cross_entropy(t, "none", True), True),
     "cross_entropy_sum_2d": (lambda: _randn(200, 5, 10, 10, seed=47), lambda t: _cross_entropy(t, "sum"), False),

@@ -41,6 +41,7 @@ at::ScalarType stat_dtype(const at::Tensor& input, std::initializer_list<const a
 struct Rows {
   int64_t M, N, G = 1, CPG = 0, HW = 1;
   bool group = false;
+  int64_t row0 = 0;  // the first row's index in the whole (a slice past the binding limit: group layouts)
 };
 
 // rows, N and, for a group layout with affine parameters (affine: w or b bound), groups, cpg and hw.
@@ -51,10 +52,16 @@ void common_params(Kernel& k, const Rows& r, bool affine) {
     k.param_index("groups", r.G);
     k.param_index("cpg", r.CPG);  // channels per group
     k.param_index("hw", r.HW);  // spatial size
+    if (r.row0 != 0) k.param_index("row0", r.row0 % r.G);
   }
 }
 
-std::string affine_index(const Rows& r) { return r.group ? "(row % P.groups) * P.cpg + j / P.hw" : "j"; }
+std::string affine_index(const Rows& r) {
+  if (!r.group) return "j";
+  return std::string(r.row0 != 0 ? "((row + P.row0) % P.groups)" : "(row % P.groups)") + " * P.cpg + j / P.hw";
+}
+// The group layout's part of a kernel key.
+std::string layout_key(const Rows& r) { return r.group ? (r.row0 != 0 ? "o" : "g") : "l"; }
 
 std::string norm_libraries() { return kernel::library("norm"); }
 
@@ -64,7 +71,7 @@ void norm_rows_forward_launch(const at::Tensor& x, const at::Tensor& w, const at
                               const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
   if (r.M == 0) return;
   const RowPlan plan = row_plan(y, r.N);
-  Kernel k(std::string("nn:norm_fwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
+  Kernel k(std::string("nn:norm_fwd:") + layout_key(r) + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
            row_key(plan));
   const int X = k.in(x, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
@@ -102,16 +109,17 @@ void norm_rows_forward_launch(const at::Tensor& x, const at::Tensor& w, const at
   });
 }
 
-// Operands past the binding limit: slices of whole rows (ops/rows.h), whole groups of rows for a
-// group layout (the affine index is the row's position in its group).
+// Operands past the binding limit: slices of whole rows (ops/rows.h); a group layout's slices after
+// the first offset the affine index by their first row (Rows::row0).
 void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
                        const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
-  const int64_t per = rows_per_launch({{&x, r.N}, {&y, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, r.group ? r.G : 1,
+  const int64_t per = rows_per_launch({{&x, r.N}, {&y, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, 1,
                                       r.group ? "native_group_norm" : "native_layer_norm");
   if (per >= r.M) return norm_rows_forward_launch(x, w, b, eps, r, y, mean, rstd);
   for (int64_t r0 = 0; r0 < r.M; r0 += per) {
     Rows s = r;
     s.M = std::min(per, r.M - r0);
+    s.row0 = r0;
     norm_rows_forward_launch(row_slice(x, r.N, r0, s.M), w, b, eps, s, row_slice(y, r.N, r0, s.M),
                              row_slice(mean, 1, r0, s.M), row_slice(rstd, 1, r0, s.M));
   }
@@ -122,7 +130,7 @@ void norm_rows_backward_launch(const at::Tensor& g, const at::Tensor& x, const a
                                const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
   if (r.M == 0 || r.N == 0) return;
   const RowPlan plan = row_plan(gi, r.N);
-  Kernel k(std::string("nn:norm_bwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + row_key(plan));
+  Kernel k(std::string("nn:norm_bwd:") + layout_key(r) + (w.defined() ? "w" : "") + row_key(plan));
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int GI = k.out(gi, CT::F32);
@@ -162,13 +170,13 @@ void norm_rows_backward_launch(const at::Tensor& g, const at::Tensor& x, const a
 
 void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                         const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
-  const int64_t per =
-      rows_per_launch({{&g, r.N}, {&x, r.N}, {&gi, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, r.group ? r.G : 1,
-                      r.group ? "native_group_norm_backward" : "native_layer_norm_backward");
+  const int64_t per = rows_per_launch({{&g, r.N}, {&x, r.N}, {&gi, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, 1,
+                                      r.group ? "native_group_norm_backward" : "native_layer_norm_backward");
   if (per >= r.M) return norm_rows_backward_launch(g, x, mean, rstd, w, r, gi);
   for (int64_t r0 = 0; r0 < r.M; r0 += per) {
     Rows s = r;
     s.M = std::min(per, r.M - r0);
+    s.row0 = r0;
     norm_rows_backward_launch(row_slice(g, r.N, r0, s.M), row_slice(x, r.N, r0, s.M), row_slice(mean, 1, r0, s.M),
                               row_slice(rstd, 1, r0, s.M), w, s, row_slice(gi, r.N, r0, s.M));
   }
