@@ -6,6 +6,7 @@ TORCH_WEBGPU_MAX_BINDING=65536, so that tensors of a few hundred KB take the spl
 first checks that the lower limit is in effect. Results are compared with CPU.
 """
 
+import copy
 import os
 import subprocess
 import sys
@@ -13,7 +14,6 @@ import textwrap
 
 import pytest
 import torch
-
 from webgpu_env import native_env
 
 LIMIT = 1 << 16
@@ -150,6 +150,42 @@ def test_optimizers_split():
     )
 
 
+def test_shape_ops_split():
+    run_child(
+        """
+        import torch.nn.functional as F
+        for dt in (torch.float32, torch.float16, torch.uint8, torch.bool, torch.int64):
+            a, b = big(300, 257, dtype=dt), big(100, 257, dtype=dt)
+            A, B = a.to(D), b.to(D)
+            same(torch.cat([A, B]), torch.cat([a, b]))
+            same(torch.cat([A.t(), B.t()], 1), torch.cat([a.t(), b.t()], 1))
+            same(torch.stack([A, A], 1), torch.stack([a, a], 1))
+            same(torch.flip(A, [0]), torch.flip(a, [0]))
+            same(torch.flip(A, [0, 1]), torch.flip(a, [0, 1]))
+            same(torch.roll(A, 7, 0), torch.roll(a, 7, 0))
+            same(torch.roll(A, (-30, 5), (0, 1)), torch.roll(a, (-30, 5), (0, 1)))
+            same(torch.roll(A, 1000), torch.roll(a, 1000))  # flattened
+            if dt != torch.bool:
+                same(F.pad(A, (3, 2, 40, 1), value=5), F.pad(a, (3, 2, 40, 1), value=5))
+                same(F.pad(A, (-3, 2, -40, 7)), F.pad(a, (-3, 2, -40, 7)))
+            for k in (-5, 0, 3, 200):
+                same(torch.tril(A, k), torch.tril(a, k))
+                same(torch.triu(A, k), torch.triu(a, k))
+        # type promotion in cat, a batch of matrices for triu, in place, reflect / replicate pads over
+        # the batch and channels
+        same(torch.cat([A.to(torch.int64), B.float()]), torch.cat([a.to(torch.int64), b.float()]))
+        x = big(4, 100, 90)
+        X = x.to(D)
+        same(torch.triu(X, 1), torch.triu(x, 1))
+        X.tril_(-2); x.tril_(-2); same(X, x)
+        im = big(8, 6, 40, 40)
+        IM = im.to(D)
+        same(F.pad(IM, (2, 2, 3, 1), mode="reflect"), F.pad(im, (2, 2, 3, 1), mode="reflect"))
+        same(F.pad(IM, (2, 2, 3, 1), mode="replicate"), F.pad(im, (2, 2, 3, 1), mode="replicate"))
+        """
+    )
+
+
 def test_random_split():
     run_child(
         """
@@ -179,3 +215,38 @@ def test_true_limit_language_model_head():
     torch.testing.assert_close(torch.nn.functional.linear(x.to("webgpu"), W).cpu(), x @ w.t(), atol=1e-3, rtol=1e-4)
     g = torch.randn(4, 50257)
     torch.testing.assert_close((g.to("webgpu").t() @ x.to("webgpu")).cpu(), g.t() @ x, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.skipif(
+    os.environ.get("TORCH_WEBGPU_SKIP_HUGE") == "1", reason="TORCH_WEBGPU_SKIP_HUGE=1: no 154 MB operands"
+)
+def test_gpt2_small_default_config_trains_like_cpu():
+    # Hugging Face's GPT2Config() as it comes: GPT-2-small, whose tied 50257 x 768 embedding / output
+    # layer is larger than lavapipe's 128 MiB binding. A training step (forward with labels,
+    # backward, clip_grad_norm_, AdamW) on webgpu against the same step on the CPU.
+    T = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cpu = T.GPT2LMHeadModel(T.GPT2Config()).eval()  # eval: no dropout, so both runs are deterministic
+    dev = copy.deepcopy(cpu).to("webgpu")
+    ids = torch.randint(0, 50257, (2, 16), generator=torch.Generator().manual_seed(1))
+    out = {}
+    for name, m, x in (("cpu", cpu, ids), ("webgpu", dev, ids.to("webgpu"))):
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+        loss = m(input_ids=x, labels=x).loss
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        wte_grad = m.transformer.wte.weight.grad.cpu()
+        opt.step()
+        out[name] = (
+            loss.item(),
+            norm.item(),
+            wte_grad,
+            m.transformer.wte.weight.detach().cpu(),
+            m(input_ids=x).logits.cpu(),
+        )
+    (lc, nc, gc, wc, zc), (lw, nw, gw, ww, zw) = out["cpu"], out["webgpu"]
+    assert abs(lc - lw) < 1e-4 * abs(lc), (lc, lw)
+    assert abs(nc - nw) < 1e-3 * abs(nc), (nc, nw)
+    torch.testing.assert_close(gw, gc, atol=1e-5, rtol=1e-3)
+    torch.testing.assert_close(ww, wc, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(zw, zc, atol=2e-3, rtol=1e-3)

@@ -3,7 +3,9 @@
 // invocation entry points of the shape kernels (wgsl/kernels/shape.wgsl).
 #include "engines/remap.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernel/wgsl.h"
 
@@ -17,6 +19,76 @@ int64_t raw_bits(const c10::Scalar& v, at::ScalarType t) {
   uint64_t u = 0;
   std::memcpy(&u, h.data_ptr(), h.element_size());
   return int64_t(u);
+}
+
+// The tensor over `t`'s storage that dims (outer to inner) address from t's storage offset plus
+// `shift` elements: sizes and strides of the input side (in) or the output side.
+at::Tensor view_of(const at::Tensor& t, const std::vector<RDim>& dims, int64_t shift, bool in) {
+  std::vector<int64_t> sizes, strides;
+  for (const RDim& d : dims) {
+    sizes.push_back(in ? d.isize : d.osize);
+    strides.push_back(in ? d.istride : d.ostride);
+  }
+  return t.as_strided(sizes, strides, t.storage_offset() + shift);
+}
+
+// A remap whose operands do not fit one binding (docs/design.md, "Operands past the binding limit"),
+// as remaps of pieces of the output along one dim, each reading only the input range its piece
+// maps to: halves of an identity, flip or constant-pad dim (pieces wholly in the padding are
+// fills), or a roll cut at its wrap into two identities. False when no dim can be cut so.
+bool remap_in_parts(const at::Tensor& out, const at::Tensor& in, const std::vector<RDim>& dims, const char* name,
+                    const c10::Scalar& pad_value) {
+  int best = -1;
+  int64_t reach = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const RDim& d = dims[i];
+    const bool cuttable = d.mode == Mode::Ident || d.mode == Mode::Flip || d.mode == Mode::Pad || d.mode == Mode::Roll;
+    const int64_t r = (d.osize - 1) * std::max(d.ostride, d.istride);
+    if (cuttable && d.osize > 1 && r > reach) best = int(i), reach = r;
+  }
+  if (best < 0) return false;
+  const RDim d = dims[size_t(best)];
+  // pieces: (first output coordinate, length, first input coordinate, the piece's dim)
+  struct Piece {
+    int64_t o0, len, i0;
+    RDim dim;
+  };
+  std::vector<Piece> pieces;
+  auto ident = [&](int64_t len) { return RDim{len, d.ostride, len, d.istride, Mode::Ident, 0}; };
+  if (d.mode == Mode::Roll) {
+    const int64_t n = d.osize, a = ((d.a % n) + n) % n;  // c = (o + a) % n
+    if (a == 0) {
+      pieces.push_back({0, n / 2, 0, ident(n / 2)});
+      pieces.push_back({n / 2, n - n / 2, n / 2, ident(n - n / 2)});
+    } else {
+      pieces.push_back({0, n - a, a, ident(n - a)});
+      pieces.push_back({n - a, a, 0, ident(a)});
+    }
+  } else {
+    const int64_t h = d.osize / 2;
+    for (const auto& [o0, len] : {std::pair<int64_t, int64_t>{0, h}, {h, d.osize - h}}) {
+      if (d.mode == Mode::Ident) {
+        pieces.push_back({o0, len, o0, ident(len)});
+      } else if (d.mode == Mode::Flip) {  // c = n - 1 - o
+        pieces.push_back({o0, len, d.isize - o0 - len, RDim{len, d.ostride, len, d.istride, Mode::Flip, 0}});
+      } else {  // Pad: c = o - a inside [0, isize), else the pad value
+        const int64_t lo = std::clamp<int64_t>(o0 - d.a, 0, d.isize),
+                      hi = std::clamp<int64_t>(o0 + len - d.a, 0, d.isize);
+        pieces.push_back({o0, len, lo, RDim{len, d.ostride, hi - lo, d.istride, Mode::Pad, d.a + lo - o0}});
+      }
+    }
+  }
+  for (const Piece& p : pieces) {
+    std::vector<RDim> sub = dims;
+    sub[size_t(best)] = p.dim;
+    const at::Tensor o = view_of(out, sub, p.o0 * d.ostride, false);
+    if (p.dim.isize == 0) {  // wholly in the padding
+      o.fill_(pad_value);
+      continue;
+    }
+    remap(o, view_of(in, sub, p.i0 * d.istride, true), sub, name, pad_value);
+  }
+  return true;
 }
 
 }  // namespace
@@ -50,6 +122,9 @@ void remap(const at::Tensor& out, const at::Tensor& in, std::vector<RDim> dims, 
            const c10::Scalar& pad_value) {
   TORCH_CHECK(out.scalar_type() == in.scalar_type(), "webgpu: internal: ", name, ": dtypes differ");
   if (out.numel() == 0) return;
+  if ((!kernel::fits_binding(out) || (in.numel() > 0 && !kernel::fits_binding(in))) &&
+      remap_in_parts(out, in, dims, name, pad_value))
+    return;
   // Drop size-1 dims that always read coordinate 0; merge adjacent identity (or both-flipped) dims
   // laid out contiguously in both tensors.
   std::vector<RDim> kept;

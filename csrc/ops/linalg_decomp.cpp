@@ -221,16 +221,16 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
 // once: the diagonal block is factored and inverted in one workgroup (cholesky_block_kernel), the
 // panel below it solved as a product with that inverse, P := P L_D^-T (cholesky_panel_kernel, in
 // place and into a workspace W: the GEMM engine refuses operands sharing its output's storage),
-// and the trailing square
-// updated, T -= W W^T, by the GEMM engine on the views (column strips that cover the lower triangle
-// and some of the upper; the caller clears the upper). Solving through the inverted diagonal block
-// is what GPU LAPACKs do for their triangular solves: its error grows with the block's condition
-// number, which for an SPD matrix's diagonal block is at most the whole matrix's. 3 dispatches per
-// block column (up to 6 where the trailing square has 2048+ rows: one GEMM per strip). After a
-// failure the later blocks compute garbage, as LAPACK leaves the rest unspecified; only the first
-// failure is reported. S (V's shape and batch layout, another storage block; or undefined: V itself):
-// the input, read by the first block column's steps, which write every element of V's lower
-// triangle, so that V needs no copy of it first.
+// and the trailing square updated, T -= W W^T, by the GEMM engine on the views (column strips that
+// cover the lower triangle and some of the upper; the caller clears the upper). The update is
+// deferred by one block column: an even step updates only the next block column, the odd step after
+// it the rest with both panels (K = 128), which halves the passes over the square, the GEMMs' memory
+// traffic. Solving through the inverted diagonal block is what GPU LAPACKs do for their triangular
+// solves: its error grows with the block's condition number, which for an SPD matrix's diagonal
+// block is at most the whole matrix's. After a failure the later blocks compute garbage, as LAPACK
+// leaves the rest unspecified; only the first failure is reported. S (V's shape and batch layout,
+// another storage block; or undefined: V itself): the input, read where a step first writes an
+// element of V's lower triangle, so that V needs no copy of it first.
 void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Tensor()) {
   const int64_t n = V.size(-1), batch = batch_of(V);
   if (batch == 0) return;
@@ -245,36 +245,54 @@ void cholesky_blocked(const Tensor& V, const Tensor& info, const Tensor& S = Ten
   // By columns (stride(-2) < stride(-1)): the trailing GEMMs write the transposes of their views
   // (row-major there; the update is symmetric), so that no output runs across rows.
   const bool by_cols = V3.stride(1) < V3.stride(2);
-  Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, nb, std::max<int64_t>(n - nb, 0)}
-                               : std::vector<int64_t>{batch, std::max<int64_t>(n - nb, 0), nb},
+  // W: the solved panels by row (row R of the matrix at R - nb), two slots of nb columns used in turn;
+  // laid out as the matrix is (by columns: W^T stored by rows).
+  const int64_t wr = std::max<int64_t>(n - nb, 0);
+  Tensor W = at::empty(by_cols ? std::vector<int64_t>{batch, 2 * nb, wr} : std::vector<int64_t>{batch, wr, 2 * nb},
                        V.options());
-  Tensor Z = at::empty({batch, nb, nb}, V.options());
-  for (int64_t k0 = 0; k0 < n; k0 += nb) {
+  const Tensor Wrows = by_cols ? W.mT() : W;  // [batch, n - nb, 2 nb]
+  // Z stored by columns: the panel kernel loads it in whole lines.
+  Tensor Z = at::empty({batch, nb, nb}, V.options()).mT();
+  // T -= A B^T for T (rows x cols, a view of V3) read from Ts, A (rows x K) and B (cols x K) views of W.
+  auto update = [&](const Tensor& T, const Tensor& Ts, const Tensor& A, const Tensor& B) {
+    if (by_cols)
+      engines::gemm(T.mT(), B, A.mT(), Ts.mT(), 1, -1, "linalg.cholesky");
+    else
+      engines::gemm(T, A, B.mT(), Ts, 1, -1, "linalg.cholesky");
+  };
+  for (int64_t q = 0, k0 = 0; k0 < n; ++q, k0 += nb) {
     const int64_t kb = std::min(nb, n - k0), r = n - k0 - kb;
     Tensor D = V3.narrow(1, k0, kb).narrow(2, k0, kb);
     Tensor Zk = Z.narrow(1, 0, kb).narrow(2, 0, kb);
+    // What the steps read: the input until the step that first writes there (cholesky_blocked's S).
     const Tensor& src = k0 == 0 ? S3 : V3;
     cholesky_block_kernel(D, Zk, info1, k0, src.narrow(1, k0, kb).narrow(2, k0, kb));
     if (r == 0) break;
     Tensor Pn = V3.narrow(1, k0 + kb, r).narrow(2, k0, kb);
     Tensor Ps = src.narrow(1, k0 + kb, r).narrow(2, k0, kb);
-    // Wr: the solved panel (r x kb), a view of the workspace laid out as the panel is
-    Tensor Wr = by_cols ? W.narrow(1, 0, kb).narrow(2, 0, r).mT() : W.narrow(1, 0, r).narrow(2, 0, kb);
+    Tensor Wr = Wrows.narrow(1, k0 + kb - nb, r).narrow(2, (q % 2) * nb, kb);  // this panel, solved
     cholesky_panel_kernel(Pn, Zk, Wr, Ps);
-    // T -= W W^T over the lower triangle's column strips (rows from the strip's first column down):
-    // s strips compute (s + 1) / 2s of the square, one GEMM each; s grows with the trailing size so
-    // that a strip's saving outweighs its dispatch.
+    const int64_t kb2 = std::min(nb, r);
+    if (q % 2 == 0 && r > kb2) {
+      // Even steps update only the next block column now (rows from its diagonal down); the rest of
+      // the trailing square waits for the next step's panel, so that one update with K = 2 nb (half
+      // the passes over the square) applies both.
+      const int64_t c0 = k0 + kb;
+      update(V3.narrow(1, c0, r).narrow(2, c0, kb2), src.narrow(1, c0, r).narrow(2, c0, kb2), Wr, Wr.narrow(1, 0, kb2));
+      continue;
+    }
+    // T -= W W^T with this panel (and the previous one, odd steps) over the lower triangle's column
+    // strips (rows from the strip's first column down): s strips compute (s + 1) / 2s of the square,
+    // one GEMM each; s grows with the trailing size so that a strip's saving outweighs its dispatch.
+    // Steps 0 (when the next block column is the last) and 1 write this square first: it reads the input.
+    const Tensor& tsrc = q <= 1 ? S3 : V3;
+    const Tensor Wk = q % 2 == 1 ? Wrows.narrow(1, k0 + kb - nb, r).narrow(2, 0, 2 * nb) : Wr;
     const int64_t strips = std::clamp<int64_t>(r / 1024, 1, 4);
     const int64_t w = (r + strips - 1) / strips;
     for (int64_t c0 = 0; c0 < r; c0 += w) {
       const int64_t cw = std::min(w, r - c0), row0 = k0 + kb + c0;
-      Tensor T = V3.narrow(1, row0, r - c0).narrow(2, row0, cw);
-      Tensor Ts = src.narrow(1, row0, r - c0).narrow(2, row0, cw);
-      Tensor Wa = Wr.narrow(1, c0, r - c0), Wb = Wr.narrow(1, c0, cw);
-      if (by_cols)
-        engines::gemm(T.mT(), Wb, Wa.mT(), Ts.mT(), 1, -1, "linalg.cholesky");
-      else
-        engines::gemm(T, Wa, Wb.mT(), Ts, 1, -1, "linalg.cholesky");
+      update(V3.narrow(1, row0, r - c0).narrow(2, row0, cw), tsrc.narrow(1, row0, r - c0).narrow(2, row0, cw),
+             Wk.narrow(1, c0, r - c0), Wk.narrow(1, c0, cw));
     }
   }
 }

@@ -14,8 +14,10 @@
 #include <ATen/ops/triu_native.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "engines/remap.h"
 #include "kernel/device.h"
@@ -112,6 +114,14 @@ void cat_kernel(const at::ITensorListRef& tensors, int64_t dim, const at::Tensor
     pos += len;
   }
   if (out.numel() == 0) return;
+  bool fits = kernel::fits_binding(out);
+  for (const In& x : ins) fits = fits && kernel::fits_binding(x.t);
+  if (!fits) {
+    // Past the binding limit (docs/design.md, "Operands past the binding limit"): one copy per input
+    // into its slice of out, which the elementwise engine splits.
+    for (const In& x : ins) out.narrow(dim, x.start, x.t.size(dim)).copy_(x.t);
+    return;
+  }
   // Dims of the kernel: drop size-1 dims other than `dim`; merge neighbours on the same side of `dim`
   // that are laid out contiguously in out and every input.
   std::vector<int64_t> keep;
@@ -269,6 +279,19 @@ void tri_kernel(const at::Tensor& self, int64_t diagonal, const at::Tensor& out,
   check_storable_dtype(self.scalar_type(), lower ? "tril" : "triu");
   if (out.numel() == 0) return;
   const int64_t rows = self.size(-2), cols = self.size(-1);
+  if ((!kernel::fits_binding(self) || !kernel::fits_binding(out)) && (rows > 1 || self.dim() > 2)) {
+    // Past the binding limit: halves along the outermost dim longer than 1 (a batch dim, else the
+    // rows: rows r0.. of tril(A, k) are tril(A[r0..], k + r0)).
+    int64_t d = 0;
+    while (d < self.dim() - 2 && self.size(d) == 1) ++d;
+    const int64_t n = self.size(d), h = n / 2;
+    if (n > 1) {
+      const bool by_rows = d == self.dim() - 2;
+      for (const auto& [s0, len] : {std::pair<int64_t, int64_t>{0, h}, {h, n - h}})
+        tri_kernel(self.narrow(d, s0, len), diagonal + (by_rows ? s0 : 0), out.narrow(d, s0, len), lower);
+      return;
+    }
+  }
   diagonal = std::clamp<int64_t>(diagonal, -rows - 1, cols + 1);
   const int64_t R = self.dim();
   const bool word = shape::word_mode(out);

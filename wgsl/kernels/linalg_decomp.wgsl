@@ -262,9 +262,15 @@ fn pick(v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>, r: u32) -> v
   return select(select(v0, v1, r == 1u), select(v2, v3, r == 3u), r >= 2u);
 }
 
-// Publishes row i's entry of column k (kc = k / 16) where this invocation holds column k.
-fn put_col(a: vec4<f32>, i: u32, k: u32, at: u32) {
-  s_col[at + i] = select(0.0, a[k / 16u], i >= k);
+// The component k / 16 of v, as kc (one true lane) picks it: selects rather than a dynamic index,
+// which the compiler may place in local memory.
+fn comp(v: vec4<f32>, kc: vec4<bool>) -> f32 {
+  return select(select(select(v.w, v.z, kc.z), v.y, kc.y), v.x, kc.x);
+}
+
+// Publishes row i's entry of column k (kc: k / 16) where this invocation holds column k.
+fn put_col(a: vec4<f32>, i: u32, k: u32, at: u32, kc: vec4<bool>) {
+  s_col[at + i] = select(0.0, comp(a, kc), i >= k);
 }
 
 // Row i's update at step k: elimination, and where this invocation holds column k (own), L's entry.
@@ -274,12 +280,12 @@ struct Rows {
 }
 
 fn blk_step(a: vec4<f32>, b: vec4<f32>, i: u32, k: u32, at: u32, own: bool, inv_d: f32, s: f32, cj: vec4<f32>,
-            rk: vec4<f32>) -> Rows {
+            rk: vec4<f32>, kc: vec4<bool>) -> Rows {
   let ci = s_col[at + i];
   let l = select(0.0, ci * inv_d, i > k);
-  var na = a - l * cj;
-  if (own && i >= k) { na[k / 16u] = select(ci / s, s, i == k); }
-  return Rows(na, b - l * rk);
+  let na = a - l * cj;
+  let put = kc & vec4<bool>(own && i >= k);
+  return Rows(select(na, vec4<f32>(select(ci / s, s, i == k)), put), b - l * rk);
 }
 
 fn blk_store(base: u32, zb: u32, a: vec4<f32>, b: vec4<f32>, i: u32, tj: u32) {
@@ -315,11 +321,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = 0u; k < P.n; k = k + 1u) {
     let at = (k & 1u) * 64u;
     let own = tj == k % 16u;
+    let kc = vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(k / 16u);
     if (own) {
-      put_col(a0, ti, k, at);
-      put_col(a1, ti + 16u, k, at);
-      put_col(a2, ti + 32u, k, at);
-      put_col(a3, ti + 48u, k, at);
+      put_col(a0, ti, k, at, kc);
+      put_col(a1, ti + 16u, k, at, kc);
+      put_col(a2, ti + 32u, k, at, kc);
+      put_col(a3, ti + 48u, k, at, kc);
     }
     if (ti == k % 16u) {
       let rb = pick(b0, b1, b2, b3, k / 16u);
@@ -337,16 +344,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let inv_d = 1.0 / d;
     let cj = vec4<f32>(s_col[at + tj], s_col[at + tj + 16u], s_col[at + tj + 32u], s_col[at + tj + 48u]);
     let rk = vec4<f32>(s_row[at + tj], s_row[at + tj + 16u], s_row[at + tj + 32u], s_row[at + tj + 48u]);
-    var u = blk_step(a0, b0, ti, k, at, own, inv_d, s, cj, rk);
+    var u = blk_step(a0, b0, ti, k, at, own, inv_d, s, cj, rk, kc);
     a0 = u.a;
     b0 = u.b;
-    u = blk_step(a1, b1, ti + 16u, k, at, own, inv_d, s, cj, rk);
+    u = blk_step(a1, b1, ti + 16u, k, at, own, inv_d, s, cj, rk, kc);
     a1 = u.a;
     b1 = u.b;
-    u = blk_step(a2, b2, ti + 32u, k, at, own, inv_d, s, cj, rk);
+    u = blk_step(a2, b2, ti + 32u, k, at, own, inv_d, s, cj, rk, kc);
     a2 = u.a;
     b2 = u.b;
-    u = blk_step(a3, b3, ti + 48u, k, at, own, inv_d, s, cj, rk);
+    u = blk_step(a3, b3, ti + 48u, k, at, own, inv_d, s, cj, rk, kc);
     a3 = u.a;
     b3 = u.b;
   }
@@ -366,12 +373,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // The panel step of the blocked Cholesky (ops/linalg_decomp.cpp, cholesky_blocked): X := S Z^T with
 // Z = L_D^-1 from chol_block (n x n, upper triangle zero, ld1), S the panel (ld3: X itself, or the
 // input where the factorization's first step reads it), written to X (st0) and to the workspace W
-// (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z in
-// workgroup memory, 8 invocations per row, each summing 8 of its columns over the row's n entries;
-// every read of the rows comes before the barrier that precedes every write, so X may be S.
+// (st2) that the trailing GEMMs read. One workgroup of 256 per 32 rows of one batch entry: Z and the
+// 32 rows in workgroup memory (the rows' loads all in flight at once, not one per step of the sum),
+// each invocation summing 1 row x 8 columns over the row's n entries, neighbouring lanes on
+// neighbouring rows; every read of the rows comes before the barrier that precedes every write, so X
+// may be S. Z stored by columns (cholesky_blocked passes a transposed view) loads in whole lines.
 // Parameters: n, rows, tiles (ceil(rows / 32)), groups (batch * tiles); x_off, x_sb, x_sr, x_sc (X);
 // z_off, z_sb, z_sr, z_sc (Z); w_off, w_sb, w_sr, w_sc (W); s_off, s_sb, s_sr, s_sc (S).
-var<workgroup> zs: array<f32, 4096>;  // Z by rows, n x n
+var<workgroup> zs: array<vec4<f32>, 1024>;  // Z by columns: zs[m * 16 + j / 4][j % 4] = Z[j][m]
+var<workgroup> ps: array<f32, 2048>;  // the workgroup's 32 rows of S (ps[m * 32 + r]), loaded all at once
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -381,41 +391,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = g / P.tiles;
   let n = P.n;
   let zb = P.z_off + b * P.z_sb;
-  for (var e = lid; e < n * n; e = e + 256u) { zs[e] = ld1(zb + (e / n) * P.z_sr + (e % n) * P.z_sc); }
+  for (var e = lid; e < n * n; e = e + 256u) {
+    let m = e / n;  // neighbouring lanes, neighbouring elements where Z is stored by columns
+    let j = e % n;
+    zs[m * 16u + j / 4u][j % 4u] = ld1(zb + j * P.z_sr + m * P.z_sc);
+  }
+  let row0 = (g % P.tiles) * 32u;
+  let sb0 = P.s_off + b * P.s_sb;
+  for (var e = lid; e < 32u * n; e = e + 256u) {
+    let r = e % 32u;  // neighbouring lanes, neighbouring rows: one line per column when S is by columns
+    let m = e / 32u;
+    ps[e] = select(0.0, ld3(sb0 + min(row0 + r, P.rows - 1u) * P.s_sr + m * P.s_sc), row0 + r < P.rows);
+  }
   workgroupBarrier();
-  let i = (g % P.tiles) * 32u + lid / 8u;
-  let cg = lid % 8u;
-  let ok = i < P.rows;
-  let j0 = vec4<u32>(cg, cg + 8u, cg + 16u, cg + 24u);
-  let j1 = j0 + vec4<u32>(32u);
-  let v0 = j0 < vec4<u32>(n);
-  let v1 = j1 < vec4<u32>(n);
-  // row offsets into zs (0 where the column is past n: its sums are not stored)
-  let z0 = select(vec4<u32>(0u), j0 * n, v0);
-  let z1 = select(vec4<u32>(0u), j1 * n, v1);
-  var acc0 = vec4<f32>(0.0);
-  var acc1 = vec4<f32>(0.0);
-  if (ok) {
-    let sb = P.s_off + b * P.s_sb + i * P.s_sr;
-    for (var m = 0u; m < n; m = m + 1u) {
-      let p = ld3(sb + m * P.s_sc);
-      acc0 = acc0 + p * vec4<f32>(zs[z0.x + m], zs[z0.y + m], zs[z0.z + m], zs[z0.w + m]);
-      acc1 = acc1 + p * vec4<f32>(zs[z1.x + m], zs[z1.y + m], zs[z1.z + m], zs[z1.w + m]);
-    }
+  // Invocation (r, cg): row r of the 32 (neighbouring lanes, neighbouring rows: the stores of a
+  // matrix by columns are whole lines), columns 8 cg .. 8 cg + 7; columns past n are not stored.
+  let r = lid % 32u;
+  let cg = lid / 32u;
+  var a0 = vec4<f32>(0.0);
+  var a1 = vec4<f32>(0.0);
+  for (var m = 0u; m < n; m = m + 1u) {
+    let p = ps[m * 32u + r];
+    a0 = a0 + p * zs[m * 16u + 2u * cg];
+    a1 = a1 + p * zs[m * 16u + 2u * cg + 1u];
   }
   storageBarrier();
   workgroupBarrier();
-  if (ok) {
+  let i = row0 + r;
+  if (i < P.rows) {
     let xb = P.x_off + b * P.x_sb + i * P.x_sr;
     let wb = P.w_off + b * P.w_sb + i * P.w_sr;
-    for (var c = 0u; c < 4u; c = c + 1u) {
-      if (v0[c]) {
-        st0(xb + j0[c] * P.x_sc, acc0[c]);
-        st2(wb + j0[c] * P.w_sc, acc0[c]);
-      }
-      if (v1[c]) {
-        st0(xb + j1[c] * P.x_sc, acc1[c]);
-        st2(wb + j1[c] * P.w_sc, acc1[c]);
+    for (var c = 0u; c < 8u; c = c + 1u) {
+      let j = 8u * cg + c;
+      let v = select(a1[c % 4u], a0[c % 4u], c < 4u);
+      if (j < n) {
+        st0(xb + j * P.x_sc, v);
+        st2(wb + j * P.w_sc, v);
       }
     }
   }
