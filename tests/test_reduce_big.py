@@ -269,6 +269,17 @@ ROW_CASES = {
     "cross_entropy_mean": (F32, _cross_entropy, False),
     "cross_entropy_none_weight": (F32, lambda t: _cross_entropy(t, "none", True), True),
     "cross_entropy_sum_2d": (lambda: _randn(200, 5, 10, 10, seed=47), lambda t: _cross_entropy(t, "sum"), False),
+    "sort_d1": (F32, lambda t: torch.sort(t, 1), True),
+    "sort_d0_desc": (F32, lambda t: torch.sort(t, 0, descending=True), True),
+    "topk_d1": (F32, lambda t: torch.topk(t, 5, dim=1), True),
+    "median_d1": (F32, lambda t: t.median(1), True),
+    "kthvalue_d1": (F32, lambda t: t.kthvalue(7, 1), True),
+    "mode_d1": (lambda: _randint(0, 20, 700, 300, seed=49), lambda t: torch.mode(t, 1).values, True),
+    "sort_i64_d1": (
+        lambda: _randint(-1000, 1000, 300, 300, seed=50),
+        lambda t: torch.sort(t, dim=1, stable=True),
+        True,
+    ),
     "cumsum_d1": (F32, lambda t: t.cumsum(1), True),
     "cumsum_long_row": (lambda: _randn(300000, seed=26), lambda t: t.cumsum(0), True),
     "cumsum_i64_long_row": (lambda: _randint(-1000, 1000, 100000, seed=27), lambda t: t.cumsum(0), True),
@@ -291,6 +302,7 @@ CASES.update(ROW_CASES)
 # a dim whose every slice (D x inner elements) spans more than one binding.
 ERROR_CASES = {
     "softmax_d0": (F32, lambda t: torch.softmax(t, 0)),
+    "sort_long_row": (lambda: _randn(100000, seed=51), lambda t: torch.sort(t)),
 }
 
 
