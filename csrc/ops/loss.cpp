@@ -184,7 +184,7 @@ void nll_gather_launch(const at::Tensor& input, const at::Tensor& target, const 
 void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
                 const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
   const int64_t cs = g.c * g.s;
-  const int64_t per = rows_per_launch({{&input, cs}, {&target, g.s}, {&loss, g.s}, {&wsum, g.s}}, g.n, 1, "nll_loss");
+  const int64_t per = rows_per_launch({{&input, cs}, {&target, g.s}, {&loss, g.s}, {&wsum, g.s}}, g.n, "nll_loss");
   if (per >= g.n) return nll_gather_launch(input, target, weight, ignore_index, g, loss, wsum);
   for (int64_t n0 = 0; n0 < g.n; n0 += per) {
     const int64_t k = std::min(per, g.n - n0);
@@ -253,7 +253,7 @@ void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Ten
                  const at::Tensor& gi) {
   const int64_t cs = g.c * g.s;
   const bool none = reduction == at::Reduction::None;
-  const int64_t per = rows_per_launch({{&gi, cs}, {&target, g.s}, {none ? &grad : nullptr, g.s}}, g.n, 1, "nll_loss");
+  const int64_t per = rows_per_launch({{&gi, cs}, {&target, g.s}, {none ? &grad : nullptr, g.s}}, g.n, "nll_loss");
   if (per >= g.n) return nll_scatter_launch(grad, target, weight, total_weight, reduction, ignore_index, g, gi);
   for (int64_t n0 = 0; n0 < g.n; n0 += per) {
     const int64_t k = std::min(per, g.n - n0);

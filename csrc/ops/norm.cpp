@@ -113,7 +113,7 @@ void norm_rows_forward_launch(const at::Tensor& x, const at::Tensor& w, const at
 // the first offset the affine index by their first row (Rows::row0).
 void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
                        const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
-  const int64_t per = rows_per_launch({{&x, r.N}, {&y, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, 1,
+  const int64_t per = rows_per_launch({{&x, r.N}, {&y, r.N}, {&mean, 1}, {&rstd, 1}}, r.M,
                                       r.group ? "native_group_norm" : "native_layer_norm");
   if (per >= r.M) return norm_rows_forward_launch(x, w, b, eps, r, y, mean, rstd);
   for (int64_t r0 = 0; r0 < r.M; r0 += per) {
@@ -170,7 +170,7 @@ void norm_rows_backward_launch(const at::Tensor& g, const at::Tensor& x, const a
 
 void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
                         const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
-  const int64_t per = rows_per_launch({{&g, r.N}, {&x, r.N}, {&gi, r.N}, {&mean, 1}, {&rstd, 1}}, r.M, 1,
+  const int64_t per = rows_per_launch({{&g, r.N}, {&x, r.N}, {&gi, r.N}, {&mean, 1}, {&rstd, 1}}, r.M,
                                       r.group ? "native_group_norm_backward" : "native_layer_norm_backward");
   if (per >= r.M) return norm_rows_backward_launch(g, x, mean, rstd, w, r, gi);
   for (int64_t r0 = 0; r0 < r.M; r0 += per) {
@@ -234,7 +234,7 @@ std::pair<at::Tensor, at::Tensor> layer_norm_param_grads(const at::Tensor& g, co
                                                          const at::Tensor& mean, const at::Tensor& rstd, int64_t M,
                                                          int64_t N) {
   const at::TensorOptions f32 = g.options().dtype(at::kFloat);
-  int64_t per = rows_per_launch({{&g, N}, {&x, N}, {&mean, 1}, {&rstd, 1}}, M, 1, "native_layer_norm_backward");
+  int64_t per = rows_per_launch({{&g, N}, {&x, N}, {&mean, 1}, {&rstd, 1}}, M, "native_layer_norm_backward");
   if (per >= M) {
     const int64_t chunks = (M + kChunk - 1) / kChunk;
     at::Tensor pw = at::empty({chunks, N}, f32), pb = at::empty({chunks, N}, f32);

@@ -74,9 +74,8 @@ inline std::string row_loop(const RowPlan& p, const std::string& n, const std::s
 // Operands past maxStorageBufferBindingSize: a row kernel's rows are independent, so its launches
 // may take the rows in slices whose operands each fit one binding. An operand holds `per_row`
 // elements per row (contiguous); rows_per_launch() is all of them when every operand's block fits
-// (one comparison each), else as many as the tightest operand allows, rounded down to a multiple of
-// `multiple`. Where not even `multiple` rows fit it raises, naming `op` (nullptr: returns `multiple`,
-// for callers that split rows themselves).
+// (one comparison each), else as many as the tightest operand allows. Where not even one row fits
+// it raises, naming `op` (nullptr: returns 1, for callers that split a row themselves).
 struct RowOperand {
   const at::Tensor* t;
   int64_t per_row;
@@ -98,26 +97,20 @@ inline bool past_binding_limit(std::initializer_list<RowOperand> ops) {
   return false;
 }
 
-inline int64_t rows_per_launch(std::initializer_list<RowOperand> ops, int64_t rows, int64_t multiple = 1,
-                               const char* op = nullptr) {
+inline int64_t rows_per_launch(std::initializer_list<RowOperand> ops, int64_t rows, const char* op = nullptr) {
   if (!past_binding_limit(ops)) return rows;
   const kernel::DeviceInfo* dev = nullptr;
-  for (const RowOperand& o : ops)
-    if (o.t != nullptr && o.t->defined()) dev = &kernel::device_info(*o.t);
-  const uint64_t lim = binding_budget(*dev);
-  int64_t per = rows;
-  for (const RowOperand& o : ops)
-    if (o.t != nullptr && o.t->defined())
-      per = std::min<int64_t>(per, int64_t(lim / uint64_t(std::max<int64_t>(1, o.per_row * o.t->element_size()))));
-  if (op != nullptr && per < multiple) {
-    int64_t row_bytes = 0;
-    for (const RowOperand& o : ops)
-      if (o.t != nullptr && o.t->defined()) row_bytes = std::max(row_bytes, o.per_row * o.t->element_size());
-    TORCH_CHECK(false, "webgpu: ", op, ": ", multiple, multiple == 1 ? " row" : " rows", " of ", row_bytes,
-                " bytes each cannot be split, and span more than this adapter's maxStorageBufferBindingSize limit (",
-                dev->max_binding, " bytes)");
+  int64_t row_bytes = 1;
+  for (const RowOperand& o : ops) {
+    if (o.t == nullptr || !o.t->defined()) continue;
+    dev = &kernel::device_info(*o.t);
+    row_bytes = std::max<int64_t>(row_bytes, o.per_row * o.t->element_size());
   }
-  return std::max<int64_t>(multiple, per / multiple * multiple);
+  const int64_t per = std::min<int64_t>(rows, int64_t(binding_budget(*dev) / uint64_t(row_bytes)));
+  TORCH_CHECK(per >= 1 || op == nullptr, "webgpu: ", op, ": a row of ", row_bytes,
+              " bytes cannot be split, and spans more than this adapter's maxStorageBufferBindingSize limit (",
+              dev->max_binding, " bytes)");
+  return std::max<int64_t>(1, per);
 }
 
 // Rows [r0, r0 + n) of a contiguous operand of `per_row` elements per row (a view: its storage

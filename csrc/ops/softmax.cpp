@@ -146,7 +146,7 @@ void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out,
   if (g.outer * g.inner == 0 || g.d == 0) return;
   const int64_t slab = g.d * g.inner;
   const at::Tensor* y = ins.size() > 1 ? &ins[1] : nullptr;
-  const int64_t per = rows_per_launch({{&ins[0], slab}, {y, slab}, {&out, slab}}, g.outer, 1, kModeNames[mode]);
+  const int64_t per = rows_per_launch({{&ins[0], slab}, {y, slab}, {&out, slab}}, g.outer, kModeNames[mode]);
   auto one = [&](const std::vector<at::Tensor>& i, const at::Tensor& o, const Geometry& s) {
     if (s.inner > 1)
       launch_columns(mode, i, o, s);
