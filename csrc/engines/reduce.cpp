@@ -5,6 +5,8 @@
 // accumulators per lane), and splits long rows over several workgroups whose partials a second
 // dispatch folds in a fixed order. Workgroup folds use subgroup shuffles when the device has
 // subgroups (TORCH_WEBGPU_REDUCE_NO_SUBGROUPS=1 forces the shared-memory fold), else shared memory.
+// Operands past maxStorageBufferBindingSize split (run_split: chunks of the reduced dims whose
+// partials one fold combines, groups of outputs).
 #include "engines/reduce.h"
 
 #include <cmath>
@@ -285,7 +287,9 @@ std::string store(at::ScalarType t, const std::string& slot, const std::string& 
   return slot + "[" + e + "] = " + v + ";";
 }
 
-std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass) {
+// idx_base: element indices along the row start at P.idx_off (a chunk of a row split past the binding
+// limit), for the rows whose element reads its index (argmax, argmin).
+std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_in, bool final_pass, bool idx_base) {
   const Way& w = way_for(op.red, in_dt);
   TORCH_INTERNAL_ASSERT(w.acc == acc);
   const AccType& A = acc_type(acc);
@@ -300,7 +304,9 @@ std::string functions(const Op& op, Acc acc, at::ScalarType in_dt, bool packed_i
   std::string s = "alias ACC = " + std::string(A.type) + ";\nconst NW: u32 = " + std::to_string(A.words) + "u;\n";
   s += "fn identity() -> ACC { return " + std::string(w.identity) + "; }\n";
   s += "fn combine(a: ACC, b: ACC) -> ACC { " + comb + " }\n";
-  s += "fn conv(r: " + RAWT + ", idx: u32) -> ACC { " + in + " return " + w.element + "; }\n";
+  s += idx_base ? "fn conv(r: " + RAWT + ", idx0: u32) -> ACC { let idx = idx0 + P.idx_off; "
+                : "fn conv(r: " + RAWT + ", idx: u32) -> ACC { ";
+  s += in + " return " + w.element + "; }\n";
   s += "fn pack(v: ACC) -> vec4<u32> { return " + std::string(A.pack) + "; }\n";
   s += "fn unpack(w: vec4<u32>) -> ACC { return " + std::string(A.unpack) + "; }\n";
   if (packed_in) {
@@ -370,6 +376,11 @@ struct Launch {
   Mode mode;
   uint32_t G;
   bool final_pass;
+  // Operands past the binding limit (run_split): the bytes of in/out0/out1 this launch reaches (hi
+  // == 0: the tensor's own span), and the index along the full row of this chunk's first element
+  // (-1: not a chunk).
+  std::pair<uint64_t, uint64_t> in_span{0, 0}, out0_span{0, 0}, out1_span{0, 0};
+  int64_t idx_off = -1;
 };
 
 // The VEC shape: 16-byte loads in flight per lane per loop iteration, loads per lane per (row,
@@ -408,8 +419,8 @@ bool use_subgroups(const kernel::DeviceInfo& dev) {
 
 // The part of t's block a kernel binds (kernel::window; 16-byte units, so vector indices stay
 // aligned), as (start, size) in bytes.
-std::pair<uint64_t, uint64_t> window(const at::Tensor& t, const char* name) {
-  const auto span = kernel::byte_span(t);
+std::pair<uint64_t, uint64_t> window(const at::Tensor& t, const char* name, std::pair<uint64_t, uint64_t> span) {
+  if (span.second == 0) span = kernel::byte_span(t);
   const kernel::Window w = kernel::window(t, span.first, span.second, name, 16);
   return {w.start, w.size};
 }
@@ -420,11 +431,12 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   const bool sg = L.mode != Mode::Thread && use_subgroups(dev);
   const bool two = L.final_pass && L.out1 != nullptr;
   const int64_t isz = c10::elementSize(L.in_dtype);
+  const bool idx_base = L.idx_off >= 0 && !L.packed_in && std::strstr(way_for(op.red, L.in_dtype).element, "idx");
   std::string key = "reduce:" + std::string(op.red) + ":" + (op.values ? "v" : "") + std::to_string(op.nouts) + ":" +
                     std::to_string(int(acc)) + ":" + std::to_string(int(L.in_dtype)) + ":" + std::to_string(RO) + ":" +
                     std::to_string(RR) + ":" + std::to_string(int(L.mode)) + ":" + std::to_string(L.G) +
                     (L.final_pass ? "f" : "p") + (L.packed_in ? "k" : "") + (sg ? "S" : "") + (two ? "2" : "") +
-                    (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "");
+                    (L.mode == Mode::Vec ? "u" + std::to_string(vec_unroll(acc, isz)) : "") + (idx_base ? "i" : "");
   auto make = [&]() {
     std::string src = sg ? "enable subgroups;\n" : "";
     const bool f64 = acc == Acc::D || acc == Acc::AD;
@@ -543,7 +555,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
           store + " }\n";
     }
     return src + kernel::fill(kernel::library("reduce"),
-                              {{"FUNCTIONS", functions(op, acc, L.in_dtype, L.packed_in, L.final_pass)},
+                              {{"FUNCTIONS", functions(op, acc, L.in_dtype, L.packed_in, L.final_pass, idx_base)},
                                {"GROUP_REDUCE", sg ? kGroupReduceSubgroup : kGroupReduceShared},
                                {"SG_PARAM", sg ? ", @builtin(subgroup_size) sg: u32" : ""},
                                {"BODY", code},
@@ -553,9 +565,9 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
                                {"RR", std::to_string(RR)}});
   };
   // Bound windows: element offsets become relative to each window's start.
-  const auto wi = window(*L.in, "reduction input");
-  const auto w0 = window(*L.out0, "reduction output");
-  const auto w1 = two ? window(*L.out1, "reduction output") : std::pair<uint64_t, uint64_t>{0, 0};
+  const auto wi = window(*L.in, "reduction input", L.in_span);
+  const auto w0 = window(*L.out0, "reduction output", L.out0_span);
+  const auto w1 = two ? window(*L.out1, "reduction output", L.out1_span) : std::pair<uint64_t, uint64_t>{0, 0};
   const uint64_t in_unit = L.packed_in ? 4ull * acc_words(acc) : uint64_t(isz);
   TORCH_CHECK(wi.first % in_unit == 0, "webgpu: internal: misaligned reduction window");
   const uint64_t out0_unit = L.final_pass ? L.out0->element_size() : 4;
@@ -573,6 +585,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
   std::memcpy(&da_bits, &op.da, sizeof da_bits);
   prm.i64("da", da_bits);
   prm.u32("part_off", uint32_t(L.final_pass ? 0 : L.out0_off - w0.first / 4));
+  if (idx_base) prm.u32("idx_off", uint32_t(L.idx_off));
   std::vector<uint32_t> od, rd;
   for (const Dim& d : L.outd)
     od.insert(od.end(), {uint32_t(d.size), uint32_t(d.in_stride), uint32_t(d.out0_stride), uint32_t(d.out1_stride)});
@@ -610,6 +623,270 @@ uint32_t pow2_at_least(int64_t v) {
   uint32_t g = 1;
   while (g < v && g < kWG) g <<= 1;
   return g;
+}
+
+// How rows lie over invocations: the mode, lanes per row, and the parts each row is split into.
+struct Plan {
+  Mode mode = Mode::Thread;
+  uint32_t G = 1;
+  int64_t parts = 1;
+};
+
+Plan plan_rows(int64_t n_out, int64_t red_len, const std::vector<Dim>& od, const std::vector<Dim>& rd, int64_t isz) {
+  Plan p;
+  const bool contig_rows = rd.size() == 1 && rd[0].in_stride == 1;
+  const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
+  if (thread_mode) {
+    // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
+    if (red_len > 64 && n_out < 65536)
+      p.parts = std::max<int64_t>(1, std::min<int64_t>((65536 + n_out - 1) / n_out, red_len / 32));
+    return p;
+  }
+  const int64_t epv = 16 / isz;
+  if (contig_rows && red_len >= int64_t(kWG) * epv) {
+    // Enough 16-byte loads per lane and a bounded number of workgroups (vec_tuning()).
+    const VecTuning& vt = vec_tuning();
+    const int64_t nv = red_len / epv + 1, per_group = int64_t(kWG) * vt.loads;
+    p.parts = std::max<int64_t>(1, std::min<int64_t>((nv + per_group - 1) / per_group, int64_t(vt.groups) / n_out));
+    p.mode = Mode::Vec;
+    p.G = kWG;
+    return p;
+  }
+  if (red_len > 4096 && n_out < 1024) p.parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
+  p.mode = Mode::Group;
+  // Lanes per row: about eight elements each, up to the workgroup.
+  p.G = p.parts > 1 ? kWG : std::max<uint32_t>(4, pow2_at_least((red_len + 7) / 8));
+  return p;
+}
+
+// Elements (VEC: 16-byte vectors) per part of a row of red_len elements.
+int64_t part_len_of(const Plan& p, int64_t red_len, int64_t isz) {
+  const int64_t n = p.mode == Mode::Vec ? red_len / (16 / isz) + 1 : red_len;
+  return (n + p.parts - 1) / p.parts;
+}
+
+// The final pass over packed partials: row k's `total` partials lie at k * row_stride (packed
+// units) through redd; L gives the outputs (targets, offsets, spans) and the output dims.
+void fold_partials(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch& L, const at::Tensor& partial,
+                   std::vector<Dim> redd, int64_t row_stride, int64_t total) {
+  const int W = acc_words(acc);
+  TORCH_CHECK(partial.storage_offset() % W == 0, "webgpu: internal: unaligned partials");
+  std::vector<Dim> od_final = L.outd;
+  int64_t s = row_stride;
+  for (auto& d : od_final) {
+    d.in_stride = s;
+    s *= d.size;
+  }
+  Op op2 = op;
+  op2.red = reduction(op.red).partials;
+  Launch F{&partial,    uint64_t(partial.storage_offset() / W),
+           L.in_dtype,  true,
+           L.out0,      L.out1,
+           L.out0_off,  L.out1_off,
+           od_final,    std::move(redd),
+           L.n_out,     total,
+           1,           total,
+           Mode::Group, std::max<uint32_t>(pow2_at_least(total), 4),
+           true};
+  F.out0_span = L.out0_span;
+  F.out1_span = L.out1_span;
+  dispatch(dev, op2, acc, F);
+}
+
+// One launch plan's rows: a single dispatch, or the parts' partials and then their fold.
+void reduce_rows(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch& L) {
+  if (L.parts == 1) return dispatch(dev, op, acc, L);
+  const int W = acc_words(acc);
+  at::Tensor partial = at::empty({L.n_out * L.parts * W}, L.in->options().dtype(at::kInt));
+  Launch P = L;
+  P.final_pass = false;
+  P.out0 = &partial;
+  P.out1 = nullptr;
+  P.out0_off = partial.storage_offset();
+  P.out0_span = P.out1_span = {0, 0};
+  dispatch(dev, op, acc, P);
+  // Fold the parts: the partials of output k are `parts` packed values at k * parts.
+  fold_partials(dev, op, acc, L, partial, {{L.parts, 1, 0, 0}}, L.parts, L.parts);
+}
+
+// Operands past the binding limit (run_split): a piece of a set of dims, with dims [0, level) whole,
+// dim `level` a range, and the dims above at one index each.
+int64_t stride_of(const Dim& d, int ch) { return ch == 0 ? d.in_stride : ch == 1 ? d.out0_stride : d.out1_stride; }
+
+struct Cut {
+  size_t level;  // == dims.size(): one piece, the whole
+  int64_t len;  // the range's length in dim `level`
+};
+
+struct Piece {
+  int64_t off[3];  // element offsets of its first element: input, output 0, output 1
+  int64_t lin;  // its first element's linear index over the dims (dim 0 fastest)
+  std::vector<Dim> dims;
+  int64_t count;
+};
+
+// The coarsest cut whose pieces fit: per channel (input, output 0, output 1, each of element size
+// esz[ch], 0: unused) at most budget[ch] bytes from a piece's first to its last element, and at
+// most max_count elements per piece. One element always fits (budget[ch] >= esz[ch]).
+Cut choose_cut(const std::vector<Dim>& d, const uint64_t budget[3], const int64_t esz[3], int64_t max_count) {
+  auto fits = [&](size_t n, int64_t c) {
+    int64_t count = c;
+    uint64_t ext[3] = {0, 0, 0};
+    for (size_t i = 0; i <= n && i < d.size(); ++i) {
+      const int64_t sz = i < n ? d[i].size : c;
+      if (i < n) count *= sz;
+      for (int ch = 0; ch < 3; ++ch) ext[ch] += uint64_t(sz - 1) * uint64_t(stride_of(d[i], ch));
+    }
+    if (count > max_count) return false;
+    for (int ch = 0; ch < 3; ++ch)
+      if (esz[ch] != 0 && (ext[ch] + 1) * uint64_t(esz[ch]) > budget[ch]) return false;
+    return true;
+  };
+  if (fits(d.size(), 1)) return {d.size(), 0};
+  for (size_t n = d.size(); n-- > 0;) {
+    if (!fits(n, 1)) continue;
+    int64_t lo = 1, hi = d[n].size;  // the longest range of dim n that fits
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (fits(n, mid))
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return {n, lo};
+  }
+  TORCH_INTERNAL_ASSERT(false, "webgpu: reduction: no cut fits the binding limit");
+}
+
+std::vector<Piece> pieces(const std::vector<Dim>& d, Cut cut) {
+  std::vector<int64_t> inner(d.size() + 1, 1);
+  for (size_t i = 0; i < d.size(); ++i) inner[i + 1] = inner[i] * d[i].size;
+  if (cut.level == d.size()) return {Piece{{0, 0, 0}, 0, d, inner[d.size()]}};
+  const size_t L = cut.level;
+  std::vector<int64_t> idx(d.size(), 0);  // the indices of dims above L
+  std::vector<Piece> out;
+  for (;;) {
+    for (int64_t s = 0; s < d[L].size; s += cut.len) {
+      Piece p{{0, 0, 0}, s * inner[L], {}, 0};
+      for (int ch = 0; ch < 3; ++ch) p.off[ch] = s * stride_of(d[L], ch);
+      for (size_t e = L + 1; e < d.size(); ++e) {
+        for (int ch = 0; ch < 3; ++ch) p.off[ch] += idx[e] * stride_of(d[e], ch);
+        p.lin += idx[e] * inner[e];
+      }
+      p.dims.assign(d.begin(), d.begin() + L);
+      Dim r = d[L];
+      r.size = std::min(cut.len, d[L].size - s);
+      p.dims.push_back(r);
+      p.count = inner[L] * r.size;
+      p.dims = coalesce(p.dims);  // keeps the linear order
+      out.push_back(std::move(p));
+    }
+    size_t e = L + 1;
+    while (e < d.size() && ++idx[e] == d[e].size) idx[e++] = 0;
+    if (e >= d.size()) break;
+  }
+  return out;
+}
+
+// Bytes [lo, hi) of elements of size esz reached from element `off` through dims (channel ch).
+std::pair<uint64_t, uint64_t> span_of(uint64_t off, const std::vector<Dim>& a, const std::vector<Dim>& b, int ch,
+                                      int64_t esz) {
+  uint64_t ext = 0;
+  for (const Dim& d : a) ext += uint64_t(d.size - 1) * uint64_t(stride_of(d, ch));
+  for (const Dim& d : b) ext += uint64_t(d.size - 1) * uint64_t(stride_of(d, ch));
+  return {off * esz, (off + ext + 1) * esz};
+}
+
+// A reduction whose input (or an output) spans more than one binding may cover, as CUDA splits
+// reductions past 32-bit indexing: the reduced dims are cut into chunks that fit (each chunk's
+// partials are packed per row, and one fold per row combines every chunk's in a fixed order), and
+// the outputs into groups whose input, outputs and partials fit. With the reduced dims whole, each
+// group runs the unsplit plan (the same parts, so the same results bit for bit).
+void run_split(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch& L, const Plan& plan,
+               const char* name) {
+  const int64_t isz = c10::elementSize(L.in_dtype);
+  const int64_t esz[3] = {isz, L.out0->element_size(), L.out1 ? L.out1->element_size() : 0};
+  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / 16 * 16;
+  const uint64_t align = std::max<uint64_t>(dev.min_storage_offset_alignment, 16);
+  TORCH_CHECK(max_bind > 4 * align, "webgpu: ", name, ": maxStorageBufferBindingSize (", max_bind,
+              " bytes) is too small to split a reduction over");
+  const uint64_t lim = max_bind - align - 16;  // a span that fits once its window is aligned
+  const int W = acc_words(acc);
+
+  // The chunks of the reduced dims: whole where they fit, else cut to leave room for the outputs'
+  // extent in the input (at least half the limit).
+  std::vector<Piece> chunks;
+  if (span_of(0, L.redd, {}, 0, isz).second <= lim) {
+    chunks = pieces(L.redd, {L.redd.size(), 0});
+  } else {
+    const uint64_t out_ext = span_of(0, L.outd, {}, 0, isz).second - isz;
+    const uint64_t budget[3] = {out_ext <= lim / 2 ? lim - out_ext : lim / 2, 0, 0};
+    const int64_t e[3] = {isz, 0, 0};
+    chunks = pieces(L.redd, choose_cut(L.redd, budget, e, std::numeric_limits<int64_t>::max()));
+  }
+  const int64_t K = int64_t(chunks.size());
+  const uint64_t chunk_bytes = span_of(0, chunks[0].dims, {}, 0, isz).second;  // the first chunk is the longest
+  // Outputs per group: the input left after a chunk, each output's own span, and the partials.
+  int64_t max_rows = std::numeric_limits<int64_t>::max();
+  if (K > 1 || plan.parts > 1) max_rows = int64_t(lim / (uint64_t(K) * (K > 1 ? 1 : plan.parts) * W * 4));
+  TORCH_CHECK(max_rows >= 1, "webgpu: ", name, ": the reduction needs ", K,
+              " chunks to fit the binding limit, whose partials exceed it (maxStorageBufferBindingSize ", max_bind,
+              " bytes)");
+  const uint64_t budget[3] = {lim - chunk_bytes + isz, lim, lim};
+  const std::vector<Piece> groups = pieces(L.outd, choose_cut(L.outd, budget, esz, max_rows));
+
+  auto group_launch = [&](const Piece& g) {
+    Launch G = L;
+    G.in_off += g.off[0];
+    G.out0_off += g.off[1];
+    G.out1_off += g.off[2];
+    G.outd = g.dims;
+    G.n_out = g.count;
+    G.out0_span = span_of(G.out0_off, g.dims, {}, 1, esz[1]);
+    if (L.out1) G.out1_span = span_of(G.out1_off, g.dims, {}, 2, esz[2]);
+    return G;
+  };
+  if (K == 1) {
+    for (const Piece& g : groups) {
+      Launch G = group_launch(g);
+      G.in_span = span_of(G.in_off, g.dims, L.redd, 0, isz);
+      reduce_rows(dev, op, acc, G);
+    }
+    return;
+  }
+  // Chunks: one plan for all (the first group's and first chunk's, which are the largest), parts
+  // bounded so that a group's partials, K * parts per row, fit one binding.
+  Plan cp = plan_rows(groups[0].count, chunks[0].count, groups[0].dims, chunks[0].dims, isz);
+  cp.parts = std::max<int64_t>(
+      1, std::min<int64_t>(cp.parts, int64_t(lim / (uint64_t(groups[0].count) * uint64_t(K) * W * 4))));
+  const int64_t per_chunk = groups[0].count * cp.parts * W;  // words
+  at::Tensor partial = at::empty({per_chunk * K}, L.in->options().dtype(at::kInt));
+  for (const Piece& g : groups) {
+    const Launch G = group_launch(g);
+    for (int64_t c = 0; c < K; ++c) {
+      const Piece& ch = chunks[c];
+      Launch P = G;
+      P.final_pass = false;
+      P.in_off = G.in_off + ch.off[0];
+      P.redd = ch.dims.empty() ? std::vector<Dim>{{1, 0, 0, 0}} : ch.dims;
+      P.red_len = ch.count;
+      P.mode = cp.mode;
+      P.G = cp.G;
+      P.parts = cp.parts;
+      P.part_len = part_len_of(cp, ch.count, isz);
+      P.out0 = &partial;
+      P.out1 = nullptr;
+      P.out0_off = partial.storage_offset() + c * g.count * cp.parts * W;
+      P.in_span = span_of(P.in_off, g.dims, ch.dims, 0, isz);
+      P.out0_span = {P.out0_off * 4, (P.out0_off + g.count * cp.parts * W) * 4};
+      P.out1_span = {0, 0};
+      P.idx_off = ch.lin;
+      dispatch(dev, op, acc, P);
+    }
+    // Row k's partials: cp.parts at k * cp.parts in each chunk's block of g.count * cp.parts.
+    std::vector<Dim> redd = coalesce({{cp.parts, 1, 0, 0}, {K, g.count * cp.parts, 0, 0}});
+    fold_partials(dev, op, acc, G, partial, std::move(redd), cp.parts, K * cp.parts);
+  }
 }
 
 }  // namespace
@@ -654,81 +931,31 @@ void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<D
   const uint64_t o0 = targets[0].storage_offset(), o1 = targets.size() > 1 ? targets[1].storage_offset() : 0;
   const at::Tensor* t1 = targets.size() > 1 ? &targets[1] : nullptr;
 
-  const bool contig_rows = rd.size() == 1 && rd[0].in_stride == 1;
-  const bool thread_mode = red_len <= 16 || (!contig_rows && n_out >= 1024 && !od.empty() && od.front().in_stride == 1);
-  Launch L{&in, in_off, in.scalar_type(), false, &targets[0], t1,           o0, o1,  od,
-           rd,  n_out,  red_len,          1,     red_len,     Mode::Thread, 1,  true};
-  int64_t parts = 1;
-  if (thread_mode) {
-    // Few outputs for a GPU's width: split the rows too (about 64k invocations in all).
-    if (red_len > 64 && n_out < 65536)
-      parts = std::max<int64_t>(1, std::min<int64_t>((65536 + n_out - 1) / n_out, red_len / 32));
-    L.parts = parts;
-    L.part_len = (red_len + parts - 1) / parts;
-  } else {
-    const int64_t epv = 16 / isz;
-    const bool vec = contig_rows && red_len >= int64_t(kWG) * epv;
-    if (vec) {
-      // Enough 16-byte loads per lane and a bounded number of workgroups (vec_tuning()).
-      const VecTuning& vt = vec_tuning();
-      const int64_t nv = red_len / epv + 1, per_group = int64_t(kWG) * vt.loads;
-      parts = std::max<int64_t>(1, std::min<int64_t>((nv + per_group - 1) / per_group, int64_t(vt.groups) / n_out));
-      L.mode = Mode::Vec;
-      L.G = kWG;
-      L.part_len = (nv + parts - 1) / parts;
-    } else {
-      if (red_len > 4096 && n_out < 1024)
-        parts = std::min<int64_t>((2048 + n_out - 1) / n_out, (red_len + 2047) / 2048);
-      L.mode = Mode::Group;
-      // Lanes per row: about eight elements each, up to the workgroup.
-      L.G = parts > 1 ? kWG : std::max<uint32_t>(4, pow2_at_least((red_len + 7) / 8));
-      L.part_len = (red_len + parts - 1) / parts;
-    }
-    L.parts = parts;
-  }
-  {
-    if (parts == 1) {
-      dispatch(dev, op, acc, L);
-    } else {
-      const int W = acc_words(acc);
-      at::Tensor partial = at::empty({n_out * parts * W}, in.options().dtype(at::kInt));
-      Launch P = L;
-      P.final_pass = false;
-      P.out0 = &partial;
-      P.out1 = nullptr;
-      P.out0_off = partial.storage_offset();
-      dispatch(dev, op, acc, P);
-      // Fold the parts: the partials of output k are `parts` packed values at k * parts.
-      TORCH_CHECK(partial.storage_offset() % W == 0, "webgpu: internal: unaligned partials");
-      std::vector<Dim> od_final = od;
-      int64_t s = parts;
-      for (auto& d : od_final) {
-        d.in_stride = s;
-        s *= d.size;
-      }
-      Op op2 = op;
-      op2.red = reduction(op.red).partials;
-      Launch F{&partial,
-               uint64_t(partial.storage_offset() / W),
-               in.scalar_type(),
-               true,
-               &targets[0],
-               t1,
-               o0,
-               o1,
-               od_final,
-               {{parts, 1, 0, 0}},
-               n_out,
-               parts,
-               1,
-               parts,
-               Mode::Group,
-               pow2_at_least(parts),
-               true};
-      F.G = std::max<uint32_t>(F.G, 4);
-      dispatch(dev, op2, acc, F);
-    }
-  }
+  const Plan plan = plan_rows(n_out, red_len, od, rd, isz);
+  Launch L{&in,
+           in_off,
+           in.scalar_type(),
+           false,
+           &targets[0],
+           t1,
+           o0,
+           o1,
+           od,
+           rd,
+           n_out,
+           red_len,
+           plan.parts,
+           part_len_of(plan, red_len, isz),
+           plan.mode,
+           plan.G,
+           true};
+  // A block past the binding limit may still be bound as one window over what the reduction reads.
+  bool big = kernel::block_bytes(in) > dev.max_binding;
+  for (const at::Tensor& t : targets) big = big || kernel::block_bytes(t) > dev.max_binding;
+  if (big)
+    run_split(dev, op, acc, L, plan, name);
+  else
+    reduce_rows(dev, op, acc, L);
   for (size_t k = 0; k < outs.size(); ++k) {
     if (targets[k].is_same(outs[k])) continue;
     // targets hold the outputs in iteration order (dim 0 fastest): view the output the same way.

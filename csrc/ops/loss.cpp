@@ -21,6 +21,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "ops/pointwise.h"
+#include "ops/rows.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops {
@@ -149,9 +150,9 @@ std::string nll_head(int T) {
 // The class weight of target t (operand W, -1: none).
 std::string nll_weight(int W) { return W >= 0 ? "ld" + std::to_string(W) + "(P.w_off + t.x)" : std::string("1.0"); }
 
-// Per-(sample, position) loss and weight (f32) for a reduction.
-void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
-                const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
+// Per-(sample, position) loss and weight (f32) for a reduction (loss and wsum: storage offset 0).
+void nll_gather_launch(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight,
+                       int64_t ignore_index, const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
   const int64_t count = g.n * g.s;
   if (count == 0) return;
   Kernel k(std::string("nn:nll_gather:") + (weight.defined() ? "w" : ""));
@@ -178,6 +179,23 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
   });
 }
 
+// Operands past the binding limit (GPT-2's logits): slices of whole samples (ops/rows.h), each
+// gathering into losses of its own that are copied into their place.
+void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
+                const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
+  const int64_t cs = g.c * g.s;
+  const int64_t per = rows_per_launch({{&input, cs}, {&target, g.s}, {&loss, g.s}, {&wsum, g.s}}, g.n, "nll_loss");
+  if (per >= g.n) return nll_gather_launch(input, target, weight, ignore_index, g, loss, wsum);
+  for (int64_t n0 = 0; n0 < g.n; n0 += per) {
+    const int64_t k = std::min(per, g.n - n0);
+    at::Tensor l = at::empty({k * g.s}, loss.options()), w = at::empty({k * g.s}, wsum.options());
+    nll_gather_launch(row_slice(input, cs, n0, k), row_slice(target, g.s, n0, k), weight, ignore_index, {k, g.c, g.s},
+                      l, w);
+    loss.narrow(0, n0 * g.s, k * g.s).copy_(l);
+    wsum.narrow(0, n0 * g.s, k * g.s).copy_(w);
+  }
+}
+
 std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at::Tensor& target,
                                                const at::Tensor& weight, int64_t reduction, int64_t ignore_index,
                                                const Nll& g, at::IntArrayRef none_shape) {
@@ -198,9 +216,9 @@ std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at:
   return {out.to(self.scalar_type()), total.to(self.scalar_type())};
 }
 
-void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Tensor& weight,
-                 const at::Tensor& total_weight, int64_t reduction, int64_t ignore_index, const Nll& g,
-                 const at::Tensor& gi) {
+void nll_scatter_launch(const at::Tensor& grad, const at::Tensor& target, const at::Tensor& weight,
+                        const at::Tensor& total_weight, int64_t reduction, int64_t ignore_index, const Nll& g,
+                        const at::Tensor& gi) {
   const int64_t count = g.n * g.s;
   if (count == 0) return;
   const bool none = reduction == at::Reduction::None, mean = reduction == at::Reduction::Mean;
@@ -227,6 +245,21 @@ void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Ten
            ");\n"
            "  }\n}\n";
   });
+}
+
+// Operands past the binding limit: slices of whole samples (grad too where reduction is none).
+void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Tensor& weight,
+                 const at::Tensor& total_weight, int64_t reduction, int64_t ignore_index, const Nll& g,
+                 const at::Tensor& gi) {
+  const int64_t cs = g.c * g.s;
+  const bool none = reduction == at::Reduction::None;
+  const int64_t per = rows_per_launch({{&gi, cs}, {&target, g.s}, {none ? &grad : nullptr, g.s}}, g.n, "nll_loss");
+  if (per >= g.n) return nll_scatter_launch(grad, target, weight, total_weight, reduction, ignore_index, g, gi);
+  for (int64_t n0 = 0; n0 < g.n; n0 += per) {
+    const int64_t k = std::min(per, g.n - n0);
+    nll_scatter_launch(none ? row_slice(grad, g.s, n0, k) : grad, row_slice(target, g.s, n0, k), weight, total_weight,
+                       reduction, ignore_index, {k, g.c, g.s}, row_slice(gi, cs, n0, k));
+  }
 }
 
 void nll_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target, const at::Tensor& weight,

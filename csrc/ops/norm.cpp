@@ -41,6 +41,7 @@ at::ScalarType stat_dtype(const at::Tensor& input, std::initializer_list<const a
 struct Rows {
   int64_t M, N, G = 1, CPG = 0, HW = 1;
   bool group = false;
+  int64_t row0 = 0;  // the first row's index in the whole (a slice past the binding limit: group layouts)
 };
 
 // rows, N and, for a group layout with affine parameters (affine: w or b bound), groups, cpg and hw.
@@ -51,20 +52,26 @@ void common_params(Kernel& k, const Rows& r, bool affine) {
     k.param_index("groups", r.G);
     k.param_index("cpg", r.CPG);  // channels per group
     k.param_index("hw", r.HW);  // spatial size
+    if (r.row0 != 0) k.param_index("row0", r.row0 % r.G);
   }
 }
 
-std::string affine_index(const Rows& r) { return r.group ? "(row % P.groups) * P.cpg + j / P.hw" : "j"; }
+std::string affine_index(const Rows& r) {
+  if (!r.group) return "j";
+  return std::string(r.row0 != 0 ? "((row + P.row0) % P.groups)" : "(row % P.groups)") + " * P.cpg + j / P.hw";
+}
+// The group layout's part of a kernel key.
+std::string layout_key(const Rows& r) { return r.group ? (r.row0 != 0 ? "o" : "g") : "l"; }
 
 std::string norm_libraries() { return kernel::library("norm"); }
 
 // y = (x - mean) * rstd * w + b per row (ops/rows.h); writes mean and rstd (contiguous, M elements).
 // A cached row is read once; a streaming row once per pass (mean, variance, write).
-void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
-                       const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
+void norm_rows_forward_launch(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
+                              const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
   if (r.M == 0) return;
   const RowPlan plan = row_plan(y, r.N);
-  Kernel k(std::string("nn:norm_fwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
+  Kernel k(std::string("nn:norm_fwd:") + layout_key(r) + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
            row_key(plan));
   const int X = k.in(x, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
@@ -102,12 +109,28 @@ void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   });
 }
 
+// Operands past the binding limit: slices of whole rows (ops/rows.h); a group layout's slices after
+// the first offset the affine index by their first row (Rows::row0).
+void norm_rows_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double eps, const Rows& r,
+                       const at::Tensor& y, const at::Tensor& mean, const at::Tensor& rstd) {
+  const int64_t per = rows_per_launch({{&x, r.N}, {&y, r.N}, {&mean, 1}, {&rstd, 1}}, r.M,
+                                      r.group ? "native_group_norm" : "native_layer_norm");
+  if (per >= r.M) return norm_rows_forward_launch(x, w, b, eps, r, y, mean, rstd);
+  for (int64_t r0 = 0; r0 < r.M; r0 += per) {
+    Rows s = r;
+    s.M = std::min(per, r.M - r0);
+    s.row0 = r0;
+    norm_rows_forward_launch(row_slice(x, r.N, r0, s.M), w, b, eps, s, row_slice(y, r.N, r0, s.M),
+                             row_slice(mean, 1, r0, s.M), row_slice(rstd, 1, r0, s.M));
+  }
+}
+
 // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) per row, in CPU's arrangement.
-void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
-                        const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
+void norm_rows_backward_launch(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                               const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
   if (r.M == 0 || r.N == 0) return;
   const RowPlan plan = row_plan(gi, r.N);
-  Kernel k(std::string("nn:norm_bwd:") + (r.group ? "g" : "l") + (w.defined() ? "w" : "") + row_key(plan));
+  Kernel k(std::string("nn:norm_bwd:") + layout_key(r) + (w.defined() ? "w" : "") + row_key(plan));
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int GI = k.out(gi, CT::F32);
@@ -145,12 +168,27 @@ void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tens
   });
 }
 
+void norm_rows_backward(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+                        const at::Tensor& w, const Rows& r, const at::Tensor& gi) {
+  const int64_t per = rows_per_launch({{&g, r.N}, {&x, r.N}, {&gi, r.N}, {&mean, 1}, {&rstd, 1}}, r.M,
+                                      r.group ? "native_group_norm_backward" : "native_layer_norm_backward");
+  if (per >= r.M) return norm_rows_backward_launch(g, x, mean, rstd, w, r, gi);
+  for (int64_t r0 = 0; r0 < r.M; r0 += per) {
+    Rows s = r;
+    s.M = std::min(per, r.M - r0);
+    s.row0 = r0;
+    norm_rows_backward_launch(row_slice(g, r.N, r0, s.M), row_slice(x, r.N, r0, s.M), row_slice(mean, 1, r0, s.M),
+                              row_slice(rstd, 1, r0, s.M), w, s, row_slice(gi, r.N, r0, s.M));
+  }
+}
+
 // Column sums of layer_norm's parameter gradients: partial[c, j] = sum over the rows of chunk c of
 // g * xhat (and g), an invocation per (chunk, column) so loads are coalesced; the chunks are then
 // summed by the reduction.
 constexpr int64_t kChunk = 128;
-void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
-                            int64_t M, int64_t N, const at::Tensor& pw, const at::Tensor& pb) {
+void layer_norm_param_grads_launch(const at::Tensor& g, const at::Tensor& x, const at::Tensor& mean,
+                                   const at::Tensor& rstd, int64_t M, int64_t N, const at::Tensor& pw,
+                                   const at::Tensor& pb) {
   const int64_t chunks = (M + kChunk - 1) / kChunk;
   Kernel k("nn:ln_param_grads");
   const int G = k.in(g, CT::F32), X = k.in(x, CT::F32), MU = k.in(mean, CT::F32), RS = k.in(rstd, CT::F32);
@@ -185,6 +223,39 @@ void layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x, const at::
            "  st" +
            n(PW) + "(t, sw); st" + n(PB) + "(t, sb);\n}\n";
   });
+}
+
+// Partials of layer_norm's parameter gradients, [chunks, N] each (the column sums of the rows of a
+// chunk), for the reduction to sum. Operands past the binding limit: slices of whole chunks of rows
+// where 128 rows fit (the same partials as unsplit), else of as many rows as fit (more partial rows,
+// summed in another order); each slice's partials are written from element 0 by the kernel, so into
+// a tensor of their own, and copied into their rows.
+std::pair<at::Tensor, at::Tensor> layer_norm_param_grads(const at::Tensor& g, const at::Tensor& x,
+                                                         const at::Tensor& mean, const at::Tensor& rstd, int64_t M,
+                                                         int64_t N) {
+  const at::TensorOptions f32 = g.options().dtype(at::kFloat);
+  int64_t per = rows_per_launch({{&g, N}, {&x, N}, {&mean, 1}, {&rstd, 1}}, M, "native_layer_norm_backward");
+  if (per >= M) {
+    const int64_t chunks = (M + kChunk - 1) / kChunk;
+    at::Tensor pw = at::empty({chunks, N}, f32), pb = at::empty({chunks, N}, f32);
+    layer_norm_param_grads_launch(g, x, mean, rstd, M, N, pw, pb);
+    return {pw, pb};
+  }
+  if (per >= kChunk) per = per / kChunk * kChunk;
+  int64_t total = 0;
+  for (int64_t r0 = 0; r0 < M; r0 += per) total += (std::min(per, M - r0) + kChunk - 1) / kChunk;
+  at::Tensor pw = at::empty({total, N}, f32), pb = at::empty({total, N}, f32);
+  int64_t c0 = 0;
+  for (int64_t r0 = 0; r0 < M; r0 += per) {
+    const int64_t n = std::min(per, M - r0), chunks = (n + kChunk - 1) / kChunk;
+    at::Tensor sw = at::empty({chunks, N}, f32), sb = at::empty({chunks, N}, f32);
+    layer_norm_param_grads_launch(row_slice(g, N, r0, n), row_slice(x, N, r0, n), row_slice(mean, 1, r0, n),
+                                  row_slice(rstd, 1, r0, n), n, N, sw, sb);
+    pw.narrow(0, c0, chunks).copy_(sw);
+    pb.narrow(0, c0, chunks).copy_(sb);
+    c0 += chunks;
+  }
+  return {pw, pb};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,12 +320,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
       sw = at::zeros({N}, input.options().dtype(at::kFloat));
       sb = at::zeros({N}, input.options().dtype(at::kFloat));
     } else {
-      const int64_t chunks = (M + kChunk - 1) / kChunk;
-      at::Tensor pw = at::empty({chunks, N}, input.options().dtype(at::kFloat));
-      at::Tensor pb = at::empty({chunks, N}, input.options().dtype(at::kFloat));
-      layer_norm_param_grads(g, x, mu, rs, M, N, pw, pb);
-      sw = chunks == 1 ? pw.view({N}) : pw.sum(0);
-      sb = chunks == 1 ? pb.view({N}) : pb.sum(0);
+      auto [pw, pb] = layer_norm_param_grads(g, x, mu, rs, M, N);
+      sw = pw.size(0) == 1 ? pw.view({N}) : pw.sum(0);
+      sb = pb.size(0) == 1 ? pb.view({N}) : pb.sum(0);
     }
     if (mask[1]) gw = sw.to(pw_dtype).view(normalized_shape);
     if (mask[2]) gb = sb.to(pb_dtype).view(normalized_shape);

@@ -8,7 +8,9 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 #include "kernel/device.h"
@@ -67,6 +69,54 @@ inline std::string row_loop(const RowPlan& p, const std::string& n, const std::s
     return "  for (var i = 0u; i < C; i = i + 1u) {\n    let j = lid + i * WG;\n    if (j < " + n + ") {\n" + body +
            "    }\n  }\n";
   return "  for (var j = lid; j < " + n + "; j = j + WG) {\n" + body + "  }\n";
+}
+
+// Operands past maxStorageBufferBindingSize: a row kernel's rows are independent, so its launches
+// may take the rows in slices whose operands each fit one binding. An operand holds `per_row`
+// elements per row (contiguous); rows_per_launch() is all of them when every operand's block fits
+// (one comparison each), else as many as the tightest operand allows. Where not even one row fits
+// it raises, naming `op` (nullptr: returns 1, for callers that split a row themselves).
+struct RowOperand {
+  const at::Tensor* t;
+  int64_t per_row;
+};
+
+// The bytes from an operand's first to its last element that one binding (an aligned window) covers.
+inline uint64_t binding_budget(const kernel::DeviceInfo& dev) {
+  const uint64_t max_bind = std::min<uint64_t>(dev.max_binding, 0xfffffff0ull) / 16 * 16;
+  const uint64_t slack = std::max<uint64_t>(dev.min_storage_offset_alignment, 16) + 16;  // window alignment
+  return max_bind > slack ? max_bind - slack : 0;
+}
+
+// Whether an operand's block exceeds the binding limit (then its rows may need slicing).
+inline bool past_binding_limit(std::initializer_list<RowOperand> ops) {
+  for (const RowOperand& o : ops)
+    if (o.t != nullptr && o.t->defined() && o.t->numel() > 0 &&
+        kernel::block_bytes(*o.t) > kernel::device_info(*o.t).max_binding)
+      return true;
+  return false;
+}
+
+inline int64_t rows_per_launch(std::initializer_list<RowOperand> ops, int64_t rows, const char* op = nullptr) {
+  if (!past_binding_limit(ops)) return rows;
+  const kernel::DeviceInfo* dev = nullptr;
+  int64_t row_bytes = 1;
+  for (const RowOperand& o : ops) {
+    if (o.t == nullptr || !o.t->defined()) continue;
+    dev = &kernel::device_info(*o.t);
+    row_bytes = std::max<int64_t>(row_bytes, o.per_row * o.t->element_size());
+  }
+  const int64_t per = std::min<int64_t>(rows, int64_t(binding_budget(*dev) / uint64_t(row_bytes)));
+  TORCH_CHECK(per >= 1 || op == nullptr, "webgpu: ", op, ": a row of ", row_bytes,
+              " bytes cannot be split, and spans more than this adapter's maxStorageBufferBindingSize limit (",
+              dev->max_binding, " bytes)");
+  return std::max<int64_t>(1, per);
+}
+
+// Rows [r0, r0 + n) of a contiguous operand of `per_row` elements per row (a view: its storage
+// offset moves, so the kernels' *_off parameters follow).
+inline at::Tensor row_slice(const at::Tensor& t, int64_t per_row, int64_t r0, int64_t n) {
+  return t.view({-1}).narrow(0, r0 * per_row, n * per_row);
 }
 
 }  // namespace webgpu::ops

@@ -17,6 +17,7 @@
 #include "ops/complex.h"
 #include "ops/float64.h"
 #include "ops/pointwise.h"
+#include "ops/rows.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops {
@@ -94,8 +95,11 @@ std::string scan_defs(Op op, bool i64, bool f64) {
 bool has_idx(Op op) { return op == Op::Max || op == Op::Min; }
 
 // One pass over x [rows, n] (contiguous, f32 or int64). reduce: y gets one S per tile ([rows, nb]).
+// seg: x is a segment of one row past the binding limit whose carries c (and ci) start at the tile
+// before its first (scan_long_row).
 void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c, const at::Tensor& ci,
-                 const at::Tensor& y, const at::Tensor& yi, int64_t rows, int64_t n, int64_t nb, Op op, bool reduce) {
+                 const at::Tensor& y, const at::Tensor& yi, int64_t rows, int64_t n, int64_t nb, Op op, bool reduce,
+                 bool seg = false) {
   const bool i64 = x.scalar_type() == at::kLong;
   const bool f64 = x.scalar_type() == at::kDouble;
   const CT ct = i64 ? CT::I64 : f64 ? CT::F64 : CT::F32;
@@ -107,7 +111,7 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
            (reduce       ? ":r"
             : short_rows ? ":q"
                          : ":s") +
-           (carry ? "c" : "") + (idx_in ? "i" : ""));
+           (carry ? "c" : "") + (idx_in ? "i" : "") + (seg ? "g" : ""));
   const int ox = k.in(x, ct);
   const int oxi = idx_in ? k.in(xi, CT::I32) : -1;
   const int oc = carry ? k.in(c, ct) : -1;
@@ -132,6 +136,7 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
     std::string s = scan_defs(op, i64, f64);
     s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
     s += "const CARRY: bool = " + std::string(carry ? "true" : "false") + ";\n";
+    s += "const SEG: u32 = " + std::string(seg ? "1u" : "0u") + ";\n";
     s += "fn load_x(e: u32) -> T { return ld" + I(ox) + "(P.x_off + e); }\n";
     s += "fn load_xi(e: u32, p: u32) -> u32 { return " +
          (idx_in ? "u32(ld" + I(oxi) + "(P.xi_off + e))" : std::string("p")) + "; }\n";
@@ -146,13 +151,12 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   });
 }
 
-// Inclusive scan of each row of x ([rows, n], contiguous, kFloat or kLong) into y (and the
-// winning indices into yi, int32, for max/min). xi: the elements' indices (undefined: positions).
 void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t n, Op op, at::Tensor& y,
-               at::Tensor& yi) {
-  y = at::empty({rows, n}, x.options());
-  if (has_idx(op)) yi = at::empty({rows, n}, x.options().dtype(at::kInt));
-  if (rows * n == 0) return;
+               at::Tensor& yi);
+
+// scan_rows into y and yi, with every operand within the binding limit.
+void scan_rows_fit(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t n, Op op, const at::Tensor& y,
+                   const at::Tensor& yi) {
   const int64_t nb = (n + kTile - 1) / kTile;
   at::Tensor c, ci;
   if (nb > 1) {
@@ -165,6 +169,63 @@ void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t 
     scan_rows(agg, aggi, rows, nb, op, c, ci);
   }
   launch_scan(x, xi, c, ci, y, yi, rows, n, nb, op, false);
+}
+
+// One row x ([n], contiguous) past the binding limit: segments of whole tiles that fit, each
+// launch binding its segment only. The tiles' totals (one pass per segment) are scanned as usual,
+// and each segment's final pass takes the carry of the tile before it, so the result is the unsplit
+// one bit for bit. cummax/cummin's indices come from an explicit index operand per segment.
+void scan_long_row(const at::Tensor& x, const at::Tensor& xi, int64_t n, Op op, const at::Tensor& y,
+                   const at::Tensor& yi) {
+  int64_t esz = std::max<int64_t>(x.element_size(), y.element_size());
+  if (has_idx(op)) esz = std::max<int64_t>(esz, 8);  // the per-segment arange goes through int64
+  const int64_t seg = std::max<int64_t>(1, int64_t(binding_budget(kernel::device_info(x))) / esz / kTile) * kTile;
+  const int64_t nb = (n + kTile - 1) / kTile;
+  at::Tensor agg = at::empty({1, nb}, x.options());
+  at::Tensor aggi = has_idx(op) ? at::empty({1, nb}, x.options().dtype(at::kInt)) : at::Tensor();
+  auto index_of = [&](int64_t p0, int64_t len) {
+    if (xi.defined()) return xi.narrow(0, p0, len);
+    return has_idx(op) ? at::arange(p0, p0 + len, x.options().dtype(at::kInt)) : at::Tensor();
+  };
+  for (int64_t p0 = 0; p0 < n; p0 += seg) {
+    const int64_t len = std::min(seg, n - p0), t0 = p0 / kTile, nbs = (len + kTile - 1) / kTile;
+    launch_scan(x.narrow(0, p0, len), index_of(p0, len), {}, {}, agg.narrow(1, t0, nbs),
+                aggi.defined() ? aggi.narrow(1, t0, nbs) : aggi, 1, len, nbs, op, true);
+  }
+  at::Tensor c, ci;
+  scan_rows(agg, aggi, 1, nb, op, c, ci);
+  c = c.view({-1});
+  if (ci.defined()) ci = ci.view({-1});
+  for (int64_t p0 = 0; p0 < n; p0 += seg) {
+    const int64_t len = std::min(seg, n - p0), t0 = p0 / kTile, nbs = (len + kTile - 1) / kTile;
+    const int64_t c0 = t0 > 0 ? t0 - 1 : 0;
+    launch_scan(x.narrow(0, p0, len), index_of(p0, len), c.narrow(0, c0, nbs),
+                ci.defined() ? ci.narrow(0, c0, nbs) : ci, y.narrow(0, p0, len),
+                yi.defined() ? yi.narrow(0, p0, len) : yi, 1, len, nbs, op, false, t0 > 0);
+  }
+}
+
+// Inclusive scan of each row of x ([rows, n], contiguous, kFloat or kLong) into y (and the
+// winning indices into yi, int32, for max/min). xi: the elements' indices (undefined: positions).
+// Operands past the binding limit: slices of whole rows that fit (ops/rows.h), or a row at a time
+// in segments where one row does not.
+void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t n, Op op, at::Tensor& y,
+               at::Tensor& yi) {
+  y = at::empty({rows, n}, x.options());
+  if (has_idx(op)) yi = at::empty({rows, n}, x.options().dtype(at::kInt));
+  if (rows * n == 0) return;
+  if (!past_binding_limit({{&x, n}, {&xi, n}, {&y, n}, {&yi, n}})) return scan_rows_fit(x, xi, rows, n, op, y, yi);
+  if (uint64_t(n * std::max<int64_t>(x.element_size(), 4)) <= binding_budget(kernel::device_info(x))) {
+    const int64_t per = rows_per_launch({{&x, n}, {&xi, n}, {&y, n}, {&yi, n}}, rows);
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+      const int64_t k = std::min(per, rows - r0);
+      scan_rows_fit(row_slice(x, n, r0, k), xi.defined() ? row_slice(xi, n, r0, k) : xi, k, n, op,
+                    row_slice(y, n, r0, k), yi.defined() ? row_slice(yi, n, r0, k) : yi);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    scan_long_row(x[r], xi.defined() ? xi[r] : xi, n, op, y[r], yi.defined() ? yi[r] : yi);
 }
 
 at::ScalarType work_dtype(at::ScalarType t) {

@@ -141,12 +141,25 @@ void launch_rows(int mode, const std::vector<at::Tensor>& ins, const at::Tensor&
 
 // mode: 0 softmax, 1 log_softmax, 2 softmax backward, 3 log_softmax backward.
 // Operands: forward (x, out); backward (grad, output, out).
+// Operands past the binding limit go in slices of whole outer indices (ops/rows.h).
 void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out, const Geometry& g) {
   if (g.outer * g.inner == 0 || g.d == 0) return;
-  if (g.inner > 1)
-    launch_columns(mode, ins, out, g);
-  else
-    launch_rows(mode, ins, out, g);
+  const int64_t slab = g.d * g.inner;
+  const at::Tensor* y = ins.size() > 1 ? &ins[1] : nullptr;
+  const int64_t per = rows_per_launch({{&ins[0], slab}, {y, slab}, {&out, slab}}, g.outer, kModeNames[mode]);
+  auto one = [&](const std::vector<at::Tensor>& i, const at::Tensor& o, const Geometry& s) {
+    if (s.inner > 1)
+      launch_columns(mode, i, o, s);
+    else
+      launch_rows(mode, i, o, s);
+  };
+  if (per >= g.outer) return one(ins, out, g);
+  for (int64_t r0 = 0; r0 < g.outer; r0 += per) {
+    const int64_t n = std::min(per, g.outer - r0);
+    std::vector<at::Tensor> part;
+    for (const auto& t : ins) part.push_back(row_slice(t, slab, r0, n));
+    one(part, row_slice(out, slab, r0, n), Geometry{n, g.d, g.inner});
+  }
 }
 
 // Runs `mode` writing `result` (any strides): contiguous operands, a contiguous temporary when

@@ -29,6 +29,7 @@
 #include "ops/common.h"
 #include "ops/complex.h"
 #include "ops/pointwise.h"
+#include "ops/rows.h"
 #include "ops/structured.h"
 
 namespace webgpu::ops {
@@ -230,6 +231,44 @@ void mode_rows(const Sorted& s, const at::Tensor& x, at::Tensor& v, at::Tensor& 
   k.launch(uint64_t(s.rows), [&] { return result_defs(s, x, o.x, o.keys, o.idx, o.v, o.i) + section("mode"); });
 }
 
+// Sorts the rows of x ([rows, n], contiguous) and writes cnt results per row into [rows, cnt] v and i:
+// gather (mode `mode`, from sorted position p0) or, for mode -1, mode_rows. Operands past the
+// binding limit (x, the padded key and index buffers, the results): slices of whole rows (ops/rows.h),
+// each sorted on its own into results copied into their rows; a row past the limit raises naming op.
+void sort_select(const at::Tensor& x, int64_t rows, int64_t n, bool desc, int64_t p0, int64_t cnt, int mode,
+                 at::Tensor& v, at::Tensor& i, const char* op) {
+  const kernel::DeviceInfo& dev = kernel::device_info(x);
+  int64_t npad = 1;
+  while (npad < n) npad <<= 1;
+  const KeyKind kk = key_kind(x.scalar_type());
+  const int64_t key_bytes = kk == KeyKind::Int64 || kk == KeyKind::Float64 ? 8 : 4;
+  const int64_t row_bytes =
+      std::max({npad * key_bytes, n * int64_t(x.element_size()), cnt * int64_t(std::max<size_t>(8, x.element_size()))});
+  const uint64_t slack = uint64_t(kTile) * 8;  // the key buffers round up to whole tiles
+  const uint64_t budget = binding_budget(dev) > slack ? binding_budget(dev) - slack : 0;
+  auto one = [&](const at::Tensor& xs, int64_t k, at::Tensor& vs, at::Tensor& is) {
+    Sorted s = sort_rows(xs, k, n, desc);
+    if (mode < 0)
+      mode_rows(s, xs, vs, is);
+    else
+      gather(s, xs, p0, cnt, mode, vs, is);
+  };
+  if (uint64_t(rows * row_bytes) <= budget) return one(x, rows, v, i);
+  const int64_t per = int64_t(budget / uint64_t(row_bytes));
+  TORCH_CHECK(per >= 1, "webgpu: ", op, ": a row of ", n, " elements (", row_bytes,
+              " bytes to sort) cannot be split, and spans more than this adapter's maxStorageBufferBindingSize limit (",
+              dev.max_binding, " bytes)");
+  v = at::empty({rows, cnt}, x.options());
+  i = at::empty({rows, cnt}, x.options().dtype(at::kLong));
+  for (int64_t r0 = 0; r0 < rows; r0 += per) {
+    const int64_t k = std::min(per, rows - r0);
+    at::Tensor vs, is;
+    one(row_slice(x, n, r0, k), k, vs, is);
+    v.narrow(0, r0, k).copy_(vs);
+    i.narrow(0, r0, k).copy_(is);
+  }
+}
+
 // self moved so that dim is last, contiguous, as [rows, n]; 0-dim as [1, 1].
 struct Rows {
   at::Tensor x;  // [rows, n]
@@ -315,9 +354,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_out(const at::Tensor& self, std::optio
   Rows r = rows_of(self, dim);
   prep_out(values, indices, self, self.sizes(), "sort");
   if (self.numel() == 0) return {values, indices};
-  Sorted s = sort_rows(r.x, r.rows, r.n, descending);
   at::Tensor v, i;
-  gather(s, r.x, 0, r.n, 0, v, i);
+  sort_select(r.x, r.rows, r.n, descending, 0, r.n, 0, v, i, "sort");
   write_back(values, v, r, r.n, true);
   write_back(indices, i, r, r.n, true);
   return {values, indices};
@@ -349,9 +387,8 @@ std::tuple<at::Tensor&, at::Tensor&> topk_out(const at::Tensor& self, int64_t k,
   if (self.dim() > 0) shape[r.dim] = k;
   prep_out(values, indices, self, shape, "topk");
   if (k == 0 || self.numel() == 0) return {values, indices};
-  Sorted s = sort_rows(r.x, r.rows, r.n, largest);
   at::Tensor v, i;
-  gather(s, r.x, 0, k, 0, v, i);
+  sort_select(r.x, r.rows, r.n, largest, 0, k, 0, v, i, "topk");
   write_back(values, v, r, k, true);
   write_back(indices, i, r, k, true);
   return {values, indices};
@@ -371,14 +408,13 @@ void select_rows(const at::Tensor& self, int64_t dim, bool keepdim, int mode, in
   if (mode == 1 && !at::isFloatingType(self.scalar_type())) mode = 4;  // integer median: plain position
   prep_out(values, indices, self, reduced_shape(self, r.dim, 1, keepdim), name);
   if (self.numel() == 0) return;
-  Sorted s = sort_rows(r.x, r.rows, r.n, false);
   at::Tensor v, i;
   if (mode == 3)
-    mode_rows(s, r.x, v, i);
+    sort_select(r.x, r.rows, r.n, false, 0, 1, -1, v, i, name);
   else if (mode == 4)
-    gather(s, r.x, (r.n - 1) / 2, 1, 0, v, i);
+    sort_select(r.x, r.rows, r.n, false, (r.n - 1) / 2, 1, 0, v, i, name);
   else
-    gather(s, r.x, mode == 0 ? k - 1 : 0, 1, mode, v, i);
+    sort_select(r.x, r.rows, r.n, false, mode == 0 ? k - 1 : 0, 1, mode, v, i, name);
   write_back(values, v, r, 1, keepdim);
   write_back(indices, i, r, 1, keepdim);
 }

@@ -8,7 +8,8 @@
 // The including C++ prepends: `alias T`, `struct S { v: T, i: u32 }`, ident() -> S,
 // comb(a: S, b: S) -> S (associative, a before b), load_x(e) -> T, load_xi(e, p) -> u32 (the
 // element's index; p is its position in the row), load_c(e) -> S (carry), store_y(e, s: S),
-// and the constants REDUCE, CARRY.
+// and the constants REDUCE, CARRY, SEG (1: a segment of a row past the binding limit, whose carries
+// start one tile before it, so its first tile takes one too).
 // Parameters: n (row length), tiles (tiles per row, `tile` only), rows (`rows` only); the loaders
 // read the operands' storage offsets (x_off, xi_off, c_off, ci_off, y_off, yi_off).
 // Two kernels, one per section (scan.cpp compiles one): `tile` as above, and `rows` for short rows
@@ -56,7 +57,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   var pre = ident();
   if (lid > 0u) { pre = sh[lid - 1u]; }
-  if (CARRY && blk > 0u) { pre = comb(load_c(row * nb + blk - 1u), pre); }
+  if (CARRY && blk + SEG > 0u) { pre = comb(load_c(row * nb + blk + SEG - 1u), pre); }
   for (var k = 0u; k < IT; k = k + 1u) {
     let p = start + k;
     if (p < n) { store_y(base + p, comb(pre, loc[k])); }
