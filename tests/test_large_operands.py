@@ -248,5 +248,7 @@ def test_gpt2_small_default_config_trains_like_cpu():
     assert abs(lc - lw) < 1e-4 * abs(lc), (lc, lw)
     assert abs(nc - nw) < 1e-3 * abs(nc), (nc, nw)
     torch.testing.assert_close(gw, gc, atol=1e-5, rtol=1e-3)
-    torch.testing.assert_close(ww, wc, atol=1e-5, rtol=1e-4)
+    # AdamW's first step moves each weight by about lr = 1e-3 (g / |g|); where |g| is near eps the
+    # step depends on g's last bits, so a few elements differ by up to ~5e-5.
+    torch.testing.assert_close(ww, wc, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(zw, zc, atol=2e-3, rtol=1e-3)
