@@ -203,6 +203,84 @@ def test_batch_norm_running_stats_and_modules():
     check(lambda x: F.instance_norm(x), torch.randn(2, 3, 4, 4))
 
 
+# Training batch_norm in per-channel passes (ops/norm.cpp, wgsl/kernels/batch_norm.wgsl): layouts the
+# passes take (contiguous, channels_last, 1d/3d, expanded gradients), layouts they leave to the
+# composite (spatial dims that do not collapse), half inputs with float32 parameters, a mean far from
+# zero (Welford), forward + backward + running statistics against CPU in float64 (CPU's own float32
+# channels_last backward sums g * x - mean * g, which loses 1e-2 of a weight gradient at mean 1000).
+@pytest.mark.parametrize(
+    "shape,layout",
+    [
+        ((8, 16, 10, 12), "contiguous"),
+        ((8, 16, 10, 12), "channels_last"),
+        ((8, 16, 10, 12), "permuted"),
+        ((5, 7), "contiguous"),
+        ((4, 3, 50), "contiguous"),
+        ((3, 5, 4, 4, 4), "contiguous"),
+        ((2, 3, 1, 1), "contiguous"),
+        ((64, 4, 33, 33), "contiguous"),
+    ],
+)
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training_passes(shape, layout, affine):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(*shape, generator=g) * 3 + 1000.0
+    gy = torch.randn(*shape, generator=g)
+    w, b = torch.rand(shape[1], generator=g) + 0.5, torch.randn(shape[1], generator=g)
+
+    def run(dev, dt=torch.float32):
+        xx = x.to(dev, dt)
+        if layout == "channels_last":
+            xx = xx.contiguous(memory_format=torch.channels_last)
+        elif layout == "permuted":  # spatial dims swapped: they do not collapse into one stride
+            xx = xx.transpose(2, 3).contiguous().transpose(2, 3)
+        xx.requires_grad_(True)
+        ww, bb = (w.to(dev, dt).requires_grad_(True), b.to(dev, dt).requires_grad_(True)) if affine else (None, None)
+        rm, rv = torch.zeros(shape[1], device=dev, dtype=dt), torch.ones(shape[1], device=dev, dtype=dt)
+        y = F.batch_norm(xx, rm, rv, ww, bb, True, 0.3, 1e-5)
+        y.backward(gy.to(dev, dt))
+        outs = [y, xx.grad, rm, rv] + ([ww.grad, bb.grad] if affine else [])
+        return [o.detach().cpu().float() for o in outs]
+
+    for i, (got, want) in enumerate(zip(run(DEV), run("cpu", torch.float64))):
+        torch.testing.assert_close(got, want, atol=2e-3, rtol=2e-4, msg=lambda m: f"output {i}: {m}")
+
+
+def test_batch_norm_training_passes_half_input_and_expanded_grad():
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(6, 5, 7, 3, generator=g)
+    bn, bnw = torch.nn.BatchNorm2d(5), torch.nn.BatchNorm2d(5).to(DEV)
+    # float16 input, float32 parameters (autocast's mix): statistics in float32, output float16
+    got = bnw(x.half().to(DEV))
+    want = bn(x.half().float()).half()
+    assert got.dtype == torch.float16
+    torch.testing.assert_close(got.cpu(), want, atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(bnw.running_var.cpu(), bn.running_var, atol=1e-5, rtol=1e-4)
+    # y.sum().backward(): the incoming gradient is an expanded (stride 0) tensor
+    xs = [x.clone().requires_grad_(True), x.to(DEV).requires_grad_(True)]
+    for m, xx in zip((bn, bnw), xs):
+        m(xx).sum().backward()
+    torch.testing.assert_close(xs[1].grad.cpu(), xs[0].grad, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(bnw.weight.grad.cpu(), bn.weight.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_batch_norm_training_dispatches():
+    # Forward: statistics (2 dispatches) + the affine pass; backward: sums (2) + the input gradient.
+    bn = torch.nn.BatchNorm2d(8).to(DEV)
+    x = torch.randn(4, 8, 6, 6, device=DEV, requires_grad=True)
+    gy = torch.randn(4, 8, 6, 6, device=DEV)
+    bn(x).backward(gy)  # warm the pipelines
+    torch.webgpu.synchronize()
+    torch.webgpu.reset_stream_counters()
+    y = F.batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias, True, 0.1, 1e-5)
+    torch.webgpu.synchronize()
+    assert torch.webgpu.stream_counters()["dispatches"] == 3
+    torch.webgpu.reset_stream_counters()
+    torch.autograd.grad(y, (x, bn.weight, bn.bias), gy)
+    torch.webgpu.synchronize()
+    assert torch.webgpu.stream_counters()["dispatches"] == 3
+
+
 # ---- activation backwards ----------------------------------------------------------------------------
 
 ACTS = {

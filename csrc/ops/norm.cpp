@@ -431,6 +431,181 @@ void apply_affine(const at::Tensor& x, const at::Tensor& scale, const at::Tensor
   channel_pass("batch_norm_apply", out, {x, scale.view(cs), shift.view(cs)}, "x1 * x2 + x3");
 }
 
+// ---- training-mode batch_norm in per-channel passes (wgsl/kernels/batch_norm.wgsl) ----
+// The forward's statistics, running-statistics update, scale and shift take two dispatches (chunk
+// partials, then one invocation per channel), the backward's sums and coefficients two more, where
+// the composite of reductions and [C]-sized elementwise ops took about thirty.
+
+// The input as [N, C, HW]: the strides of n, c and the collapsed spatial dims; false when the
+// spatial dims do not collapse into one stride.
+struct ChannelView {
+  int64_t sN = 0, sC = 0, sHW = 1;
+};
+bool channel_view(const at::Tensor& t, ChannelView& v) {
+  v.sN = t.stride(0);
+  v.sC = t.stride(1);
+  v.sHW = 1;
+  int64_t next = -1;  // the stride the next collapsed dim to the left must have
+  for (int64_t d = t.dim() - 1; d >= 2; --d) {
+    if (t.size(d) == 1) continue;
+    if (next >= 0 && t.stride(d) != next) return false;
+    if (next < 0) v.sHW = t.stride(d);
+    next = t.stride(d) * t.size(d);
+  }
+  return v.sN >= 0 && v.sC >= 0 && v.sHW >= 0;
+}
+
+// Whether the fused passes take this batch_norm: every parameter float32, contiguous (or absent),
+// the input and gradient in a [N, C, HW] layout within one binding.
+bool bn_fused_ok(const at::Tensor& input, std::initializer_list<const at::Tensor*> params,
+                 std::initializer_list<const at::Tensor*> full) {
+  if (input.dim() < 2 || input.numel() == 0 || input.size(1) == 0) return false;
+  for (const at::Tensor* p : params)
+    if (p->defined() && (p->scalar_type() != at::kFloat || !p->is_contiguous() || p->numel() != input.size(1)))
+      return false;
+  ChannelView v;
+  for (const at::Tensor* t : full) {
+    if (t->sizes() != input.sizes() || !is_float(t->scalar_type()) || !channel_view(*t, v) ||
+        !kernel::fits_binding(*t) || kernel::byte_span(*t).second / t->element_size() >= (int64_t(1) << 31))
+      return false;
+  }
+  return true;
+}
+
+struct BnChunks {
+  int64_t C, cnt, S, per;
+};
+BnChunks bn_chunks(const at::Tensor& input) {
+  BnChunks b;
+  b.C = input.size(1);
+  b.cnt = input.numel() / b.C;
+  // About 2048 workgroups in all, each reducing at least 2048 elements where there are that many.
+  const int64_t want = std::max<int64_t>(1, std::min((b.cnt + 2047) / 2048, (2048 + b.C - 1) / b.C));
+  b.per = (b.cnt + want - 1) / want;
+  b.S = (b.cnt + b.per - 1) / b.per;
+  return b;
+}
+
+void bn_chunk_params(Kernel& k, const BnChunks& b, const at::Tensor& input) {
+  k.param_index("S", b.S);
+  k.param_index("per", b.per);
+  k.param_index("cnt", b.cnt);
+  k.param_index("HW", b.cnt / std::max<int64_t>(input.size(0), 1));
+}
+
+void bn_view_params(Kernel& k, const char* prefix, const at::Tensor& t) {
+  ChannelView v;
+  channel_view(t, v);
+  const std::string p(prefix);
+  k.param_index(p + "_off", t.storage_offset());
+  k.param_index(p + "_sN", v.sN);
+  k.param_index(p + "_sC", v.sC);
+  k.param_index(p + "_sHW", v.sHW);
+}
+
+std::string num(int i) { return std::to_string(i); }
+
+// Training statistics: mean, invstd, the affine's per-channel scale and shift (f32, [C]), and the
+// running statistics updated in place.
+void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
+                    const at::Tensor& rv, double momentum, double eps, at::Tensor& mean, at::Tensor& invstd,
+                    at::Tensor& scale, at::Tensor& shift) {
+  const BnChunks ch = bn_chunks(input);
+  const auto f32 = input.options().dtype(at::kFloat);
+  at::Tensor part = at::empty({ch.C * ch.S * 3}, f32);
+  {
+    Kernel k("nn:bn_stats");
+    k.in(input, CT::F32);
+    k.out(part, CT::F32);
+    bn_chunk_params(k, ch, input);
+    bn_view_params(k, "x", input);
+    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "stats"); });
+  }
+  mean = at::empty({ch.C}, f32);
+  invstd = at::empty({ch.C}, f32);
+  scale = at::empty({ch.C}, f32);
+  shift = at::empty({ch.C}, f32);
+  Kernel k(std::string("nn:bn_stats_fin:") + (w.defined() ? "w" : "") + (b.defined() ? "b" : "") +
+           (rm.defined() ? "m" : "") + (rv.defined() ? "v" : ""));
+  k.in(part, CT::F32);
+  k.out(mean, CT::F32);
+  k.out(invstd, CT::F32);
+  k.out(scale, CT::F32);
+  k.out(shift, CT::F32);
+  const int W = w.defined() ? k.in(w, CT::F32) : -1, B = b.defined() ? k.in(b, CT::F32) : -1;
+  const int RM = rm.defined() ? k.out(rm, CT::F32) : -1, RV = rv.defined() ? k.out(rv, CT::F32) : -1;
+  bn_chunk_params(k, ch, input);
+  k.param_index("C", ch.C);
+  k.param_f32("eps", float(eps));
+  if (W >= 0) k.param_index("w_off", w.storage_offset());
+  if (B >= 0) k.param_index("b_off", b.storage_offset());
+  if (RM >= 0 || RV >= 0) {
+    k.param_f32("keep", float(1 - momentum));
+    k.param_f32("mom", float(momentum));
+  }
+  if (RM >= 0) k.param_index("rm_off", rm.storage_offset());
+  if (RV >= 0) {
+    k.param_index("rv_off", rv.storage_offset());
+    k.param_f32("unbias", float(momentum * double(ch.cnt) / double(ch.cnt - 1)));
+  }
+  k.launch(grid(uint64_t(ch.C)), [&] {
+    // As the composite: scale = invstd * w, shift = -mean * scale (+ b); running statistics
+    // r * (1 - momentum) + s * momentum, the variance unbiased.
+    std::string affine = W >= 0 ? "  let scale = invstd * ld" + num(W) + "(P.w_off + c);\n" : "  let scale = invstd;\n";
+    affine +=
+        B >= 0 ? "  let shift = -mean * scale + ld" + num(B) + "(P.b_off + c);\n" : "  let shift = -mean * scale;\n";
+    std::string running;
+    if (RM >= 0)
+      running += "  st" + num(RM) + "(P.rm_off + c, ld" + num(RM) + "(P.rm_off + c) * P.keep + mean * P.mom);\n";
+    if (RV >= 0)
+      running += "  st" + num(RV) + "(P.rv_off + c, ld" + num(RV) + "(P.rv_off + c) * P.keep + var_ * P.unbias);\n";
+    return kernel::fill(kernel::section("batch_norm", "stats_fin"), {{"AFFINE", affine}, {"RUNNING", running}});
+  });
+}
+
+// The training backward's per-channel sums: coef rows (ws, a, b) of gi = g * ws + x * a + b, and the
+// parameter gradients (sum_gxh, sum_g) when asked for.
+void bn_grads_fused(const at::Tensor& g, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& invstd,
+                    const at::Tensor& w, at::Tensor& coef, at::Tensor& gw, at::Tensor& gb) {
+  const BnChunks ch = bn_chunks(input);
+  const auto f32 = input.options().dtype(at::kFloat);
+  at::Tensor part = at::empty({ch.C * ch.S * 2}, f32);
+  {
+    Kernel k("nn:bn_grads");
+    k.in(g, CT::F32);
+    k.in(input, CT::F32);
+    k.in(mean, CT::F32);
+    k.out(part, CT::F32);
+    bn_chunk_params(k, ch, input);
+    bn_view_params(k, "g", g);
+    bn_view_params(k, "x", input);
+    k.param_index("mean_off", mean.storage_offset());
+    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "grads"); });
+  }
+  coef = at::empty({3, ch.C}, f32);
+  Kernel k(std::string("nn:bn_grads_fin:") + (w.defined() ? "w" : "") + (gw.defined() ? "gw" : "") +
+           (gb.defined() ? "gb" : ""));
+  k.in(part, CT::F32);
+  k.in(mean, CT::F32);
+  k.in(invstd, CT::F32);
+  k.out(coef, CT::F32);
+  const int W = w.defined() ? k.in(w, CT::F32) : -1;
+  const int GW = gw.defined() ? k.out(gw, CT::F32) : -1, GB = gb.defined() ? k.out(gb, CT::F32) : -1;
+  bn_chunk_params(k, ch, input);
+  k.param_index("C", ch.C);
+  k.param_index("mean_off", mean.storage_offset());
+  k.param_index("invstd_off", invstd.storage_offset());
+  k.param_f32("n", float(ch.cnt));
+  if (W >= 0) k.param_index("w_off", w.storage_offset());
+  k.launch(grid(uint64_t(ch.C)), [&] {
+    const std::string weight = W >= 0 ? "  let w = ld" + num(W) + "(P.w_off + c);\n" : "  let w = 1.0;\n";
+    std::string grads;
+    if (GW >= 0) grads += "  st" + num(GW) + "(c, sum_gxh);\n";
+    if (GB >= 0) grads += "  st" + num(GB) + "(c, sg);\n";
+    return kernel::fill(kernel::section("batch_norm", "grads_fin"), {{"WEIGHT", weight}, {"PARAM_GRADS", grads}});
+  });
+}
+
 void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
                       const at::Tensor& rv) {
   TORCH_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dims (N, C, ...), got ", input.dim());
@@ -461,6 +636,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
     const int64_t n = input.numel() / std::max<int64_t>(C, 1);
     TORCH_CHECK(n > 1 || input.numel() == 0, "Expected more than 1 value per channel when training, got input size ",
                 input.sizes());
+    if (sd == at::kFloat && bn_fused_ok(input, {&weight, &bias, &rm, &rv}, {&input})) {
+      at::Tensor scale, shift;
+      bn_stats_fused(input, weight, bias, rm, rv, momentum, eps, mean, invstd, scale, shift);
+      apply_affine(input, scale, shift, out);
+      return {out, mean, invstd};
+    }
     const at::Tensor x = input.to(at::kFloat);
     const auto dims = reduce_dims(input);
     // One Welford pass (the reductions' var_mean) instead of a mean, a squared-deviation tensor
@@ -559,8 +740,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
     mean = rm.to(at::kFloat);
     invstd = (rv.to(at::kFloat) + eps).rsqrt();
   }
-  const at::Tensor w = weight.defined() ? weight.to(at::kFloat) : at::ones({C}, input.options().dtype(at::kFloat));
   at::Tensor gi, gw, gb;
+  const at::ScalarType pd = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  if (train && pd == at::kFloat && bn_fused_ok(input, {&weight, &mean, &invstd}, {&input, &grad_out})) {
+    at::Tensor coef;
+    if (mask[1]) gw = at::empty({C}, input.options().dtype(at::kFloat));
+    if (mask[2]) gb = at::empty({C}, input.options().dtype(at::kFloat));
+    bn_grads_fused(grad_out, input, mean, invstd, weight, coef, gw, gb);
+    if (mask[0]) {
+      gi = at::empty_like(input, at::MemoryFormat::Contiguous);
+      channel_pass("batch_norm_backward_train", gi,
+                   {grad_out, input, coef[0].view(cs), coef[1].view(cs), coef[2].view(cs)}, "x1 * x3 + x2 * x4 + x5");
+    }
+    return {gi, gw, gb};
+  }
+  const at::Tensor w = weight.defined() ? weight.to(at::kFloat) : at::ones({C}, input.options().dtype(at::kFloat));
   at::Tensor sum_g, sum_gxh;
   if (input.numel() == 0) {
     sum_g = at::zeros({C}, input.options().dtype(at::kFloat));
@@ -589,7 +783,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_impl(
       }
     }
   }
-  const at::ScalarType pd = weight.defined() ? weight.scalar_type() : input.scalar_type();
   if (mask[1]) gw = sum_gxh.to(pd);
   if (mask[2]) gb = sum_g.to(pd);
   return {gi, gw, gb};
