@@ -947,7 +947,7 @@ def main(argv=None) -> int:
         help="reference device (default: cuda if available, else cpu)",
     )
     p.add_argument("--out", metavar="FILE", help="also write the table as markdown to FILE")
-    p.add_argument("--only", metavar="SUBSTRING", help="run only benchmarks whose name contains this")
+    p.add_argument("--only", metavar="SUBSTRING", help="run only benchmarks whose name contains this ('a|b': either)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument(
         "--doc",
@@ -1004,7 +1004,7 @@ def main(argv=None) -> int:
     ref = torch.device(ref_type, 0) if ref_type == "cuda" else torch.device("cpu")
     webgpu = torch.device("webgpu", 0)
 
-    benches = [b for b in BENCHMARKS if not args.only or args.only in b.name]
+    benches = [b for b in BENCHMARKS if not args.only or any(o in b.name for o in args.only.split("|"))]
     if args.part:
         i, n = (int(v) for v in args.part.split("/"))
         if not 1 <= i <= n:
