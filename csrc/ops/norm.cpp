@@ -3,7 +3,9 @@
 //    per normalised row (a sample's trailing dims, or one (sample, group) slice), mean and variance
 //    by two workgroup sums, then the affine write; the backward row kernel folds both row sums in
 //    one pass. Per-element parameter gradients of layer_norm are column sums over row chunks.
-//  - batch_norm: per-channel statistics through the reductions, the affine as one elementwise pass.
+//  - batch_norm: training statistics and gradient sums in per-channel passes (wgsl/kernels/batch_norm.wgsl,
+//    docs/design.md "Engines"), else (eval, half parameters) through the reductions; the affine as one
+//    elementwise pass.
 // rms_norm is CompositeImplicitAutograd in the supported torch versions (pow, mean, rsqrt, mul).
 // Half types compute in f32; statistics have CPU's dtypes (float for mixed-precision parameters).
 #include <ATen/ATen.h>
