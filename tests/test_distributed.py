@@ -103,3 +103,36 @@ def test_ddp_matches_single_process_training(mode, tmp_path):
     # The mean of the ranks' losses is the global batch's loss.
     torch.testing.assert_close((r0["losses"] + r1["losses"]) / 2, r0["alone_losses"], atol=1e-5, rtol=1e-5)
     assert r0["losses"][-1] < r0["losses"][0]
+
+
+def test_group_released_at_destroy(tmp_path):
+    # The private gloo group is destroyed at destroy_process_group (its worker threads joined while
+    # Python is alive: a finished Work they still held, destroyed during interpreter finalization,
+    # aborted the process); a later collective on the old group raises a clear error.
+    code = f"""
+import torch, torch.distributed as dist, torch_webgpu
+store = dist.FileStore({str(tmp_path / "store")!r}, 1)
+dist.init_process_group("webgpu", store=store, rank=0, world_size=1)
+pg = dist.group.WORLD
+objs = [None]
+dist.all_gather_object(objs, {{"rank": 0}})
+t = torch.ones(3, device="webgpu")
+dist.all_reduce(t)
+dist.barrier()
+assert objs == [{{"rank": 0}}] and t.cpu().tolist() == [1.0, 1.0, 1.0]
+grp = torch_webgpu.distributed._LAST
+dist.destroy_process_group()
+try:
+    grp.allreduce([t])
+except RuntimeError as e:
+    assert "destroy_process_group" in str(e), e
+else:
+    raise AssertionError("a collective on a destroyed group ran")
+# A second group in the same process, left for exit to release (no destroy_process_group).
+dist.init_process_group("webgpu", store=dist.FileStore({str(tmp_path / "store2")!r}, 1), rank=0, world_size=1)
+dist.all_gather_object(objs, {{"again": 1}})
+dist.barrier()
+print("done")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=native_env())
+    assert p.returncode == 0 and "done" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]

@@ -154,6 +154,36 @@ class _SharedMemory:
         return size > 1 and all(h == hosts[0] for h in hosts) and hosts[0].endswith("|1")
 
 
+class _Released:
+    """What a destroyed group's collectives meet: a clear error instead of a use of freed gloo state."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(
+            "webgpu process group: used after destroy_process_group() (or interpreter exit); "
+            "create a new group with torch.distributed.init_process_group"
+        )
+
+
+_LIVE = None
+
+
+def _live_groups():
+    """The webgpu groups not yet released (weakly held); released at exit."""
+    global _LIVE
+    if _LIVE is None:
+        import atexit
+        import weakref
+
+        _LIVE = weakref.WeakSet()
+
+        def release_all():
+            for g in list(_LIVE):
+                g._release()
+
+        atexit.register(release_all)
+    return _LIVE
+
+
 def _make_group_class():
     dist = _dist()
     C = torch._C._distributed_c10d
@@ -168,6 +198,26 @@ def _make_group_class():
             self._shm = (
                 _SharedMemory(store, self._gloo, rank, size) if _SharedMemory.usable(store, rank, size) else None
             )
+            _live_groups().add(self)
+
+        # ---- teardown -------------------------------------------------------------------------
+        # gloo's worker threads drop a finished collective's Work (and the Python-owned host
+        # tensors it holds) a moment after wait() returns. If that happens while the interpreter
+        # finalizes, the thread's decref cannot take the GIL and the process aborts ("terminate
+        # called without an active exception"). So the private gloo group is destroyed while
+        # Python is alive: at destroy_process_group (shutdown/abort) or, for a program that never
+        # calls it, at exit (atexit). Its destructor joins the worker threads.
+        def _release(self):
+            self._shm = None
+            if not isinstance(self._gloo, _Released):
+                gloo, self._gloo = self._gloo, _Released()
+                del gloo
+
+        def shutdown(self):
+            self._release()
+
+        def abort(self):
+            self._release()
 
         # ---- identity -------------------------------------------------------------------------
         def getBackendName(self):
