@@ -279,6 +279,19 @@ def test_batch_norm_training_dispatches():
     torch.autograd.grad(y, (x, bn.weight, bn.bias), gy)
     torch.webgpu.synchronize()
     assert torch.webgpu.stream_counters()["dispatches"] == 3
+    # Evaluation: scale and shift from the running statistics (1 dispatch) + the affine pass.
+    bn.eval()
+    with torch.no_grad():
+        bn(x)
+        torch.webgpu.synchronize()
+        torch.webgpu.reset_stream_counters()
+        y = bn(x)
+        torch.webgpu.synchronize()
+        assert torch.webgpu.stream_counters()["dispatches"] == 2
+    ref = torch.nn.BatchNorm2d(8)
+    ref.load_state_dict({k: v.cpu() for k, v in bn.state_dict().items()})
+    ref.eval()
+    torch.testing.assert_close(y.cpu(), ref(x.detach().cpu()), atol=1e-5, rtol=1e-5)
 
 
 # ---- activation backwards ----------------------------------------------------------------------------

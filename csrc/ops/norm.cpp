@@ -507,6 +507,14 @@ void bn_view_params(Kernel& k, const char* prefix, const at::Tensor& t) {
 
 std::string num(int i) { return std::to_string(i); }
 
+// The affine's per-channel scale and shift from mean and invstd, as the composite computes them:
+// scale = invstd * w, shift = -mean * scale (+ b). W, B: the operand numbers of w and b (-1: none).
+std::string bn_affine(int W, int B) {
+  std::string a = W >= 0 ? "  let scale = invstd * ld" + num(W) + "(P.w_off + c);\n" : "  let scale = invstd;\n";
+  a += B >= 0 ? "  let shift = -mean * scale + ld" + num(B) + "(P.b_off + c);\n" : "  let shift = -mean * scale;\n";
+  return a;
+}
+
 // Training statistics: mean, invstd, the affine's per-channel scale and shift (f32, [C]), and the
 // running statistics updated in place.
 void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm,
@@ -536,7 +544,7 @@ void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tens
   k.out(shift, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1, B = b.defined() ? k.in(b, CT::F32) : -1;
   const int RM = rm.defined() ? k.out(rm, CT::F32) : -1, RV = rv.defined() ? k.out(rv, CT::F32) : -1;
-  bn_chunk_params(k, ch, input);
+  k.param_index("S", ch.S);
   k.param_index("C", ch.C);
   k.param_f32("eps", float(eps));
   if (W >= 0) k.param_index("w_off", w.storage_offset());
@@ -551,18 +559,37 @@ void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tens
     k.param_f32("unbias", float(momentum * double(ch.cnt) / double(ch.cnt - 1)));
   }
   k.launch(grid(uint64_t(ch.C)), [&] {
-    // As the composite: scale = invstd * w, shift = -mean * scale (+ b); running statistics
-    // r * (1 - momentum) + s * momentum, the variance unbiased.
-    std::string affine = W >= 0 ? "  let scale = invstd * ld" + num(W) + "(P.w_off + c);\n" : "  let scale = invstd;\n";
-    affine +=
-        B >= 0 ? "  let shift = -mean * scale + ld" + num(B) + "(P.b_off + c);\n" : "  let shift = -mean * scale;\n";
+    // Running statistics r * (1 - momentum) + s * momentum, the variance unbiased.
     std::string running;
     if (RM >= 0)
       running += "  st" + num(RM) + "(P.rm_off + c, ld" + num(RM) + "(P.rm_off + c) * P.keep + mean * P.mom);\n";
     if (RV >= 0)
       running += "  st" + num(RV) + "(P.rv_off + c, ld" + num(RV) + "(P.rv_off + c) * P.keep + var_ * P.unbias);\n";
-    return kernel::fill(kernel::section("batch_norm", "stats_fin"), {{"AFFINE", affine}, {"RUNNING", running}});
+    return kernel::fill(kernel::section("batch_norm", "stats_fin"),
+                        {{"AFFINE", bn_affine(W, B)}, {"RUNNING", running}});
   });
+}
+
+// Evaluation mode: the affine's per-channel scale and shift from the running statistics (f32, [C]).
+void bn_eval_affine(const at::Tensor& w, const at::Tensor& b, const at::Tensor& rm, const at::Tensor& rv, double eps,
+                    at::Tensor& scale, at::Tensor& shift) {
+  const int64_t C = rm.numel();
+  scale = at::empty({C}, rm.options());
+  shift = at::empty({C}, rm.options());
+  Kernel k(std::string("nn:bn_eval_affine:") + (w.defined() ? "w" : "") + (b.defined() ? "b" : ""));
+  k.in(rm, CT::F32);
+  k.in(rv, CT::F32);
+  k.out(scale, CT::F32);
+  k.out(shift, CT::F32);
+  const int W = w.defined() ? k.in(w, CT::F32) : -1, B = b.defined() ? k.in(b, CT::F32) : -1;
+  k.param_index("C", C);
+  k.param_f32("eps", float(eps));
+  k.param_index("rm_off", rm.storage_offset());
+  k.param_index("rv_off", rv.storage_offset());
+  if (W >= 0) k.param_index("w_off", w.storage_offset());
+  if (B >= 0) k.param_index("b_off", b.storage_offset());
+  k.launch(grid(uint64_t(C)),
+           [&] { return kernel::fill(kernel::section("batch_norm", "eval_affine"), {{"AFFINE", bn_affine(W, B)}}); });
 }
 
 // The training backward's per-channel sums: coef rows (ws, a, b) of gi = g * ws + x * a + b, and the
@@ -593,7 +620,7 @@ void bn_grads_fused(const at::Tensor& g, const at::Tensor& input, const at::Tens
   k.out(coef, CT::F32);
   const int W = w.defined() ? k.in(w, CT::F32) : -1;
   const int GW = gw.defined() ? k.out(gw, CT::F32) : -1, GB = gb.defined() ? k.out(gb, CT::F32) : -1;
-  bn_chunk_params(k, ch, input);
+  k.param_index("S", ch.S);
   k.param_index("C", ch.C);
   k.param_index("mean_off", mean.storage_offset());
   k.param_index("invstd_off", invstd.storage_offset());
@@ -654,6 +681,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
     if (rv.defined()) rv.copy_(rv.to(at::kFloat) * (1 - momentum) + var * (momentum * double(n) / double(n - 1)));
   } else {
     TORCH_CHECK(rm.defined() && rv.defined(), "running_mean and running_var must be defined in evaluation mode");
+    if (sd == at::kFloat && bn_fused_ok(input, {&weight, &bias, &rm, &rv}, {})) {
+      at::Tensor scale, shift;
+      bn_eval_affine(weight, bias, rm, rv, eps, scale, shift);
+      apply_affine(input, scale, shift, out);
+      return {out, at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
+    }
     mean = rm.to(at::kFloat);
     invstd = (rv.to(at::kFloat) + eps).rsqrt();
   }

@@ -8,18 +8,18 @@
 
 const WG: u32 = 256u;
 
-// The chunk a workgroup reduces: (channel, first element, end).
-fn bn_chunk(wid: vec3<u32>, nwg: vec3<u32>) -> vec3<u32> {
+// The chunk a workgroup reduces: (channel, first element, end), for S chunks of `per` elements of
+// a channel's cnt.
+fn bn_chunk(wid: vec3<u32>, nwg: vec3<u32>, S: u32, per: u32, cnt: u32) -> vec3<u32> {
   let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
-  let c = g / P.S;
-  let j0 = (g % P.S) * P.per;
-  return vec3<u32>(c, j0, min(j0 + P.per, P.cnt));
+  let j0 = (g % S) * per;
+  return vec3<u32>(g / S, j0, min(j0 + per, cnt));
 }
 
 // Element j of channel c of an operand with offset `off` and strides (sN, sC, sHW).
-fn bn_at(off: u32, sN: u32, sC: u32, sHW: u32, c: u32, j: u32) -> u32 {
-  let n = j / P.HW;
-  return off + n * sN + c * sC + (j - n * P.HW) * sHW;
+fn bn_at(off: u32, sN: u32, sC: u32, sHW: u32, HW: u32, c: u32, j: u32) -> u32 {
+  let n = j / HW;
+  return off + n * sN + c * sC + (j - n * HW) * sHW;
 }
 
 // Chan et al.'s combination of two (count, mean, M2) triples.
@@ -39,10 +39,10 @@ var<workgroup> wsum: array<vec3<f32>, WG>;
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let ch = bn_chunk(wid, nwg);
+  let ch = bn_chunk(wid, nwg, P.S, P.per, P.cnt);
   var acc = vec3<f32>(0.0);
   for (var j = ch.y + lid; j < ch.z; j = j + WG) {
-    let v = ld0(bn_at(P.x_off, P.x_sN, P.x_sC, P.x_sHW, ch.x, j));
+    let v = ld0(bn_at(P.x_off, P.x_sN, P.x_sC, P.x_sHW, P.HW, ch.x, j));
     acc.x = acc.x + 1.0;
     let d = v - acc.y;
     acc.y = acc.y + d / acc.x;
@@ -96,12 +96,12 @@ var<workgroup> wsum: array<vec2<f32>, WG>;
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let ch = bn_chunk(wid, nwg);
+  let ch = bn_chunk(wid, nwg, P.S, P.per, P.cnt);
   let m = ld2(P.mean_off + ch.x);
   var acc = vec2<f32>(0.0);
   for (var j = ch.y + lid; j < ch.z; j = j + WG) {
-    let gv = ld0(bn_at(P.g_off, P.g_sN, P.g_sC, P.g_sHW, ch.x, j));
-    let xv = ld1(bn_at(P.x_off, P.x_sN, P.x_sC, P.x_sHW, ch.x, j));
+    let gv = ld0(bn_at(P.g_off, P.g_sN, P.g_sC, P.g_sHW, P.HW, ch.x, j));
+    let xv = ld1(bn_at(P.x_off, P.x_sN, P.x_sC, P.x_sHW, P.HW, ch.x, j));
     acc = acc + vec2<f32>(gv, gv * (xv - m));
   }
   wsum[lid] = acc;
@@ -142,4 +142,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   st3(P.C + c, -ws * k);
   st3(2u * P.C + c, ws * (mean * k - sg / P.n));
 {{PARAM_GRADS}}
+}
+
+//== eval_affine
+// Evaluation mode: the affine's scale and shift from the running statistics, per channel.
+// Operands: running mean (0), running var (1), scale (2), shift (3), then weight, bias as bound.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let c = linear_id(wid, nwg, lid, WG);
+  if (c >= P.C) { return; }
+  let mean = ld0(P.rm_off + c);
+  let invstd = 1.0 / sqrt(ld1(P.rv_off + c) + P.eps);
+{{AFFINE}}
+  st2(c, scale);
+  st3(c, shift);
 }
