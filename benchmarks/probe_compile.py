@@ -139,9 +139,14 @@ def cnn(full):
 
         return s
 
+    # Inductor's channels-last layout optimisation, as before it was turned off for webgpu graphs
+    loss_cl = torch.compile(
+        lambda x, y: torch.nn.functional.cross_entropy(model(x), y), options={"layout_optimization": True}
+    )
     return {
         "eager": step(lambda x, y: torch.nn.functional.cross_entropy(model(x), y)),
         "compiled": step(loss_fn),
+        "compiled, NHWC": step(loss_cl),
     }
 
 
