@@ -493,12 +493,13 @@ def _small_cnn():
         nn.BatchNorm2d(8),
         nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Conv2d(8, 16, 3, padding=1, bias=False),
-        nn.BatchNorm2d(16),
+        # more than 64 channels: Inductor would pick channels-last for it (decide_layout_opt)
+        nn.Conv2d(8, 72, 3, padding=1, bias=False),
+        nn.BatchNorm2d(72),
         nn.ReLU(),
         nn.AdaptiveAvgPool2d(1),
         nn.Flatten(),
-        nn.Linear(16, 10),
+        nn.Linear(72, 10),
     )
 
 
