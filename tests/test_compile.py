@@ -448,6 +448,117 @@ def test_cnn_training_step():
     close(m[1].running_var, ref[1].running_var)
 
 
+# --- what a compiled call costs beyond its kernels (the Stream's counters; issue 16) ---
+
+
+def counter_delta(fn, calls):
+    """The Stream's counters over `calls` calls of fn (after the GPU finished what came before)."""
+    torch.webgpu.synchronize()
+    c0 = dict(torch_webgpu._C._stream_counters())
+    for _ in range(calls):
+        fn()
+    c1 = dict(torch_webgpu._C._stream_counters())
+    return {k: c1[k] - c0[k] for k in c1}
+
+
+def test_fused_chain_is_one_dispatch_per_call_without_new_bind_groups():
+    """A warm compiled pointwise chain costs one dispatch per call and nothing else: no copies,
+    uploads, readbacks or waits, and its bind groups come from the cache (the output alternates
+    between two blocks of the allocator)."""
+    x, w, b = (torch.randn(4096) for _ in range(3))
+    xd, wd, bd = x.to(DEV), w.to(DEV), b.to(DEV)
+    cf = torch.compile(gelu_chain, backend=torch_webgpu._inductor.compile_fx_webgpu)
+    torch.webgpu.empty_cache()  # no cached blocks of other tests in the rotation of the output's block
+    out = [None]
+
+    def call():
+        out[0] = cf(xd, wd, bd)
+
+    for _ in range(3):
+        call()
+    with Launches() as n:
+        d = counter_delta(call, 5)
+    assert n.n == 5
+    assert d["dispatches"] == 5
+    assert d["bind_groups_created"] == 0
+    assert (d["copies"], d["uploads"], d["readbacks"], d["waits"]) == (0, 0, 0, 0)
+    close(out[0], gelu_chain(x, w, b))
+
+
+def _small_cnn():
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1, bias=False),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        # more than 64 channels: Inductor would pick channels-last for it (decide_layout_opt)
+        nn.Conv2d(8, 72, 3, padding=1, bias=False),
+        nn.BatchNorm2d(72),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(72, 10),
+    )
+
+
+def test_compiled_training_step_no_host_sync_and_fewer_dispatches(monkeypatch):
+    """A warm compiled training step (forward, cross-entropy, backward, SGD with momentum) never
+    waits for the GPU (no readback, no wait, no upload), records fewer dispatches than the same eager
+    step, and hands the eager convolutions contiguous (NCHW) operands: Inductor's channels-last
+    layout optimisation is off for webgpu graphs (the eager convolutions would copy channels-last
+    operands back, after Inductor's own copies to channels-last)."""
+    from torch._inductor.select_algorithm import extern_kernels
+
+    ref, m = _small_cnn(), _small_cnn()
+    m.to(DEV)
+    x, t = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+    xd, td = x.to(DEV), t.to(DEV)
+    conv_layouts = []
+    orig_conv = extern_kernels.convolution
+
+    def conv(inp, weight, *a, **k):
+        conv_layouts.append(inp.is_contiguous() and weight.is_contiguous())
+        return orig_conv(inp, weight, *a, **k)
+
+    monkeypatch.setattr(extern_kernels, "convolution", conv)
+
+    def make_step(model, loss_fn):
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+        def step(x, t):
+            loss = loss_fn(model(x), t)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    ce = torch.nn.functional.cross_entropy
+    compiled_model = torch.compile(m, backend=torch_webgpu._inductor.compile_fx_webgpu)
+    compiled = make_step(compiled_model, ce)
+    eager_m = _small_cnn().to(DEV)
+    eager = make_step(eager_m, ce)
+    ref_step = make_step(ref, ce)
+    want = [ref_step(x, t).item() for _ in range(5)]
+    got = [compiled(xd, td).item() for _ in range(3)]  # compiles and warms up
+    eager(xd, td)
+    eager(xd, td)
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want[:3]), rtol=1e-4, atol=1e-4)
+    assert conv_layouts and all(conv_layouts), conv_layouts
+    with Launches() as n:
+        dc = counter_delta(lambda: compiled(xd, td), 2)
+    de = counter_delta(lambda: eager(xd, td), 2)
+    assert n.n >= 2 * 6  # generated kernels ran in the forward and the backward
+    assert (dc["readbacks"], dc["waits"], dc["uploads"]) == (0, 0, 0), dc
+    assert dc["dispatches"] < de["dispatches"], (dc["dispatches"], de["dispatches"])
+    for p, q in zip(m.parameters(), ref.parameters()):  # both after 5 steps
+        close(p, q, rtol=1e-3, atol=1e-4)
+    close(m[1].running_var, ref[1].running_var)
+
+
 # --- OpInfo samples through torch.compile (a bounded subset: pointwise and reduction entries) ---
 
 OPINFO_F32 = [

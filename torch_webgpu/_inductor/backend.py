@@ -188,5 +188,10 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
     # Value ranges of every intermediate: int64 values are computed in 32 bits where these bound them.
     patches.setdefault("compute_all_bounds", True)
     patches["triton.cudagraphs"] = False  # mode="reduce-overhead": no CUDA graphs on webgpu
+    # No channels-last layout optimization: the eager convolutions take NCHW (a channels-last operand
+    # is copied back to contiguous inside conv), so Inductor's conversions of inputs, weights and
+    # conv outputs to channels-last were pure copies, twice per conv and step (the CNN training step
+    # of benchmarks/probe_compile.py: 112 dispatches per step with it, 74 without).
+    patches.setdefault("layout_optimization", False)
     with inductor_config.patch(patches):
         return compile_fx(model, example_inputs, inner_compile=inner_compile)

@@ -26,7 +26,6 @@ class WGSLKernel:
         "elems",
         "writable",
         "libraries",
-        "_rows",
         "_alias_check",
         "_n",
         "_err_op",
@@ -42,42 +41,45 @@ class WGSLKernel:
         self.elems = tuple(elems)
         self.writable = tuple(writable)
         self.libraries = list(libraries)
-        self._rows = tuple(zip(self.elems, self.writable))
         self._alias_check = check_alias and any(self.writable) and len(self.elems) > 1
         self._n = len(self.elems)
-        # (key, source, rows, workgroups) of the variant moving 4 elements at a time as vec4, where
-        # there is one (its length is static: the workgroup count is fixed at code generation)
+        # (key, source, element types, workgroups) of the variant moving 4 elements at a time as
+        # vec4, where there is one (its length is static: the workgroup count is fixed at code generation)
         self._vec4 = None
         if vec4 is not None:
             src4, elems4, groups4 = vec4
             self._vec4 = (
                 KEY_PREFIX + "vec4_" + hashlib.sha1(src4.encode()).hexdigest()[:20],
                 src4,
-                tuple(zip(elems4, self.writable)),
+                tuple(elems4),
                 int(groups4),
             )
         # kernels that index through loaded values report bad indices as IndexError, as eager does
         self._err_op = "index (torch.compile kernel)" if index_errors else ""
 
     def __call__(self, groups, *args):
-        """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes."""
+        """groups: the number of workgroups; args: the storage tensors, then the symbolic sizes.
+        Runs once per kernel and call of a compiled graph, so it does as little as it can in Python:
+        rows are zipped at C speed, and the vec4 check is a plain `any` where every offset is 0."""
         global launches, launches_vec4
-        n = self._n
         if groups <= 0:
             return
-        tensors = args[:n]
+        n = self._n
+        tensors = args if len(args) == n else args[:n]
         if self._alias_check:
             tensors = _unalias(self.name, tensors, self.writable)
         offs = [t.storage_offset() for t in tensors]
-        key, source, layout = self.key, self.source, self._rows
-        vec4 = self._vec4 is not None and not any(o & 3 for o in offs)
+        vec4 = self._vec4 is not None and (not any(offs) or not any(o & 3 for o in offs))
         if vec4:
-            key, source, layout, groups = self._vec4
-        rows = [(t, e, w) for t, (e, w) in zip(tensors, layout)]
+            key, source, elems, groups = self._vec4
+        else:
+            key, source, elems = self.key, self.source, self.elems
         params = [("off", "i32s", offs)]
         if len(args) > n:
             params.append(("ks", "i32s", [int(s) for s in args[n:]]))
-        _C._launch_wgsl(key, source, rows, params, groups, "", self.libraries, self._err_op)
+        _C._launch_wgsl(
+            key, source, list(zip(tensors, elems, self.writable)), params, groups, "", self.libraries, self._err_op
+        )
         launches += 1
         launches_vec4 += vec4
 
