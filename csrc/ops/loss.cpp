@@ -20,6 +20,7 @@
 
 #include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
@@ -137,9 +138,8 @@ void nll_params(Kernel& k, const Nll& g, int64_t count, const at::Tensor& target
 
 // The kernels' start: invocation i's target t (operand T), whether it is ignore_index, C and S.
 std::string nll_head(int T) {
-  return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
+  return kernel::library("per_element") +
+         "fn run(i: u32) {\n"
          "  let C = P.C; let S = P.S;\n"
          "  let t = ld" +
          std::to_string(T) +
