@@ -98,13 +98,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
   check_supported_dtype(self.scalar_type(), "frexp");
   no_complex(self.scalar_type(), "frexp");
   auto one = [&](const at::Tensor& out, const char* name, const char* expr) {
-    auto it = at::TensorIteratorConfig()
-                  .add_output(out)
-                  .add_const_input(self)
-                  .check_all_same_dtype(false)
-                  .resize_outputs(false)
-                  .set_check_mem_overlap(false)
-                  .build();
+    auto it = as_is_iter(out, {self}, false);
     run_expr(name, it, CT::F32, expr, lib::Special);
   };
   const bool mantissa_first = !mantissa.is_alias_of(self);
