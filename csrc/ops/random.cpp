@@ -61,14 +61,6 @@ const char* kEntry4 =
     "  let n = P.n;\n"
     "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n";
 
-std::string round_fn(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
-    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
-    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
-  }
-}
-
 // Fills `self` (contiguous) with spec's values.
 void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
   const int64_t n = self.numel();

@@ -20,15 +20,6 @@ namespace {
 
 using at::native::ReductionType;
 
-// WGSL rounding of an f32 to the data's dtype (CPU's scalar_t arithmetic rounds every step).
-std::string round_fn(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
-    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
-    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
-  }
-}
-
 void check_dtype(const at::Tensor& data, const char* op) {
   const auto t = data.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(t == at::kFloat || t == at::kHalf || t == at::kBFloat16, "\"", op,

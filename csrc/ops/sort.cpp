@@ -905,10 +905,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   // The bin as CPU's histc finds it (linear interpolation without local search), every operation
   // rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
   const at::ScalarType st = self.scalar_type();
-  std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
-                    : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
-                                          : "fn rnd(x: f32) -> f32 { return x; }\n";
-  const std::string bin_of = rnd +
+  const std::string bin_of = round_fn(st) +
                              "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = P.lo; let hi = P.hi; let nb = P.bins;"
                              " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
                              " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
