@@ -37,20 +37,10 @@ using at::Tensor;
 
 std::string section(const std::string& name) { return kernel::section("linalg_decomp", name); }
 
-using linalg::batch_of;
-using linalg::batchable;  // t's batch dims must be one stride: callers pass batchable() tensors
-using linalg::batched_params;
-using linalg::check_dev;
-using linalg::check_f32;
-using linalg::columns_entry;
-using linalg::matrix_params;
-using linalg::Multi;
-using linalg::vector_params;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 // ---- kernels
-
-using linalg::kLocalElems;
-using linalg::matrix_access;
+// (their batch dims must be one stride: callers pass batchable() tensors)
 
 // The size of a workgroup copy of `elems` elements: the next power of two from 64, so that small
 // matrices take little workgroup memory (more workgroups resident) in a few pipelines.

@@ -18,10 +18,7 @@ namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-using linalg::batch_of;
-using linalg::check_dev;
-using linalg::check_f32_kernel;
-using linalg::Multi;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 std::string section(const std::string& name) { return kernel::section("linalg_jacobi", name); }
 

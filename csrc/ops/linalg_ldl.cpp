@@ -14,15 +14,7 @@ namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-using linalg::batch_of;
-using linalg::batchable;
-using linalg::batched_params;
-using linalg::check_dev;
-using linalg::check_f32_kernel;
-using linalg::columns_entry;
-using linalg::matrix_params;
-using linalg::Multi;
-using linalg::vector_params;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 std::string section(const std::string& name) { return kernel::section("linalg_ldl", name); }
 
