@@ -29,6 +29,7 @@
 #include "ops/complex.h"
 #include "ops/linalg_common.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -806,33 +807,20 @@ Tensor cholesky_inverse(const Tensor& input, bool upper) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("linalg_lu_factor_ex", TORCH_FN(lu_factor_ex));
-  m.impl("linalg_lu_factor_ex.out", TORCH_FN(lu_factor_ex_out));
-  m.impl("linalg_lu_solve", TORCH_FN(lu_solve));
-  m.impl("linalg_lu_solve.out", TORCH_FN(lu_solve_out));
-  m.impl("_linalg_solve_ex", TORCH_FN(solve_ex));
-  m.impl("_linalg_solve_ex.result", TORCH_FN(solve_ex_out));
-  m.impl("linalg_inv_ex", TORCH_FN(inv_ex));
-  m.impl("linalg_inv_ex.inverse", TORCH_FN(inv_ex_out));
-  m.impl("_linalg_det", TORCH_FN(det));
-  m.impl("_linalg_det.result", TORCH_FN(det_out));
-  m.impl("_linalg_slogdet", TORCH_FN(slogdet));
-  m.impl("_linalg_slogdet.sign", TORCH_FN(slogdet_out));
-  m.impl("linalg_cholesky_ex", TORCH_FN(cholesky_ex));
-  m.impl("linalg_cholesky_ex.L", TORCH_FN(cholesky_ex_out));
-  m.impl("cholesky", TORCH_FN(cholesky_legacy));
-  m.impl("cholesky.out", TORCH_FN(cholesky_legacy_out));
-  m.impl("linalg_solve_triangular", TORCH_FN(solve_triangular));
-  m.impl("linalg_solve_triangular.out", TORCH_FN(solve_triangular_out));
-  m.impl("triangular_solve", TORCH_FN(triangular_solve));
-  m.impl("triangular_solve.X", TORCH_FN(triangular_solve_out));
-  m.impl("lu_unpack", TORCH_FN(lu_unpack));
-  m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
-  m.impl("linalg_lu", TORCH_FN(linalg_lu));
-  m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
+  WEBGPU_IMPL_OUT(m, "linalg_lu_factor_ex", "out", lu_factor_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_lu_solve", "out", lu_solve);
+  WEBGPU_IMPL_OUT(m, "_linalg_solve_ex", "result", solve_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_inv_ex", "inverse", inv_ex);
+  WEBGPU_IMPL_OUT(m, "_linalg_det", "result", det);
+  WEBGPU_IMPL_OUT(m, "_linalg_slogdet", "sign", slogdet);
+  WEBGPU_IMPL_OUT(m, "linalg_cholesky_ex", "L", cholesky_ex);
+  WEBGPU_IMPL_OUT(m, "cholesky", "out", cholesky_legacy);
+  WEBGPU_IMPL_OUT(m, "linalg_solve_triangular", "out", solve_triangular);
+  WEBGPU_IMPL_OUT(m, "triangular_solve", "X", triangular_solve);
+  WEBGPU_IMPL_OUT(m, "lu_unpack", "out", lu_unpack);
+  WEBGPU_IMPL_OUT(m, "linalg_lu", "out", linalg_lu);
   m.impl("_cholesky_solve_helper", TORCH_FN(cholesky_solve_helper));
-  m.impl("cholesky_inverse", TORCH_FN(cholesky_inverse));
-  m.impl("cholesky_inverse.out", TORCH_FN(cholesky_inverse_out));
+  WEBGPU_IMPL_OUT(m, "cholesky_inverse", "out", cholesky_inverse);
 }
 
 }  // namespace webgpu::ops

@@ -13,6 +13,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -189,10 +190,8 @@ std::tuple<Tensor&, Tensor&> eigh_out(const Tensor& A, c10::string_view uplo, bo
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_linalg_svd", TORCH_FN(svd));
-  m.impl("_linalg_svd.U", TORCH_FN(svd_out));
-  m.impl("_linalg_eigh", TORCH_FN(eigh));
-  m.impl("_linalg_eigh.eigenvalues", TORCH_FN(eigh_out));
+  WEBGPU_IMPL_OUT(m, "_linalg_svd", "U", svd);
+  WEBGPU_IMPL_OUT(m, "_linalg_eigh", "eigenvalues", eigh);
 }
 
 }  // namespace webgpu::ops

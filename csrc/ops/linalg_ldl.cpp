@@ -9,6 +9,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -130,8 +131,6 @@ Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace webgpu::ops;
-  m.impl("linalg_ldl_factor_ex", TORCH_FN(ldl_factor_ex));
-  m.impl("linalg_ldl_factor_ex.out", TORCH_FN(ldl_factor_ex_out));
-  m.impl("linalg_ldl_solve", TORCH_FN(ldl_solve));
-  m.impl("linalg_ldl_solve.out", TORCH_FN(ldl_solve_out));
+  WEBGPU_IMPL_OUT(m, "linalg_ldl_factor_ex", "out", ldl_factor_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_ldl_solve", "out", ldl_solve);
 }

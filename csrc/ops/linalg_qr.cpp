@@ -9,6 +9,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -247,14 +248,10 @@ std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mod
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("geqrf", TORCH_FN(geqrf));
-  m.impl("geqrf.a", TORCH_FN(geqrf_out));
-  m.impl("linalg_householder_product", TORCH_FN(householder_product));
-  m.impl("linalg_householder_product.out", TORCH_FN(householder_product_out));
-  m.impl("ormqr", TORCH_FN(ormqr));
-  m.impl("ormqr.out", TORCH_FN(ormqr_out));
-  m.impl("linalg_qr", TORCH_FN(linalg_qr));
-  m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
+  WEBGPU_IMPL_OUT(m, "geqrf", "a", geqrf);
+  WEBGPU_IMPL_OUT(m, "linalg_householder_product", "out", householder_product);
+  WEBGPU_IMPL_OUT(m, "ormqr", "out", ormqr);
+  WEBGPU_IMPL_OUT(m, "linalg_qr", "out", linalg_qr);
 }
 
 }  // namespace webgpu::ops

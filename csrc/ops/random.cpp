@@ -24,6 +24,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/pointwise.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -640,8 +641,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
   m.impl("randperm.generator_out", TORCH_FN(randperm_out));
-  m.impl("multinomial", TORCH_FN(multinomial));
-  m.impl("multinomial.out", TORCH_FN(multinomial_out));
+  WEBGPU_IMPL_OUT(m, "multinomial", "out", multinomial);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -1131,22 +1132,18 @@ WEBGPU_STUB(histogramdd_linear_stub, histogramdd_linear_kernel)
 WEBGPU_STUB(histogram_select_outer_bin_edges_stub, histogram_select_outer_bin_edges)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort", TORCH_FN(sort_plain));
-  m.impl("sort.values", TORCH_FN(sort_plain_out));
+  WEBGPU_IMPL_OUT(m, "sort", "values", sort_plain);
   m.impl("sort.stable", TORCH_FN(sort_stable));
   m.impl("sort.values_stable", TORCH_FN(sort_out));
-  m.impl("topk", TORCH_FN(topk));
-  m.impl("topk.values", TORCH_FN(topk_out));
-  m.impl("kthvalue", TORCH_FN(kthvalue));
-  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  WEBGPU_IMPL_OUT(m, "topk", "values", topk);
+  WEBGPU_IMPL_OUT(m, "kthvalue", "values", kthvalue);
   m.impl("median", TORCH_FN(median_all));
   m.impl("median.dim", TORCH_FN(median_dim));
   m.impl("median.dim_values", TORCH_FN(median_dim_out));
   m.impl("nanmedian", TORCH_FN(nanmedian_all));
   m.impl("nanmedian.dim", TORCH_FN(nanmedian_dim));
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
-  m.impl("mode", TORCH_FN(mode));
-  m.impl("mode.values", TORCH_FN(mode_out));
+  WEBGPU_IMPL_OUT(m, "mode", "values", mode);
   m.impl("_unique2", TORCH_FN(unique2));
   m.impl("_unique", TORCH_FN(unique1));
   m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
@@ -1159,8 +1156,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Tensor", TORCH_FN(bucketize_t));
   m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
   m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
-  m.impl("histc", TORCH_FN(histc));
-  m.impl("histc.out", TORCH_FN(histc_out));
+  WEBGPU_IMPL_OUT(m, "histc", "out", histc);
   m.impl("bincount", TORCH_FN(bincount));
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("histogram.bins_tensor_out", TORCH_FN(histogram_bins_tensor_out));

@@ -11,6 +11,7 @@
 #include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -152,8 +153,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
   s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
   // Device-generic ATen functions over the stubs above.
-  m.impl("angle", TORCH_FN(at::native::angle));
-  m.impl("angle.out", TORCH_FN(at::native::angle_out));
+  WEBGPU_IMPL_OUT(m, "angle", "out", at::native::angle);
   m.impl("frexp.Tensor_out", TORCH_FN(at::native::frexp_out));
   m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
 }
