@@ -325,11 +325,8 @@ std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, boo
 }
 std::tuple<Tensor&, Tensor&, Tensor&> lu_factor_ex_out(const Tensor& A, bool pivot, bool check_errors, Tensor& LU,
                                                        Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "linalg_lu_factor_ex");
-  LuF op;
-  op.given = true;
-  op.outs = {LU, pivots, info};
+  check_devs({A, LU, pivots, info}, "linalg_lu_factor_ex");
+  LuF op({LU, pivots, info});
   op.meta(A, pivot, check_errors);
   lu_factor_impl(A, pivot, check_errors, LU, pivots, info);
   return {LU, pivots, info};
@@ -365,10 +362,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
   return op.outs[0];
 }
 Tensor& lu_solve_out(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint, Tensor& out) {
-  for (auto* t : {&LU, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_lu_solve");
-  LuS op;
-  op.given = true;
-  op.outs = {out};
+  check_devs({LU, pivots, B, out}, "linalg_lu_solve");
+  LuS op({out});
   op.meta(LU, pivots, B, left, adjoint);
   lu_solve_impl(LU, pivots, B, left, adjoint, out);
   return out;
@@ -429,11 +424,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> solve_ex(const Tensor& A, const Tenso
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> solve_ex_out(const Tensor& A, const Tensor& B, bool left,
                                                             bool check_errors, Tensor& result, Tensor& LU,
                                                             Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, &B, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "_linalg_solve_ex");
-  SolveEx op;
-  op.given = true;
-  op.outs = {result, LU, pivots, info};
+  check_devs({A, B, result, LU, pivots, info}, "_linalg_solve_ex");
+  SolveEx op({result, LU, pivots, info});
   op.meta(A, B, left, check_errors);
   solve_ex_impl(A, B, left, check_errors, result, LU, pivots, info);
   return {result, LU, pivots, info};
@@ -458,10 +450,8 @@ std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> inv_ex_out(const Tensor& A, bool check_errors, Tensor& inverse, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&inverse, (const Tensor*)&info}) check_dev(*t, "linalg_inv_ex");
-  InvEx op;
-  op.given = true;
-  op.outs = {inverse, info};
+  check_devs({A, inverse, info}, "linalg_inv_ex");
+  InvEx op({inverse, info});
   op.meta(A, check_errors);
   inv_ex_impl(A, check_errors, inverse, info);
   return {inverse, info};
@@ -494,10 +484,8 @@ std::tuple<Tensor, Tensor, Tensor> det(const Tensor& A) {
   return {op.outs[0], op.outs[1], op.outs[2]};
 }
 std::tuple<Tensor&, Tensor&, Tensor&> det_out(const Tensor& A, Tensor& result, Tensor& LU, Tensor& pivots) {
-  for (auto* t : {&A, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots}) check_dev(*t, "_linalg_det");
-  Det op;
-  op.given = true;
-  op.outs = {result, LU, pivots};
+  check_devs({A, result, LU, pivots}, "_linalg_det");
+  Det op({result, LU, pivots});
   op.meta(A);
   det_impl(A, result, LU, pivots);
   return {result, LU, pivots};
@@ -523,11 +511,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet(const Tensor& A) {
 }
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet, Tensor& LU,
                                                            Tensor& pivots) {
-  for (auto* t : {&A, (const Tensor*)&sign, (const Tensor*)&logabsdet, (const Tensor*)&LU, (const Tensor*)&pivots})
-    check_dev(*t, "_linalg_slogdet");
-  Slogdet op;
-  op.given = true;
-  op.outs = {sign, logabsdet, LU, pivots};
+  check_devs({A, sign, logabsdet, LU, pivots}, "_linalg_slogdet");
+  Slogdet op({sign, logabsdet, LU, pivots});
   op.meta(A);
   slogdet_impl(A, sign, logabsdet, LU, pivots);
   return {sign, logabsdet, LU, pivots};
@@ -598,10 +583,8 @@ std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_e
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> cholesky_ex_out(const Tensor& A, bool upper, bool check_errors, Tensor& L, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&L, (const Tensor*)&info}) check_dev(*t, "linalg_cholesky_ex");
-  CholEx op;
-  op.given = true;
-  op.outs = {L, info};
+  check_devs({A, L, info}, "linalg_cholesky_ex");
+  CholEx op({L, info});
   op.meta(A, upper, check_errors);
   cholesky_impl(A, upper, check_errors, L, info);
   return {L, info};
@@ -661,10 +644,8 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A,
 }
 std::tuple<Tensor&, Tensor&> triangular_solve_out(const Tensor& self, const Tensor& A, bool upper, bool transpose,
                                                   bool unitriangular, Tensor& X, Tensor& M) {
-  for (auto* t : {&self, &A, (const Tensor*)&X, (const Tensor*)&M}) check_dev(*t, "triangular_solve");
-  TriS op;
-  op.given = true;
-  op.outs = {X, M};
+  check_devs({self, A, X, M}, "triangular_solve");
+  TriS op({X, M});
   op.meta(self, A, upper, transpose, unitriangular);
   triangular_solve_impl(self, A, upper, transpose, unitriangular, X, M);
   return {X, M};
@@ -732,10 +713,8 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
 }
 std::tuple<Tensor&, Tensor&, Tensor&> lu_unpack_out(const Tensor& LU, const Tensor& pivots, bool unpack_lu,
                                                     bool unpack_pivots, Tensor& P, Tensor& L, Tensor& U) {
-  for (auto* t : {&LU, &pivots, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "lu_unpack");
-  Unpack op;
-  op.given = true;
-  op.outs = {P, L, U};
+  check_devs({LU, pivots, P, L, U}, "lu_unpack");
+  Unpack op({P, L, U});
   op.meta(LU, pivots, unpack_lu, unpack_pivots);
   lu_unpack_impl(LU, pivots, unpack_lu, unpack_pivots, P, L, U);
   return {P, L, U};
@@ -760,10 +739,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   return {op.outs[0], op.outs[1], op.outs[2]};
 }
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_lu_out(const Tensor& A, bool pivot, Tensor& P, Tensor& L, Tensor& U) {
-  for (auto* t : {&A, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "linalg_lu");
-  LinLu op;
-  op.given = true;
-  op.outs = {P, L, U};
+  check_devs({A, P, L, U}, "linalg_lu");
+  LinLu op({P, L, U});
   op.meta(A, pivot);
   linalg_lu_impl(A, pivot, P, L, U);
   return {P, L, U};

@@ -82,11 +82,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian
 }
 std::tuple<Tensor&, Tensor&, Tensor&> ldl_factor_ex_out(const Tensor& A, bool hermitian, bool check_errors, Tensor& LD,
                                                         Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&LD, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "linalg_ldl_factor_ex");
-  Factor op;
-  op.given = true;
-  op.outs = {LD, pivots, info};
+  check_devs({A, LD, pivots, info}, "linalg_ldl_factor_ex");
+  Factor op({LD, pivots, info});
   op.meta(A, hermitian, check_errors);
   factor_impl(A, check_errors, LD, pivots, info);
   return {LD, pivots, info};
@@ -117,10 +114,8 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
   return op.outs[0];
 }
 Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, Tensor& out) {
-  for (auto* t : {&LD, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_ldl_solve");
-  Solve op;
-  op.given = true;
-  op.outs = {out};
+  check_devs({LD, pivots, B, out}, "linalg_ldl_solve");
+  Solve op({out});
   op.meta(LD, pivots, B, hermitian);
   solve_impl(LD, pivots, B, out);
   return out;

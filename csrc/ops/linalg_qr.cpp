@@ -236,10 +236,8 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, c10::string_view mode) {
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mode, Tensor& Q, Tensor& R) {
-  for (auto* t : {&A, (const Tensor*)&Q, (const Tensor*)&R}) check_dev(*t, "linalg_qr");
-  Qr op;
-  op.given = true;
-  op.outs = {Q, R};
+  check_devs({A, Q, R}, "linalg_qr");
+  Qr op({Q, R});
   op.meta(A, mode);
   qr_impl(A, mode, Q, R);
   return {Q, R};
