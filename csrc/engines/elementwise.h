@@ -2,6 +2,8 @@
 // TensorIterator (broadcasting, promotion, strides, storage offsets, CPU scalars, sub-word dtypes).
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,5 +52,17 @@ enum : Libs {
 void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, const std::string& expr, Libs libs, CT ct,
                      const std::vector<ScalarBits>& scalars = {},
                      at::ScalarType scalar_dtype = at::ScalarType::Undefined);
+
+// An iterator that writes `out` as it is (never resized) from `inputs`, each kept in its own dtype
+// (the kernel converts). check_overlap false: where overlapping writes store the same value, or the
+// op checked its operands itself. The inputs are borrowed: they outlive the iterator.
+inline at::TensorIterator as_is_iter(const at::Tensor& out,
+                                     std::initializer_list<std::reference_wrapper<const at::Tensor>> inputs,
+                                     bool check_overlap = true) {
+  at::TensorIteratorConfig cfg;
+  cfg.set_check_mem_overlap(check_overlap).add_output(out).resize_outputs(false).check_all_same_dtype(false);
+  for (const at::Tensor& t : inputs) cfg.add_const_input(t);
+  return cfg.build();
+}
 
 }  // namespace webgpu::ops

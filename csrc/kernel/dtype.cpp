@@ -155,6 +155,14 @@ std::string convert_in(at::ScalarType t, CT ct) {
 }
 
 // Compute-type value v -> raw bits of dtype t (u32 masked to the width, or vec2 for 8 bytes).
+std::string round_fn(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
+    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
+    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
+  }
+}
+
 std::string convert_out(at::ScalarType t, CT ct) {
   if (ct == CT::RAW) return "v";
   TORCH_CHECK_NOT_IMPLEMENTED(!(ct == CT::F64 && is_uint_fp8(t)), "webgpu: no on-device conversion from float64 to ",

@@ -25,6 +25,9 @@ std::string raw_load(int64_t itemsize, const std::string& rd);
 std::string convert_in(at::ScalarType t, CT ct);
 // Compute-type value `v` -> raw bits of dtype t (masked to its width; vec2<u32> for int64).
 std::string convert_out(at::ScalarType t, CT ct);
+// WGSL `fn rnd(x: f32) -> f32`: x rounded to float dtype t (float16, bfloat16; others unchanged), for
+// kernels that compute in f32 but round every step as CPU's scalar_t arithmetic does.
+std::string round_fn(at::ScalarType t);
 
 // A scalar operand, already in the compute type's bit pattern (I64 uses both words).
 struct ScalarBits {
@@ -58,6 +61,7 @@ using kernel::is_fp8;
 using kernel::is_uint_fp8;
 using kernel::is_uint_wide;
 using kernel::raw_load;
+using kernel::round_fn;
 using kernel::scalar_bits;
 using kernel::ScalarBits;
 using kernel::wgsl_type;

@@ -10,6 +10,7 @@
 #include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -171,14 +172,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                                                   "hardshrink_backward.grad_input", nullptr);
   s::reg<at::native::structured_logit_backward_out, T, T, std::optional<double>>(m, "logit_backward",
                                                                                  "logit_backward.grad_input", nullptr);
-  m.impl("glu", TORCH_FN(glu));
-  m.impl("glu.out", TORCH_FN(glu_out));
-  m.impl("glu_backward", TORCH_FN(glu_backward));
-  m.impl("glu_backward.grad_input", TORCH_FN(glu_backward_out));
-  m.impl("hardtanh_backward", TORCH_FN(at::native::hardtanh_backward));
-  m.impl("hardtanh_backward.grad_input", TORCH_FN(at::native::hardtanh_backward_out));
-  m.impl("hardswish_backward", TORCH_FN(at::native::hardswish_backward));
-  m.impl("hardswish_backward.out", TORCH_FN(at::native::hardswish_backward_out));
+  WEBGPU_IMPL_OUT(m, "glu", "out", glu);
+  WEBGPU_IMPL_OUT(m, "glu_backward", "grad_input", glu_backward);
+  WEBGPU_IMPL_OUT(m, "hardtanh_backward", "grad_input", at::native::hardtanh_backward);
+  WEBGPU_IMPL_OUT(m, "hardswish_backward", "out", at::native::hardswish_backward);
   m.impl("mish_backward", TORCH_FN(at::native::mish_backward));
   m.impl("_prelu_kernel", TORCH_FN(at::native::_prelu_kernel));
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));

@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/common.h"
 
 namespace webgpu::ops {
@@ -55,8 +56,8 @@ void unscale_range(const at::Tensor& t, at::Tensor& found_inf, const at::Tensor&
   k.launch(grid(t.numel()), [] {
     // ld0 widens exactly (f16/bf16 infinities and NaNs stay non-finite), so the test is on the f32
     // bits. Every invocation that finds one stores the same 1.0: a benign race, as on CUDA.
-    return std::string(kMain) +
-           "  if (i >= P.n) { return; }\n"
+    return kernel::library("per_element") +
+           "fn run(i: u32) {\n"
            "  let x = ld0(P.x_off + i);\n"
            "  if ((bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u) { st1(P.found_off, 1.0); }\n"
            "  let s = ld2(P.inv_off);\n"

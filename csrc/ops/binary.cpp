@@ -122,14 +122,7 @@ void pow_scalar_kernel(at::TensorIteratorBase& it, const c10::Scalar& e) {
 // masked_fill's iterator has the output and the mask only; the kept values are read from self.
 void masked_fill_kernel(at::TensorIterator& it, const c10::Scalar& value) {
   const at::Tensor& self = it.tensor(0);
-  auto iter = at::TensorIteratorConfig()
-                  .set_check_mem_overlap(false)
-                  .check_all_same_dtype(false)
-                  .resize_outputs(false)
-                  .add_output(self)
-                  .add_const_input(self)
-                  .add_const_input(it.tensor(1))
-                  .build();
+  auto iter = as_is_iter(self, {self, it.tensor(1)}, false);
   run_row(kMaskedFill, iter, {value});
 }
 

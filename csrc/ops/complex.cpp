@@ -41,12 +41,7 @@ at::Tensor part(const at::Tensor& t, int64_t k) { return at::view_as_real(t).sel
 
 // dst = src with the conjugate / negative bits flipped as given (same dtype): a sign-bit xor.
 void flip_copy(const at::Tensor& dst, const at::Tensor& src, bool conj, bool neg) {
-  auto iter = at::TensorIteratorConfig()
-                  .add_output(dst)
-                  .add_const_input(src)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .build();
+  auto iter = as_is_iter(dst, {src});
   const at::ScalarType t = dst.scalar_type();
   if (t == at::kComplexFloat) {
     const uint32_t re = neg ? kSign : 0u, im = (neg ? kSign : 0u) ^ (conj ? kSign : 0u);
@@ -94,13 +89,7 @@ bool complex_copy(const at::Tensor& dst, const at::Tensor& src, void (*copy)(con
     // float compares, so subnormals count on GPUs that flush them.
     at::Tensor s = src.expand(dst.sizes());
     const at::Tensor re = part(s, 0), im = part(s, 1);
-    auto iter = at::TensorIteratorConfig()
-                    .add_output(dst)
-                    .add_const_input(re)
-                    .add_const_input(im)
-                    .resize_outputs(false)
-                    .check_all_same_dtype(false)
-                    .build();
+    auto iter = as_is_iter(dst, {re, im});
     run_elementwise(iter, "c64_to_bool",
                     "select(0.0, 1.0, ((bitcast<u32>(x1) | bitcast<u32>(x2)) & 0x7fffffffu) != 0u)", lib::None,
                     CT::F32);
@@ -238,15 +227,7 @@ void run_select(const std::string& n, at::TensorIteratorBase& iter, std::initial
     const at::Tensor a = at::view_as_real(device_operand(iter, 1, at::kComplexFloat));
     const at::Tensor b = at::view_as_real(device_operand(iter, 2, at::kComplexFloat));
     const at::Tensor o = at::view_as_real(out);
-    auto it = at::TensorIteratorConfig()
-                  .add_output(o)
-                  .add_const_input(cond)
-                  .add_const_input(a)
-                  .add_const_input(b)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .set_check_mem_overlap(false)
-                  .build();
+    auto it = as_is_iter(o, {cond, a, b}, false);
     run_elementwise(it, "c64_where", "select(x3, x2, !(x1 == 0.0))", lib::None, CT::F32);
     return;
   }
@@ -255,14 +236,7 @@ void run_select(const std::string& n, at::TensorIteratorBase& iter, std::initial
   const at::Tensor mask = device_operand(iter, 1, at::kBool);
   for (int k = 0; k < 2; ++k) {
     const at::Tensor o = part(out, k);
-    auto it = at::TensorIteratorConfig()
-                  .add_output(o)
-                  .add_const_input(o)
-                  .add_const_input(mask)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .set_check_mem_overlap(false)
-                  .build();
+    auto it = as_is_iter(o, {o, mask}, false);
     run_elementwise(it, "c64_masked_fill", "select(x1, s0, !(x2 == 0.0))", lib::None, CT::F32,
                     {{f32_bits(k == 0 ? v.real() : v.imag()), 0}});
   }
@@ -367,13 +341,7 @@ void polar_kernel(at::TensorIterator& iter) {
   const at::Tensor& out = iter.output(0);
   for (int k = 0; k < 2; ++k) {
     const at::Tensor o = part(out, k);
-    auto it = at::TensorIteratorConfig()
-                  .add_output(o)
-                  .add_const_input(iter.input(0))
-                  .add_const_input(iter.input(1))
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .build();
+    auto it = as_is_iter(o, {iter.input(0), iter.input(1)});
     // std::polar: (abs cos(angle), abs sin(angle)).
     run_elementwise(it, k == 0 ? "polar_re" : "polar_im", k == 0 ? "x1 * f_cos(x2)" : "x1 * f_sin(x2)", lib::Pointwise,
                     CT::F32);

@@ -50,12 +50,7 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
     kernel::copy_bytes(src, byte_offset_of(src), dst, byte_offset_of(dst), n);
     return;
   }
-  auto iter = at::TensorIteratorConfig()
-                  .add_output(dst)
-                  .add_const_input(src)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .build();
+  auto iter = as_is_iter(dst, {src});
   const auto s = src.scalar_type(), d = dst.scalar_type();
   if ((s == at::kDouble && kernel::is_uint_fp8(d)) || (d == at::kDouble && kernel::is_uint_fp8(s))) {
     // float64 <-> the unsigned and float8 types: no device conversion between them; through the
@@ -158,12 +153,7 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   check_storable_dtype(self.scalar_type(), "fill_");
   if (self.numel() == 0) return self;
   // Overlapping outputs (an expanded tensor) are fine here: every write stores the same value.
-  auto iter = at::TensorIteratorConfig()
-                  .set_check_mem_overlap(false)
-                  .add_output(self)
-                  .resize_outputs(false)
-                  .check_all_same_dtype(false)
-                  .build();
+  auto iter = as_is_iter(self, {}, false);
   run_elementwise(iter, "fill", "s0", lib::None, CT::RAW, {raw_bits(value, self.scalar_type())});
   return self;
 }

@@ -23,10 +23,12 @@ void check_dtype(const at::Tensor& log_probs, const char* op) {
                               c10::toString(log_probs.scalar_type()), "' on the webgpu device");
 }
 
-// What both kernels share: the operands 0-2 (log_probs, targets, meta [3, B] = input length,
-// target length, target base offset) and their parameters; L is the alpha rows' width.
+// What both kernels share: the pointwise library, the operands 0-2 (log_probs, targets, meta [3, B]
+// = input length, target length, target base offset; the kernel holds it) and their parameters;
+// L is the alpha rows' width.
 void add_common(Kernel& k, const at::Tensor& lp, const at::Tensor& targets, at::IntArrayRef input_lengths,
-                at::IntArrayRef target_lengths, int64_t blank, int64_t L, at::Tensor& meta) {
+                at::IntArrayRef target_lengths, int64_t blank, int64_t L) {
+  k.library("pointwise");
   const int64_t B = lp.size(1);
   std::vector<int32_t> m(3 * B);
   int64_t pos = 0;
@@ -36,7 +38,7 @@ void add_common(Kernel& k, const at::Tensor& lp, const at::Tensor& targets, at::
     m[2 * B + b] = int32_t(targets.dim() == 1 ? pos : b * targets.stride(0));
     pos += target_lengths[b];
   }
-  meta = at::from_blob(m.data(), {3 * B}, at::kInt).to(lp.device());
+  const at::Tensor meta = at::from_blob(m.data(), {3 * B}, at::kInt).to(lp.device());
   k.in(lp, CT::F32);
   k.in(targets, CT::I32);
   k.in(meta, CT::I32);
@@ -62,9 +64,7 @@ std::tuple<at::Tensor, at::Tensor> ctc_loss(const at::Tensor& log_probs, const a
   auto [nll, log_alpha] =
       at::native::ctc_loss_meta(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
   Kernel k("ctc:forward");
-  k.library("pointwise");
-  at::Tensor meta;
-  add_common(k, log_probs, targets, input_lengths, target_lengths, blank, log_alpha.size(2), meta);
+  add_common(k, log_probs, targets, input_lengths, target_lengths, blank, log_alpha.size(2));
   k.out(log_alpha, CT::F32);
   k.out(nll, CT::F32);
   k.param_index("nll_off", nll.storage_offset());
@@ -81,9 +81,7 @@ at::Tensor ctc_loss_backward(const at::Tensor& grad, const at::Tensor& log_probs
   if (out.numel() == 0) return out;
   at::Tensor log_beta = at::empty_like(log_alpha);
   Kernel k("ctc:backward");
-  k.library("pointwise");
-  at::Tensor meta;
-  add_common(k, log_probs, targets, input_lengths, target_lengths, blank, log_alpha.size(2), meta);
+  add_common(k, log_probs, targets, input_lengths, target_lengths, blank, log_alpha.size(2));
   k.in(log_alpha, CT::F32);
   k.in(nll, CT::F32);
   k.in(grad, CT::F32);

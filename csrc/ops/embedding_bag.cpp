@@ -96,9 +96,9 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
   k.param_index("psw_off", psw.defined() ? psw.storage_offset() : 0);  // read only under HAS_PSW
   const bool has_psw = psw.defined();
   k.launch(grid(uint64_t(out.numel())), [&] {
-    return "const MODE: u32 = " + std::to_string(mode) + "u;\nconst HAS_PSW: bool = " + (has_psw ? "true" : "false") +
-           ";\nfn psw(e: u32) -> f32 { return " + (has_psw ? "ld7(e)" : "0.0") + "; }\n" +
-           kernel::library("embedding_bag");
+    return kernel::library("per_element") + "const MODE: u32 = " + std::to_string(mode) +
+           "u;\nconst HAS_PSW: bool = " + (has_psw ? "true" : "false") + ";\nfn psw(e: u32) -> f32 { return " +
+           (has_psw ? "ld7(e)" : "0.0") + "; }\n" + kernel::library("embedding_bag");
   });
   return {out, offset2bag, bag_size, max_indices};
 }

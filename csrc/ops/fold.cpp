@@ -11,6 +11,7 @@
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -124,8 +125,6 @@ at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntAr
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace webgpu::ops;
-  m.impl("im2col", TORCH_FN(im2col));
-  m.impl("im2col.out", TORCH_FN(im2col_out));
-  m.impl("col2im", TORCH_FN(col2im));
-  m.impl("col2im.out", TORCH_FN(col2im_out));
+  WEBGPU_IMPL_OUT(m, "im2col", "out", im2col);
+  WEBGPU_IMPL_OUT(m, "col2im", "out", col2im);
 }

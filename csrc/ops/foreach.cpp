@@ -11,17 +11,13 @@
 
 #include "kernel/device.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/common.h"
 
 namespace webgpu::ops {
 namespace {
 
 using OptT = const std::optional<at::Tensor>&;
-
-const char* kMain =
-    "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-    " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-    "  let i = linear_id(wid, nwg, lid, 256u);\n";
 
 // The small per-call values (lr, grad_scale, found_inf) gathered into one float32 device tensor,
 // so a parameter's dispatch binds few buffers: [lr, grad_scale, found_inf]. Copies stay on the device.
@@ -112,7 +108,7 @@ void for_each_param(const char* op, at::TensorList params, at::TensorList grads,
 // and negated as asked.
 std::string grad_prologue(int aux, bool has_scale, bool maximize, bool p_var) {
   const std::string A = std::to_string(aux);
-  std::string s = std::string(kMain) + "  if (i >= P.n) { return; }\n" + "  if (ld" + A +
+  std::string s = kernel::library("per_element") + "fn run(i: u32) {\n" + "  if (ld" + A +
                   "(P.aux_off + 2u) == 1.0) { return; }\n" + "  let lr = ld" + A + "(P.aux_off);\n" +
                   (p_var ? "  var p" : "  let p") + " = ld0(P.p_off + i);\n" + "  var g = ld1(P.g_off + i);\n";
   if (has_scale) s += "  g = g / ld" + A + "(P.aux_off + 1u);\n  st1(P.g_off + i, g);\n";

@@ -365,17 +365,22 @@ void add_tensor_(TL self, const at::Tensor& other, const at::Scalar& alpha) {
   run_("add", "x1 + x3 * x2", false, {L(self), D(other), S(alpha)});
 }
 
+// The list overloads of a binary op, functional and in place (LIB: the expression calls the pointwise
+// library).
+#define WEBGPU_FOREACH_LIST(OP, EXPR, LIB)                                                     \
+  std::vector<at::Tensor> OP##_list(TL self, TL other) {                                       \
+    an::check_foreach_api_restrictions(self, other);                                           \
+    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow(self, other);  \
+    return run_o(#OP, EXPR, LIB, {L(self), L(other)});                                         \
+  }                                                                                            \
+  void OP##_list_(TL self, TL other) {                                                         \
+    an::check_foreach_api_restrictions(self, other);                                           \
+    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow_(self, other); \
+    run_(#OP, EXPR, LIB, {L(self), L(other)});                                                 \
+  }
+// ... and, for mul and div, the one-tensor overloads too.
 #define WEBGPU_FOREACH_LIST_TENSOR(OP, EXPR)                                                         \
-  std::vector<at::Tensor> OP##_list(TL self, TL other) {                                             \
-    an::check_foreach_api_restrictions(self, other);                                                 \
-    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow(self, other);        \
-    return run_o(#OP, EXPR, false, {L(self), L(other)});                                             \
-  }                                                                                                  \
-  void OP##_list_(TL self, TL other) {                                                               \
-    an::check_foreach_api_restrictions(self, other);                                                 \
-    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow_(self, other);       \
-    run_(#OP, EXPR, false, {L(self), L(other)});                                                     \
-  }                                                                                                  \
+  WEBGPU_FOREACH_LIST(OP, EXPR, false)                                                               \
   std::vector<at::Tensor> OP##_tensor(TL self, const at::Tensor& other) {                            \
     an::check_foreach_api_restrictions(self);                                                        \
     if (other.device().is_cpu() && other.dim() == 0 && fast({self}, {other.item()}))                 \
@@ -396,20 +401,9 @@ WEBGPU_FOREACH_LIST_TENSOR(div, "x1 / x2")
 
 // With a tensor bound, clamp_min/clamp_max (and maximum/minimum, which are they) propagate NaN from
 // either side, as maximum/minimum.
-#define WEBGPU_FOREACH_BOUND_LIST(OP, EXPR)                                                    \
-  std::vector<at::Tensor> OP##_list(TL self, TL other) {                                       \
-    an::check_foreach_api_restrictions(self, other);                                           \
-    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow(self, other);  \
-    return run_o(#OP, EXPR, true, {L(self), L(other)});                                        \
-  }                                                                                            \
-  void OP##_list_(TL self, TL other) {                                                         \
-    an::check_foreach_api_restrictions(self, other);                                           \
-    if (!fast({self, other})) return an::foreach_tensor_##OP##_list_kernel_slow_(self, other); \
-    run_(#OP, EXPR, true, {L(self), L(other)});                                                \
-  }
-WEBGPU_FOREACH_BOUND_LIST(clamp_min, "f_maximum(x1, x2)")
-WEBGPU_FOREACH_BOUND_LIST(clamp_max, "f_minimum(x1, x2)")
-#undef WEBGPU_FOREACH_BOUND_LIST
+WEBGPU_FOREACH_LIST(clamp_min, "f_maximum(x1, x2)", true)
+WEBGPU_FOREACH_LIST(clamp_max, "f_minimum(x1, x2)", true)
+#undef WEBGPU_FOREACH_LIST
 
 // ---- unary: sqrt, neg, reciprocal; zero_ ----
 
@@ -518,42 +512,34 @@ WEBGPU_FOREACH_ADDC(addcdiv, "x1 + x4 * (x2 / x3)")
 #undef WEBGPU_FOREACH_ADDC
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-#define WEBGPU_REG_SCALAR(OP)                                       \
-  m.impl("_foreach_" #OP ".Scalar", TORCH_FN(OP##_scalar));         \
-  m.impl("_foreach_" #OP "_.Scalar", TORCH_FN(OP##_scalar_));       \
-  m.impl("_foreach_" #OP ".ScalarList", TORCH_FN(OP##_scalarlist)); \
-  m.impl("_foreach_" #OP "_.ScalarList", TORCH_FN(OP##_scalarlist_));
-  WEBGPU_REG_SCALAR(add)
-  WEBGPU_REG_SCALAR(sub)
-  WEBGPU_REG_SCALAR(mul)
-  WEBGPU_REG_SCALAR(div)
-#undef WEBGPU_REG_SCALAR
-  m.impl("_foreach_add.List", TORCH_FN(add_list));
-  m.impl("_foreach_add_.List", TORCH_FN(add_list_));
-  m.impl("_foreach_sub.List", TORCH_FN(sub_list));
-  m.impl("_foreach_sub_.List", TORCH_FN(sub_list_));
-  m.impl("_foreach_add.Tensor", TORCH_FN(add_tensor));
-  m.impl("_foreach_add_.Tensor", TORCH_FN(add_tensor_));
-  m.impl("_foreach_mul.List", TORCH_FN(mul_list));
-  m.impl("_foreach_mul_.List", TORCH_FN(mul_list_));
-  m.impl("_foreach_mul.Tensor", TORCH_FN(mul_tensor));
-  m.impl("_foreach_mul_.Tensor", TORCH_FN(mul_tensor_));
-  m.impl("_foreach_div.List", TORCH_FN(div_list));
-  m.impl("_foreach_div_.List", TORCH_FN(div_list_));
-  m.impl("_foreach_div.Tensor", TORCH_FN(div_tensor));
-  m.impl("_foreach_div_.Tensor", TORCH_FN(div_tensor_));
-#define WEBGPU_REG_BOUND(NAME, OP)                                      \
-  m.impl("_foreach_" #NAME ".Scalar", TORCH_FN(OP##_scalar));           \
-  m.impl("_foreach_" #NAME "_.Scalar", TORCH_FN(OP##_scalar_));         \
-  m.impl("_foreach_" #NAME ".ScalarList", TORCH_FN(OP##_scalarlist));   \
-  m.impl("_foreach_" #NAME "_.ScalarList", TORCH_FN(OP##_scalarlist_)); \
-  m.impl("_foreach_" #NAME ".List", TORCH_FN(OP##_list));               \
-  m.impl("_foreach_" #NAME "_.List", TORCH_FN(OP##_list_));
-  WEBGPU_REG_BOUND(clamp_min, clamp_min)
-  WEBGPU_REG_BOUND(maximum, clamp_min)
-  WEBGPU_REG_BOUND(clamp_max, clamp_max)
-  WEBGPU_REG_BOUND(minimum, clamp_max)
-#undef WEBGPU_REG_BOUND
+// Overload OVL of _foreach_NAME and of its in-place _foreach_NAME_: kernels FN and FN_.
+#define WEBGPU_REG(NAME, OVL, FN)                   \
+  m.impl("_foreach_" #NAME "." #OVL, TORCH_FN(FN)); \
+  m.impl("_foreach_" #NAME "_." #OVL, TORCH_FN(FN##_));
+// The Scalar and ScalarList overloads of NAME: kernels OP_scalar, OP_scalarlist.
+#define WEBGPU_REG_SCALAR(NAME, OP)     \
+  WEBGPU_REG(NAME, Scalar, OP##_scalar) \
+  WEBGPU_REG(NAME, ScalarList, OP##_scalarlist)
+  WEBGPU_REG_SCALAR(add, add)
+  WEBGPU_REG_SCALAR(sub, sub)
+  WEBGPU_REG_SCALAR(mul, mul)
+  WEBGPU_REG_SCALAR(div, div)
+  WEBGPU_REG(add, List, add_list)
+  WEBGPU_REG(sub, List, sub_list)
+  WEBGPU_REG(add, Tensor, add_tensor)
+  WEBGPU_REG(mul, List, mul_list)
+  WEBGPU_REG(mul, Tensor, mul_tensor)
+  WEBGPU_REG(div, List, div_list)
+  WEBGPU_REG(div, Tensor, div_tensor)
+  // maximum and minimum are clamp_min and clamp_max.
+  WEBGPU_REG_SCALAR(clamp_min, clamp_min)
+  WEBGPU_REG(clamp_min, List, clamp_min_list)
+  WEBGPU_REG_SCALAR(maximum, clamp_min)
+  WEBGPU_REG(maximum, List, clamp_min_list)
+  WEBGPU_REG_SCALAR(clamp_max, clamp_max)
+  WEBGPU_REG(clamp_max, List, clamp_max_list)
+  WEBGPU_REG_SCALAR(minimum, clamp_max)
+  WEBGPU_REG(minimum, List, clamp_max_list)
   m.impl("_foreach_sqrt", TORCH_FN(fe_sqrt));
   m.impl("_foreach_sqrt_", TORCH_FN(fe_sqrt_));
   m.impl("_foreach_neg", TORCH_FN(fe_neg));
@@ -562,24 +548,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_reciprocal_", TORCH_FN(fe_reciprocal_));
   m.impl("_foreach_zero_", TORCH_FN(fe_zero_));
   m.impl("_foreach_copy_", TORCH_FN(fe_copy_));
-  m.impl("_foreach_lerp.Scalar", TORCH_FN(lerp_scalar));
-  m.impl("_foreach_lerp_.Scalar", TORCH_FN(lerp_scalar_));
-  m.impl("_foreach_lerp.ScalarList", TORCH_FN(lerp_scalarlist));
-  m.impl("_foreach_lerp_.ScalarList", TORCH_FN(lerp_scalarlist_));
-  m.impl("_foreach_lerp.List", TORCH_FN(lerp_list));
-  m.impl("_foreach_lerp_.List", TORCH_FN(lerp_list_));
-  m.impl("_foreach_addcmul.Scalar", TORCH_FN(addcmul_scalar));
-  m.impl("_foreach_addcmul_.Scalar", TORCH_FN(addcmul_scalar_));
-  m.impl("_foreach_addcmul.ScalarList", TORCH_FN(addcmul_scalarlist));
-  m.impl("_foreach_addcmul_.ScalarList", TORCH_FN(addcmul_scalarlist_));
-  m.impl("_foreach_addcmul.Tensor", TORCH_FN(addcmul_tensor));
-  m.impl("_foreach_addcmul_.Tensor", TORCH_FN(addcmul_tensor_));
-  m.impl("_foreach_addcdiv.Scalar", TORCH_FN(addcdiv_scalar));
-  m.impl("_foreach_addcdiv_.Scalar", TORCH_FN(addcdiv_scalar_));
-  m.impl("_foreach_addcdiv.ScalarList", TORCH_FN(addcdiv_scalarlist));
-  m.impl("_foreach_addcdiv_.ScalarList", TORCH_FN(addcdiv_scalarlist_));
-  m.impl("_foreach_addcdiv.Tensor", TORCH_FN(addcdiv_tensor));
-  m.impl("_foreach_addcdiv_.Tensor", TORCH_FN(addcdiv_tensor_));
+  WEBGPU_REG_SCALAR(lerp, lerp)
+  WEBGPU_REG(lerp, List, lerp_list)
+  WEBGPU_REG_SCALAR(addcmul, addcmul)
+  WEBGPU_REG(addcmul, Tensor, addcmul_tensor)
+  WEBGPU_REG_SCALAR(addcdiv, addcdiv)
+  WEBGPU_REG(addcdiv, Tensor, addcdiv_tensor)
+#undef WEBGPU_REG_SCALAR
+#undef WEBGPU_REG
 }
 
 }  // namespace

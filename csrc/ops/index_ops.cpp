@@ -32,6 +32,7 @@
 #include "engines/index.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -768,8 +769,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_reduce", TORCH_FN(index_reduce_fn));
   m.impl("index_reduce.out", TORCH_FN(index_reduce_out_fn));
   m.impl("index_reduce_", TORCH_FN(index_reduce_inplace_fn));
-  m.impl("take", TORCH_FN(at::native::take));
-  m.impl("take.out", TORCH_FN(at::native::take_out));
+  WEBGPU_IMPL_OUT(m, "take", "out", at::native::take);
   m.impl("put_", TORCH_FN(at::native::put_));
   m.impl("masked_select", TORCH_FN(masked_select_fn));
   m.impl("masked_select.out", TORCH_FN(masked_select_out_fn));

@@ -15,6 +15,7 @@
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -168,9 +169,6 @@ Tensor int_mm(const Tensor& self, const Tensor& mat2) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_int_mm", TORCH_FN(int_mm));
-  m.impl("_int_mm.out", TORCH_FN(int_mm_out));
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { WEBGPU_IMPL_OUT(m, "_int_mm", "out", int_mm); }
 
 }  // namespace webgpu::ops

@@ -14,6 +14,7 @@
 
 #include "engines/gemm.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -190,8 +191,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", TORCH_FN(vdot_fn));
   m.impl("dot.out", TORCH_FN(dot_out));
   m.impl("vdot.out", TORCH_FN(vdot_out));
-  m.impl("addbmm", TORCH_FN(addbmm));
-  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  WEBGPU_IMPL_OUT(m, "addbmm", "out", addbmm);
   m.impl("addbmm_", TORCH_FN(addbmm_));
 }
 

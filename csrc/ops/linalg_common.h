@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 
 #include <array>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,10 @@ inline void check_f32_kernel(const at::Tensor& t, const char* kernel) {
 
 inline void check_dev(const at::Tensor& t, const char* op) {
   if (t.defined() && t.device().type() != c10::DeviceType::PrivateUse1) raise_wrong_device(t, op);
+}
+// check_dev over an op's tensors (its inputs and given outputs).
+inline void check_devs(std::initializer_list<std::reference_wrapper<const at::Tensor>> ts, const char* op) {
+  for (const at::Tensor& t : ts) check_dev(t, op);
 }
 
 // Product of t's leading dims, those before its last mat_dims.
@@ -90,11 +96,14 @@ inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
 }
 
 // A structured op's functional and out= forms with N outputs: ATen's meta() creates the outputs
-// (functional) or checks and resizes the given ones (given = true, outs set first).
+// (functional) or checks and resizes the given ones (out=: constructed with them).
 template <class Base, size_t N>
 struct Multi final : Base {
   std::array<at::Tensor, N> outs;
   bool given = false;
+  Multi() = default;
+  // The out= form: meta() checks and resizes these.
+  explicit Multi(std::array<at::Tensor, N> given_outs) : outs(std::move(given_outs)), given(true) {}
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options WEBGPU_NAMES_PARAM) override {
     set(i, sizes, strides, options);

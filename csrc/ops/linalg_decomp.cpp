@@ -29,6 +29,7 @@
 #include "ops/complex.h"
 #include "ops/linalg_common.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -37,20 +38,10 @@ using at::Tensor;
 
 std::string section(const std::string& name) { return kernel::section("linalg_decomp", name); }
 
-using linalg::batch_of;
-using linalg::batchable;  // t's batch dims must be one stride: callers pass batchable() tensors
-using linalg::batched_params;
-using linalg::check_dev;
-using linalg::check_f32;
-using linalg::columns_entry;
-using linalg::matrix_params;
-using linalg::Multi;
-using linalg::vector_params;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 // ---- kernels
-
-using linalg::kLocalElems;
-using linalg::matrix_access;
+// (their batch dims must be one stride: callers pass batchable() tensors)
 
 // The size of a workgroup copy of `elems` elements: the next power of two from 64, so that small
 // matrices take little workgroup memory (more workgroups resident) in a few pipelines.
@@ -334,11 +325,8 @@ std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, boo
 }
 std::tuple<Tensor&, Tensor&, Tensor&> lu_factor_ex_out(const Tensor& A, bool pivot, bool check_errors, Tensor& LU,
                                                        Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "linalg_lu_factor_ex");
-  LuF op;
-  op.given = true;
-  op.outs = {LU, pivots, info};
+  check_devs({A, LU, pivots, info}, "linalg_lu_factor_ex");
+  LuF op({LU, pivots, info});
   op.meta(A, pivot, check_errors);
   lu_factor_impl(A, pivot, check_errors, LU, pivots, info);
   return {LU, pivots, info};
@@ -374,10 +362,8 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
   return op.outs[0];
 }
 Tensor& lu_solve_out(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint, Tensor& out) {
-  for (auto* t : {&LU, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_lu_solve");
-  LuS op;
-  op.given = true;
-  op.outs = {out};
+  check_devs({LU, pivots, B, out}, "linalg_lu_solve");
+  LuS op({out});
   op.meta(LU, pivots, B, left, adjoint);
   lu_solve_impl(LU, pivots, B, left, adjoint, out);
   return out;
@@ -438,11 +424,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> solve_ex(const Tensor& A, const Tenso
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> solve_ex_out(const Tensor& A, const Tensor& B, bool left,
                                                             bool check_errors, Tensor& result, Tensor& LU,
                                                             Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, &B, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "_linalg_solve_ex");
-  SolveEx op;
-  op.given = true;
-  op.outs = {result, LU, pivots, info};
+  check_devs({A, B, result, LU, pivots, info}, "_linalg_solve_ex");
+  SolveEx op({result, LU, pivots, info});
   op.meta(A, B, left, check_errors);
   solve_ex_impl(A, B, left, check_errors, result, LU, pivots, info);
   return {result, LU, pivots, info};
@@ -467,10 +450,8 @@ std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> inv_ex_out(const Tensor& A, bool check_errors, Tensor& inverse, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&inverse, (const Tensor*)&info}) check_dev(*t, "linalg_inv_ex");
-  InvEx op;
-  op.given = true;
-  op.outs = {inverse, info};
+  check_devs({A, inverse, info}, "linalg_inv_ex");
+  InvEx op({inverse, info});
   op.meta(A, check_errors);
   inv_ex_impl(A, check_errors, inverse, info);
   return {inverse, info};
@@ -503,10 +484,8 @@ std::tuple<Tensor, Tensor, Tensor> det(const Tensor& A) {
   return {op.outs[0], op.outs[1], op.outs[2]};
 }
 std::tuple<Tensor&, Tensor&, Tensor&> det_out(const Tensor& A, Tensor& result, Tensor& LU, Tensor& pivots) {
-  for (auto* t : {&A, (const Tensor*)&result, (const Tensor*)&LU, (const Tensor*)&pivots}) check_dev(*t, "_linalg_det");
-  Det op;
-  op.given = true;
-  op.outs = {result, LU, pivots};
+  check_devs({A, result, LU, pivots}, "_linalg_det");
+  Det op({result, LU, pivots});
   op.meta(A);
   det_impl(A, result, LU, pivots);
   return {result, LU, pivots};
@@ -532,11 +511,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> slogdet(const Tensor& A) {
 }
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tensor& sign, Tensor& logabsdet, Tensor& LU,
                                                            Tensor& pivots) {
-  for (auto* t : {&A, (const Tensor*)&sign, (const Tensor*)&logabsdet, (const Tensor*)&LU, (const Tensor*)&pivots})
-    check_dev(*t, "_linalg_slogdet");
-  Slogdet op;
-  op.given = true;
-  op.outs = {sign, logabsdet, LU, pivots};
+  check_devs({A, sign, logabsdet, LU, pivots}, "_linalg_slogdet");
+  Slogdet op({sign, logabsdet, LU, pivots});
   op.meta(A);
   slogdet_impl(A, sign, logabsdet, LU, pivots);
   return {sign, logabsdet, LU, pivots};
@@ -607,10 +583,8 @@ std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_e
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> cholesky_ex_out(const Tensor& A, bool upper, bool check_errors, Tensor& L, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&L, (const Tensor*)&info}) check_dev(*t, "linalg_cholesky_ex");
-  CholEx op;
-  op.given = true;
-  op.outs = {L, info};
+  check_devs({A, L, info}, "linalg_cholesky_ex");
+  CholEx op({L, info});
   op.meta(A, upper, check_errors);
   cholesky_impl(A, upper, check_errors, L, info);
   return {L, info};
@@ -670,10 +644,8 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A,
 }
 std::tuple<Tensor&, Tensor&> triangular_solve_out(const Tensor& self, const Tensor& A, bool upper, bool transpose,
                                                   bool unitriangular, Tensor& X, Tensor& M) {
-  for (auto* t : {&self, &A, (const Tensor*)&X, (const Tensor*)&M}) check_dev(*t, "triangular_solve");
-  TriS op;
-  op.given = true;
-  op.outs = {X, M};
+  check_devs({self, A, X, M}, "triangular_solve");
+  TriS op({X, M});
   op.meta(self, A, upper, transpose, unitriangular);
   triangular_solve_impl(self, A, upper, transpose, unitriangular, X, M);
   return {X, M};
@@ -741,10 +713,8 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& piv
 }
 std::tuple<Tensor&, Tensor&, Tensor&> lu_unpack_out(const Tensor& LU, const Tensor& pivots, bool unpack_lu,
                                                     bool unpack_pivots, Tensor& P, Tensor& L, Tensor& U) {
-  for (auto* t : {&LU, &pivots, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "lu_unpack");
-  Unpack op;
-  op.given = true;
-  op.outs = {P, L, U};
+  check_devs({LU, pivots, P, L, U}, "lu_unpack");
+  Unpack op({P, L, U});
   op.meta(LU, pivots, unpack_lu, unpack_pivots);
   lu_unpack_impl(LU, pivots, unpack_lu, unpack_pivots, P, L, U);
   return {P, L, U};
@@ -769,10 +739,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   return {op.outs[0], op.outs[1], op.outs[2]};
 }
 std::tuple<Tensor&, Tensor&, Tensor&> linalg_lu_out(const Tensor& A, bool pivot, Tensor& P, Tensor& L, Tensor& U) {
-  for (auto* t : {&A, (const Tensor*)&P, (const Tensor*)&L, (const Tensor*)&U}) check_dev(*t, "linalg_lu");
-  LinLu op;
-  op.given = true;
-  op.outs = {P, L, U};
+  check_devs({A, P, L, U}, "linalg_lu");
+  LinLu op({P, L, U});
   op.meta(A, pivot);
   linalg_lu_impl(A, pivot, P, L, U);
   return {P, L, U};
@@ -816,33 +784,20 @@ Tensor cholesky_inverse(const Tensor& input, bool upper) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("linalg_lu_factor_ex", TORCH_FN(lu_factor_ex));
-  m.impl("linalg_lu_factor_ex.out", TORCH_FN(lu_factor_ex_out));
-  m.impl("linalg_lu_solve", TORCH_FN(lu_solve));
-  m.impl("linalg_lu_solve.out", TORCH_FN(lu_solve_out));
-  m.impl("_linalg_solve_ex", TORCH_FN(solve_ex));
-  m.impl("_linalg_solve_ex.result", TORCH_FN(solve_ex_out));
-  m.impl("linalg_inv_ex", TORCH_FN(inv_ex));
-  m.impl("linalg_inv_ex.inverse", TORCH_FN(inv_ex_out));
-  m.impl("_linalg_det", TORCH_FN(det));
-  m.impl("_linalg_det.result", TORCH_FN(det_out));
-  m.impl("_linalg_slogdet", TORCH_FN(slogdet));
-  m.impl("_linalg_slogdet.sign", TORCH_FN(slogdet_out));
-  m.impl("linalg_cholesky_ex", TORCH_FN(cholesky_ex));
-  m.impl("linalg_cholesky_ex.L", TORCH_FN(cholesky_ex_out));
-  m.impl("cholesky", TORCH_FN(cholesky_legacy));
-  m.impl("cholesky.out", TORCH_FN(cholesky_legacy_out));
-  m.impl("linalg_solve_triangular", TORCH_FN(solve_triangular));
-  m.impl("linalg_solve_triangular.out", TORCH_FN(solve_triangular_out));
-  m.impl("triangular_solve", TORCH_FN(triangular_solve));
-  m.impl("triangular_solve.X", TORCH_FN(triangular_solve_out));
-  m.impl("lu_unpack", TORCH_FN(lu_unpack));
-  m.impl("lu_unpack.out", TORCH_FN(lu_unpack_out));
-  m.impl("linalg_lu", TORCH_FN(linalg_lu));
-  m.impl("linalg_lu.out", TORCH_FN(linalg_lu_out));
+  WEBGPU_IMPL_OUT(m, "linalg_lu_factor_ex", "out", lu_factor_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_lu_solve", "out", lu_solve);
+  WEBGPU_IMPL_OUT(m, "_linalg_solve_ex", "result", solve_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_inv_ex", "inverse", inv_ex);
+  WEBGPU_IMPL_OUT(m, "_linalg_det", "result", det);
+  WEBGPU_IMPL_OUT(m, "_linalg_slogdet", "sign", slogdet);
+  WEBGPU_IMPL_OUT(m, "linalg_cholesky_ex", "L", cholesky_ex);
+  WEBGPU_IMPL_OUT(m, "cholesky", "out", cholesky_legacy);
+  WEBGPU_IMPL_OUT(m, "linalg_solve_triangular", "out", solve_triangular);
+  WEBGPU_IMPL_OUT(m, "triangular_solve", "X", triangular_solve);
+  WEBGPU_IMPL_OUT(m, "lu_unpack", "out", lu_unpack);
+  WEBGPU_IMPL_OUT(m, "linalg_lu", "out", linalg_lu);
   m.impl("_cholesky_solve_helper", TORCH_FN(cholesky_solve_helper));
-  m.impl("cholesky_inverse", TORCH_FN(cholesky_inverse));
-  m.impl("cholesky_inverse.out", TORCH_FN(cholesky_inverse_out));
+  WEBGPU_IMPL_OUT(m, "cholesky_inverse", "out", cholesky_inverse);
 }
 
 }  // namespace webgpu::ops

@@ -13,15 +13,13 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-using linalg::batch_of;
-using linalg::check_dev;
-using linalg::check_f32_kernel;
-using linalg::Multi;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 std::string section(const std::string& name) { return kernel::section("linalg_jacobi", name); }
 
@@ -126,10 +124,8 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices, bool
 std::tuple<Tensor&, Tensor&, Tensor&> svd_out(const Tensor& A, bool full_matrices, bool compute_uv,
                                               std::optional<c10::string_view> driver, Tensor& U, Tensor& S,
                                               Tensor& Vh) {
-  for (auto* t : {&A, (const Tensor*)&U, (const Tensor*)&S, (const Tensor*)&Vh}) check_dev(*t, "_linalg_svd");
-  Svd op;
-  op.given = true;
-  op.outs = {U, S, Vh};
+  check_devs({A, U, S, Vh}, "_linalg_svd");
+  Svd op({U, S, Vh});
   op.meta(A, full_matrices, compute_uv, driver);
   svd_impl(A, full_matrices, compute_uv, U, S, Vh);
   return {U, S, Vh};
@@ -180,10 +176,8 @@ std::tuple<Tensor, Tensor> eigh(const Tensor& A, c10::string_view uplo, bool com
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> eigh_out(const Tensor& A, c10::string_view uplo, bool compute_v, Tensor& L, Tensor& V) {
-  for (auto* t : {&A, (const Tensor*)&L, (const Tensor*)&V}) check_dev(*t, "_linalg_eigh");
-  Eigh op;
-  op.given = true;
-  op.outs = {L, V};
+  check_devs({A, L, V}, "_linalg_eigh");
+  Eigh op({L, V});
   op.meta(A, uplo, compute_v);
   eigh_impl(A, uplo, compute_v, L, V);
   return {L, V};
@@ -192,10 +186,8 @@ std::tuple<Tensor&, Tensor&> eigh_out(const Tensor& A, c10::string_view uplo, bo
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_linalg_svd", TORCH_FN(svd));
-  m.impl("_linalg_svd.U", TORCH_FN(svd_out));
-  m.impl("_linalg_eigh", TORCH_FN(eigh));
-  m.impl("_linalg_eigh.eigenvalues", TORCH_FN(eigh_out));
+  WEBGPU_IMPL_OUT(m, "_linalg_svd", "U", svd);
+  WEBGPU_IMPL_OUT(m, "_linalg_eigh", "eigenvalues", eigh);
 }
 
 }  // namespace webgpu::ops

@@ -9,20 +9,13 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-using linalg::batch_of;
-using linalg::batchable;
-using linalg::batched_params;
-using linalg::check_dev;
-using linalg::check_f32_kernel;
-using linalg::columns_entry;
-using linalg::matrix_params;
-using linalg::Multi;
-using linalg::vector_params;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 std::string section(const std::string& name) { return kernel::section("linalg_ldl", name); }
 
@@ -89,11 +82,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& A, bool hermitian
 }
 std::tuple<Tensor&, Tensor&, Tensor&> ldl_factor_ex_out(const Tensor& A, bool hermitian, bool check_errors, Tensor& LD,
                                                         Tensor& pivots, Tensor& info) {
-  for (auto* t : {&A, (const Tensor*)&LD, (const Tensor*)&pivots, (const Tensor*)&info})
-    check_dev(*t, "linalg_ldl_factor_ex");
-  Factor op;
-  op.given = true;
-  op.outs = {LD, pivots, info};
+  check_devs({A, LD, pivots, info}, "linalg_ldl_factor_ex");
+  Factor op({LD, pivots, info});
   op.meta(A, hermitian, check_errors);
   factor_impl(A, check_errors, LD, pivots, info);
   return {LD, pivots, info};
@@ -124,10 +114,8 @@ Tensor ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool h
   return op.outs[0];
 }
 Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, Tensor& out) {
-  for (auto* t : {&LD, &pivots, &B, (const Tensor*)&out}) check_dev(*t, "linalg_ldl_solve");
-  Solve op;
-  op.given = true;
-  op.outs = {out};
+  check_devs({LD, pivots, B, out}, "linalg_ldl_solve");
+  Solve op({out});
   op.meta(LD, pivots, B, hermitian);
   solve_impl(LD, pivots, B, out);
   return out;
@@ -138,8 +126,6 @@ Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace webgpu::ops;
-  m.impl("linalg_ldl_factor_ex", TORCH_FN(ldl_factor_ex));
-  m.impl("linalg_ldl_factor_ex.out", TORCH_FN(ldl_factor_ex_out));
-  m.impl("linalg_ldl_solve", TORCH_FN(ldl_solve));
-  m.impl("linalg_ldl_solve.out", TORCH_FN(ldl_solve_out));
+  WEBGPU_IMPL_OUT(m, "linalg_ldl_factor_ex", "out", ldl_factor_ex);
+  WEBGPU_IMPL_OUT(m, "linalg_ldl_solve", "out", ldl_solve);
 }

@@ -9,19 +9,13 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
 
 using at::Tensor;
-using linalg::batch_of;
-using linalg::batchable;
-using linalg::check_dev;
-using linalg::check_f32_kernel;
-using linalg::columns_entry;
-using linalg::matrix_params;
-using linalg::Multi;
-using linalg::vector_params;
+using namespace linalg;  // the family's helpers (ops/linalg_common.h)
 
 std::string section(const std::string& name) { return kernel::section("linalg_qr", name); }
 
@@ -242,10 +236,8 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, c10::string_view mode) {
   return {op.outs[0], op.outs[1]};
 }
 std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mode, Tensor& Q, Tensor& R) {
-  for (auto* t : {&A, (const Tensor*)&Q, (const Tensor*)&R}) check_dev(*t, "linalg_qr");
-  Qr op;
-  op.given = true;
-  op.outs = {Q, R};
+  check_devs({A, Q, R}, "linalg_qr");
+  Qr op({Q, R});
   op.meta(A, mode);
   qr_impl(A, mode, Q, R);
   return {Q, R};
@@ -254,14 +246,10 @@ std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mod
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("geqrf", TORCH_FN(geqrf));
-  m.impl("geqrf.a", TORCH_FN(geqrf_out));
-  m.impl("linalg_householder_product", TORCH_FN(householder_product));
-  m.impl("linalg_householder_product.out", TORCH_FN(householder_product_out));
-  m.impl("ormqr", TORCH_FN(ormqr));
-  m.impl("ormqr.out", TORCH_FN(ormqr_out));
-  m.impl("linalg_qr", TORCH_FN(linalg_qr));
-  m.impl("linalg_qr.out", TORCH_FN(linalg_qr_out));
+  WEBGPU_IMPL_OUT(m, "geqrf", "a", geqrf);
+  WEBGPU_IMPL_OUT(m, "linalg_householder_product", "out", householder_product);
+  WEBGPU_IMPL_OUT(m, "ormqr", "out", ormqr);
+  WEBGPU_IMPL_OUT(m, "linalg_qr", "out", linalg_qr);
 }
 
 }  // namespace webgpu::ops

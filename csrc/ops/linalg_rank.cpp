@@ -13,6 +13,8 @@
 
 #include <algorithm>
 
+#include "ops/register.h"
+
 namespace webgpu::ops {
 namespace {
 
@@ -179,16 +181,14 @@ Tensor& rank_tol_tensor_out(const Tensor& input, const Tensor& tol, bool hermiti
 void register_composites(torch::Library& m) {
   m.impl("linalg_pinv.atol_rtol_float", TORCH_FN(pinv_float));
   m.impl("linalg_pinv.atol_rtol_float_out", TORCH_FN(pinv_float_out));
-  m.impl("linalg_pinv", TORCH_FN(pinv_rcond));
-  m.impl("linalg_pinv.out", TORCH_FN(pinv_rcond_out));
+  WEBGPU_IMPL_OUT(m, "linalg_pinv", "out", pinv_rcond);
   m.impl("linalg_pinv.rcond_tensor", TORCH_FN(pinv_rcond_tensor));
   m.impl("linalg_pinv.out_rcond_tensor", TORCH_FN(pinv_rcond_tensor_out));
   m.impl("linalg_matrix_rank.atol_rtol_tensor", TORCH_FN(rank_tensor));
   m.impl("linalg_matrix_rank.atol_rtol_tensor_out", TORCH_FN(rank_tensor_out));
   m.impl("linalg_matrix_rank.atol_rtol_float", TORCH_FN(rank_float));
   m.impl("linalg_matrix_rank.atol_rtol_float_out", TORCH_FN(rank_float_out));
-  m.impl("linalg_matrix_rank", TORCH_FN(rank_tol));
-  m.impl("linalg_matrix_rank.out", TORCH_FN(rank_tol_out));
+  WEBGPU_IMPL_OUT(m, "linalg_matrix_rank", "out", rank_tol);
   m.impl("linalg_matrix_rank.tol_tensor", TORCH_FN(rank_tol_tensor));
   m.impl("linalg_matrix_rank.out_tol_tensor", TORCH_FN(rank_tol_tensor_out));
 }

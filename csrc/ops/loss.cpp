@@ -20,9 +20,11 @@
 
 #include "ops/common.h"
 #include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -137,9 +139,8 @@ void nll_params(Kernel& k, const Nll& g, int64_t count, const at::Tensor& target
 
 // The kernels' start: invocation i's target t (operand T), whether it is ignore_index, C and S.
 std::string nll_head(int T) {
-  return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-         " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
+  return kernel::library("per_element") +
+         "fn run(i: u32) {\n"
          "  let C = P.C; let S = P.S;\n"
          "  let t = ld" +
          std::to_string(T) +
@@ -392,24 +393,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   s::reg<at::native::structured_mse_loss_out, T, T, int64_t>(m, "mse_loss", "mse_loss.out", nullptr);
   s::reg<at::native::structured_smooth_l1_loss_out, T, T, int64_t, double>(m, "smooth_l1_loss", "smooth_l1_loss.out",
                                                                            nullptr);
-  m.impl("mse_loss_backward", TORCH_FN(at::native::mse_loss_backward));
-  m.impl("mse_loss_backward.grad_input", TORCH_FN(at::native::mse_loss_backward_out));
+  WEBGPU_IMPL_OUT(m, "mse_loss_backward", "grad_input", at::native::mse_loss_backward);
   m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(at::native::smooth_l1_loss_backward_out));
-  m.impl("huber_loss", TORCH_FN(at::native::huber_loss));
-  m.impl("huber_loss.out", TORCH_FN(at::native::huber_loss_out));
+  WEBGPU_IMPL_OUT(m, "huber_loss", "out", at::native::huber_loss);
   m.impl("huber_loss_backward.out", TORCH_FN(at::native::huber_loss_backward_out));
-  m.impl("binary_cross_entropy", TORCH_FN(bce));
-  m.impl("binary_cross_entropy.out", TORCH_FN(bce_out));
-  m.impl("binary_cross_entropy_backward", TORCH_FN(bce_backward));
-  m.impl("binary_cross_entropy_backward.grad_input", TORCH_FN(bce_backward_out));
-  m.impl("nll_loss_forward", TORCH_FN(wg_nll_loss_forward));
-  m.impl("nll_loss_forward.output", TORCH_FN(wg_nll_loss_forward_out));
-  m.impl("nll_loss_backward", TORCH_FN(wg_nll_loss_backward));
-  m.impl("nll_loss_backward.grad_input", TORCH_FN(wg_nll_loss_backward_out));
-  m.impl("nll_loss2d_forward", TORCH_FN(wg_nll_loss2d_forward));
-  m.impl("nll_loss2d_forward.output", TORCH_FN(wg_nll_loss2d_forward_out));
-  m.impl("nll_loss2d_backward", TORCH_FN(wg_nll_loss2d_backward));
-  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(wg_nll_loss2d_backward_out));
+  WEBGPU_IMPL_OUT(m, "binary_cross_entropy", "out", bce);
+  WEBGPU_IMPL_OUT(m, "binary_cross_entropy_backward", "grad_input", bce_backward);
+  WEBGPU_IMPL_OUT(m, "nll_loss_forward", "output", wg_nll_loss_forward);
+  WEBGPU_IMPL_OUT(m, "nll_loss_backward", "grad_input", wg_nll_loss_backward);
+  WEBGPU_IMPL_OUT(m, "nll_loss2d_forward", "output", wg_nll_loss2d_forward);
+  WEBGPU_IMPL_OUT(m, "nll_loss2d_backward", "grad_input", wg_nll_loss2d_backward);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "kernel/wgsl.h"
+
 namespace webgpu::ops {
 
 // A meta tensor of t's sizes and strides: running an op's own meta function on it gives CPU's
@@ -13,15 +15,8 @@ inline at::Tensor meta_of(const at::Tensor& t) {
 }
 
 // The entry point of the one-invocation-per-element kernels of wgsl/kernels/pool.wgsl, upsample.wgsl,
-// unpool.wgsl, fold.wgsl, grid_sample.wgsl and distance.wgsl, added before their section: invocation
-// t < P.n runs the section's run(t).
-inline std::string per_element_main() {
-  return "@compute @workgroup_size(256)\n"
-         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n"
-         "        @builtin(local_invocation_index) lid: u32) {\n"
-         "  let t = linear_id(wid, nwg, lid, 256u);\n"
-         "  if (t < P.n) { run(t); }\n"
-         "}\n";
-}
+// unpool.wgsl, fold.wgsl, grid_sample.wgsl and distance.wgsl (wgsl/lib/per_element.wgsl), added before
+// their section: invocation t < P.n runs the section's run(t).
+inline std::string per_element_main() { return kernel::library("per_element"); }
 
 }  // namespace webgpu::ops

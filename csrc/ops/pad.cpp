@@ -22,6 +22,7 @@
 #include "kernel/wgsl.h"
 #include "engines/remap.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -287,8 +288,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("constant_pad_nd", TORCH_FN(constant_pad_nd));
   m.impl("reflection_pad1d", TORCH_FN(fwd<ReflectionPad1d>));
   m.impl("reflection_pad1d.out", TORCH_FN(fwd_out<ReflectionPad1d>));
-  m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));
-  m.impl("reflection_pad2d.out", TORCH_FN(reflection_pad2d_out));
+  WEBGPU_IMPL_OUT(m, "reflection_pad2d", "out", reflection_pad2d);
   m.impl("reflection_pad3d", TORCH_FN(fwd<ReflectionPad3d>));
   m.impl("reflection_pad3d.out", TORCH_FN(fwd_out<ReflectionPad3d>));
   m.impl("replication_pad1d", TORCH_FN(fwd<ReplicationPad1d>));

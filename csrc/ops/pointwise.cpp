@@ -18,6 +18,7 @@
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "ops/uint_fp8.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
@@ -309,21 +310,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_not.out", TORCH_FN(at::native::logical_not_out));
   m.impl("isnan", TORCH_FN(at::native::isnan));
   m.impl("nan_to_num.out", TORCH_FN(at::native::nan_to_num_out));
-  m.impl("logit", TORCH_FN(at::native::logit));
-  m.impl("logit_", TORCH_FN(at::native::logit_));
-  m.impl("logit.out", TORCH_FN(at::native::logit_out));
-  m.impl("hardtanh", TORCH_FN(at::native::hardtanh));
-  m.impl("hardtanh_", TORCH_FN(at::native::hardtanh_));
-  m.impl("hardtanh.out", TORCH_FN(at::native::hardtanh_out));
-  m.impl("hardswish", TORCH_FN(at::native::hardswish));
-  m.impl("hardswish_", TORCH_FN(at::native::hardswish_));
-  m.impl("hardswish.out", TORCH_FN(at::native::hardswish_out));
+  WEBGPU_IMPL_NATIVE(m, logit);
+  WEBGPU_IMPL_NATIVE(m, hardtanh);
+  WEBGPU_IMPL_NATIVE(m, hardswish);
   m.impl("relu", TORCH_FN(at::native::relu));
   m.impl("relu_", TORCH_FN(at::native::relu_));
-  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
-  m.impl("log_sigmoid_forward.output", TORCH_FN(log_sigmoid_forward_out));
-  m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
-  m.impl("log_sigmoid_backward.grad_input", TORCH_FN(log_sigmoid_backward_out));
+  WEBGPU_IMPL_OUT(m, "log_sigmoid_forward", "output", log_sigmoid_forward);
+  WEBGPU_IMPL_OUT(m, "log_sigmoid_backward", "grad_input", log_sigmoid_backward);
 }
 // clang-format on
 

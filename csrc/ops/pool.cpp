@@ -10,6 +10,7 @@
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -409,26 +410,21 @@ at::Tensor amax3d_bwd(const at::Tensor& g, const at::Tensor& self, const at::Ten
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace webgpu::ops;
-  m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_wi));
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_wi_out));
-  m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_wi_bwd));
-  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_wi_bwd_out));
+  WEBGPU_IMPL_OUT(m, "max_pool2d_with_indices", "out", max_pool2d_wi);
+  WEBGPU_IMPL_OUT(m, "max_pool2d_with_indices_backward", "grad_input", max_pool2d_wi_bwd);
   m.impl("max_pool3d_with_indices", TORCH_FN(max_pool3d_wi));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(max_pool3d_wi_bwd));
   m.impl("avg_pool2d", TORCH_FN(avg_pool2d_fn));
   m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
-  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_bwd));
-  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_bwd_out));
+  WEBGPU_IMPL_OUT(m, "avg_pool2d_backward", "grad_input", avg_pool2d_bwd);
   m.impl("avg_pool3d", TORCH_FN(avg_pool3d_fn));
   m.impl("avg_pool3d_backward", TORCH_FN(avg_pool3d_bwd));
   m.impl("_adaptive_avg_pool2d", TORCH_FN(aavg2d));
   m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(aavg2d_bwd));
   m.impl("_adaptive_avg_pool3d", TORCH_FN(aavg3d));
   m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(aavg3d_bwd));
-  m.impl("adaptive_max_pool2d", TORCH_FN(amax2d));
-  m.impl("adaptive_max_pool2d.out", TORCH_FN(amax2d_out));
-  m.impl("adaptive_max_pool2d_backward", TORCH_FN(amax2d_bwd));
-  m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(amax2d_bwd_out));
+  WEBGPU_IMPL_OUT(m, "adaptive_max_pool2d", "out", amax2d);
+  WEBGPU_IMPL_OUT(m, "adaptive_max_pool2d_backward", "grad_input", amax2d_bwd);
   m.impl("adaptive_max_pool3d", TORCH_FN(amax3d));
   m.impl("adaptive_max_pool3d_backward", TORCH_FN(amax3d_bwd));
 }

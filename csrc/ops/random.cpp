@@ -24,6 +24,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/pointwise.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -60,14 +61,6 @@ const char* kEntry4 =
     "  let t = linear_id(wid, nwg, lid, 256u);\n"
     "  let n = P.n;\n"
     "  if (t >= n / 4u + select(0u, 1u, (n & 3u) != 0u)) { return; }\n";
-
-std::string round_fn(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
-    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
-    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
-  }
-}
 
 // Fills `self` (contiguous) with spec's values.
 void fill_contiguous(const at::Tensor& self, const Spec& sp, const Gen& gen) {
@@ -648,8 +641,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
   m.impl("randperm.generator_out", TORCH_FN(randperm_out));
-  m.impl("multinomial", TORCH_FN(multinomial));
-  m.impl("multinomial.out", TORCH_FN(multinomial_out));
+  WEBGPU_IMPL_OUT(m, "multinomial", "out", multinomial);
 }
 
 }  // namespace

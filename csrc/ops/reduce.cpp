@@ -43,6 +43,7 @@
 #include "ops/pointwise.h"
 #include "ops/structured.h"
 #include "kernel/device.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -409,8 +410,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max.unary_out", TORCH_FN(at::native::max_unary_out));
   m.impl("min", TORCH_FN(static_cast<at::Tensor (*)(T)>(at::native::min)));
   m.impl("min.unary_out", TORCH_FN(at::native::min_unary_out));
-  m.impl("aminmax", TORCH_FN(aminmax));
-  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  WEBGPU_IMPL_OUT(m, "aminmax", "out", aminmax);
   m.impl("var.correction", TORCH_FN(var_fn));
   m.impl("var.correction_out", TORCH_FN(var_out_fn));
   m.impl("std.correction", TORCH_FN(std_fn));
@@ -418,11 +418,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var_mean.correction", TORCH_FN(var_mean_fn));
   m.impl("std_mean.correction", TORCH_FN(std_mean_fn));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_dims));
-  m.impl("logsumexp", TORCH_FN(logsumexp));
-  m.impl("logsumexp.out", TORCH_FN(logsumexp_out));
+  WEBGPU_IMPL_OUT(m, "logsumexp", "out", logsumexp);
   m.impl("prod", TORCH_FN(prod_all));
-  m.impl("nansum", TORCH_FN(nansum));
-  m.impl("nansum.out", TORCH_FN(nansum_out));
+  WEBGPU_IMPL_OUT(m, "nansum", "out", nansum);
 }
 
 }  // namespace webgpu::ops

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -109,9 +110,6 @@ Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const 
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_scaled_mm", TORCH_FN(scaled_mm));
-  m.impl("_scaled_mm.out", TORCH_FN(scaled_mm_out));
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { WEBGPU_IMPL_OUT(m, "_scaled_mm", "out", scaled_mm); }
 
 }  // namespace webgpu::ops

@@ -19,6 +19,7 @@
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -309,8 +310,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   structured::reg<at::native::structured_cumprod_out, T, int64_t, OptDtype>(m, "cumprod", "cumprod.out", "cumprod_");
   m.impl("_cummax_helper", TORCH_FN(cummax_helper));
   m.impl("_cummin_helper", TORCH_FN(cummin_helper));
-  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp));
-  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  WEBGPU_IMPL_OUT(m, "_logcumsumexp", "out", logcumsumexp);
 }
 
 }  // namespace webgpu::ops

@@ -20,15 +20,6 @@ namespace {
 
 using at::native::ReductionType;
 
-// WGSL rounding of an f32 to the data's dtype (CPU's scalar_t arithmetic rounds every step).
-std::string round_fn(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n";
-    case at::kBFloat16: return "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n";
-    default: return "fn rnd(x: f32) -> f32 { return x; }\n";
-  }
-}
-
 void check_dtype(const at::Tensor& data, const char* op) {
   const auto t = data.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(t == at::kFloat || t == at::kHalf || t == at::kBFloat16, "\"", op,
@@ -66,12 +57,28 @@ Geometry geometry(const at::Tensor& data, const at::Tensor& offsets, int64_t axi
   return g;
 }
 
-void common_params(Kernel& k, const Geometry& g, ReductionType r, float init) {
+// What both kernels share: the pointwise library, operands 0 (data) and 1 (offsets), and the
+// geometry, reduction and offset parameters.
+void add_common(Kernel& k, const at::Tensor& data, const at::Tensor& offsets, const Geometry& g, ReductionType r,
+                float init) {
+  k.library("pointwise");
+  k.in(data, CT::F32);
+  k.in(offsets, CT::I32);
   k.param_index("S", g.S);
   k.param_index("A", g.A);
   k.param_index("inner", g.inner);
   k.param("red", uint32_t(r));
   k.param_f32("init", init);
+  k.param_index("data_off", data.storage_offset());
+  k.param_index("offs_off", offsets.storage_offset());
+}
+
+// Runs section `sec` of wgsl/kernels/segment.wgsl once per element of `per` (P.n of them), rounding
+// to dtype t.
+void launch_segment(Kernel& k, const at::Tensor& per, at::ScalarType t, const char* sec) {
+  k.param_index("n", per.numel());
+  k.launch(grid(uint64_t(per.numel())),
+           [&] { return per_element_main() + round_fn(t) + kernel::section("segment", sec); });
 }
 
 at::Tensor forward(ReductionType r, const at::Tensor& data_, const at::Tensor& offsets_, int64_t axis,
@@ -84,18 +91,11 @@ at::Tensor forward(ReductionType r, const at::Tensor& data_, const at::Tensor& o
   at::Tensor out = at::empty(shape, data.options());
   if (out.numel() == 0) return out;
   Kernel k("segment:forward");
-  k.library("pointwise");
-  k.in(data, CT::F32);
-  k.in(offsets, CT::I32);
+  add_common(k, data, offsets, g, r, initial_value(r, initial, data.scalar_type()));
   k.out(out, CT::F32);
-  k.param_index("n", out.numel());
-  common_params(k, g, r, initial_value(r, initial, data.scalar_type()));
   k.param("has_init", initial.has_value() ? 1u : 0u);
-  k.param_index("data_off", data.storage_offset());
-  k.param_index("offs_off", offsets.storage_offset());
   k.param_index("out_off", out.storage_offset());
-  k.launch(grid(uint64_t(out.numel())),
-           [&] { return per_element_main() + round_fn(data.scalar_type()) + kernel::section("segment", "forward"); });
+  launch_segment(k, out, data.scalar_type(), "forward");
   return out;
 }
 
@@ -109,22 +109,15 @@ at::Tensor backward(const at::Tensor& grad_, const at::Tensor& output_, const at
   at::Tensor gin = at::empty(data.sizes(), grad_.options());
   if (gin.numel() == 0) return gin;
   Kernel k("segment:backward");
-  k.library("pointwise");
-  k.in(data, CT::F32);
-  k.in(offsets, CT::I32);
+  // The backward's starting value is prod's exclusive product: `initial`, else 1.
+  add_common(k, data, offsets, g, r, initial.has_value() ? initial_value(r, initial, data.scalar_type()) : 1.0f);
   k.in(grad, CT::F32);
   k.in(output, CT::F32);
   k.out(gin, CT::F32);
-  k.param_index("n", gin.numel());
-  // The backward's starting value is prod's exclusive product: `initial`, else 1.
-  common_params(k, g, r, initial.has_value() ? initial_value(r, initial, data.scalar_type()) : 1.0f);
-  k.param_index("data_off", data.storage_offset());
-  k.param_index("offs_off", offsets.storage_offset());
   k.param_index("grad_off", grad.storage_offset());
   k.param_index("outv_off", output.storage_offset());
   k.param_index("gin_off", gin.storage_offset());
-  k.launch(grid(uint64_t(gin.numel())),
-           [&] { return per_element_main() + round_fn(data.scalar_type()) + kernel::section("segment", "backward"); });
+  launch_segment(k, gin, data.scalar_type(), "backward");
   return gin;
 }
 

@@ -24,6 +24,7 @@
 #include "kernel/kernel.h"
 #include "ops/common.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
@@ -476,8 +477,7 @@ at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cat", TORCH_FN(cat));
-  m.impl("cat.out", TORCH_FN(cat_out));
+  WEBGPU_IMPL_OUT(m, "cat", "out", cat);
   m.impl("flip", TORCH_FN(flip));
   m.impl("roll", TORCH_FN(roll));
   using T = const at::Tensor&;

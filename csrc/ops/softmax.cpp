@@ -178,34 +178,29 @@ void run(int mode, std::vector<at::Tensor> ins, int64_t dim, const at::Tensor& r
   }
 }
 
-struct SoftmaxOp : at::meta::structured__softmax {
+// The structured ops of the four kernels, by run()'s mode: 0 softmax, 1 log_softmax (forward), 2 and
+// 3 their backward; the names are the ones CPU's checks report.
+template <class Meta, int Mode>
+struct ForwardOp : Meta {
   void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
-    check_float(self, "softmax");
-    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf,
-                "softmax: conversion is supported for Half type only");
-    run(0, {self}, dim, out);
+    const char* name = Mode == 0 ? "softmax" : "log_softmax";
+    check_float(self, name);
+    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, name,
+                ": conversion is supported for Half type only");
+    run(Mode, {self}, dim, out);
   }
 };
-struct LogSoftmaxOp : at::meta::structured__log_softmax {
-  void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
-    check_float(self, "log_softmax");
-    TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf,
-                "log_softmax: conversion is supported for Half type only");
-    run(1, {self}, dim, out);
-  }
-};
-struct SoftmaxBackwardOp : at::meta::structured__softmax_backward_data {
+template <class Meta, int Mode>
+struct BackwardOp : Meta {
   void impl(const at::Tensor& grad, const at::Tensor& output, int64_t dim, at::ScalarType, const at::Tensor& out) {
-    check_float(grad, "softmax_backward_data");
-    run(2, {grad, output}, dim, out);
+    check_float(grad, Mode == 2 ? "softmax_backward_data" : "log_softmax_backward_data");
+    run(Mode, {grad, output}, dim, out);
   }
 };
-struct LogSoftmaxBackwardOp : at::meta::structured__log_softmax_backward_data {
-  void impl(const at::Tensor& grad, const at::Tensor& output, int64_t dim, at::ScalarType, const at::Tensor& out) {
-    check_float(grad, "log_softmax_backward_data");
-    run(3, {grad, output}, dim, out);
-  }
-};
+using SoftmaxOp = ForwardOp<at::meta::structured__softmax, 0>;
+using LogSoftmaxOp = ForwardOp<at::meta::structured__log_softmax, 1>;
+using SoftmaxBackwardOp = BackwardOp<at::meta::structured__softmax_backward_data, 2>;
+using LogSoftmaxBackwardOp = BackwardOp<at::meta::structured__log_softmax_backward_data, 3>;
 
 namespace s = structured;
 using T = const at::Tensor&;

@@ -31,6 +31,7 @@
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -171,8 +172,10 @@ Sorted sort_rows(const at::Tensor& x, int64_t rows, int64_t n, bool desc) {
     k.param_index("npad", s.npad);
     k.param_index("k", kst);
     k.param_index("j", j);
-    k.param_index("pairs", total / 2);
-    k.launch(grid(total / 2), [&] { return key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global"); });
+    k.param_index("n", total / 2);
+    k.launch(grid(total / 2), [&] {
+      return kernel::library("per_element") + key_defs(s.wide, false) + kv_access(s.wide, ok, oi) + section("global");
+    });
   };
   local(true, 2, std::min(s.npad, kTile));
   for (int64_t kst = 2 * kTile; kst <= s.npad; kst <<= 1) {
@@ -525,7 +528,7 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       k.param_index("col", c);
       k.launch(grid(n), [&] {
         const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
-        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
+        return kernel::library("per_element") + "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
                "(p); }\n"
                "fn load_val(e: u32) -> " +
                VT + " { return ld" + I(ox) +
@@ -543,7 +546,7 @@ at::Tensor lexsort_rows(const at::Tensor& x, int64_t n, int64_t r) {
       const int on = k.out(next, CT::RAW);
       k.param_index("n", n);
       k.launch(grid(n), [&] {
-        return "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
+        return kernel::library("per_element") + "fn load_perm(p: u32) -> u32 { return ld" + I(op) +
                "(p); }\n"
                "fn load_order(p: u32) -> u32 { return ld" +
                I(oo) +
@@ -638,8 +641,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     k.param_index("r", r);
     k.param_index("x_off", x.storage_offset());
     k.launch(grid(n), [&] {
-      return value_defs(x.scalar_type(), ox) + src_defs(oi) + "fn store_flag(p: u32, f: u32) { st" + I(of) +
-             "(p, i32(f)); }\n" + section("uflag");
+      return kernel::library("per_element") + value_defs(x.scalar_type(), ox) + src_defs(oi) +
+             "fn store_flag(p: u32, f: u32) { st" + I(of) + "(p, i32(f)); }\n" + section("uflag");
     });
   }
   at::Tensor pos = at::cumsum(flags, 0);
@@ -660,8 +663,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     k.param_index("x_off", x.storage_offset());
     k.launch(grid(n), [&] {
       const std::string VT = wgsl_value_type(CT::RAW, x.scalar_type());
-      return src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) + "(p).x; }\n" +
-             "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n" +
+      return kernel::library("per_element") + src_defs(oi) + "fn load_pos(p: u32) -> u32 { return ld" + I(op) +
+             "(p).x; }\n" + "fn load_val(e: u32) -> " + VT + " { return ld" + I(ox) + "(P.x_off + e); }\n" +
              "fn store_val(j: u32, v: " + VT + ") { st" + I(ov) + "(j, v); }\n" +
              "fn store_start(j: u32, p: u32) { st" + I(os) + "(j, i32(p)); }\n" + "fn store_inv(s: u32, j: u32) { st" +
              I(on) + "(s, vec2<u32>(j, 0u)); }\n" + section("uscatter");
@@ -764,7 +767,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
     const int ob = k.in(bd, ct);
     const int os = srt.defined() ? k.in(srt, CT::I64) : -1;
     const int oo = k.out(res, out_int32 ? CT::I32 : CT::I64);
-    k.param_index("total", self.numel());
+    k.param_index("n", self.numel());
     k.param_index("inner", inner);
     k.param_index("bn", bn);
     k.param_index("v_off", v.storage_offset());
@@ -789,7 +792,7 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
       }
       w += out_int32 ? "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, i32(r)); }\n"
                      : "fn store_out(t: u32, r: u32) { st" + I(oo) + "(t, vec2<u32>(r, 0u)); }\n";
-      return w + section("search");
+      return kernel::library("per_element") + w + section("search");
     });
   }
   out.copy_(res);
@@ -868,7 +871,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
     w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(P.w_off + t); }\n"
                  : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
     w += extra_wgsl + bin_of;
-    return w + section(local ? "histl" : "hist");
+    return local ? w + section("histl") : kernel::library("per_element") + w + section("hist");
   });
   return counts.view(at::kInt);
 }
@@ -903,10 +906,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   // The bin as CPU's histc finds it (linear interpolation without local search), every operation
   // rounded to the input dtype as CPU's Half/BFloat16 arithmetic rounds.
   const at::ScalarType st = self.scalar_type();
-  std::string rnd = st == at::kHalf       ? "fn rnd(x: f32) -> f32 { return f16_to_f32(f32_to_f16(x)); }\n"
-                    : st == at::kBFloat16 ? "fn rnd(x: f32) -> f32 { return bitcast<f32>(f32_to_bf16(x) << 16u); }\n"
-                                          : "fn rnd(x: f32) -> f32 { return x; }\n";
-  const std::string bin_of = rnd +
+  const std::string bin_of = round_fn(st) +
                              "fn bin_of(t: u32) -> u32 { let v = xv(t); let lo = P.lo; let hi = P.hi; let nb = P.bins;"
                              " if (!(v >= lo && v <= hi)) { return 0xffffffffu; }"
                              " var p = u32(rnd(rnd(rnd(v - lo) * rnd(f32(nb))) / rnd(hi - lo))); p = min(p, nb);"
@@ -1094,9 +1094,8 @@ void isin_default_kernel(const at::Tensor& elements, const at::Tensor& test_elem
     const std::string eq = ct == CT::F64   ? "f64_eq(x, ld" + n(TE) + "(P.t_off + j))"
                            : ct == CT::I64 ? "all(x == ld" + n(TE) + "(P.t_off + j))"
                                            : "x == ld" + n(TE) + "(P.t_off + j)";
-    return "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
-           " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let i = linear_id(wid, nwg, lid, 256u);\n  if (i >= P.n) { return; }\n"
+    return kernel::library("per_element") +
+           "fn run(i: u32) {\n"
            "  let x = ld" +
            n(E) +
            "(P.e_off + i);\n  var found = false;\n"
@@ -1133,22 +1132,18 @@ WEBGPU_STUB(histogramdd_linear_stub, histogramdd_linear_kernel)
 WEBGPU_STUB(histogram_select_outer_bin_edges_stub, histogram_select_outer_bin_edges)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort", TORCH_FN(sort_plain));
-  m.impl("sort.values", TORCH_FN(sort_plain_out));
+  WEBGPU_IMPL_OUT(m, "sort", "values", sort_plain);
   m.impl("sort.stable", TORCH_FN(sort_stable));
   m.impl("sort.values_stable", TORCH_FN(sort_out));
-  m.impl("topk", TORCH_FN(topk));
-  m.impl("topk.values", TORCH_FN(topk_out));
-  m.impl("kthvalue", TORCH_FN(kthvalue));
-  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  WEBGPU_IMPL_OUT(m, "topk", "values", topk);
+  WEBGPU_IMPL_OUT(m, "kthvalue", "values", kthvalue);
   m.impl("median", TORCH_FN(median_all));
   m.impl("median.dim", TORCH_FN(median_dim));
   m.impl("median.dim_values", TORCH_FN(median_dim_out));
   m.impl("nanmedian", TORCH_FN(nanmedian_all));
   m.impl("nanmedian.dim", TORCH_FN(nanmedian_dim));
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
-  m.impl("mode", TORCH_FN(mode));
-  m.impl("mode.values", TORCH_FN(mode_out));
+  WEBGPU_IMPL_OUT(m, "mode", "values", mode);
   m.impl("_unique2", TORCH_FN(unique2));
   m.impl("_unique", TORCH_FN(unique1));
   m.impl("unique_consecutive", TORCH_FN(unique_consecutive));
@@ -1161,8 +1156,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Tensor", TORCH_FN(bucketize_t));
   m.impl("bucketize.Tensor_out", TORCH_FN(bucketize_out));
   m.impl("bucketize.Scalar", TORCH_FN(bucketize_scalar));
-  m.impl("histc", TORCH_FN(histc));
-  m.impl("histc.out", TORCH_FN(histc_out));
+  WEBGPU_IMPL_OUT(m, "histc", "out", histc);
   m.impl("bincount", TORCH_FN(bincount));
   m.impl("histogram.bins_tensor", TORCH_FN(histogram_bins_tensor));
   m.impl("histogram.bins_tensor_out", TORCH_FN(histogram_bins_tensor_out));

@@ -11,6 +11,7 @@
 #include "ops/complex.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -98,13 +99,7 @@ void frexp_kernel(at::TensorIteratorBase& iter) {
   check_supported_dtype(self.scalar_type(), "frexp");
   no_complex(self.scalar_type(), "frexp");
   auto one = [&](const at::Tensor& out, const char* name, const char* expr) {
-    auto it = at::TensorIteratorConfig()
-                  .add_output(out)
-                  .add_const_input(self)
-                  .check_all_same_dtype(false)
-                  .resize_outputs(false)
-                  .set_check_mem_overlap(false)
-                  .build();
+    auto it = as_is_iter(out, {self}, false);
     run_expr(name, it, CT::F32, expr, lib::Special);
   };
   const bool mantissa_first = !mantissa.is_alias_of(self);
@@ -158,8 +153,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // polygamma(n, self): its in-place polygamma_(self, n) is composite over polygamma.out.
   s::reg<at::native::structured_polygamma_out, int64_t, T>(m, "polygamma", "polygamma.out");
   // Device-generic ATen functions over the stubs above.
-  m.impl("angle", TORCH_FN(at::native::angle));
-  m.impl("angle.out", TORCH_FN(at::native::angle_out));
+  WEBGPU_IMPL_OUT(m, "angle", "out", at::native::angle);
   m.impl("frexp.Tensor_out", TORCH_FN(at::native::frexp_out));
   m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
 }

@@ -10,6 +10,7 @@
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -133,8 +134,6 @@ at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, at::I
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace webgpu::ops;
-  m.impl("max_unpool2d", TORCH_FN(max_unpool2d));
-  m.impl("max_unpool2d.out", TORCH_FN(max_unpool2d_out));
-  m.impl("max_unpool3d", TORCH_FN(max_unpool3d));
-  m.impl("max_unpool3d.out", TORCH_FN(max_unpool3d_out));
+  WEBGPU_IMPL_OUT(m, "max_unpool2d", "out", max_unpool2d);
+  WEBGPU_IMPL_OUT(m, "max_unpool3d", "out", max_unpool3d);
 }

@@ -45,6 +45,14 @@ fn stage(which: u32, b: u32, h: u32, row0: u32, n: u32, limit: u32, width: u32, 
   }
 }
 
+// acc plus column `col` of the weights in Ps (each section's own; weight j of this invocation's row
+// at w0 + j * ws) times the n rows staged in Blk (row j at j * pitch), summed in row order.
+fn ps_blk(acc: f32, w0: u32, ws: u32, n: u32, pitch: u32, col: u32) -> f32 {
+  var a = acc;
+  for (var j = 0u; j < n; j = j + 1u) { a = a + Ps[w0 + j * ws] * Blk[j * pitch + col]; }
+  return a;
+}
+
 // The workgroup's (batch, head) pair, of `heads` heads, and its first row (P.blocks blocks of ROWS rows
 // per pair).
 struct Rows { b: u32, h: u32, bh: u32, row0: u32, };
@@ -114,11 +122,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     m = mx;
     for (var c = 0u; c < NC; c = c + 1u) {
       let col = lane + LANES * c;
-      if (col < EV) {
-        var acc = o[c] * alpha;
-        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * Blk[jj * EVP + col]; }
-        o[c] = acc;
-      }
+      if (col < EV) { o[c] = ps_blk(o[c] * alpha, r * BKV, 1u, BKV, EVP, col); }
     }
   }
   if (i >= L) { return; }
@@ -193,11 +197,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     for (var c = 0u; c < NQ; c = c + 1u) {
       let col = lane + LANES * c;
-      if (col < E) {
-        var acc = dq[c];
-        for (var jj = 0u; jj < BKV; jj = jj + 1u) { acc = acc + Ps[r * BKV + jj] * Blk[jj * EP + col]; }
-        dq[c] = acc;
-      }
+      if (col < E) { dq[c] = ps_blk(dq[c], r * BKV, 1u, BKV, EP, col); }
     }
   }
   if (i >= L) { return; }
@@ -279,11 +279,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     for (var c = 0u; c < NV; c = c + 1u) {
       let col = lane + LANES * c;
-      if (col < EV) {
-        var acc = dv[c];
-        for (var ii = 0u; ii < BQ; ii = ii + 1u) { acc = acc + Ps[ii * ROWS + r] * Blk[ii * EVP + col]; }
-        dv[c] = acc;
-      }
+      if (col < EV) { dv[c] = ps_blk(dv[c], r, ROWS, BQ, EVP, col); }
     }
     workgroupBarrier();
     stage(0u, b, h, q0, BQ, L, E, EP, tid);

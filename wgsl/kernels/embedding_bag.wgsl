@@ -16,11 +16,7 @@ fn i64v(v: vec2<u32>) -> i32 {
   return i32(v.x);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let D = P.D;
   let b = t / D;
   let d = t % D;

@@ -26,6 +26,17 @@ fn sync() {
   workgroupBarrier();
 }
 
+// A sweep's bracket: sweep_begin() clears the flag a rotation sets; rotated() tells every invocation
+// whether the sweep rotated a pair (uniformly: it decides whether another sweep runs).
+fn sweep_begin(lid: u32) {
+  if (lid == 0u) { atomicStore(&flag, 0u); }
+  workgroupBarrier();
+}
+fn rotated(lid: u32) -> bool {
+  if (lid == 0u) { go = atomicLoad(&flag); }
+  return workgroupUniformLoad(&go) != 0u;
+}
+
 // (cos, sin) of the rotation that zeroes the pair's off-diagonal term, zeta = (a_qq - a_pp) / (2 a_pq):
 // tangent t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2)), scaled so that cos^2 + sin^2 = 1 up to one
 // rounding: sqrt and division may be a few ulp off on GPUs (Vulkan allows it), and a biased rotation,
@@ -64,11 +75,9 @@ fn matrix(b: u32, lid: u32) {
   let wb = b * n * m;
   let vb = b * n * n;
   for (var t = lid; t < n * n; t = t + WG) { st1(vb + t, select(0.0, 1.0, t / n == t % n)); }
-  storageBarrier();
-  workgroupBarrier();
+  sync();
   for (var sweep = 0u; sweep < P.sweeps; sweep = sweep + 1u) {
-    if (lid == 0u) { atomicStore(&flag, 0u); }
-    workgroupBarrier();
+    sweep_begin(lid);
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       for (var i = lid; i < nn / 2u; i = i + WG) {
         let pq = pair(r, i, nn);
@@ -108,11 +117,9 @@ fn matrix(b: u32, lid: u32) {
         for (var k = 0u; k < m; k = k + 1u) { rot0(wb + p * m + k, wb + q * m + k, cs, sn); }
         for (var k = 0u; k < n; k = k + 1u) { rot1(vb + p * n + k, vb + q * n + k, cs, sn); }
       }
-      storageBarrier();
-      workgroupBarrier();
+      sync();
     }
-    if (lid == 0u) { go = atomicLoad(&flag); }
-    if (workgroupUniformLoad(&go) == 0u) { break; }
+    if (!rotated(lid)) { break; }
   }
   for (var j = lid; j < n; j = j + WG) {
     var s = 0.0;
@@ -154,8 +161,7 @@ fn matrix(b: u32, lid: u32) {
   let floor_ = P.tiny * sqrt(wsum(lid, s2));
   sync();
   for (var sweep = 0u; sweep < P.sweeps; sweep = sweep + 1u) {
-    if (lid == 0u) { atomicStore(&flag, 0u); }
-    workgroupBarrier();
+    sweep_begin(lid);
     for (var r = 0u; r + 1u < nn; r = r + 1u) {
       // angles from the current A (the round's planes are disjoint, so its rotations commute)
       for (var i = lid; i < nn / 2u; i = i + WG) {
@@ -179,8 +185,7 @@ fn matrix(b: u32, lid: u32) {
         st3(cb + 2u * i, cs);
         st3(cb + 2u * i + 1u, sn);
       }
-      storageBarrier();
-      workgroupBarrier();
+      sync();
       // rows p, q of A (J^T A), then columns p, q of A and of V (. J)
       for (var i = lid; i < nn / 2u; i = i + WG) {
         let t = planned(r, i, nn, cb);
@@ -188,8 +193,7 @@ fn matrix(b: u32, lid: u32) {
           for (var k = 0u; k < n; k = k + 1u) { rot0(A(b, t.p, k), A(b, t.q, k), t.cs, t.sn); }
         }
       }
-      storageBarrier();
-      workgroupBarrier();
+      sync();
       for (var i = lid; i < nn / 2u; i = i + WG) {
         let t = planned(r, i, nn, cb);
         if (t.q < n && t.sn != 0.0) {
@@ -202,11 +206,9 @@ fn matrix(b: u32, lid: u32) {
           st0(A(b, t.q, t.p), 0.0);
         }
       }
-      storageBarrier();
-      workgroupBarrier();
+      sync();
     }
-    if (lid == 0u) { go = atomicLoad(&flag); }
-    if (workgroupUniformLoad(&go) == 0u) { break; }
+    if (!rotated(lid)) { break; }
   }
   for (var j = lid; j < n; j = j + WG) { st2(b * n + j, ld0(A(b, j, j))); }
 }

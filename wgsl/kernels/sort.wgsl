@@ -77,13 +77,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 //== global
-// Parameters: npad, stage k, distance j, pairs (their number).
+// Parameters: npad, stage k, distance j, n (pairs: one invocation each).
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.pairs) { return; }
+fn run(t: u32) {
   let npad = P.npad;
   let k = P.k;
   let j = P.j;
@@ -212,11 +208,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Unique: flag[p] = 1 where sorted (or, for unique_consecutive, original) position p starts a new
 // value; a value is a row of r elements (unique_consecutive along a dim), 1 otherwise.
 // Parameters: n, r.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= P.n) { return; }
+fn run(p: u32) {
   let r = P.r;
   var f = p == 0u;
   if (!f) {
@@ -235,11 +227,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== uscatter
 // pos: inclusive scan of the flags (int64). Writes the unique values, their first sorted positions,
 // and the inverse indices. Parameters: n, r (elements per value).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= P.n) { return; }
+fn run(p: u32) {
   let j = load_pos(p) - 1u;
   let s = src(p);
   if (p == 0u || load_pos(p - 1u) != j + 1u) {
@@ -266,13 +254,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== search
 // searchsorted/bucketize: one invocation per value, a binary search in its row of boundaries (through
 // the sorter when given), with CPU's predicates: left finds the first boundary b with b >= v, right
-// the first with b > v. Parameters: total (values), inner (values per boundary row; 0: one row),
+// the first with b > v. Parameters: n (values), inner (values per boundary row; 0: one row),
 // bn (boundary row length).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.total) { return; }
+fn run(t: u32) {
   let inner = P.inner;
   let bn = P.bn;
   var row = 0u;
@@ -298,11 +282,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // kernel's first binding (b1) and bound atomically (sort.cpp allocates it with a 16-bit dtype so
 // kernel.h binds it as atomic<u32>); bin_of(t) returns the bin or 0xffffffff to skip.
 // Parameters: n (elements).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let t = linear_id(wid, nwg, lid, 256u);
-  if (t >= P.n) { return; }
+fn run(t: u32) {
   let b = bin_of(t);
   if (b == 0xffffffffu) { return; }
   if (WEIGHTED) {
@@ -321,21 +301,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // unique along a dim, sorted: the rows are ordered by stable sorts of their columns, last column
 // first (LSD). col[p] = x[perm[p] * r + c] gathers column c in the current order (ucol_perm then
 // composes the column's sort into the order). Parameters: n, r, col (c).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= P.n) { return; }
+fn run(p: u32) {
   store_col(p, load_val(load_perm(p) * P.r + P.col));
 }
 
 //== ucol_perm
 // next[p] = perm[order[p]]: composes a column's sort into the row order. Parameters: n.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nwg, lid, 256u);
-  if (p >= P.n) { return; }
+fn run(p: u32) {
   store_perm(p, load_perm(load_order(p)));
 }
 

@@ -456,28 +456,19 @@ fn f64_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
 }
 fn f64_le(a: vec2<u32>, b: vec2<u32>) -> bool { return f64_lt(a, b) || f64_eq(a, b); }
 
-// torch.maximum/minimum: NaN wins; on a tie (-0 vs +0) the first operand, as CPU.
-fn f64_maximum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  if (f64_is_nan(a)) { return a; }
-  if (f64_is_nan(b)) { return b; }
-  return select(a, b, f64_lt(a, b));
-}
-fn f64_minimum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  if (f64_is_nan(a)) { return a; }
-  if (f64_is_nan(b)) { return b; }
+// The larger (or, larger false, the smaller) of a and b; on a tie (-0 vs +0) the first operand, as
+// CPU. A NaN operand wins (nan_wins: torch.maximum/minimum) or loses (fmax/fmin). The callers pass
+// constants, so each compiles to its own branch-free choice.
+fn f64_pick(a: vec2<u32>, b: vec2<u32>, larger: bool, nan_wins: bool) -> vec2<u32> {
+  if (f64_is_nan(a)) { return select(b, a, nan_wins); }
+  if (f64_is_nan(b)) { return select(a, b, nan_wins); }
+  if (larger) { return select(a, b, f64_lt(a, b)); }
   return select(a, b, f64_lt(b, a));
 }
-// fmax/fmin: NaN loses.
-fn f64_fmax(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  if (f64_is_nan(a)) { return b; }
-  if (f64_is_nan(b)) { return a; }
-  return select(a, b, f64_lt(a, b));
-}
-fn f64_fmin(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  if (f64_is_nan(a)) { return b; }
-  if (f64_is_nan(b)) { return a; }
-  return select(a, b, f64_lt(b, a));
-}
+fn f64_maximum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return f64_pick(a, b, true, true); }
+fn f64_minimum(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return f64_pick(a, b, false, true); }
+fn f64_fmax(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return f64_pick(a, b, true, false); }
+fn f64_fmin(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return f64_pick(a, b, false, false); }
 // clamp with scalar or tensor bounds: a NaN input or bound gives NaN; lo > hi gives hi.
 fn f64_clamp_t(x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> {
   return f64_minimum(f64_maximum(x, lo), hi);

@@ -243,31 +243,27 @@ fn sp_igam_temme(a: f32, x: f32, lower: bool) -> f32 {
   return 0.5 * f_erfc(arg) + r;
 }
 
-// Regularized lower incomplete gamma P(a, x) (torch.igamma), CPU's special values.
-fn sp_igamma(a: f32, x: f32) -> f32 {
+// Regularized lower incomplete gamma P(a, x) (torch.igamma) or, upper, Q(a, x) = 1 - P(a, x)
+// (torch.igammac), CPU's special values: where P is 0 or 1, Q is the other; each side is computed
+// where it is accurate (the series for P, the continued fraction for Q) and the other as 1 minus it.
+fn sp_igam_pq(a: f32, x: f32, upper: bool) -> f32 {
+  let zero = select(0.0, 1.0, upper);  // the result where P is 0
   if (x < 0.0 || a < 0.0) { return f_nan(); }
-  if (a == 0.0) { return select(f_nan(), 1.0, x > 0.0); }
-  if (x == 0.0) { return 0.0; }
-  if (is_inf(a)) { return select(0.0, f_nan(), is_inf(x)); }
-  if (is_inf(x)) { return 1.0; }
+  if (a == 0.0) { return select(f_nan(), 1.0 - zero, x > 0.0); }
+  if (x == 0.0) { return zero; }
+  if (is_inf(a)) { return select(zero, f_nan(), is_inf(x)); }
+  if (is_inf(x)) { return 1.0 - zero; }
   if (is_nan(a) || is_nan(x)) { return f_nan(); }
-  if (a >= 1e4) { return sp_igam_temme(a, x, true); }
-  if (x > a + 1.0) { return 1.0 - sp_igamc_cf(a, x); }
-  return sp_igam_series(a, x);
+  if (a >= 1e4) { return sp_igam_temme(a, x, !upper); }
+  if (x > a + 1.0) {
+    let q = sp_igamc_cf(a, x);
+    return select(1.0 - q, q, upper);
+  }
+  let p = sp_igam_series(a, x);
+  return select(p, 1.0 - p, upper);
 }
-
-// Regularized upper incomplete gamma Q(a, x) = 1 - P(a, x) (torch.igammac).
-fn sp_igammac(a: f32, x: f32) -> f32 {
-  if (x < 0.0 || a < 0.0) { return f_nan(); }
-  if (a == 0.0) { return select(f_nan(), 0.0, x > 0.0); }
-  if (x == 0.0) { return 1.0; }
-  if (is_inf(a)) { return select(1.0, f_nan(), is_inf(x)); }
-  if (is_inf(x)) { return 0.0; }
-  if (is_nan(a) || is_nan(x)) { return f_nan(); }
-  if (a >= 1e4) { return sp_igam_temme(a, x, false); }
-  if (x > a + 1.0) { return sp_igamc_cf(a, x); }
-  return 1.0 - sp_igam_series(a, x);
-}
+fn sp_igamma(a: f32, x: f32) -> f32 { return sp_igam_pq(a, x, false); }
+fn sp_igammac(a: f32, x: f32) -> f32 { return sp_igam_pq(a, x, true); }
 
 // ---- error function family ---------------------------------------------------------------------
 
