@@ -57,3 +57,37 @@ def test_uint8_mask_index_put_warns_as_cpu(accumulate):
     (yc, nc), (yd, nd) = count("cpu"), count(DEV)
     assert nc == 2 and nd == nc
     torch.testing.assert_close(yd, yc)
+
+
+def test_float64_normal_and_uniform_on_device():
+    n = 40000
+    torch.webgpu.manual_seed(3)
+    a = torch.randn(n, device=DEV, dtype=torch.float64)
+    torch.webgpu.manual_seed(3)
+    b = torch.randn(n, device=DEV, dtype=torch.float64)
+    assert a.dtype == torch.float64 and a.device.type == DEV
+    torch.testing.assert_close(a.cpu(), b.cpu(), rtol=0, atol=0)  # the device generator drives it
+    c = a.cpu()
+    assert abs(c.mean().item()) < 0.05 and abs(c.var().item() - 1) < 0.05
+    # mean and std applied in float64: a large mean keeps the samples' spread
+    x = torch.empty(n, device=DEV, dtype=torch.float64).normal_(1e10, 2.0).cpu() - 1e10
+    assert abs(x.mean().item()) < 0.1 and abs(x.std().item() - 2) < 0.1
+    # non-contiguous destination
+    t = torch.zeros(200, 300, device=DEV, dtype=torch.float64).t()
+    t.normal_(-1.0, 0.5)
+    assert abs(t.cpu().mean().item() + 1) < 0.05
+    u = torch.empty(n, device=DEV, dtype=torch.float64).uniform_(-2, 3).cpu()
+    assert u.min().item() >= -2 and u.max().item() < 3
+    assert abs(u.mean().item() - 0.5) < 0.05 and abs(u.var().item() - 25 / 12) < 0.1
+    r = torch.rand(7, 5, device=DEV, dtype=torch.float64).cpu()
+    assert r.min().item() >= 0 and r.max().item() < 1
+    # tensor mean/std forms
+    m = torch.normal(torch.full((n,), 4.0, dtype=torch.float64, device=DEV), 0.5).cpu()
+    assert m.dtype == torch.float64 and abs(m.mean().item() - 4) < 0.05
+
+
+def test_float64_exponential_names_float64():
+    # no float64 kernel: with the fallback off it is the fallback's NotImplementedError, not CPU's
+    # "dtype must be a floating point" error (float64 is one)
+    with pytest.raises(NotImplementedError, match="float64"):
+        torch.empty(10, device=DEV, dtype=torch.float64).exponential_()
