@@ -91,3 +91,11 @@ def test_float64_exponential_names_float64():
     # "dtype must be a floating point" error (float64 is one)
     with pytest.raises(NotImplementedError, match="float64"):
         torch.empty(10, device=DEV, dtype=torch.float64).exponential_()
+
+
+def test_float64_no_kernel_error_names_the_op():
+    # the error names the op ("index"), not the kernel's cache key ("index:2:1pS4tuk")
+    x = torch.zeros(3, 4, dtype=torch.float64, device=DEV)
+    src = torch.ones(2, 4, dtype=torch.float64, device=DEV)
+    with pytest.raises(NotImplementedError, match=r"^webgpu: index: no float64 kernel"):
+        x.index_reduce_(0, torch.tensor([0, 1], device=DEV), src, "amax")
