@@ -99,3 +99,14 @@ def test_float64_no_kernel_error_names_the_op():
     src = torch.ones(2, 4, dtype=torch.float64, device=DEV)
     with pytest.raises(NotImplementedError, match=r"^webgpu: index: no float64 kernel"):
         x.index_reduce_(0, torch.tensor([0, 1], device=DEV), src, "amax")
+
+
+def test_float64_random_integers_on_device():
+    # randint / random_ in float64: the int64 draw converted, as CPU's kernel does
+    a = torch.randint(-5, 7, (20000,), dtype=torch.float64, device=DEV).cpu()
+    assert a.dtype == torch.float64 and torch.equal(a, a.round())
+    assert a.min().item() == -5 and a.max().item() == 6 and abs(a.mean().item() - 0.5) < 0.1
+    b = torch.empty(20000, dtype=torch.float64, device=DEV).random_().cpu()  # [0, 2**53]
+    assert b.min().item() >= 0 and b.max().item() <= 2**53 and abs(b.mean().item() / 2**52 - 1) < 0.05
+    c = torch.empty(4, 3, dtype=torch.float64, device=DEV).t().random_(3, 5).cpu()
+    assert set(c.unique().tolist()) <= {3.0, 4.0}

@@ -299,6 +299,13 @@ void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBa
 
 // base + (random % range) as int64; range 0 means the full 64-bit range.
 void random_range(const at::Tensor& self, uint64_t range, int64_t base, Gen gen) {
+  if (self.scalar_type() == at::kDouble) {
+    // float64: the int64 draw converted to float64, as CPU's kernel converts its own
+    at::Tensor t = at::empty(self.sizes(), self.options().dtype(at::kLong));
+    random_range(t, range, base, gen);
+    at::Tensor(self).copy_(t);
+    return;
+  }
   Spec sp{"random", CT::I64};
   const uint64_t b = uint64_t(base);
   sp.i64s = {{"base", int64_t(b)}};
@@ -345,6 +352,7 @@ void random_kernel(at::TensorIteratorBase& iter, Gen gen) {
                               self.scalar_type(), "'");
   uint64_t range;
   switch (self.scalar_type()) {
+    case at::kDouble: range = (uint64_t(1) << 53) + 1; break;
     case at::kFloat: range = (uint64_t(1) << 24) + 1; break;
     case at::kHalf: range = (uint64_t(1) << 11) + 1; break;
     case at::kBFloat16: range = (uint64_t(1) << 8) + 1; break;
