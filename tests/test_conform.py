@@ -110,3 +110,11 @@ def test_float64_random_integers_on_device():
     assert b.min().item() >= 0 and b.max().item() <= 2**53 and abs(b.mean().item() / 2**52 - 1) < 0.05
     c = torch.empty(4, 3, dtype=torch.float64, device=DEV).t().random_(3, 5).cpu()
     assert set(c.unique().tolist()) <= {3.0, 4.0}
+
+
+def test_float64_nonzero_as_cpu():
+    x = torch.tensor([[0.0, -0.0, 1.5], [float("nan"), 5e-324, 0.0], [-2.0, float("inf"), 0.0]], dtype=torch.float64)
+    for t in (x, x.t(), x[:, ::2]):
+        torch.testing.assert_close(torch.nonzero(t.to(DEV)).cpu(), torch.nonzero(t), rtol=0, atol=0)
+        for p, q in zip(torch.nonzero(t.to(DEV), as_tuple=True), torch.nonzero(t, as_tuple=True), strict=True):
+            torch.testing.assert_close(p.cpu(), q, rtol=0, atol=0)
