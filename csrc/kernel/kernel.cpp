@@ -186,6 +186,8 @@ int Kernel::add(const at::TensorBase& t, CT ct, bool write) {
   // dtype check, whose unsigned/float8 branch consults the kernel allow list (ops/uint_fp8.cpp) by key.
   if (t.scalar_type() == at::kDouble && (ct == CT::RAW || ct == CT::F64))
     ops::check_storable_dtype(t.scalar_type(), key_.c_str());
+  else if (t.scalar_type() == at::kDouble)
+    ops::check_supported_dtype(t.scalar_type(), op_name().c_str());  // the error names the op, not the cache key
   else
     ops::check_supported_dtype(t.scalar_type(), key_.c_str());
   // complex64 moves as raw 8-byte elements; a kernel computing in a real type cannot take it.

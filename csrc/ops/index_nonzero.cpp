@@ -90,6 +90,8 @@ at::Tensor& nonzero_out_fn(const at::Tensor& self, at::Tensor& out) {
               "nonzero is not supported for tensors with more than INT_MAX elements, file a support request");
   TORCH_CHECK(self.dim() <= 25, "nonzero: input has ", self.dim(), " dims, the webgpu kernel handles at most 25");
   if (self.is_complex()) return nonzero_out_fn(self.to(at::kBool), out);  // non-zero when either part is
+  // float64: the float64 comparison (NaN and subnormals are non-zero, -0.0 is zero, as on CPU)
+  if (self.scalar_type() == at::kDouble) return nonzero_out_fn(at::ne(self, 0), out);
   check_supported_dtype(self.scalar_type(), "nonzero");
   const int R = int(self.dim());
   const int64_t n = self.numel();

@@ -206,6 +206,10 @@ void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<
       continue;
     }
     const at::Tensor& t = *o;
+    if (t.scalar_type() == at::kByte) {
+      // ATen's expandTensors warns for every uint8 mask; this path replaces it.
+      TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
+    }
     if (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte) {
       const int64_t first = int64_t(ind.size());
       for (int64_t j = 0; j < t.dim(); ++j) {

@@ -172,6 +172,15 @@ at::Tensor iter_tensor(at::TensorIteratorBase& iter) { return iter.tensor(0); }
 
 void uniform_kernel(at::TensorIteratorBase& iter, double from, double to, Gen gen) {
   at::Tensor self = iter_tensor(iter);
+  if (self.scalar_type() == at::kDouble) {
+    // float64: uniform [0, 1) drawn in float32 on the device (24 random bits), widened exactly, then
+    // scaled and shifted in float64 as CPU's kernel does with its 53 bits.
+    at::Tensor u = at::empty(self.sizes(), self.options().dtype(at::kFloat));
+    auto u_iter = at::TensorIterator::borrowing_nullary_op(u);
+    uniform_kernel(u_iter, 0.0, 1.0, gen);
+    self.copy_(u).mul_(to - from).add_(from);
+    return;
+  }
   Spec sp{"uniform"};
   sp.fns = round_fn(self.scalar_type());
   sp.f32s = {{"lo", float(from)}, {"hi", float(to)}};
@@ -188,13 +197,24 @@ const char* kNormalPre =
     "  let z23 = rand_normal2(r.z, r.w);\n"
     "  var z = array<f32, 4>(z01.x, z01.y, z23.x, z23.y);\n";
 
-// CPU's dtype errors, raised by its kernels' dispatch macros.
+// CPU's dtype errors, raised by its kernels' dispatch macros. float64 is a floating type there: its
+// TensorIterator stubs run CPU's kernel (the float64 stub fallback, ops/float64.h).
 void require_float(const at::TensorBase& t, const char* kernel) {
+  if (t.scalar_type() == at::kDouble) raise_no_float64_kernel(kernel);
   TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"", kernel, "\" not implemented for '",
                               c10::toString(t.scalar_type()), "'");
 }
 
 void normal_kernel(const at::TensorBase& self, double mean, double std, Gen gen) {
+  if (self.scalar_type() == at::kDouble) {
+    // float64 (a stub without an iterator, so no stub fallback): standard normals drawn in float32 on the
+    // device, widened exactly, then scaled and shifted in float64 (the samples have float32 resolution).
+    at::Tensor z = at::empty(self.sizes(), self.options().dtype(at::kFloat));
+    normal_kernel(z, 0.0, 1.0, gen);
+    at::Tensor out(self);
+    out.copy_(z).mul_(std).add_(mean);
+    return;
+  }
   require_float(self, "normal_kernel_cpu");
   Spec sp{"normal"};
   sp.f32s = {{"mean", float(mean)}, {"stddev", float(std)}};
@@ -217,6 +237,7 @@ const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 
 
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
   const at::ScalarType dt = iter.tensor_base(0).scalar_type();
+  if (dt == at::kDouble) raise_no_float64_kernel("exponential");
   TORCH_CHECK(is_float(dt),
               "Exponential distribution is a continuous probability distribution. dtype must be a "
               "floating point but you specified ",
@@ -271,6 +292,13 @@ void bernoulli_tensor_kernel(const at::TensorBase& self_base, const at::TensorBa
 
 // base + (random % range) as int64; range 0 means the full 64-bit range.
 void random_range(const at::Tensor& self, uint64_t range, int64_t base, Gen gen) {
+  if (self.scalar_type() == at::kDouble) {
+    // float64: the int64 draw converted to float64, as CPU's kernel converts its own
+    at::Tensor t = at::empty(self.sizes(), self.options().dtype(at::kLong));
+    random_range(t, range, base, gen);
+    at::Tensor(self).copy_(t);
+    return;
+  }
   Spec sp{"random", CT::I64};
   const uint64_t b = uint64_t(base);
   sp.i64s = {{"base", int64_t(b)}};
@@ -317,6 +345,7 @@ void random_kernel(at::TensorIteratorBase& iter, Gen gen) {
                               self.scalar_type(), "'");
   uint64_t range;
   switch (self.scalar_type()) {
+    case at::kDouble: range = (uint64_t(1) << 53) + 1; break;
     case at::kFloat: range = (uint64_t(1) << 24) + 1; break;
     case at::kHalf: range = (uint64_t(1) << 11) + 1; break;
     case at::kBFloat16: range = (uint64_t(1) << 8) + 1; break;
@@ -353,8 +382,8 @@ namespace {
 // ---- normal with tensor mean/std: ATen's forms, with the std check through amin (one readback) ----
 
 void check_normal_dtype(const at::Tensor& t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()), "\"normal_kernel_cpu\" not implemented for '", t.scalar_type(),
-                              "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(is_float(t.scalar_type()) || t.scalar_type() == at::kDouble,
+                              "\"normal_kernel_cpu\" not implemented for '", t.scalar_type(), "'");
 }
 void check_std_tensor(const at::Tensor& std) {
   TORCH_CHECK(!std.is_complex(), "normal expects standard deviation to be non-complex");

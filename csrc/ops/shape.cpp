@@ -104,6 +104,9 @@ at::Tensor narrow_copy(const at::Tensor& self, int64_t dim, c10::SymInt start, c
 // elements j, j + step, j + 2 step, ... are distinct, and an add_ through that strided view is safe.
 at::Tensor unfold_backward(const at::Tensor& grad, c10::SymIntArrayRef input_sizes, int64_t dim, int64_t size,
                            int64_t step) {
+  // CPU's checks and error types: a bad step is a ValueError, a bad size a RuntimeError.
+  TORCH_CHECK_VALUE(step > 0, "step is ", step, " but must be > 0");
+  TORCH_CHECK(size >= 0, "size is ", size, " but must be >= 0");
   at::Tensor grad_input = at::zeros_symint(input_sizes, grad.options());
   dim = at::maybe_wrap_dim(dim, std::max<int64_t>(grad_input.dim(), 1));
   if (grad.numel() == 0) return grad_input;

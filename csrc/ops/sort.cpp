@@ -611,8 +611,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     n = m.size(0);
     r = 1;
     for (size_t j = 1; j < moved.size(); ++j) r *= moved[j];
-    if (n == 0)
+    if (n == 0) {
+      // As CPU: an empty selected dim is fine only when it is the one zero-sized dim.
+      TORCH_CHECK(std::count(moved.begin(), moved.end(), int64_t(0)) == 1,
+                  "Number of zero sized dimensions is more than one, so unique cannot be applied ");
       return {at::empty(moved, self.options()).movedim(0, *dim), at::empty({0}, lopts), at::empty({0}, lopts)};
+    }
     TORCH_CHECK(r > 0, "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
     x = m.contiguous().view({-1});
   }

@@ -1,0 +1,120 @@
+"""Behaviour that PyTorch's own device-generic tests (test_indexing, test_shape_ops, test_view_ops,
+test_sort_and_select, run against the webgpu device) found different from CPU: error types and
+messages, deprecation warnings, and float64 sampling. Each test states CPU's behaviour by running it.
+The CPU fallback is off."""
+
+import warnings
+
+import pytest
+import torch
+from webgpu_env import DEV
+
+import torch_webgpu  # noqa: F401
+
+
+def raised(f):
+    try:
+        f()
+    except Exception as e:  # the type and message are what is compared
+        return type(e), str(e).split("\n")[0]
+    return None
+
+
+@pytest.mark.parametrize("fn", [torch.unique, torch.unique_consecutive])
+@pytest.mark.parametrize("shape,dim", [((5, 0, 0), 1), ((5, 0, 0), 2), ((0, 3, 0), 0), ((5, 0, 5), 2), ((4, 0, 3), 1)])
+def test_unique_dim_zero_sized(fn, shape, dim):
+    # CPU: an empty selected dim is fine only when it is the one zero-sized dim
+    x = torch.ones(shape)
+
+    def run(t):
+        return fn(t, dim=dim, return_inverse=True, return_counts=True)
+
+    want = raised(lambda: run(x))
+    assert raised(lambda: run(x.to(DEV))) == want
+    if want is None:
+        for p, q in zip(run(x), run(x.to(DEV)), strict=True):
+            assert p.shape == q.shape and p.dtype == q.dtype
+
+
+@pytest.mark.parametrize("size,step", [(3, 0), (-1, 1), (3, -2)])
+def test_unfold_backward_errors_as_cpu(size, step):
+    g = torch.randn(2, 3)
+    want = raised(lambda: torch.ops.aten.unfold_backward(g, [6], 0, size, step))
+    assert want is not None
+    assert raised(lambda: torch.ops.aten.unfold_backward(g.to(DEV), [6], 0, size, step)) == want
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_uint8_mask_index_put_warns_as_cpu(accumulate):
+    def count(device):
+        mask = torch.tensor([1, 0, 1, 0, 0], dtype=torch.uint8, device=device)
+        y = torch.ones(5, 4, device=device)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y.index_put_((mask,), y[mask] * 2, accumulate=accumulate)
+        return y.cpu(), sum("uint8 is now deprecated" in str(x.message) for x in w)
+
+    (yc, nc), (yd, nd) = count("cpu"), count(DEV)
+    assert nc == 2 and nd == nc
+    torch.testing.assert_close(yd, yc)
+
+
+def test_float64_normal_and_uniform_on_device():
+    n = 40000
+    torch.webgpu.manual_seed(3)
+    a = torch.randn(n, device=DEV, dtype=torch.float64)
+    torch.webgpu.manual_seed(3)
+    b = torch.randn(n, device=DEV, dtype=torch.float64)
+    assert a.dtype == torch.float64 and a.device.type == DEV
+    torch.testing.assert_close(a.cpu(), b.cpu(), rtol=0, atol=0)  # the device generator drives it
+    c = a.cpu()
+    assert abs(c.mean().item()) < 0.05 and abs(c.var().item() - 1) < 0.05
+    # mean and std applied in float64: a large mean keeps the samples' spread
+    x = torch.empty(n, device=DEV, dtype=torch.float64).normal_(1e10, 2.0).cpu() - 1e10
+    assert abs(x.mean().item()) < 0.1 and abs(x.std().item() - 2) < 0.1
+    # non-contiguous destination
+    t = torch.zeros(200, 300, device=DEV, dtype=torch.float64).t()
+    t.normal_(-1.0, 0.5)
+    assert abs(t.cpu().mean().item() + 1) < 0.05
+    u = torch.empty(n, device=DEV, dtype=torch.float64).uniform_(-2, 3).cpu()
+    assert u.min().item() >= -2 and u.max().item() < 3
+    assert abs(u.mean().item() - 0.5) < 0.05 and abs(u.var().item() - 25 / 12) < 0.1
+    r = torch.rand(7, 5, device=DEV, dtype=torch.float64).cpu()
+    assert r.min().item() >= 0 and r.max().item() < 1
+    # tensor mean/std forms
+    m = torch.normal(torch.full((n,), 4.0, dtype=torch.float64, device=DEV), 0.5).cpu()
+    assert m.dtype == torch.float64 and abs(m.mean().item() - 4) < 0.05
+
+
+def test_float64_exponential_names_float64():
+    # no float64 kernel: with the fallback off it is the fallback's NotImplementedError, not CPU's
+    # "dtype must be a floating point" error (float64 is one)
+    with pytest.raises(NotImplementedError, match="float64"):
+        torch.empty(10, device=DEV, dtype=torch.float64).exponential_()
+
+
+def test_float64_no_kernel_error_names_the_op():
+    # the error names the op ("index"), not the kernel's cache key ("index:2:1pS4tuk")
+    x = torch.zeros(3, 4, dtype=torch.float64, device=DEV)
+    src = torch.ones(2, 4, dtype=torch.float64, device=DEV)
+    with pytest.raises(NotImplementedError, match=r"^webgpu: index: no float64 kernel"):
+        x.index_reduce_(0, torch.tensor([0, 1], device=DEV), src, "amax")
+
+
+def test_float64_random_integers_on_device():
+    # randint / random_ in float64: the int64 draw converted, as CPU's kernel does
+    a = torch.randint(-5, 7, (20000,), dtype=torch.float64, device=DEV).cpu()
+    assert a.dtype == torch.float64 and torch.equal(a, a.round())
+    assert a.min().item() == -5 and a.max().item() == 6 and abs(a.mean().item() - 0.5) < 0.1
+    b = torch.empty(20000, dtype=torch.float64, device=DEV).random_().cpu()  # [0, 2**53]
+    assert b.min().item() >= 0 and b.max().item() <= 2**53 and abs(b.mean().item() / 2**52 - 1) < 0.05
+    c = torch.empty(4, 3, dtype=torch.float64, device=DEV).t().random_(3, 5).cpu()
+    assert set(c.unique().tolist()) <= {3.0, 4.0}
+
+
+def test_float64_nonzero_as_cpu():
+    x = torch.tensor([[0.0, -0.0, 1.5], [float("nan"), 5e-324, 0.0], [-2.0, float("inf"), 0.0]], dtype=torch.float64)
+    for t in (x, x.t(), x[:, ::2]):
+        torch.testing.assert_close(torch.nonzero(t.to(DEV)).cpu(), torch.nonzero(t), rtol=0, atol=0)
+        for p, q in zip(torch.nonzero(t.to(DEV), as_tuple=True), torch.nonzero(t, as_tuple=True), strict=True):
+            torch.testing.assert_close(p.cpu(), q, rtol=0, atol=0)
