@@ -79,9 +79,12 @@ Block* BufferPool::allocate(uint64_t nbytes) {
                      " bytes, more than this adapter's maxBufferSize limit (", max_buffer, " bytes)");
   }
   // Best fit, wasting at most a quarter of the block (or 1 MiB for small requests); of the blocks of
-  // that size, the first in cached_'s order.
+  // that size, the first in cached_'s order. A request that one storage binding covers never gets a
+  // block that one binding does not: kernels that bind whole blocks would refuse the tensor.
+  const uint64_t max_binding = dev_.limits().maxStorageBufferBindingSize;
   auto it = cached_.lower_bound({size, 0});
-  if (it != cached_.end() && it->first.first <= size + std::max<uint64_t>(size / 4, 1ull << 20)) {
+  if (it != cached_.end() && it->first.first <= size + std::max<uint64_t>(size / 4, 1ull << 20) &&
+      (size > max_binding || it->first.first <= max_binding)) {
     Block* b = it->second;
     cached_.erase(it);
     live_.insert(b);
