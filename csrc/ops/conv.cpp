@@ -13,6 +13,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/nn_common.h"
+#include "ops/rows.h"
 
 namespace webgpu::ops {
 namespace {
@@ -354,6 +355,20 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
                 " is too small");
   at::Tensor out = at::empty(out_sizes, input.options());
   if (out.numel() == 0) return out;
+  // Operands past the binding limit: the images in slices whose input and output each fit one
+  // binding (docs/design.md, "Operands past the binding limit").
+  // Half operands count at float32 width: some paths compute on float32 copies.
+  const int64_t wide = std::max<int64_t>(1, 4 / input.element_size());
+  const int64_t per =
+      rows_per_launch({{&input, wide * input.numel() / g.N}, {&out, wide * out.numel() / g.N}}, g.N, "convolution");
+  if (per < g.N) {
+    for (int64_t n0 = 0; n0 < g.N; n0 += per) {
+      const int64_t nb = std::min(per, g.N - n0);
+      out.narrow(0, n0, nb).copy_(conv_forward(input.narrow(0, n0, nb).clone(), weight, bias, stride, padding, dilation,
+                                               transposed, output_padding, groups));
+    }
+    return out;
+  }
   if (!transposed && cols_gemm_wanted(input, g))
     cols_gemm(input, weight, bias, out, g);
   else if (implicit_wanted(input, g))
@@ -386,7 +401,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
     g.ys[o + i] = Y.size(2 + i);
   }
   at::Tensor gi, gw, gb;
-  if (mask[0]) {
+  // Past the binding limit: per slice of images, the input gradient's slice and a part of the
+  // weight gradient (summed); the bias gradient is a reduction, which splits itself.
+  const int64_t N = input.size(0);
+  const int64_t wide = std::max<int64_t>(1, 4 / input.element_size());
+  const int64_t per = N == 0 ? N
+                             : rows_per_launch({{&go, wide * go.numel() / N}, {&input, wide * input.numel() / N}}, N,
+                                               "convolution_backward");
+  if (per < N) {
+    if (mask[0]) gi = at::empty(input.sizes(), input.options());
+    for (int64_t n0 = 0; n0 < N; n0 += per) {
+      const int64_t nb = std::min(per, N - n0);
+      auto part = conv_backward(go.narrow(0, n0, nb).clone(), input.narrow(0, n0, nb).clone(), weight, stride, padding,
+                                dilation, transposed, output_padding, groups, {mask[0], mask[1], false});
+      if (mask[0]) gi.narrow(0, n0, nb).copy_(std::get<0>(part));
+      if (mask[1]) gw = gw.defined() ? gw.add_(std::get<1>(part)) : std::get<1>(part);
+    }
+  }
+  if (mask[0] && per >= N) {
     gi = at::empty(input.sizes(), input.options());
     if (gi.numel() > 0) {
       const bool implicit = implicit_wanted(go, g);
@@ -396,7 +428,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
         implicit ? implicit_input_grad(go, weight, at::Tensor(), gi, g) : run_gemm(1, go, weight, gi, at::Tensor(), g);
     }
   }
-  if (mask[1]) {
+  if (mask[1] && per >= N) {
     gw = implicit_wanted(go, g) ? implicit_weight_grad(Y, X, g, weight.sizes(), weight.options())
                                 : weight_grad(Y, X, g, weight.sizes(), weight.options());
   }
