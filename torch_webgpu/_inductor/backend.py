@@ -194,4 +194,31 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
     # of benchmarks/probe_compile.py: 112 dispatches per step with it, 74 without).
     patches.setdefault("layout_optimization", False)
     with inductor_config.patch(patches):
-        return compile_fx(model, example_inputs, inner_compile=inner_compile)
+        return compile_fx(model, example_inputs, inner_compile=inner_compile, decompositions=_decompositions())
+
+
+# Ops that stay calls to the eager kernels instead of being decomposed: training batch_norm, whose
+# eager kernels are per-channel passes (wgsl/kernels/batch_norm.wgsl: 5 dispatches for forward and
+# backward) where the decomposition's reductions and [C]-sized pointwise kernels took many more.
+# Evaluation-mode batch_norm stays decomposed: it is pointwise and fuses with its neighbours.
+_EAGER_OPS = (
+    "native_batch_norm",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_functional",
+    "_batch_norm_with_update",
+    "_batch_norm_with_update_functional",
+    "native_batch_norm_backward",
+    "batch_norm_backward",
+)
+
+
+def _decompositions():
+    from torch._inductor.decomposition import select_decomp_table
+
+    table = dict(select_decomp_table())
+    eager = set()
+    for name in _EAGER_OPS:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None:
+            eager.update(getattr(packet, o) for o in packet.overloads())
+    return {op: fn for op, fn in table.items() if op not in eager}
