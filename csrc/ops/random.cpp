@@ -232,8 +232,9 @@ void log_normal_kernel(at::TensorIteratorBase& iter, double mean, double std, Ge
   fill(iter_tensor(iter), sp, gen);
 }
 
-// Uniform in (0, 1), both ends excluded: logs stay finite and non-zero.
-const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 8u) + 0.5) * 5.9604644775390625e-8; }\n";
+// Uniform in (0, 1), both ends excluded: logs stay finite and non-zero. 23 random bits: with 24,
+// (2^24 - 1) + 0.5 rounds to 2^24 in float32, so u reached 1.0 and geometric_ returned 0.
+const char* kOpen01 = "fn u_open(x: u32) -> f32 { return (f32(x >> 9u) + 0.5) * 1.1920928955078125e-7; }\n";
 
 void exponential_kernel(at::TensorIteratorBase& iter, double lambda, Gen gen) {
   const at::ScalarType dt = iter.tensor_base(0).scalar_type();
