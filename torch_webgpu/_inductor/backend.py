@@ -103,6 +103,7 @@ def register():
     from torch._dynamo.device_interface import register_interface_for_device
 
     register_interface_for_device("webgpu", _device_interface())
+    _register_eager_lowerings()
     _registered = True
 
 
@@ -212,13 +213,36 @@ _EAGER_OPS = (
 )
 
 
+def _eager_overloads():
+    for name in _EAGER_OPS:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None:
+            yield from (getattr(packet, o) for o in packet.overloads())
+
+
+def _register_eager_lowerings():
+    """Explicit fallback lowerings for _EAGER_OPS. Without them Inductor creates implicit ones when it
+    meets these ops (which _decompositions leaves undecomposed), and with the environment variable CI
+    set (as CI systems do) its implicit make_fallback refuses any op that has a decomposition: every
+    graph with a training batch_norm then failed to compile. The layout constraints are the ones the
+    implicit path would pick (contiguous inputs for backward ops). Other devices never reach these
+    lowerings: their graphs are decomposed with Inductor's full table before lowering."""
+    from torch._inductor import lowering as L
+    from torch._library.utils import get_layout_constraint_tag
+
+    for op in _eager_overloads():
+        if op in L.lowerings:
+            continue
+        if "backward" in op.name():
+            constraint = L.require_contiguous
+        else:
+            constraint = L.tag_to_layout_constraint(get_layout_constraint_tag(op, with_default=True))
+        L.make_fallback(op, layout_constraint=constraint, warn=False, override_decomp=True)
+
+
 def _decompositions():
     from torch._inductor.decomposition import select_decomp_table
 
     table = dict(select_decomp_table())
-    eager = set()
-    for name in _EAGER_OPS:
-        packet = getattr(torch.ops.aten, name, None)
-        if packet is not None:
-            eager.update(getattr(packet, o) for o in packet.overloads())
+    eager = set(_eager_overloads())
     return {op: fn for op, fn in table.items() if op not in eager}
