@@ -118,3 +118,53 @@ def test_float64_nonzero_as_cpu():
         torch.testing.assert_close(torch.nonzero(t.to(DEV)).cpu(), torch.nonzero(t), rtol=0, atol=0)
         for p, q in zip(torch.nonzero(t.to(DEV), as_tuple=True), torch.nonzero(t, as_tuple=True), strict=True):
             torch.testing.assert_close(p.cpu(), q, rtol=0, atol=0)
+
+
+# --- parameter dtypes of the norms, index dtypes (bad-input probes against CPU) ---
+
+F = torch.nn.functional
+NORMS = {
+    "layer_norm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b),
+    "group_norm": lambda x, w, b: F.group_norm(x, 2, w, b),
+    "batch_norm": lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+}
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize(
+    "xd, wd, ok",
+    [
+        (
+            torch.float32,
+            torch.float16,
+            False,
+        ),  # CPU: "mixed dtype (CPU): expect parameter to have scalar type of Float"
+        (torch.float32, torch.bfloat16, False),
+        (torch.float16, torch.bfloat16, False),
+        (torch.bfloat16, torch.float32, True),  # a half input with float parameters: CPU's mixed mode
+        (torch.float16, torch.float16, True),
+    ],
+)
+def test_norm_parameter_dtypes_as_cpu(norm, xd, wd, ok):
+    f = NORMS[norm]
+    x, w, b = torch.randn(3, 4, 6).to(xd), torch.randn(4 if norm != "layer_norm" else 6), torch.randn(1)
+    w = w.to(wd)
+    b = torch.randn(w.shape).to(wd)
+    if not ok:
+        with pytest.raises(RuntimeError):
+            f(x, w, b)
+        with pytest.raises(RuntimeError, match="parameters to have dtype"):
+            f(x.to(DEV), w.to(DEV), b.to(DEV))
+        return
+    want = f(x, w, b)
+    got = f(x.to(DEV), w.to(DEV), b.to(DEV))
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want, atol=2e-2, rtol=2e-2)
+
+
+def test_index_select_float_index_raises_runtime_error_as_cpu():
+    x, i = torch.randn(3, 2), torch.tensor([1.0])
+    with pytest.raises(RuntimeError, match="int32 or int64"):
+        x.index_select(0, i)
+    with pytest.raises(RuntimeError, match="int32 or int64"):
+        x.to(DEV).index_select(0, i.to(DEV))

@@ -141,6 +141,20 @@ def test_conv_empty_and_errors():
         )
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float16), (torch.float16, torch.float32)])
+def test_conv_weight_dtype_mismatch_raises_like_cpu(transposed, dtypes):
+    """An input and a weight of different dtypes: CPU and CUDA raise (ATen checks only the bias before
+    the backend); webgpu once computed in the input's dtype."""
+    xd, wd = dtypes
+    f = F.conv_transpose2d if transposed else F.conv2d
+    x, w = torch.randn(1, 3, 6, 6, dtype=xd), torch.randn(3, 3, 3, 3, dtype=wd)
+    with pytest.raises(RuntimeError):
+        f(x, w)
+    with pytest.raises(RuntimeError, match="weight type"):
+        f(x.to(DEV), w.to(DEV))
+
+
 # ---- pooling ----
 
 POOL = {

@@ -321,6 +321,10 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
                         at::IntArrayRef output_padding, int64_t groups) {
   check_dtype(input_, "convolution");
   check_dtype(weight_, "convolution");
+  // ATen checks the bias's dtype against the input's before dispatch, the weight's only in each
+  // backend's kernel (CPU and CUDA raise this too): computing with the input's dtype is wrong.
+  TORCH_CHECK(input_.scalar_type() == weight_.scalar_type(), "Input type (", input_.scalar_type(),
+              ") and weight type (", weight_.scalar_type(), ") should be the same");
   const int64_t dim = input_.dim();
   TORCH_CHECK(dim >= 3 && dim <= 5, "webgpu: convolution expects a 3-, 4- or 5-dimensional input, got ", dim, "-d");
   const int dims = int(dim - 2);

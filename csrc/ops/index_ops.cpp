@@ -459,8 +459,8 @@ at::Tensor& index_copy_inplace_fn(at::Tensor& self, int64_t dim, const at::Tenso
 // ---------------------------------------------------------------- index_select / embedding
 
 void check_index_dtype(const at::Tensor& index, const char* op) {
-  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
-                    "(): Expected dtype int32 or int64 for index");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+              "(): Expected dtype int32 or int64 for index");
 }
 
 void index_select_into(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& out,

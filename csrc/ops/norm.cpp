@@ -38,6 +38,15 @@ at::ScalarType stat_dtype(const at::Tensor& input, std::initializer_list<const a
   return input.scalar_type();
 }
 
+// CPU's rule for the parameters (weight, bias, running statistics): all of the input's dtype or, for
+// a half input, all float. Others were computed as if of the input's dtype.
+void check_param_dtypes(const at::Tensor& input, std::initializer_list<const at::Tensor*> params, const char* op) {
+  const at::ScalarType want = stat_dtype(input, params);
+  for (const at::Tensor* p : params)
+    TORCH_CHECK(!p || !p->defined() || p->scalar_type() == want, op, ": expected its parameters to have dtype ", want,
+                " (the input is ", input.scalar_type(), "), got one of dtype ", p->scalar_type());
+}
+
 // Geometry of a row kernel: M rows of N contiguous elements; the affine index of row element j is
 // (row % G) * CPG + j / HW (layer norm: G = 1, HW = 1, so j).
 struct Rows {
@@ -271,6 +280,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
   check_float(input, "native_layer_norm");
+  check_param_dtypes(input, {&weight, &bias}, "layer_norm");
   const at::Tensor x = input.contiguous();
   const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
   const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
@@ -361,6 +371,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   check_group_norm(input, weight, bias, N, C, HxW, group);
   check_float(input, "native_group_norm");
+  check_param_dtypes(input, {&weight, &bias}, "group_norm");
   const at::Tensor x = input.contiguous();
   const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
   const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
@@ -648,6 +659,10 @@ void check_batch_norm(const at::Tensor& input, const at::Tensor& w, const at::Te
   chk(rm, "running_mean");
   chk(rv, "running_var");
   check_float(input, "native_batch_norm");
+  // The affine parameters and the running statistics each by that rule (a half input with half
+  // parameters and float running statistics, as the module's tests use, is accepted, as on CUDA).
+  check_param_dtypes(input, {&w, &b}, "batch_norm");
+  check_param_dtypes(input, {&rm, &rv}, "batch_norm");
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tensor& input, const at::Tensor& weight,
