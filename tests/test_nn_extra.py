@@ -465,3 +465,39 @@ def test_cdist_pdist_errors():
     raises_like_cpu(lambda a, b: torch.cdist(a, b), torch.randn(3, 4), torch.randn(3, 5))
     raises_like_cpu(lambda a, b: torch.cdist(a, b, p=-1), torch.randn(3, 4), torch.randn(3, 4))
     raises_like_cpu(lambda a: F.pdist(a), torch.randn(3, 4, 2))
+
+
+# --- weight norm (ATen's _weight_norm calls _weight_norm_interface off the CPU) ---
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_weight_norm_interface(dim, dtype):
+    v, g = torch.randn(6, 4, 3), torch.rand(*[s if i == dim else 1 for i, s in enumerate((6, 4, 3))]) + 0.5
+    if dim == -1:  # the norm over all of v (weight_norm(dim=None))
+        g = torch.tensor(1.7)
+    check(lambda v, g: torch._weight_norm(v, g, dim), v, g, dtype=dtype)
+    w, n = torch._weight_norm_interface(v.to(DEV).to(dtype), g.to(DEV).to(dtype), dim)
+    assert n.dtype == (torch.float32 if dtype == torch.float16 else dtype)  # CUDA keeps half norms in float
+    if dim in (0, 2):  # CPU's interface takes the first or last dim only (ours any)
+        wc, nc = torch._weight_norm_interface(v.to(dtype).float(), g.to(dtype).float(), dim)
+        torch.testing.assert_close(n.float().cpu(), nc, **TOL[dtype])
+        torch.testing.assert_close(w.float().cpu(), wc, **TOL[dtype])
+
+
+def test_weight_norm_module_trains_like_cpu():
+    """The weight-normed positional convolution of wav2vec2-style models (dim=2), forward and backward."""
+    conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(8, 8, 5, padding=2, groups=2), dim=2)
+    convd = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(8, 8, 5, padding=2, groups=2), dim=2)
+    convd.load_state_dict(conv.state_dict())
+    convd.to(DEV)
+    x = torch.randn(2, 8, 20)
+    conv(x).square().sum().backward()
+    convd(x.to(DEV)).square().sum().backward()
+    for p, q in zip(conv.parameters(), convd.parameters()):
+        torch.testing.assert_close(q.grad.cpu(), p.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_weight_norm_interface_bad_dim():
+    with pytest.raises(RuntimeError, match="out of range"):
+        torch._weight_norm_interface(torch.randn(3, 4, device=DEV), torch.randn(3, 1, device=DEV), 5)

@@ -886,6 +886,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t> batch_norm_i
   return {out, at::empty({c}, opts), at::empty({c}, opts), at::empty({0}, input.options().dtype(at::kByte)), 0};
 }
 
+// ---------------------------------------------------------------------------------------------
+// weight_norm: w = g * v / ||v||, the norm over every dim but `dim` (-1: over all of v). The norms
+// are float for a half v, as CUDA's kernel keeps them; both passes are compositions of the device's
+// reduction and pointwise kernels (ATen's _weight_norm calls this interface off the CPU).
+
+std::vector<int64_t> weight_norm_dims(const at::Tensor& v, int64_t dim) {
+  TORCH_CHECK(dim >= -1 && dim < std::max<int64_t>(v.dim(), 1), "_weight_norm_interface: dim ", dim,
+              " is out of range for a weight of ", v.dim(), " dims");
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < v.dim(); ++i)
+    if (i != dim) dims.push_back(i);
+  return dims;
+}
+
+std::tuple<at::Tensor, at::Tensor> weight_norm_interface(const at::Tensor& v, const at::Tensor& g, int64_t dim) {
+  TORCH_CHECK(v.device() == g.device(), "_weight_norm_interface: v and g must be on the same device, got ", v.device(),
+              " and ", g.device());
+  const auto acc = v.scalar_type() == at::kHalf ? at::kFloat : v.scalar_type();
+  at::Tensor norms = at::linalg_vector_norm(v, 2, weight_norm_dims(v, dim), /*keepdim=*/true, acc);
+  if (dim == -1) norms = norms.reshape(g.sizes());
+  at::Tensor w = (v * (g / norms)).to(v.scalar_type());
+  return {w, norms};
+}
+
+std::tuple<at::Tensor, at::Tensor> weight_norm_interface_backward(const at::Tensor& grad_w, const at::Tensor& saved_v,
+                                                                  const at::Tensor& saved_g,
+                                                                  const at::Tensor& saved_norms, int64_t dim) {
+  weight_norm_dims(saved_v, dim);
+  return at::_weight_norm_differentiable_backward(grad_w.contiguous(), saved_v, saved_g, saved_norms, dim);
+}
+
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index)); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -903,6 +934,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("_batch_norm_with_update", TORCH_FN(batch_norm_with_update));
   m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
+  m.impl("_weight_norm_interface", TORCH_FN(weight_norm_interface));
+  m.impl("_weight_norm_interface_backward", TORCH_FN(weight_norm_interface_backward));
 }
 
 }  // namespace
