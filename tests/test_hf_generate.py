@@ -18,7 +18,7 @@ T = pytest.importorskip("transformers")
 
 W = "webgpu"
 VOCAB = 1000
-ARCHS = ["gpt2", "llama", "qwen3", "mistral", "t5"]
+ARCHS = ["gpt2", "llama", "qwen3", "mistral", "mixtral", "t5"]
 
 
 def build(name):
@@ -54,6 +54,10 @@ def build(name):
         m = T.Qwen3ForCausalLM(T.Qwen3Config(head_dim=16, **dec))
     elif name == "mistral":
         m = T.MistralForCausalLM(T.MistralConfig(sliding_window=None, **dec))
+    elif name == "mixtral":  # mixture of experts: transformers counts tokens per expert with integer histc
+        m = T.MixtralForCausalLM(
+            T.MixtralConfig(sliding_window=None, num_local_experts=4, num_experts_per_tok=2, **dec)
+        )
     else:
         m = T.T5ForConditionalGeneration(
             T.T5Config(

@@ -440,6 +440,39 @@ def test_histc(dtype):
         torch.histc(x.to(W), bins=3, min=2, max=1)
 
 
+def histc_int_reference(x, bins, lo, hi):
+    """CUDA's integer histc (CPU refuses integers): bounds truncated, the data's min and max when
+    equal (widened by one when still equal), values outside [lo, hi] skipped, bin (v - lo) * bins //
+    (hi - lo) in integer arithmetic, the top edge into the last bin."""
+    lo, hi = int(lo), int(hi)
+    if lo == hi and x.numel():
+        lo, hi = int(x.min()), int(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    v = x.long().flatten()
+    v = v[(v >= lo) & (v <= hi)]
+    b = ((v - lo) * bins // (hi - lo)).clamp(max=bins - 1)
+    return torch.bincount(b, minlength=bins).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_histc_integers_as_cuda(dtype):
+    """transformers' MoE layers count tokens per expert with histc on int32 off the CPU."""
+    x = torch.randint(0, 100, (3000,), generator=torch.Generator().manual_seed(9)).to(dtype)
+    for bins, mn, mx in ((8, 0, 7), (17, 3, 90), (5, 0, 0), (2500, 0, 99), (3, 10.7, 20.2)):
+        got = torch.histc(x.to(W)[::2], bins=bins, min=mn, max=mx)
+        assert got.dtype == dtype
+        same(histc_int_reference(x[::2], bins, mn, mx), got)
+    same(histc_int_reference(x[:0], 4, 0, 0), torch.histc(x[:0].to(W), bins=4))
+    with pytest.raises(RuntimeError, match="max must be larger than min"):
+        torch.histc(x.to(W), bins=3, min=2, max=1)
+    if dtype == torch.int64:  # out-of-range values stay out after narrowing to 32 bits
+        y = torch.tensor([2**40, -(2**40), 5, 6], dtype=dtype)
+        same(histc_int_reference(y, 4, 4, 7), torch.histc(y.to(W), bins=4, min=4, max=7))
+        with pytest.raises(NotImplementedError, match="32-bit"):
+            torch.histc(y.to(W), bins=4, min=0, max=2**40)
+
+
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
 def test_bincount(dtype):
     x = torch.randint(0, 60, (4000,), generator=torch.Generator().manual_seed(8)).to(dtype)

@@ -841,7 +841,7 @@ at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries
 // ---- histc / bincount ----
 
 // Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
-// bin_of reads P.bins, P.lo and P.hi when `range` is given (histc's bounds, f32).
+// bin_of reads P.lo and P.hi when `range` is given (histc's bounds, f32), P.bins then or when it names it.
 // `extra` (optional) adds operands and parameters after these and returns WGSL for bin_of to use;
 // `samples` (default: every element) is the number of bin_of calls.
 at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
@@ -860,7 +860,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   k.param_index("n", n);
   k.param_index("x_off", x.storage_offset());
   if (ow >= 0) k.param_index("w_off", weights.storage_offset());
-  if (local || range) k.param_index("bins", nbins);
+  if (local || range || bin_of.find("P.bins") != std::string::npos) k.param_index("bins", nbins);
   if (range) {
     k.param_f32("lo", range->first);
     k.param_f32("hi", range->second);
@@ -880,13 +880,57 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   return counts.view(at::kInt);
 }
 
+// histc of an integer tensor, as CUDA computes it (CPU refuses integers; transformers' MoE layers
+// count tokens per expert with it off the CPU): the bounds truncated to integers (the data's min and
+// max when equal, widened by one when still equal), values outside [lo, hi] skipped, and the bin
+// (v - lo) * bins / (hi - lo) in integer arithmetic, the top edge falling into the last bin. The
+// int64 values are clamped to [lo - 1, hi + 1] and narrowed to int32 (out-of-range values stay out of
+// range; the narrower types convert exactly), so the kernel works in 32 bits; ranges whose products
+// do not fit raise.
+at::Tensor& histc_int_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                          at::Tensor& out) {
+  int64_t lo = min.toLong(), hi = max.toLong();
+  if (lo == hi && self.numel() > 0) {
+    lo = self.min().item<int64_t>();
+    hi = self.max().item<int64_t>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  constexpr int64_t kLim = int64_t(1) << 31;
+  TORCH_CHECK_NOT_IMPLEMENTED(lo - 1 > -kLim && hi + 1 < kLim && (hi - lo) < kLim / bins, "histc: an integer range [",
+                              lo, ", ", hi, "] with ", bins,
+                              " bins is past the 32-bit arithmetic of the webgpu kernel");
+  at::native::resize_output(out, {bins});
+  if (self.numel() == 0) {
+    out.zero_();
+    return out;
+  }
+  at::Tensor x = self.reshape({-1});
+  if (x.scalar_type() == at::kLong) x = x.clamp(lo - 1, hi + 1);  // the narrower types fit int32 as they are
+  x = x.to(at::kInt).contiguous();
+  const std::string bin_of =
+      "fn bin_of(t: u32) -> u32 { let v = xv(t); if (v < P.ilo || v > P.ihi) { return 0xffffffffu; }"
+      " let p = u32((v - P.ilo) * i32(P.bins) / (P.ihi - P.ilo)); return min(p, P.bins - 1u); }\n";
+  at::Tensor c = histogram_words(x, {}, bins, bin_of, std::nullopt, "histc_int", [&](Kernel& k) {
+    k.param_i32("ilo", int32_t(lo));
+    k.param_i32("ihi", int32_t(hi));
+    return std::string();
+  });
+  out.copy_(c);
+  return out;
+}
+
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
                       at::Tensor& out) {
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
-                              self.scalar_type(), "'");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the ",
               "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
+  if (at::isIntegralType(self.scalar_type(), /*includeBool=*/false)) return histc_int_out(self, bins, min, max, out);
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histc\" not implemented for '",
+                              self.scalar_type(), "'");
   check_supported_dtype(self.scalar_type(), "histc");
   no_complex(self.scalar_type(), "histc");
   double lo = min.toDouble(), hi = max.toDouble();
