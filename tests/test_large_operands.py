@@ -339,6 +339,11 @@ def test_nn_planes_split():
         check(lambda x: F.softmax(x.view(6, -1), 0), x4, 1e-5)
         t = torch.randint(0, 8, (6, 24, 20), generator=g)
         check(lambda x: F.cross_entropy(x, t.to(x.device)), x4, 1e-5)
+        # a sample past the limit (classes x positions interleaved): the classes go last
+        t = torch.randint(0, 10, (2, 40, 50), generator=g)
+        t[0, 0, :5] = -100
+        check(lambda x: F.cross_entropy(x, t.to(x.device)), big(2, 10, 40, 50), 1e-5)
+        check(lambda x: F.nll_loss(x, t.to(x.device), reduction="none"), big(2, 10, 40, 50), 1e-5)
         # integer and half inputs, a non-contiguous input, a strided out= view
         a = big(6, 8, 24, 20, dtype=torch.int64)
         same(F.avg_pool2d(a.to(D), 2), F.avg_pool2d(a, 2))
