@@ -367,18 +367,25 @@ def test_attention_embedding_bag_one_hot_split():
         """
         import torch.nn.functional as F
         tol = dict(atol=1e-4, rtol=1e-3)
-        for causal, masked in ((False, False), (True, False), (False, True)):
-            q, k, v = big(6, 2, 48, 32), big(6, 2, 40, 32), big(6, 2, 40, 32)  # 72 KB, 60 KB
-            m = big(6, 1, 48, 40) if masked else None
+        def sdpa(q, k, v, m=None, causal=False, gqa=False):
             qd, kd, vd = (t.to(D).requires_grad_(True) for t in (q, k, v))
             qc, kc, vc = (t.clone().requires_grad_(True) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(qd, kd, vd, attn_mask=None if m is None else m.to(D), is_causal=causal)
-            yc = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=m, is_causal=causal)
+            kw = dict(is_causal=causal, enable_gqa=gqa)
+            y = F.scaled_dot_product_attention(qd, kd, vd, attn_mask=None if m is None else m.to(D), **kw)
+            yc = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=m, **kw)
             same(y, yc.detach(), **tol)
             gy = big(*yc.shape)
             y.backward(gy.to(D)); yc.backward(gy)
             for a, b in ((qd, qc), (kd, kc), (vd, vc)):
                 same(a.grad, b.grad, **tol)
+
+        q, k, v = big(6, 2, 48, 32), big(6, 2, 40, 32), big(6, 2, 40, 32)  # 72 KB, 60 KB: slices of the batch
+        sdpa(q, k, v)
+        sdpa(q, k, v, causal=True)
+        sdpa(q, k, v, m=big(6, 1, 48, 40))
+        # one batch entry past the limit: slices of its key/value heads (with their query heads)
+        sdpa(big(1, 4, 96, 64), big(1, 4, 80, 64), big(1, 4, 80, 64), m=big(96, 80))
+        sdpa(big(1, 4, 96, 64), big(1, 2, 80, 64), big(1, 2, 80, 64), causal=True, gqa=True)
         # heads-major layout (B, L, H, E) viewed as (B, H, L, E), as attention modules pass them
         q = big(6, 48, 2, 32).transpose(1, 2)
         same(F.scaled_dot_product_attention(q.to(D), q.to(D), q.to(D)), F.scaled_dot_product_attention(q, q, q), **tol)

@@ -127,7 +127,7 @@ inline at::Tensor row_slice(const at::Tensor& t, int64_t per_row, int64_t r0, in
 // `ts` hold the dim first (`n` long, or 1 / stride 0 where an operand is the same for every slice);
 // slices_per_launch() is n when every operand's block fits, else the largest count whose every
 // operand's byte span fits one binding window; it raises naming `op` when not even one index fits
-// (or an operand that is whole in every slice does not fit).
+// (or an operand that is whole in every slice does not fit); op nullptr: returns 0 then.
 inline int64_t slices_per_launch(const std::vector<at::Tensor>& ts, int64_t n, const char* op) {
   bool big = false;
   for (const at::Tensor& t : ts)
@@ -143,6 +143,7 @@ inline int64_t slices_per_launch(const std::vector<at::Tensor>& ts, int64_t n, c
       return s.second - s.first;
     };
     const uint64_t one = span(1);
+    if (op == nullptr && one > budget) return 0;
     TORCH_CHECK_WITH(OutOfMemoryError, one <= budget, "webgpu: ", op, ": ",
                      t.size(0) == n && t.stride(0) != 0 ? "one slice of an operand spans " : "an operand spans ", one,
                      " bytes, more than this adapter's maxStorageBufferBindingSize limit (",
