@@ -295,3 +295,121 @@ def test_gpt2_small_default_config_trains_like_cpu():
     # step depends on g's last bits, so a few elements differ by up to ~5e-5.
     torch.testing.assert_close(ww, wc, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(zw, zc, atol=2e-3, rtol=1e-3)
+
+
+def test_nn_planes_split():
+    # Pooling, upsampling, padding, fold, grid_sample, forward and backward, per slice of N*C planes or
+    # images (ops/rows.h, for_each_slice); softmax over channels.
+    run_child(
+        """
+        import torch.nn.functional as F
+
+        def check(fn, x, tol=1e-5):
+            X = x.to(D).requires_grad_(True)
+            xc = x.clone().requires_grad_(True)
+            y, yc = fn(X), fn(xc)
+            assert max(X.numel(), y.numel()) * 4 > {LIMIT}, (X.shape, y.shape)
+            same(y, yc.detach(), atol=tol, rtol=tol)
+            gy = torch.randn(yc.shape, generator=g)
+            y.backward(gy.to(D))
+            yc.backward(gy)
+            same(X.grad, xc.grad, atol=tol, rtol=tol)
+
+        x4, x5 = big(6, 8, 24, 20), big(3, 4, 10, 12, 14)  # 92 KB, 80 KB
+        for fn in (lambda x: F.max_pool2d(x, 3, 2, 1), lambda x: F.max_pool2d(x, 2),
+                   lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+                   lambda x: F.adaptive_avg_pool2d(x, (5, 7)), lambda x: F.adaptive_max_pool2d(x, (5, 7)),
+                   lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
+                   lambda x: F.interpolate(x, size=(30, 17), mode="bilinear", align_corners=True),
+                   lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic")):
+            check(fn, x4, 1e-4)
+        for fn in (lambda x: F.max_pool3d(x, 3, 2, 1), lambda x: F.avg_pool3d(x, 2),
+                   lambda x: F.adaptive_avg_pool3d(x, (3, 4, 5)), lambda x: F.adaptive_max_pool3d(x, (3, 4, 5)),
+                   lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")):
+            check(fn, x5, 1e-4)
+        check(lambda x: F.interpolate(x, scale_factor=3, mode="linear"), big(8, 16, 200), 1e-4)
+        # per plane too: reflection / replication padding's backward, unfold / fold, grid_sample (per image)
+        check(lambda x: F.pad(x, (2, 3, 1, 2), mode="reflect"), x4)
+        check(lambda x: F.pad(x, (2, 3, 1, 2), mode="replicate"), x4)
+        check(lambda x: F.fold(F.unfold(x, 3, padding=1, stride=2), (24, 20), 3, padding=1, stride=2), x4)
+        grid = torch.rand(6, 9, 11, 2, generator=g) * 2.2 - 1.1
+        check(lambda x: F.grid_sample(x, grid.to(x.device), align_corners=False), x4, 1e-4)
+        # softmax over channels, whose slab per image is past the limit: the dim goes last
+        check(lambda x: F.log_softmax(x, 1), x4, 1e-5)
+        check(lambda x: F.softmax(x.view(6, -1), 0), x4, 1e-5)
+        t = torch.randint(0, 8, (6, 24, 20), generator=g)
+        check(lambda x: F.cross_entropy(x, t.to(x.device)), x4, 1e-5)
+        # a sample past the limit (classes x positions interleaved): the classes go last
+        t = torch.randint(0, 10, (2, 40, 50), generator=g)
+        t[0, 0, :5] = -100
+        check(lambda x: F.cross_entropy(x, t.to(x.device)), big(2, 10, 40, 50), 1e-5)
+        check(lambda x: F.nll_loss(x, t.to(x.device), reduction="none"), big(2, 10, 40, 50), 1e-5)
+        # integer and half inputs, a non-contiguous input, a strided out= view
+        a = big(6, 8, 24, 20, dtype=torch.int64)
+        same(F.avg_pool2d(a.to(D), 2), F.avg_pool2d(a, 2))
+        same(F.max_pool2d(x4.half().to(D), 2).float(), F.max_pool2d(x4.half(), 2).float())
+        xt = x4.transpose(2, 3)
+        same(F.max_pool2d(xt.to(D), 3), F.max_pool2d(xt, 3))
+        # one plane past the limit cannot be split: a clear error naming the op
+        try:
+            F.max_pool2d(torch.zeros(1, 1, 200, 200, device=D), 2)
+            raise AssertionError("no error")
+        except torch.OutOfMemoryError as e:
+            assert "max_pool" in str(e) and "maxStorageBufferBindingSize" in str(e), e
+        """.replace("{LIMIT}", str(LIMIT))
+    )
+
+
+def test_attention_embedding_bag_one_hot_split():
+    # scaled_dot_product_attention per slice of the batch, forward and backward; embedding_bag over a
+    # large weight; one_hot per slice of its indices.
+    run_child(
+        """
+        import torch.nn.functional as F
+        tol = dict(atol=1e-4, rtol=1e-3)
+        def sdpa(q, k, v, m=None, causal=False, gqa=False):
+            qd, kd, vd = (t.to(D).requires_grad_(True) for t in (q, k, v))
+            qc, kc, vc = (t.clone().requires_grad_(True) for t in (q, k, v))
+            kw = dict(is_causal=causal, enable_gqa=gqa)
+            y = F.scaled_dot_product_attention(qd, kd, vd, attn_mask=None if m is None else m.to(D), **kw)
+            yc = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=m, **kw)
+            same(y, yc.detach(), **tol)
+            gy = big(*yc.shape)
+            y.backward(gy.to(D)); yc.backward(gy)
+            for a, b in ((qd, qc), (kd, kc), (vd, vc)):
+                same(a.grad, b.grad, **tol)
+
+        q, k, v = big(6, 2, 48, 32), big(6, 2, 40, 32), big(6, 2, 40, 32)  # 72 KB, 60 KB: slices of the batch
+        sdpa(q, k, v)
+        sdpa(q, k, v, causal=True)
+        sdpa(q, k, v, m=big(6, 1, 48, 40))
+        # one batch entry past the limit: slices of its key/value heads (with their query heads)
+        sdpa(big(1, 4, 96, 64), big(1, 4, 80, 64), big(1, 4, 80, 64), m=big(96, 80))
+        sdpa(big(1, 4, 96, 64), big(1, 2, 80, 64), big(1, 2, 80, 64), causal=True, gqa=True)
+        # heads-major layout (B, L, H, E) viewed as (B, H, L, E), as attention modules pass them
+        q = big(6, 48, 2, 32).transpose(1, 2)
+        same(F.scaled_dot_product_attention(q.to(D), q.to(D), q.to(D)), F.scaled_dot_product_attention(q, q, q), **tol)
+        # embedding_bag over a weight past the limit (its rows gathered by the index engine), and
+        # embedding itself
+        w = big(3000, 16)  # 192 KB
+        idx = torch.randint(0, 3000, (90,), generator=g)
+        idx[3] = idx[50] = 7
+        idx[60:64] = idx[10]  # ties for max
+        offs = torch.tensor([0, 5, 5, 40, 60, 70])
+        for mode, last in (("sum", False), ("mean", False), ("max", False), ("sum", True), ("max", True)):
+            psw = big(90) if mode == "sum" and not last else None
+            W, wc = w.to(D).requires_grad_(True), w.clone().requires_grad_(True)
+            kw = dict(mode=mode, padding_idx=7, include_last_offset=last)
+            o = torch.cat([offs, torch.tensor([90])]) if last else offs  # CPU's last bag ends at the end
+            y = F.embedding_bag(idx.to(D), W, o.to(D), per_sample_weights=None if psw is None else psw.to(D), **kw)
+            yc = F.embedding_bag(idx, wc, o, per_sample_weights=psw, **kw)
+            same(y, yc.detach(), atol=1e-5, rtol=1e-5)
+            gy = big(*yc.shape)
+            y.backward(gy.to(D)); yc.backward(gy)
+            same(W.grad, wc.grad, atol=1e-5, rtol=1e-5)
+        same(F.embedding(idx.to(D), w.to(D)), F.embedding(idx, w))
+        i = torch.randint(0, 50, (400, 3), generator=g)  # 400 x 3 x 50 int64: 480 KB
+        same(F.one_hot(i.to(D), 50), F.one_hot(i, 50))
+        same(F.one_hot(i.t().to(D), 50), F.one_hot(i.t(), 50))
+        """
+    )

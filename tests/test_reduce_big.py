@@ -254,6 +254,9 @@ ROW_CASES = {
     "softmax_3d_d1": (lambda: _randn(60, 40, 30, seed=21), lambda t: torch.softmax(t, 1), True),
     "softmax_f16_d1": (lambda: _randn(800, 300, seed=22, dtype=torch.float16), lambda t: torch.softmax(t, 1), True),
     "softmax_backward": (F32, _softmax_bwd, True),
+    # a slab (softmax dim x inner elements) past the limit: the dim goes last, rows (rounded otherwise)
+    "softmax_d0": (F32, lambda t: torch.softmax(t, 0), False),
+    "log_softmax_3d_d1": (lambda: _randn(3, 400, 60, seed=23), lambda t: torch.log_softmax(t, 1), False),
     "log_softmax_backward": (lambda: _randn(40, 30, 300, seed=23), _log_softmax_bwd, True),
     "layer_norm_backward": (F32, _layer_norm_bwd, True),
     "layer_norm_param_grads": (F32, lambda t: _layer_norm_bwd(t, params=True), False),
@@ -301,7 +304,7 @@ CASES.update(ROW_CASES)
 # Cases that cannot be split keep raising the clear error naming the op and the limit: softmax over
 # a dim whose every slice (D x inner elements) spans more than one binding.
 ERROR_CASES = {
-    "softmax_d0": (F32, lambda t: torch.softmax(t, 0)),
+    "softmax_long_row": (lambda: _randn(100000, seed=52), lambda t: torch.softmax(t, 0)),
     "sort_long_row": (lambda: _randn(100000, seed=51), lambda t: torch.sort(t)),
 }
 

@@ -19,6 +19,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/pointwise.h"
+#include "ops/rows.h"
 
 namespace webgpu::ops {
 
@@ -93,6 +94,33 @@ float scale_of(std::optional<double> scale, int64_t E) {
   return scale.has_value() ? float(*scale) : float(1.0 / std::sqrt(double(E)));
 }
 
+// Operands past the binding limit (ops/rows.h): launches f(parts) over slices of the batch, or, where
+// one batch entry is past the limit, per entry over slices of its key/value heads with their query
+// heads. ts hold [B, H (query heads; q_head[j]) or HK, ...] operands; parts are 4-d again.
+template <class F>
+void attention_slices(const std::vector<at::Tensor>& ts, const std::vector<bool>& q_head, const Shape& s,
+                      const char* op, F&& f) {
+  if (slices_per_launch(ts, s.B, nullptr) > 0)
+    return for_each_slice(ts, s.B, op, [&](const std::vector<at::Tensor>& t, int64_t, int64_t) { f(t); });
+  for (int64_t b = 0; b < s.B; ++b) {
+    std::vector<at::Tensor> hs;
+    for (size_t j = 0; j < ts.size(); ++j) {
+      if (!ts[j].defined()) {
+        hs.push_back(ts[j]);
+        continue;
+      }
+      const at::Tensor x = ts[j].select(0, ts[j].stride(0) == 0 ? 0 : b);
+      hs.push_back(q_head[j] ? x.unflatten(0, {s.HK, s.H / s.HK}) : x);
+    }
+    for_each_slice(hs, s.HK, op, [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+      std::vector<at::Tensor> u;
+      for (size_t j = 0; j < t.size(); ++j)
+        u.push_back(!t[j].defined() ? t[j] : (q_head[j] ? t[j].flatten(0, 1) : t[j]).unsqueeze(0));
+      f(u);
+    });
+  }
+}
+
 at::Tensor expanded_mask(const std::optional<at::Tensor>& bias, const Shape& s) {
   if (!bias.has_value() || !bias->defined()) return at::Tensor();
   return bias->expand({s.B, s.H, s.L, s.S});
@@ -147,17 +175,24 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
   at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
   const int64_t blocks = grid(s.L, kRows);
-  Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-  kr.in(q, CT::F32);
-  kr.in(k, CT::F32);
-  kr.in(v, CT::F32);
-  kr.in(mask.defined() ? mask : q, CT::F32);
-  kr.out(out, CT::F32);
-  kr.out(lse, CT::F32);
-  common_params(kr, s, scale_of(scale, s.E), is_causal, mask, blocks, q, k, v);
-  kr.param_index("out_off", out.storage_offset());
-  kr.param_index("lse_off", lse.storage_offset());
-  kr.launch(uint64_t(s.B * s.H * blocks), [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
+  // Operands past the binding limit: slices of the batch (ops/rows.h).
+  attention_slices({q, k, v, mask, out, lse}, {true, false, false, true, true, true}, s, "scaled_dot_product_attention",
+                   [&](const std::vector<at::Tensor>& t) {
+                     Shape sb = s;
+                     sb.B = t[0].size(0), sb.H = t[0].size(1), sb.HK = t[1].size(1);
+                     Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+                     kr.in(t[0], CT::F32);
+                     kr.in(t[1], CT::F32);
+                     kr.in(t[2], CT::F32);
+                     kr.in(t[3].defined() ? t[3] : t[0], CT::F32);
+                     kr.out(t[4], CT::F32);
+                     kr.out(t[5], CT::F32);
+                     common_params(kr, sb, scale_of(scale, s.E), is_causal, t[3], blocks, t[0], t[1], t[2]);
+                     kr.param_index("out_off", t[4].storage_offset());
+                     kr.param_index("lse_off", t[5].storage_offset());
+                     kr.launch(uint64_t(sb.B * sb.H * blocks),
+                               [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
+                   });
   const auto lo = q.options().dtype(at::kLong);
   return {in_query_layout(out, q),
           lse,
@@ -185,17 +220,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   at::Tensor lsec = lse.contiguous();
   at::Tensor D = (go.to(at::kFloat) * out.to(at::kFloat)).sum(-1).contiguous();
   const float sc = scale_of(scale, s.E);
-  // Both backward kernels read the same seven inputs (bindings 0-6) and the same leading parameters.
-  auto bind_inputs = [&](Kernel& kr) {
-    const at::Tensor& m = mask.defined() ? mask : q;
-    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&q, &k, &v, &m, &go, &lsec, &D})
-      kr.in(*t, CT::F32);
+  // Both backward kernels read the same seven inputs (bindings 0-6: t[0..6] of the slice, below) and
+  // the same leading parameters. Operands past the binding limit: slices of the batch (ops/rows.h).
+  auto bind_inputs = [&](Kernel& kr, const std::vector<at::Tensor>& t) {
+    for (int i = 0; i < 7; ++i) kr.in(i == 3 && !t[3].defined() ? t[0] : t[i], CT::F32);
   };
-  auto bind_params = [&](Kernel& kr, int64_t blocks) {
-    common_params(kr, s, sc, is_causal, mask, blocks, q, k, v);
-    kr.param_index("go_off", go.storage_offset());
-    kr.param_index("lse_off", lsec.storage_offset());
-    kr.param_index("d_off", D.storage_offset());
+  auto bind_params = [&](Kernel& kr, int64_t blocks, const std::vector<at::Tensor>& t) {
+    Shape sb = s;
+    sb.B = t[0].size(0), sb.H = t[0].size(1), sb.HK = t[1].size(1);
+    common_params(kr, sb, sc, is_causal, t[3], blocks, t[0], t[1], t[2]);
+    kr.param_index("go_off", t[4].storage_offset());
+    kr.param_index("lse_off", t[5].storage_offset());
+    kr.param_index("d_off", t[6].storage_offset());
   };
   at::Tensor dq, dk, dv, dbias;
   const bool want_bias = gmask[3] && attn_bias.defined();
@@ -203,16 +239,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     dq = at::empty({s.B, s.H, s.L, s.E}, q.options());
     at::Tensor ds = want_bias ? at::empty({s.B, s.H, s.L, s.S}, q.options().dtype(at::kFloat)) : at::Tensor();
     const int64_t blocks = grid(s.L, kRows);
-    Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-    bind_inputs(kr);
-    kr.out(dq, CT::F32);
-    kr.out(want_bias ? ds : dq, CT::F32);
-    bind_params(kr, blocks);
-    kr.param("write_ds", want_bias ? 1u : 0u);
-    kr.param_index("dq_off", dq.storage_offset());
-    kr.param_index("ds_off", want_bias ? ds.storage_offset() : 0);
-    kr.launch(uint64_t(s.B * s.H * blocks),
-              [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
+    attention_slices({q, k, v, mask, go, lsec, D, dq, ds}, {true, false, false, true, true, true, true, true, true}, s,
+                     "scaled_dot_product_attention_backward", [&](const std::vector<at::Tensor>& t) {
+                       Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+                       bind_inputs(kr, t);
+                       kr.out(t[7], CT::F32);
+                       kr.out(want_bias ? t[8] : t[7], CT::F32);
+                       bind_params(kr, blocks, t);
+                       kr.param("write_ds", want_bias ? 1u : 0u);
+                       kr.param_index("dq_off", t[7].storage_offset());
+                       kr.param_index("ds_off", want_bias ? t[8].storage_offset() : 0);
+                       kr.launch(uint64_t(t[0].size(0) * t[0].size(1) * blocks),
+                                 [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dq"); });
+                     });
     if (want_bias) dbias = at::sum_to(ds, attn_bias.sizes()).to(attn_bias.scalar_type());
     if (!gmask[0]) dq = at::Tensor();
   }
@@ -220,15 +259,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
     dk = at::empty({s.B, s.HK, s.S, s.E}, k.options());
     dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
     const int64_t blocks = grid(s.S, kRows);
-    Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-    bind_inputs(kr);
-    kr.out(dk, CT::F32);
-    kr.out(dv, CT::F32);
-    bind_params(kr, blocks);
-    kr.param_index("dk_off", dk.storage_offset());
-    kr.param_index("dv_off", dv.storage_offset());
-    kr.launch(uint64_t(s.B * s.HK * blocks),
-              [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
+    attention_slices({q, k, v, mask, go, lsec, D, dk, dv}, {true, false, false, true, true, true, true, false, false},
+                     s, "scaled_dot_product_attention_backward", [&](const std::vector<at::Tensor>& t) {
+                       Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
+                       bind_inputs(kr, t);
+                       kr.out(t[7], CT::F32);
+                       kr.out(t[8], CT::F32);
+                       bind_params(kr, blocks, t);
+                       kr.param_index("dk_off", t[7].storage_offset());
+                       kr.param_index("dv_off", t[8].storage_offset());
+                       kr.launch(uint64_t(t[1].size(0) * t[1].size(1) * blocks),
+                                 [&] { return prelude(s.E, s.EV) + kernel::section("attention", "bwd_dkv"); });
+                     });
     if (!gmask[1]) dk = at::Tensor();
     if (!gmask[2]) dv = at::Tensor();
   }

@@ -8,6 +8,7 @@
 #include <ATen/TensorUtils.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -49,6 +50,45 @@ void check_inputs(const at::Tensor& weight, const at::Tensor& indices, const at:
               "webgpu: embedding_bag: indices or weight rows do not fit the 32-bit indexing of webgpu kernels");
 }
 
+// A weight past the binding limit (a large vocabulary): the kernel has walked the bags against a
+// stand-in row, for offset2bag, bag_size and the checks; the values come from native index ops, which
+// split (docs/design.md, "Operands past the binding limit"): the rows gathered, then summed (in f32)
+// or maxed per bag, max_indices the first index reaching the max (the kernel's order).
+void values_from_rows(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+                      const at::Tensor& psw, int64_t mode, bool include_last_offset, int64_t padding_idx,
+                      const at::Tensor& out, const at::Tensor& offset2bag, const at::Tensor& bag_size,
+                      const at::Tensor& max_indices) {
+  const int64_t n = indices.numel(), V = weight.size(0), B = out.size(0), D = out.size(1);
+  const auto lopt = offset2bag.options();
+  const auto fopt = out.options().dtype(at::kFloat);
+  const at::Tensor ind = indices.to(at::kLong);
+  // The indices that count: in range, not padding_idx, before the last offset with include_last_offset.
+  at::Tensor keep = ind.ge(0).logical_and(ind.lt(V));
+  if (padding_idx >= 0) keep = keep.logical_and(ind.ne(padding_idx));
+  if (include_last_offset) keep = keep.logical_and(at::arange(n, lopt).lt(offsets.narrow(0, offsets.size(0) - 1, 1)));
+  const at::Tensor idx = ind.clamp(0, V - 1);
+  const at::Tensor drop = keep.logical_not().unsqueeze(1);
+  at::Tensor rows = weight.index_select(0, idx).to(at::kFloat);
+  at::Tensor r;
+  if (mode != kMax) {
+    if (psw.defined()) rows = rows * psw.to(at::kFloat).unsqueeze(1);
+    r = at::zeros({B, D}, fopt).index_add_(0, offset2bag, rows.masked_fill(drop, 0));
+    if (mode == kMean) r = r / bag_size.clamp_min(1).to(at::kFloat).unsqueeze(1);
+  } else {
+    const double inf = std::numeric_limits<double>::infinity();
+    rows = rows.masked_fill(drop, -inf);
+    const at::Tensor bags = offset2bag.unsqueeze(1).expand({n, D});
+    r = at::full({B, D}, -inf, fopt).scatter_reduce_(0, bags, rows, "amax");
+    const at::Tensor hit = rows.eq(r.index_select(0, offset2bag)).logical_and(drop.logical_not());
+    const at::Tensor pos = at::arange(n, lopt).unsqueeze(1).expand({n, D}).masked_fill(hit.logical_not(), n);
+    const at::Tensor first = at::full({B, D}, n, lopt).scatter_reduce_(0, bags, pos, "amin").clamp_max(n - 1);
+    const at::Tensor empty = bag_size.eq(0).unsqueeze(1);
+    max_indices.copy_(idx.index_select(0, first.view({-1})).view({B, D}).masked_fill(empty, 0));
+    r = r.masked_fill(empty, 0);
+  }
+  out.copy_(r);
+}
+
 Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Tensor& offsets_, bool /*scale_grad*/,
              int64_t mode, bool /*sparse*/, const std::optional<at::Tensor>& psw_opt, bool include_last_offset,
              int64_t padding_idx) {
@@ -66,8 +106,10 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
   at::Tensor bag_size = at::zeros({B}, lopt);
   at::Tensor max_indices = mode == kMax ? at::zeros({B, D}, lopt) : at::zeros({B}, lopt);
   if (out.numel() == 0) return {out, offset2bag, bag_size, max_indices};
+  const bool big_weight = indices.numel() != 0 && !kernel::fits_binding(weight);
   Kernel k(std::string("embedding_bag:") + std::to_string(mode) + (psw.defined() ? ":psw" : ""));
-  k.in(weight, CT::F32);
+  const at::Tensor w = big_weight ? weight.narrow(0, 0, 1) : weight;  // big: a stand-in row (values_from_rows)
+  k.in(w, CT::F32);
   // No indices (every bag empty): a stand-in operand that the kernel never reads; offsets are still checked.
   k.in(indices.numel() != 0 ? indices : at::zeros({1}, lopt), CT::I64);
   k.in(offsets, CT::I64);
@@ -83,9 +125,9 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
   k.param_index("n_idx", indices.numel());
   k.param_index("num_weights", weight.size(0));
   k.param_i32("padding_idx", padding_idx >= 0 && padding_idx < weight.size(0) ? int32_t(padding_idx) : -1);
-  k.param_index("w_stride0", weight.stride(0));
+  k.param_index("w_stride0", big_weight ? 0 : weight.stride(0));
   k.param_index("w_stride1", weight.stride(1));
-  k.param_index("w_off", weight.storage_offset());
+  k.param_index("w_off", w.storage_offset());
   k.param_index("idx_off", indices.storage_offset());
   k.param_index("offs_off", offsets.storage_offset());
   k.param_index("out_off", out.storage_offset());
@@ -100,6 +142,9 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
            "u;\nconst HAS_PSW: bool = " + (has_psw ? "true" : "false") + ";\nfn psw(e: u32) -> f32 { return " +
            (has_psw ? "ld7(e)" : "0.0") + "; }\n" + kernel::library("embedding_bag");
   });
+  if (big_weight)
+    values_from_rows(weight, indices, offsets, psw, mode, include_last_offset, padding_idx, out, offset2bag, bag_size,
+                     max_indices);
   return {out, offset2bag, bag_size, max_indices};
 }
 

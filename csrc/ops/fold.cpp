@@ -5,8 +5,10 @@
 #include <ATen/native/im2col_shape_check.h>
 #include <torch/library.h>
 
+#include <cstring>
 #include <string>
 
+#include "ops/rows.h"
 #include "ops/common.h"
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
@@ -28,27 +30,34 @@ void launch(const char* sec, const at::Tensor& src, const at::Tensor& dst, CT ct
             at::IntArrayRef k_, at::IntArrayRef d, at::IntArrayRef p, at::IntArrayRef s, int64_t OH, int64_t OW) {
   const int64_t n = dst.numel();
   if (n == 0) return;
-  Kernel k(std::string("fold:") + sec);
-  k.in(src, ct);
-  k.out(dst, ct);
-  k.param_index("n", n);
-  k.param_index("H", H);
-  k.param_index("W", W);
-  k.param_index("kh", k_[0]);
-  k.param_index("kw", k_[1]);
-  k.param_index("dh", d[0]);
-  k.param_index("dw", d[1]);
-  k.param_index("ph", p[0]);
-  k.param_index("pw", p[1]);
-  k.param_index("sh", s[0]);
-  k.param_index("sw", s[1]);
-  k.param_index("OH", OH);
-  k.param_index("OW", OW);
-  k.param_index("src_off", src.storage_offset());
-  k.param_index("dst_off", dst.storage_offset());
-  const std::string V = wgsl_value_type(ct, src.scalar_type());
-  k.launch(grid(uint64_t(n)),
-           [&] { return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec); });
+  // Operands past the binding limit: slices of the N * C planes (ops/rows.h).
+  const int64_t planes =
+      std::max<int64_t>(1, (std::strcmp(sec, "im2col") == 0 ? src.numel() : n) / std::max<int64_t>(1, H * W));
+  for_each_slice({src.view({planes, -1}), dst.view({planes, -1})}, planes, sec,
+                 [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+                   Kernel k(std::string("fold:") + sec);
+                   k.in(t[0], ct);
+                   k.out(t[1], ct);
+                   k.param_index("n", t[1].numel());
+                   k.param_index("H", H);
+                   k.param_index("W", W);
+                   k.param_index("kh", k_[0]);
+                   k.param_index("kw", k_[1]);
+                   k.param_index("dh", d[0]);
+                   k.param_index("dw", d[1]);
+                   k.param_index("ph", p[0]);
+                   k.param_index("pw", p[1]);
+                   k.param_index("sh", s[0]);
+                   k.param_index("sw", s[1]);
+                   k.param_index("OH", OH);
+                   k.param_index("OW", OW);
+                   k.param_index("src_off", t[0].storage_offset());
+                   k.param_index("dst_off", t[1].storage_offset());
+                   const std::string V = wgsl_value_type(ct, src.scalar_type());
+                   k.launch(grid(uint64_t(t[1].numel())), [&] {
+                     return per_element_main() + "alias V = " + V + ";\n" + kernel::section("fold", sec);
+                   });
+                 });
 }
 
 int64_t blocks(int64_t size, int64_t k, int64_t d, int64_t p, int64_t s) {

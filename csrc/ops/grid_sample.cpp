@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "ops/rows.h"
 #include "ops/common.h"
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
@@ -81,17 +82,22 @@ at::Tensor forward(const at::Tensor& input_, const at::Tensor& grid_, int64_t mo
   for (int i = 0; i < dims; ++i) sizes.push_back(grid.size(1 + i));
   at::Tensor out = at::empty(sizes, input.options().memory_format(at::MemoryFormat::Contiguous));
   if (out.numel() == 0) return out;
-  Kernel k(key("fwd", mode, pad, align, dims));
-  k.in(input, CT::F32);
-  k.in(grid, CT::F32);
-  k.out(out, CT::F32);
-  params(k, g);
-  k.param_index("in_off", input.storage_offset());
-  k.param_index("grid_off", grid.storage_offset());
-  k.param_index("out_off", out.storage_offset());
-  k.launch(kernel::grid(uint64_t(g.points())), [&] {
-    return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) +
-           kernel::section("grid_sample", "fwd");
+  // Operands past the binding limit: slices of the batch (ops/rows.h).
+  for_each_slice({input, grid, out}, g.N, op, [&](const std::vector<at::Tensor>& t, int64_t, int64_t nb) {
+    Geo gs = g;
+    gs.N = nb;
+    Kernel k(key("fwd", mode, pad, align, dims));
+    k.in(t[0], CT::F32);
+    k.in(t[1], CT::F32);
+    k.out(t[2], CT::F32);
+    params(k, gs);
+    k.param_index("in_off", t[0].storage_offset());
+    k.param_index("grid_off", t[1].storage_offset());
+    k.param_index("out_off", t[2].storage_offset());
+    k.launch(kernel::grid(uint64_t(gs.points())), [&] {
+      return per_element_main() + consts(mode, pad, align, dims, input.scalar_type()) +
+             kernel::section("grid_sample", "fwd");
+    });
   });
   return out;
 }
@@ -119,30 +125,35 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& grad_, const at::T
   }
   if (grad_grid.numel() == 0) return {grad_input, grad_grid};
   if (g.C == 0) return {grad_input, grad_grid.zero_()};
-  Kernel k(key(mask[0] ? "bwd" : "bwd_grid", mode, pad, align, dims));
-  k.in(grad, CT::F32);
-  k.in(input, CT::F32);
-  k.in(grid, CT::F32);
-  k.out(grad_grid, CT::F32);
-  if (mask[0]) k.out_atomic(acc, CT::F32);
-  params(k, g);
-  k.param_index("grad_off", grad.storage_offset());
-  k.param_index("in_off", input.storage_offset());
-  k.param_index("grid_off", grid.storage_offset());
-  k.param_index("gg_off", grad_grid.storage_offset());
-  k.param_index("gi_off", mask[0] ? acc.storage_offset() : 0);  // read only under MASK0
   const bool m0 = mask[0];
-  k.launch(kernel::grid(uint64_t(g.points())), [&] {
-    std::string pre =
-        consts(mode, pad, align, dims, input.scalar_type()) + "const MASK0: bool = " + (m0 ? "true" : "false") + ";\n";
-    if (m0)
-      pre +=
-          "fn gi_add(e: u32, v: f32) {\n  loop {\n    let old = wd4(e);\n"
-          "    if (cas4(e, old, bitcast<u32>(bitcast<f32>(old) + v))) { break; }\n  }\n}\n";
-    else
-      pre += "fn gi_add(e: u32, v: f32) {}\n";
-    return per_element_main() + pre + kernel::section("grid_sample", "bwd");
-  });
+  for_each_slice({grad, input, grid, grad_grid, acc}, g.N, op,
+                 [&](const std::vector<at::Tensor>& t, int64_t, int64_t nb) {
+                   Geo gs = g;
+                   gs.N = nb;
+                   Kernel k(key(mask[0] ? "bwd" : "bwd_grid", mode, pad, align, dims));
+                   k.in(t[0], CT::F32);
+                   k.in(t[1], CT::F32);
+                   k.in(t[2], CT::F32);
+                   k.out(t[3], CT::F32);
+                   if (mask[0]) k.out_atomic(t[4], CT::F32);
+                   params(k, gs);
+                   k.param_index("grad_off", t[0].storage_offset());
+                   k.param_index("in_off", t[1].storage_offset());
+                   k.param_index("grid_off", t[2].storage_offset());
+                   k.param_index("gg_off", t[3].storage_offset());
+                   k.param_index("gi_off", mask[0] ? t[4].storage_offset() : 0);  // read only under MASK0
+                   k.launch(kernel::grid(uint64_t(gs.points())), [&] {
+                     std::string pre = consts(mode, pad, align, dims, input.scalar_type()) +
+                                       "const MASK0: bool = " + (m0 ? "true" : "false") + ";\n";
+                     if (m0)
+                       pre +=
+                           "fn gi_add(e: u32, v: f32) {\n  loop {\n    let old = wd4(e);\n"
+                           "    if (cas4(e, old, bitcast<u32>(bitcast<f32>(old) + v))) { break; }\n  }\n}\n";
+                     else
+                       pre += "fn gi_add(e: u32, v: f32) {}\n";
+                     return per_element_main() + pre + kernel::section("grid_sample", "bwd");
+                   });
+                 });
   if (mask[0] && !acc.is_same(grad_input)) grad_input.copy_(acc);
   return {grad_input, grad_grid};
 }

@@ -185,6 +185,12 @@ void nll_gather_launch(const at::Tensor& input, const at::Tensor& target, const 
 void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Tensor& weight, int64_t ignore_index,
                 const Nll& g, const at::Tensor& loss, const at::Tensor& wsum) {
   const int64_t cs = g.c * g.s;
+  if (g.s > 1 && uint64_t(cs * input.element_size()) > binding_budget(kernel::device_info(input))) {
+    // One sample past the limit (a segmentation map's classes x positions, interleaved): the classes
+    // go last (a copy, which splits), a row per position.
+    const at::Tensor xt = input.view({g.n, g.c, g.s}).transpose(1, 2).contiguous();
+    return nll_gather(xt, target, weight, ignore_index, {g.n * g.s, g.c, 1}, loss, wsum);
+  }
   const int64_t per = rows_per_launch({{&input, cs}, {&target, g.s}, {&loss, g.s}, {&wsum, g.s}}, g.n, "nll_loss");
   if (per >= g.n) return nll_gather_launch(input, target, weight, ignore_index, g, loss, wsum);
   for (int64_t n0 = 0; n0 < g.n; n0 += per) {
@@ -253,6 +259,13 @@ void nll_scatter(const at::Tensor& grad, const at::Tensor& target, const at::Ten
                  const at::Tensor& total_weight, int64_t reduction, int64_t ignore_index, const Nll& g,
                  const at::Tensor& gi) {
   const int64_t cs = g.c * g.s;
+  if (g.s > 1 && uint64_t(cs * gi.element_size()) > binding_budget(kernel::device_info(gi))) {
+    // One sample past the limit: as nll_gather, the classes last, then copied into place.
+    at::Tensor t = at::zeros({g.n * g.s, g.c}, gi.options());
+    nll_scatter(grad, target, weight, total_weight, reduction, ignore_index, {g.n * g.s, g.c, 1}, t);
+    gi.view({g.n, g.c, g.s}).copy_(t.view({g.n, g.s, g.c}).transpose(1, 2));
+    return;
+  }
   const bool none = reduction == at::Reduction::None;
   const int64_t per = rows_per_launch({{&gi, cs}, {&target, g.s}, {none ? &grad : nullptr, g.s}}, g.n, "nll_loss");
   if (per >= g.n) return nll_scatter_launch(grad, target, weight, total_weight, reduction, ignore_index, g, gi);

@@ -17,6 +17,7 @@
 #include <ATen/ops/replication_pad3d_native.h>
 #include <torch/library.h>
 
+#include "ops/rows.h"
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -70,60 +71,67 @@ void pad_backward(const at::Tensor& grad_output_, const at::Tensor& in, at::IntA
   if (go.numel() == 0) {
     gi.zero_();
   } else {
-    Kernel k(std::string(reflect ? "pad_bw_reflect:" : "pad_bw_replicate:") + std::to_string(K));
-    k.in(go, CT::F32);
-    k.out(gi, CT::F32);
-    k.param_index("n", gi.numel());
-    k.param_index("go_off", go.storage_offset());
-    k.param_index("gi_off", gi.storage_offset());
-    std::vector<int64_t> in_size, out_size;
-    std::vector<uint32_t> pad_left;
-    for (int64_t j = 0; j < K; ++j) {
-      const int64_t d = R - 1 - j;
-      in_size.push_back(in.size(d));
-      out_size.push_back(go.size(d));
-      TORCH_CHECK(std::abs(padding[2 * j]) <= INT32_MAX, name, ": padding too large");
-      pad_left.push_back(uint32_t(int32_t(padding[2 * j])));
-    }
-    k.param_array("in_size", in_size);
-    k.param_array("out_size", out_size);
-    k.param_array("pad_left", pad_left, kernel::Params::Type::I32S);
-    k.launch(grid(uint64_t(gi.numel())), [&] {
-      std::string per, loops, close, index = "ob";
-      if (reflect) {
-        per =
-            "    var p = vec3<i32>(c + pl, -1, -1);\n"
-            "    if (c >= 1) { p.y = pl - c; }\n"
-            "    if (c <= i32(n) - 2) { p.z = pl + 2 * (i32(n) - 1) - c; }\n"
-            "    if (p.x >= i32(on)) { p.x = -1; }\n"
-            "    if (p.y >= i32(on)) { p.y = -1; }\n"
-            "    if (p.z >= i32(on)) { p.z = -1; }\n"
-            "    cand[d] = p;\n";
-      } else {
-        per =
-            "    var l = c + pl;\n"
-            "    var h = c + pl;\n"
-            "    if (c == 0) { l = 0; }\n"
-            "    if (c == i32(n) - 1) { h = i32(on) - 1; }\n"
-            "    l = max(l, 0);\n"
-            "    h = min(h, i32(on) - 1);\n"
-            "    cand[d] = vec3<i32>(l, h - l + 1, 0);\n";
-      }
-      for (int64_t j = K - 1; j >= 0; --j) {  // outermost padded dim first
-        const std::string J = std::to_string(j);
-        if (reflect) {
-          loops += "  for (var j" + J + " = 0; j" + J + " < 3; j" + J + " = j" + J + " + 1) {\n    let q" + J +
-                   " = cand[" + J + "][j" + J + "];\n    if (q" + J + " < 0) { continue; }\n";
-        } else {
-          loops += "  for (var j" + J + " = 0; j" + J + " < cand[" + J + "].y; j" + J + " = j" + J +
-                   " + 1) {\n    let q" + J + " = cand[" + J + "].x + j" + J + ";\n";
-        }
-        index += " + u32(q" + J + ") * ostr[" + J + "]";
-        close += "  }\n";
-      }
-      loops += "    acc = acc + ld0(" + index + ");\n" + close;
-      return kernel::fill(kernel::library("pad"), {{"D", std::to_string(K)}, {"PERDIM", per}, {"LOOPS", loops}});
-    });
+    // Operands past the binding limit: slices of the planes before the padded dims (ops/rows.h).
+    int64_t planes = 1;
+    for (int64_t d = 0; d < R - K; ++d) planes *= in.size(d);
+    for_each_slice(
+        {gi.view({planes, -1}), go.view({planes, -1})}, planes, name,
+        [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+          Kernel k(std::string(reflect ? "pad_bw_reflect:" : "pad_bw_replicate:") + std::to_string(K));
+          k.in(t[1], CT::F32);
+          k.out(t[0], CT::F32);
+          k.param_index("n", t[0].numel());
+          k.param_index("go_off", t[1].storage_offset());
+          k.param_index("gi_off", t[0].storage_offset());
+          std::vector<int64_t> in_size, out_size;
+          std::vector<uint32_t> pad_left;
+          for (int64_t j = 0; j < K; ++j) {
+            const int64_t d = R - 1 - j;
+            in_size.push_back(in.size(d));
+            out_size.push_back(go.size(d));
+            TORCH_CHECK(std::abs(padding[2 * j]) <= INT32_MAX, name, ": padding too large");
+            pad_left.push_back(uint32_t(int32_t(padding[2 * j])));
+          }
+          k.param_array("in_size", in_size);
+          k.param_array("out_size", out_size);
+          k.param_array("pad_left", pad_left, kernel::Params::Type::I32S);
+          k.launch(grid(uint64_t(t[0].numel())), [&] {
+            std::string per, loops, close, index = "ob";
+            if (reflect) {
+              per =
+                  "    var p = vec3<i32>(c + pl, -1, -1);\n"
+                  "    if (c >= 1) { p.y = pl - c; }\n"
+                  "    if (c <= i32(n) - 2) { p.z = pl + 2 * (i32(n) - 1) - c; }\n"
+                  "    if (p.x >= i32(on)) { p.x = -1; }\n"
+                  "    if (p.y >= i32(on)) { p.y = -1; }\n"
+                  "    if (p.z >= i32(on)) { p.z = -1; }\n"
+                  "    cand[d] = p;\n";
+            } else {
+              per =
+                  "    var l = c + pl;\n"
+                  "    var h = c + pl;\n"
+                  "    if (c == 0) { l = 0; }\n"
+                  "    if (c == i32(n) - 1) { h = i32(on) - 1; }\n"
+                  "    l = max(l, 0);\n"
+                  "    h = min(h, i32(on) - 1);\n"
+                  "    cand[d] = vec3<i32>(l, h - l + 1, 0);\n";
+            }
+            for (int64_t j = K - 1; j >= 0; --j) {  // outermost padded dim first
+              const std::string J = std::to_string(j);
+              if (reflect) {
+                loops += "  for (var j" + J + " = 0; j" + J + " < 3; j" + J + " = j" + J + " + 1) {\n    let q" + J +
+                         " = cand[" + J + "][j" + J + "];\n    if (q" + J + " < 0) { continue; }\n";
+              } else {
+                loops += "  for (var j" + J + " = 0; j" + J + " < cand[" + J + "].y; j" + J + " = j" + J +
+                         " + 1) {\n    let q" + J + " = cand[" + J + "].x + j" + J + ";\n";
+              }
+              index += " + u32(q" + J + ") * ostr[" + J + "]";
+              close += "  }\n";
+            }
+            loops += "    acc = acc + ld0(" + index + ");\n" + close;
+            return kernel::fill(kernel::library("pad"), {{"D", std::to_string(K)}, {"PERDIM", per}, {"LOOPS", loops}});
+          });
+        });
   }
   if (!gi.is_same(grad_input_)) grad_input_.copy_(gi);
 }

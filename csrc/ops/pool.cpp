@@ -11,6 +11,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/register.h"
+#include "ops/rows.h"
 
 namespace webgpu::ops {
 namespace {
@@ -93,18 +94,30 @@ std::string adaptive_const(bool adaptive) {
   return std::string("const ADAPTIVE: bool = ") + (adaptive ? "true" : "false") + ";\n";
 }
 
+// Operands past the binding limit: the kernels treat planes independently, so a launch may take a
+// slice of them, each contiguous operand viewed as (planes, per-plane elements) and bound as a window
+// (ops/rows.h, for_each_slice). f(parts) launches over parts' planes.
+template <class F>
+void per_planes(const PoolGeo& g, std::vector<at::Tensor> ts, const char* op, F&& f) {
+  for (at::Tensor& t : ts) t = t.view({g.planes, -1});
+  for_each_slice(ts, g.planes, op, [&](const std::vector<at::Tensor>& parts, int64_t, int64_t) { f(parts); });
+}
+
 // Max pooling (windowed or adaptive) into contiguous out and indices.
 void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& idx, const PoolGeo& g, bool adaptive) {
   const uint64_t n = uint64_t(out.numel());
   if (n == 0) return;
   const CT ct = value_ct(in.scalar_type());
-  Kernel k(adaptive ? "pool:adaptive_max_fwd" : "pool:max_fwd");
-  k.in(in, ct);
-  k.out(out, ct);
-  k.out(idx, CT::I64);
-  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}, {"idx_off", &idx}});
-  k.launch(grid(n), [&] {
-    return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd");
+  per_planes(g, {in, out, idx}, adaptive ? "adaptive_max_pool" : "max_pool", [&](const std::vector<at::Tensor>& t) {
+    const uint64_t m = uint64_t(t[1].numel());
+    Kernel k(adaptive ? "pool:adaptive_max_fwd" : "pool:max_fwd");
+    k.in(t[0], ct);
+    k.out(t[1], ct);
+    k.out(t[2], CT::I64);
+    pool_params(k, g, m, {{"in_off", &t[0]}, {"out_off", &t[1]}, {"idx_off", &t[2]}});
+    k.launch(grid(m), [&] {
+      return per_element_main() + adaptive_const(adaptive) + value_prelude(ct) + kernel::section("pool", "max_fwd");
+    });
   });
 }
 
@@ -134,16 +147,19 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
   const uint64_t n = uint64_t(gi.numel());
   if (n == 0) return gi;
   if (grad.numel() == 0) return gi.zero_();
-  Kernel k(key);
-  k.in(grad, CT::F32);
-  if (idx) k.in(*idx, CT::I64);
-  k.out(gi, CT::F32);
-  if (idx)
-    pool_params(k, g, n, {{"grad_off", &grad}, {"idx_off", idx}, {"gi_off", &gi}});
-  else
-    pool_params(k, g, n, {{"grad_off", &grad}, {"gi_off", &gi}});
-  if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
-  k.launch(grid(n), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
+  per_planes(g, {gi, grad, idx ? *idx : grad}, key, [&](const std::vector<at::Tensor>& t) {
+    const uint64_t m = uint64_t(t[0].numel());
+    Kernel k(key);
+    k.in(t[1], CT::F32);
+    if (idx) k.in(t[2], CT::I64);
+    k.out(t[0], CT::F32);
+    if (idx)
+      pool_params(k, g, m, {{"grad_off", &t[1]}, {"idx_off", &t[2]}, {"gi_off", &t[0]}});
+    else
+      pool_params(k, g, m, {{"grad_off", &t[1]}, {"gi_off", &t[0]}});
+    if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
+    k.launch(grid(m), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
+  });
   return gi;
 }
 
@@ -162,17 +178,19 @@ at::Tensor max_backward_scatter(const at::Tensor& grad, const at::Tensor& self, 
   at::Tensor gi = at::zeros(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
   const uint64_t n = uint64_t(grad.numel());
   if (n == 0) return gi;
-  Kernel k("pool:max_bwd_scatter");
-  k.in(grad, CT::F32);
-  k.in(idx, CT::I64);
-  k.out(gi, CT::F32);
-  k.param_index("n", int64_t(n));
-  k.param_index("in_vol", g.in[0] * g.in[1] * g.in[2]);
-  k.param_index("out_vol", g.out[0] * g.out[1] * g.out[2]);
-  k.param_index("grad_off", grad.storage_offset());
-  k.param_index("idx_off", idx.storage_offset());
-  k.param_index("gi_off", gi.storage_offset());
-  k.launch(grid(n), [] { return per_element_main() + kernel::library("pool_scatter"); });
+  per_planes(g, {grad, idx, gi}, "max_pool_backward", [&](const std::vector<at::Tensor>& t) {
+    Kernel k("pool:max_bwd_scatter");
+    k.in(t[0], CT::F32);
+    k.in(t[1], CT::I64);
+    k.out(t[2], CT::F32);
+    k.param_index("n", t[0].numel());
+    k.param_index("in_vol", g.in[0] * g.in[1] * g.in[2]);
+    k.param_index("out_vol", g.out[0] * g.out[1] * g.out[2]);
+    k.param_index("grad_off", t[0].storage_offset());
+    k.param_index("idx_off", t[1].storage_offset());
+    k.param_index("gi_off", t[2].storage_offset());
+    k.launch(grid(uint64_t(t[0].numel())), [] { return per_element_main() + kernel::library("pool_scatter"); });
+  });
   return gi;
 }
 
@@ -275,12 +293,15 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
   const uint64_t n = uint64_t(out.numel());
   if (n == 0) return out;
   const CT ct = value_ct(st);
-  Kernel k("pool:avg_fwd");
-  k.in(in, ct);
-  k.out(out, ct);
-  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
-  avg_params(k, count_include_pad, divisor.value_or(0));
-  k.launch(grid(n), [&] { return per_element_main() + value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
+  per_planes(g, {in, out}, dims == 2 ? "avg_pool2d" : "avg_pool3d", [&](const std::vector<at::Tensor>& t) {
+    Kernel k("pool:avg_fwd");
+    k.in(t[0], ct);
+    k.out(t[1], ct);
+    pool_params(k, g, uint64_t(t[1].numel()), {{"in_off", &t[0]}, {"out_off", &t[1]}});
+    avg_params(k, count_include_pad, divisor.value_or(0));
+    k.launch(grid(uint64_t(t[1].numel())),
+             [&] { return per_element_main() + value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
+  });
   return out;
 }
 
@@ -340,11 +361,14 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
   at::Tensor out = at::empty(m.sizes(), self.options());
   const uint64_t n = uint64_t(out.numel());
   if (n == 0) return out;
-  Kernel k("pool:aavg_fwd");
-  k.in(in, CT::F32);
-  k.out(out, CT::F32);
-  pool_params(k, g, n, {{"in_off", &in}, {"out_off", &out}});
-  k.launch(grid(n), [&] { return per_element_main() + kernel::section("pool", "adaptive_avg_fwd"); });
+  per_planes(g, {in, out}, "adaptive_avg_pool", [&](const std::vector<at::Tensor>& t) {
+    Kernel k("pool:aavg_fwd");
+    k.in(t[0], CT::F32);
+    k.out(t[1], CT::F32);
+    pool_params(k, g, uint64_t(t[1].numel()), {{"in_off", &t[0]}, {"out_off", &t[1]}});
+    k.launch(grid(uint64_t(t[1].numel())),
+             [&] { return per_element_main() + kernel::section("pool", "adaptive_avg_fwd"); });
+  });
   return out;
 }
 

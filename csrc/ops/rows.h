@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "kernel/device.h"
 #include "kernel/env.h"
+#include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 
 namespace webgpu::ops {
@@ -117,6 +119,66 @@ inline int64_t rows_per_launch(std::initializer_list<RowOperand> ops, int64_t ro
 // offset moves, so the kernels' *_off parameters follow).
 inline at::Tensor row_slice(const at::Tensor& t, int64_t per_row, int64_t r0, int64_t n) {
   return t.view({-1}).narrow(0, r0 * per_row, n * per_row);
+}
+
+// Kernels over independent slices of a leading dim (pooling and upsampling planes, attention's
+// batch, one_hot's indices): operands whose elements span more than one binding run in launches over
+// slices [i0, i0 + n) of that dim, each operand bound as a window around its slice (no copies).
+// `ts` hold the dim first (`n` long, or 1 / stride 0 where an operand is the same for every slice);
+// slices_per_launch() is n when every operand's block fits, else the largest count whose every
+// operand's byte span fits one binding window; it raises naming `op` when not even one index fits
+// (or an operand that is whole in every slice does not fit); op nullptr: returns 0 then.
+inline int64_t slices_per_launch(const std::vector<at::Tensor>& ts, int64_t n, const char* op) {
+  bool big = false;
+  for (const at::Tensor& t : ts)
+    big = big || (t.defined() && t.numel() > 0 && kernel::block_bytes(t) > kernel::device_info(t).max_binding);
+  if (!big || n <= 0) return std::max<int64_t>(n, 1);
+  int64_t per = n;
+  for (const at::Tensor& t : ts) {
+    if (!t.defined() || t.numel() == 0 || kernel::block_bytes(t) <= kernel::device_info(t).max_binding) continue;
+    const uint64_t budget = binding_budget(kernel::device_info(t));
+    auto span = [&](int64_t k) {
+      const at::Tensor v = t.size(0) == n && t.stride(0) != 0 ? t.narrow(0, 0, k) : t;
+      const auto s = kernel::byte_span(v);
+      return s.second - s.first;
+    };
+    const uint64_t one = span(1);
+    if (op == nullptr && one > budget) return 0;
+    TORCH_CHECK_WITH(OutOfMemoryError, one <= budget, "webgpu: ", op, ": ",
+                     t.size(0) == n && t.stride(0) != 0 ? "one slice of an operand spans " : "an operand spans ", one,
+                     " bytes, more than this adapter's maxStorageBufferBindingSize limit (",
+                     kernel::device_info(t).max_binding, " bytes), and cannot be split further");
+    int64_t lo = 1, hi = per;  // the largest k <= per whose span fits (spans grow with k)
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (span(mid) <= budget)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    per = lo;
+  }
+  return per;
+}
+
+// Runs f(parts, i0, count) over the slices slices_per_launch() plans (once, with ts themselves, when
+// everything fits): parts[j] is ts[j].narrow(0, i0, count), or ts[j] where it is whole in every slice.
+template <class F>
+void for_each_slice(const std::vector<at::Tensor>& ts, int64_t n, const char* op, F&& f) {
+  const int64_t per = slices_per_launch(ts, n, op);
+  if (per >= n) {
+    f(ts, int64_t(0), n);
+    return;
+  }
+  std::vector<at::Tensor> parts(ts.size());
+  for (int64_t i0 = 0; i0 < n; i0 += per) {
+    const int64_t c = std::min(per, n - i0);
+    for (size_t j = 0; j < ts.size(); ++j)
+      parts[j] = ts[j].defined() && ts[j].dim() > 0 && ts[j].size(0) == n && ts[j].stride(0) != 0
+                     ? ts[j].narrow(0, i0, c)
+                     : ts[j];
+    f(parts, i0, c);
+  }
 }
 
 }  // namespace webgpu::ops

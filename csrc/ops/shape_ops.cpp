@@ -25,6 +25,7 @@
 #include "ops/common.h"
 #include "ops/structured.h"
 #include "ops/register.h"
+#include "ops/rows.h"
 
 namespace webgpu::ops {
 
@@ -367,21 +368,30 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   shape.push_back(num_classes);
   at::Tensor out = at::empty(shape, self.options());
   const int64_t R = self.dim();
-  TORCH_CHECK(4 + 2 * ((R + 3) / 4 * 4) <= int64_t(kernel::kMaxParamWords), "webgpu: one_hot: too many dims (", R, ")");
-  Kernel k("one_hot:" + std::to_string(R));
-  k.in(self, CT::RAW);
-  k.out(out, CT::RAW);
-  k.param_index("n", out.numel());
-  k.param_index("classes", num_classes);
-  k.param_index("in_off", self.storage_offset());
-  std::vector<int64_t> sizes, strides;
-  for (int64_t d = R - 1; d >= 0; --d) {
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
-  }
-  k.param_array("sizes", sizes);
-  k.param_array("strides", strides);
-  k.launch(grid(out.numel()), [&] { return shape::shape_wgsl("one_hot", {{"RANK", std::to_string(R)}}); });
+  TORCH_CHECK(8 + 2 * ((R + 3) / 4 * 4) <= int64_t(kernel::kMaxParamWords), "webgpu: one_hot: too many dims (", R, ")");
+  // An output past the binding limit: slices of the flattened indices (ops/rows.h).
+  at::Tensor in = R == 0 ? self.view({1}) : self;
+  if (!kernel::block_fits(out)) in = in.reshape({-1});
+  const int64_t RK = R == 0 ? 0 : in.dim();
+  for_each_slice({in, out.view({in.size(0), -1})}, in.size(0), "one_hot",
+                 [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+                   Kernel k("one_hot:" + std::to_string(RK));
+                   k.in(t[0], CT::RAW);
+                   k.out(t[1], CT::RAW);
+                   k.param_index("n", t[1].numel());
+                   k.param_index("classes", num_classes);
+                   k.param_index("in_off", t[0].storage_offset());
+                   k.param_index("out_off", t[1].storage_offset());
+                   std::vector<int64_t> sizes, strides;
+                   for (int64_t d = RK - 1; d >= 0; --d) {
+                     sizes.push_back(t[0].size(d));
+                     strides.push_back(t[0].stride(d));
+                   }
+                   k.param_array("sizes", sizes);
+                   k.param_array("strides", strides);
+                   k.launch(grid(uint64_t(t[1].numel())),
+                            [&] { return shape::shape_wgsl("one_hot", {{"RANK", std::to_string(RK)}}); });
+                 });
   return out;
 }
 

@@ -146,6 +146,19 @@ void launch(int mode, const std::vector<at::Tensor>& ins, const at::Tensor& out,
   if (g.outer * g.inner == 0 || g.d == 0) return;
   const int64_t slab = g.d * g.inner;
   const at::Tensor* y = ins.size() > 1 ? &ins[1] : nullptr;
+  int64_t width = out.element_size();
+  for (const auto& t : ins) width = std::max<int64_t>(width, t.element_size());
+  if (g.inner > 1 && past_binding_limit({{&ins[0], slab}, {y, slab}, {&out, slab}}) &&
+      uint64_t(slab * width) > binding_budget(kernel::device_info(out))) {
+    // One outer index's slab past the limit: its columns interleave through all of it, so the softmax
+    // dim goes last (copies, which split) and the row kernel runs in slices of rows.
+    std::vector<at::Tensor> t;
+    for (const auto& x : ins) t.push_back(x.view({g.outer, g.d, g.inner}).transpose(1, 2).contiguous());
+    at::Tensor o = at::empty({g.outer, g.inner, g.d}, out.options());
+    launch(mode, t, o, Geometry{g.outer * g.inner, g.d, 1});
+    out.view({g.outer, g.d, g.inner}).copy_(o.transpose(1, 2));
+    return;
+  }
   const int64_t per = rows_per_launch({{&ins[0], slab}, {y, slab}, {&out, slab}}, g.outer, kModeNames[mode]);
   auto one = [&](const std::vector<at::Tensor>& i, const at::Tensor& o, const Geometry& s) {
     if (s.inner > 1)

@@ -850,33 +850,43 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   const int64_t n = samples >= 0 ? samples : x.numel();  // invocations: one per sample
   // A 16-bit dtype makes kernel.h bind the counts atomically; the words are read back as int32.
   at::Tensor counts = at::zeros({2 * nbins}, x.options().dtype(at::kShort));
-  Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
-  k.out(counts, CT::RAW);  // binding b1
-  const int ox = k.in(x, value_ct(x.scalar_type()));
-  const int ow = weights.defined() ? k.in(weights, CT::F32) : -1;
-  // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
-  const bool local = ow < 0 && nbins <= 2048;
-  constexpr int64_t kPer = 4096;
-  k.param_index("n", n);
-  k.param_index("x_off", x.storage_offset());
-  if (ow >= 0) k.param_index("w_off", weights.storage_offset());
-  if (local || range || bin_of.find("P.bins") != std::string::npos) k.param_index("bins", nbins);
-  if (range) {
-    k.param_f32("lo", range->first);
-    k.param_f32("hi", range->second);
+  // One launch over samples [0, np) of xp (and wp); the bins add up across launches.
+  auto launch = [&](const at::Tensor& xp, const at::Tensor& wp, int64_t np) {
+    Kernel k("hist:" + key + (weights.defined() || nbins > 2048 ? ":g" : ":l"));
+    k.out(counts, CT::RAW);  // binding b1
+    const int ox = k.in(xp, value_ct(x.scalar_type()));
+    const int ow = weights.defined() ? k.in(wp, CT::F32) : -1;
+    // Unweighted with few bins: shared-memory histograms per workgroup (section histl).
+    const bool local = ow < 0 && nbins <= 2048;
+    constexpr int64_t kPer = 4096;
+    k.param_index("n", np);
+    k.param_index("x_off", xp.storage_offset());
+    if (ow >= 0) k.param_index("w_off", wp.storage_offset());
+    if (local || range || bin_of.find("P.bins") != std::string::npos) k.param_index("bins", nbins);
+    if (range) {
+      k.param_f32("lo", range->first);
+      k.param_f32("hi", range->second);
+    }
+    if (local) k.param_index("per", kPer);
+    const std::string extra_wgsl = extra ? extra(k) : std::string();
+    const uint64_t groups = local ? grid(np, kPer) : grid(np);
+    k.launch(groups, [&] {
+      std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
+      w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
+           "(P.x_off + t); }\n";
+      w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(P.w_off + t); }\n"
+                   : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
+      w += extra_wgsl + bin_of;
+      return local ? w + section("histl") : kernel::library("per_element") + w + section("hist");
+    });
+  };
+  // Operands past the binding limit (flat samples, no extra operands): launches over flat parts (ops/rows.h).
+  if (extra || samples >= 0 || n == 0 || !x.is_contiguous() || (weights.defined() && !weights.is_contiguous())) {
+    launch(x, weights, n);
+  } else {
+    for_each_slice({x.view({-1}), weights.defined() ? weights.view({-1}) : weights}, n, "histc",
+                   [&](const std::vector<at::Tensor>& t, int64_t, int64_t np) { launch(t[0], t[1], np); });
   }
-  if (local) k.param_index("per", kPer);
-  const std::string extra_wgsl = extra ? extra(k) : std::string();
-  const uint64_t groups = local ? grid(n, kPer) : grid(n);
-  k.launch(groups, [&] {
-    std::string w = "const WEIGHTED: bool = " + std::string(ow >= 0 ? "true" : "false") + ";\n";
-    w += "fn xv(t: u32) -> " + std::string(wgsl_type(value_ct(x.scalar_type()))) + " { return ld" + I(ox) +
-         "(P.x_off + t); }\n";
-    w += ow >= 0 ? "fn weight_of(t: u32) -> f32 { return ld" + I(ow) + "(P.w_off + t); }\n"
-                 : std::string("fn weight_of(t: u32) -> f32 { return 0.0; }\n");
-    w += extra_wgsl + bin_of;
-    return local ? w + section("histl") : kernel::library("per_element") + w + section("hist");
-  });
   return counts.view(at::kInt);
 }
 

@@ -12,6 +12,7 @@
 
 #include "ops/common.h"
 #include "ops/nn_common.h"
+#include "ops/rows.h"
 #include "ops/upsample_sep.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -31,7 +32,8 @@ float linear_scale(int64_t in, int64_t out, bool align, const std::optional<doub
   return nearest_scale(in, out, s);
 }
 
-// One launch; `in_sizes` is the full input shape, `out_sizes` the full output shape.
+// One launch (or one per slice of planes, for operands past the binding limit: ops/rows.h); `in_sizes`
+// is the full input shape, `out_sizes` the full output shape.
 void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::Tensor& dst, at::IntArrayRef in_sizes,
          at::IntArrayRef out_sizes, const Scales& scales) {
   const int dims = int(scales.size());
@@ -54,22 +56,29 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
                                                             : "nearest") +
                           (backward ? "_bwd" : "_fwd");
   const bool exact = mode == Mode::Exact;
-  Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
-  k.in(src, ct);
-  k.out(dst, ct);
-  k.param_index("n", int64_t(n));
-  k.param_array("in_size", std::vector<int64_t>(I, I + 3));
-  k.param_array("out_size", std::vector<int64_t>(O, O + 3));
-  uint32_t scale_bits[3];
-  std::memcpy(scale_bits, S, sizeof(scale_bits));
-  k.param_array("scale", std::vector<uint32_t>(scale_bits, scale_bits + 3), kernel::Params::Type::F32S);
-  k.param_index("src_off", src.storage_offset());
-  k.param_index("dst_off", dst.storage_offset());
-  k.library("nn_grid");
-  k.launch(grid(n), [&] {
-    return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") +
-           ";\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
-  });
+  int64_t planes = 1;
+  for (int i = 0; i < r - dims; ++i) planes *= in_sizes[i];
+  const std::string op = std::string("upsample_") + sec;
+  for_each_slice(
+      {src.view({planes, -1}), dst.view({planes, -1})}, planes, op.c_str(),
+      [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+        Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
+        k.in(t[0], ct);
+        k.out(t[1], ct);
+        k.param_index("n", t[1].numel());
+        k.param_array("in_size", std::vector<int64_t>(I, I + 3));
+        k.param_array("out_size", std::vector<int64_t>(O, O + 3));
+        uint32_t scale_bits[3];
+        std::memcpy(scale_bits, S, sizeof(scale_bits));
+        k.param_array("scale", std::vector<uint32_t>(scale_bits, scale_bits + 3), kernel::Params::Type::F32S);
+        k.param_index("src_off", t[0].storage_offset());
+        k.param_index("dst_off", t[1].storage_offset());
+        k.library("nn_grid");
+        k.launch(grid(uint64_t(t[1].numel())), [&] {
+          return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") +
+                 ";\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
+        });
+      });
 }
 
 void check_dtype(const at::Tensor& t, Mode mode, bool backward, const char* op) {

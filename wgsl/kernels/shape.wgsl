@@ -93,7 +93,7 @@ fn elem(i: u32) -> EV {
 
 //== one_hot
 // out[p, k] = (in[p] == k), int64; the output is contiguous. Parameters: n elements, classes,
-// in_off, per input dim (innermost first): sizes, strides.
+// in_off, out_off, per input dim (innermost first): sizes, strides.
 @compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let i = linear_id(wid, nwg, lid, 256u);
@@ -107,7 +107,7 @@ fn elem(i: u32) -> EV {
     r = r / n;
   }
   let v = ld0(ie);
-  st1(i, vec2<u32>(select(0u, 1u, v.x == k && v.y == 0u), 0u));
+  st1(P.out_off + i, vec2<u32>(select(0u, 1u, v.x == k && v.y == 0u), 0u));
 }
 
 //== ri_scan
