@@ -118,3 +118,25 @@ def test_float64_nonzero_as_cpu():
         torch.testing.assert_close(torch.nonzero(t.to(DEV)).cpu(), torch.nonzero(t), rtol=0, atol=0)
         for p, q in zip(torch.nonzero(t.to(DEV), as_tuple=True), torch.nonzero(t, as_tuple=True), strict=True):
             torch.testing.assert_close(p.cpu(), q, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+@pytest.mark.parametrize("shape,dim", [((6,), None), ((9, 7), 0), ((9, 7), 1), ((5, 6, 7), (0, 2)), ((40, 300), 1)])
+def test_nansum_keeps_nan_from_opposite_infinities(dtype, shape, dim):
+    # NaN elements count as zero, but inf + -inf in a partial sum stays NaN (CPU, NumPy): the device
+    # used to drop NaN partials too, turning such sums into 0, inf or -inf. (CPU's vectorised path for
+    # rows of thousands of float elements drops them as well and returns 0; rows here stay short.)
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(shape, generator=g).to(dtype) * 40
+    u = torch.rand(shape, generator=g)
+    x[u < 0.15] = float("nan")
+    x[(u >= 0.15) & (u < 0.25)] = float("inf")
+    x[(u >= 0.25) & (u < 0.35)] = float("-inf")
+    x.view(-1)[:3] = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=dtype)
+    kw = {} if dim is None else {"dim": dim}
+    want = torch.nansum(x, **kw)
+    got = torch.nansum(x.to(DEV), **kw).cpu()
+    assert want.isnan().any()  # the case under test occurs
+    torch.testing.assert_close(got, want, equal_nan=True, atol=1e-2, rtol=1e-2)
+    y = torch.tensor([float("nan"), 1.0, float("nan"), 2.5], dtype=dtype)  # NaN elements still skipped
+    torch.testing.assert_close(torch.nansum(y.to(DEV)).cpu(), torch.nansum(y))
