@@ -140,3 +140,36 @@ def test_nansum_keeps_nan_from_opposite_infinities(dtype, shape, dim):
     torch.testing.assert_close(got, want, equal_nan=True, atol=1e-2, rtol=1e-2)
     y = torch.tensor([float("nan"), 1.0, float("nan"), 2.5], dtype=dtype)  # NaN elements still skipped
     torch.testing.assert_close(torch.nansum(y.to(DEV)).cpu(), torch.nansum(y))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: torch.arange(10, dtype=torch.float64, device=d),
+        lambda d: torch.arange(-3.7, 11.2, 0.1, dtype=torch.float64, device=d),
+        lambda d: torch.arange(1e300, 1.0000000001e300, 1e289, dtype=torch.float64, device=d),
+        lambda d: torch.arange(0, 1e-310, 3e-312, dtype=torch.float64, device=d),  # subnormals
+        lambda d: torch.arange(5, -5, -0.3, dtype=torch.float64, device=d),
+        lambda d: torch.range(-1, 1, 0.25, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(-2.5, 1e3 / 3, 1001, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(1.0, 1.0 + 2**-40, 7, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(3, 4, 1, dtype=torch.float64, device=d),
+    ],
+)
+def test_float64_sequences_as_cpu(make):
+    # arange / range / linspace in float64: double values on the device, not float32 ones widened
+    # (0.1 steps and large magnitudes show the difference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch.range is deprecated
+        want, got = make("cpu"), make(DEV)
+    assert got.dtype == torch.float64
+    assert got.device.type == DEV
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-15, atol=1e-323)  # subnormals: one ulp
+
+
+def test_float64_arange_out_noncontiguous():
+    want = torch.arange(0.5, 6.5, 0.5, dtype=torch.float64)
+    buf = torch.zeros(12, 2, dtype=torch.float64, device=DEV)
+    torch.arange(0.5, 6.5, 0.5, out=buf[:, 1])
+    torch.testing.assert_close(buf[:, 1].cpu(), want, rtol=0, atol=0)
+    assert torch.count_nonzero(buf[:, 0]).item() == 0
