@@ -120,28 +120,6 @@ def test_float64_nonzero_as_cpu():
             torch.testing.assert_close(p.cpu(), q, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
-@pytest.mark.parametrize("shape,dim", [((6,), None), ((9, 7), 0), ((9, 7), 1), ((5, 6, 7), (0, 2)), ((40, 300), 1)])
-def test_nansum_keeps_nan_from_opposite_infinities(dtype, shape, dim):
-    # NaN elements count as zero, but inf + -inf in a partial sum stays NaN (CPU, NumPy): the device
-    # used to drop NaN partials too, turning such sums into 0, inf or -inf. (CPU's vectorised path for
-    # rows of thousands of float elements drops them as well and returns 0; rows here stay short.)
-    g = torch.Generator().manual_seed(7)
-    x = torch.randn(shape, generator=g).to(dtype) * 40
-    u = torch.rand(shape, generator=g)
-    x[u < 0.15] = float("nan")
-    x[(u >= 0.15) & (u < 0.25)] = float("inf")
-    x[(u >= 0.25) & (u < 0.35)] = float("-inf")
-    x.view(-1)[:3] = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=dtype)
-    kw = {} if dim is None else {"dim": dim}
-    want = torch.nansum(x, **kw)
-    got = torch.nansum(x.to(DEV), **kw).cpu()
-    assert want.isnan().any()  # the case under test occurs
-    torch.testing.assert_close(got, want, equal_nan=True, atol=1e-2, rtol=1e-2)
-    y = torch.tensor([float("nan"), 1.0, float("nan"), 2.5], dtype=dtype)  # NaN elements still skipped
-    torch.testing.assert_close(torch.nansum(y.to(DEV)).cpu(), torch.nansum(y))
-
-
 @pytest.mark.parametrize(
     "make",
     [
@@ -173,3 +151,55 @@ def test_float64_arange_out_noncontiguous():
     torch.arange(0.5, 6.5, 0.5, out=buf[:, 1])
     torch.testing.assert_close(buf[:, 1].cpu(), want, rtol=0, atol=0)
     assert torch.count_nonzero(buf[:, 0]).item() == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+@pytest.mark.parametrize("shape,dim", [((6,), None), ((9, 7), 0), ((9, 7), 1), ((5, 6, 7), (0, 2)), ((40, 300), 1)])
+def test_nansum_keeps_nan_from_opposite_infinities(dtype, shape, dim):
+    # NaN elements count as zero, but inf + -inf in a partial sum stays NaN (CPU, NumPy): the device
+    # used to drop NaN partials too, turning such sums into 0, inf or -inf. (CPU's vectorised path for
+    # rows of thousands of float elements drops them as well and returns 0; rows here stay short.)
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(shape, generator=g).to(dtype) * 40
+    u = torch.rand(shape, generator=g)
+    x[u < 0.15] = float("nan")
+    x[(u >= 0.15) & (u < 0.25)] = float("inf")
+    x[(u >= 0.25) & (u < 0.35)] = float("-inf")
+    x.view(-1)[:3] = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=dtype)
+    kw = {} if dim is None else {"dim": dim}
+    want = torch.nansum(x, **kw)
+    got = torch.nansum(x.to(DEV), **kw).cpu()
+    assert want.isnan().any()  # the case under test occurs
+    torch.testing.assert_close(got, want, equal_nan=True, atol=1e-2, rtol=1e-2)
+    y = torch.tensor([float("nan"), 1.0, float("nan"), 2.5], dtype=dtype)  # NaN elements still skipped
+    torch.testing.assert_close(torch.nansum(y.to(DEV)).cpu(), torch.nansum(y))
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int8, torch.uint8, torch.float64, torch.float32])
+def test_histc_checks_range_before_dtype_as_cpu(dtype):
+    x = torch.tensor([1.0, 2.0, 3.0]).to(dtype)
+    want = raised(lambda: torch.histc(x, bins=4, min=5, max=1))
+    assert want is not None
+    assert "max must be larger than min" in want[1]
+    assert raised(lambda: torch.histc(x.to(DEV), bins=4, min=5, max=1)) == want
+
+
+@pytest.mark.parametrize(
+    "x_ty,v_ty,i_ty",
+    [
+        (torch.uint8, torch.int8, torch.long),
+        (torch.float32, torch.float64, torch.long),
+        (torch.int8, torch.int8, torch.int16),
+        (torch.float32, torch.float32, torch.float64),
+    ],
+)
+def test_mode_out_dtype_errors_as_cpu(x_ty, v_ty, i_ty):
+    def run(d):
+        x = torch.ones(10, device=d, dtype=x_ty)
+        v = torch.ones(10, device=d, dtype=v_ty)
+        i = torch.ones(10, device=d, dtype=i_ty)
+        return raised(lambda: torch.mode(x, -1, True, out=(v, i)))
+
+    want = run("cpu")
+    assert want is not None
+    assert run(DEV) == want
