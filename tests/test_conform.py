@@ -203,3 +203,34 @@ def test_mode_out_dtype_errors_as_cpu(x_ty, v_ty, i_ty):
     want = run("cpu")
     assert want is not None
     assert run(DEV) == want
+
+
+@pytest.mark.parametrize("which", ["values", "boundaries", "sorter"])
+def test_searchsorted_noncontiguous_warns_as_cpu(which):
+    # CPU warns (once per program; set_warn_always makes it every time) when an operand is not
+    # contiguous; the device computed the same result silently
+    def run(device):
+        b = torch.tensor([[1.0, 3.0, 5.0, 7.0], [2.0, 4.0, 6.0, 8.0]], device=device)
+        v = torch.tensor([[0.5, 4.5, 9.0], [2.0, 7.0, 3.0]], device=device)
+        s = None
+        if which == "values":
+            v = v.t().contiguous().t()
+        elif which == "boundaries":
+            b = b.t().contiguous().t()
+        else:
+            s = torch.arange(4, device=device).expand(2, 4)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = torch.searchsorted(b, v, sorter=s)
+        # the text, without the "(Triggered internally at <source file>)" that follows it
+        return r.cpu(), [str(x.message).split(" (Triggered")[0] for x in w if "non-contiguous" in str(x.message)]
+
+    prev = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        (rc, wc), (rd, wd) = run("cpu"), run(DEV)
+    finally:
+        torch.set_warn_always(prev)
+    assert len(wc) == 1
+    assert wd == wc
+    torch.testing.assert_close(rd, rc)

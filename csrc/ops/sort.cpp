@@ -755,6 +755,22 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   }
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
+  // CPU's performance warnings for non-contiguous operands (BucketizationUtils.h), word for word.
+  if (!self.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): input value tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "input value tensor if possible. This message will only appear once per program.");
+  if (!boundaries.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): boundary tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "boundary tensor if possible. This message will only appear once per program.");
+  if (sorter.defined() && !sorter.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): sorter tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "sorter tensor if possible. This message will only appear once per program.");
   const bool is_right = right || (side.has_value() && *side == "right");
   const at::ScalarType ct_t = at::result_type(boundaries, self);
   TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
