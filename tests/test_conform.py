@@ -234,3 +234,27 @@ def test_searchsorted_noncontiguous_warns_as_cpu(which):
     assert len(wc) == 1
     assert wd == wc
     torch.testing.assert_close(rd, rc)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda t: t * 1e5,
+        lambda t: t / 1e5,
+        lambda t: 1e5 * t,
+        lambda t: 1e5 / t,
+        lambda t: t * 0.1,
+        lambda t: t / 3.3,
+        lambda t: t.mul(torch.tensor(1e5, dtype=torch.float64)),
+        lambda t: t.clone().div_(1e5),
+    ],
+)
+def test_reduced_float_mul_div_by_scalar_in_float32_as_cpu(dtype, f):
+    # CPU multiplies and divides float16/bfloat16 by a Python number in float32; the device rounded
+    # the number to the tensor's dtype first (1e5 -> inf in float16: 100 / 1e5 gave 0, 1e-5 * 1e5 inf)
+    x = torch.tensor([100.0, 1e-5, -3.0, 0.7, 65000.0, 2.0**-14], dtype=dtype)
+    want = f(x)
+    got = f(x.to(DEV)).cpu()
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
