@@ -258,3 +258,19 @@ def test_reduced_float_mul_div_by_scalar_in_float32_as_cpu(dtype, f):
     got = f(x.to(DEV)).cpu()
     assert got.dtype == want.dtype
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_float_trunc_division_as_cpu(dtype):
+    # CPU rounds the quotient to the dtype, then truncates; the device truncated the float32 quotient
+    # (float16 56672 / 31.3125: CPU 1810, the device 1809)
+    g = torch.Generator().manual_seed(3)
+    info = torch.finfo(dtype)
+    a = (torch.rand(4096, generator=g) * 2 - 1).mul(min(info.max, 6e4)).to(dtype)
+    b = (torch.rand(4096, generator=g) * 2 - 1).mul(2000).to(dtype)
+    b[b == 0] = 1
+    a[:2] = torch.tensor([56672.0, -26192.0], dtype=dtype)
+    b[:2] = torch.tensor([31.3125, -1139.0], dtype=dtype)
+    want = torch.div(a, b, rounding_mode="trunc")
+    got = torch.div(a.to(DEV), b.to(DEV), rounding_mode="trunc").cpu()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
