@@ -168,3 +168,159 @@ def test_index_select_float_index_raises_runtime_error_as_cpu():
         x.index_select(0, i)
     with pytest.raises(RuntimeError, match="int32 or int64"):
         x.to(DEV).index_select(0, i.to(DEV))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: torch.arange(10, dtype=torch.float64, device=d),
+        lambda d: torch.arange(-3.7, 11.2, 0.1, dtype=torch.float64, device=d),
+        lambda d: torch.arange(1e300, 1.0000000001e300, 1e289, dtype=torch.float64, device=d),
+        lambda d: torch.arange(0, 1e-310, 3e-312, dtype=torch.float64, device=d),  # subnormals
+        lambda d: torch.arange(5, -5, -0.3, dtype=torch.float64, device=d),
+        lambda d: torch.range(-1, 1, 0.25, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(-2.5, 1e3 / 3, 1001, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(1.0, 1.0 + 2**-40, 7, dtype=torch.float64, device=d),
+        lambda d: torch.linspace(3, 4, 1, dtype=torch.float64, device=d),
+    ],
+)
+def test_float64_sequences_as_cpu(make):
+    # arange / range / linspace in float64: double values on the device, not float32 ones widened
+    # (0.1 steps and large magnitudes show the difference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch.range is deprecated
+        want, got = make("cpu"), make(DEV)
+    assert got.dtype == torch.float64
+    assert got.device.type == DEV
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-15, atol=1e-323)  # subnormals: one ulp
+
+
+def test_float64_arange_out_noncontiguous():
+    want = torch.arange(0.5, 6.5, 0.5, dtype=torch.float64)
+    buf = torch.zeros(12, 2, dtype=torch.float64, device=DEV)
+    torch.arange(0.5, 6.5, 0.5, out=buf[:, 1])
+    torch.testing.assert_close(buf[:, 1].cpu(), want, rtol=0, atol=0)
+    assert torch.count_nonzero(buf[:, 0]).item() == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+@pytest.mark.parametrize("shape,dim", [((6,), None), ((9, 7), 0), ((9, 7), 1), ((5, 6, 7), (0, 2)), ((40, 300), 1)])
+def test_nansum_keeps_nan_from_opposite_infinities(dtype, shape, dim):
+    # NaN elements count as zero, but inf + -inf in a partial sum stays NaN (CPU, NumPy): the device
+    # used to drop NaN partials too, turning such sums into 0, inf or -inf. (CPU's vectorised path for
+    # rows of thousands of float elements drops them as well and returns 0; rows here stay short.)
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(shape, generator=g).to(dtype) * 40
+    u = torch.rand(shape, generator=g)
+    x[u < 0.15] = float("nan")
+    x[(u >= 0.15) & (u < 0.25)] = float("inf")
+    x[(u >= 0.25) & (u < 0.35)] = float("-inf")
+    x.view(-1)[:3] = torch.tensor([float("inf"), float("nan"), float("-inf")], dtype=dtype)
+    kw = {} if dim is None else {"dim": dim}
+    want = torch.nansum(x, **kw)
+    got = torch.nansum(x.to(DEV), **kw).cpu()
+    assert want.isnan().any()  # the case under test occurs
+    torch.testing.assert_close(got, want, equal_nan=True, atol=1e-2, rtol=1e-2)
+    y = torch.tensor([float("nan"), 1.0, float("nan"), 2.5], dtype=dtype)  # NaN elements still skipped
+    torch.testing.assert_close(torch.nansum(y.to(DEV)).cpu(), torch.nansum(y))
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int8, torch.uint8, torch.float64, torch.float32])
+def test_histc_checks_range_before_dtype_as_cpu(dtype):
+    x = torch.tensor([1.0, 2.0, 3.0]).to(dtype)
+    want = raised(lambda: torch.histc(x, bins=4, min=5, max=1))
+    assert want is not None
+    assert "max must be larger than min" in want[1]
+    assert raised(lambda: torch.histc(x.to(DEV), bins=4, min=5, max=1)) == want
+
+
+@pytest.mark.parametrize(
+    "x_ty,v_ty,i_ty",
+    [
+        (torch.uint8, torch.int8, torch.long),
+        (torch.float32, torch.float64, torch.long),
+        (torch.int8, torch.int8, torch.int16),
+        (torch.float32, torch.float32, torch.float64),
+    ],
+)
+def test_mode_out_dtype_errors_as_cpu(x_ty, v_ty, i_ty):
+    def run(d):
+        x = torch.ones(10, device=d, dtype=x_ty)
+        v = torch.ones(10, device=d, dtype=v_ty)
+        i = torch.ones(10, device=d, dtype=i_ty)
+        return raised(lambda: torch.mode(x, -1, True, out=(v, i)))
+
+    want = run("cpu")
+    assert want is not None
+    assert run(DEV) == want
+
+
+@pytest.mark.parametrize("which", ["values", "boundaries", "sorter"])
+def test_searchsorted_noncontiguous_warns_as_cpu(which):
+    # CPU warns (once per program; set_warn_always makes it every time) when an operand is not
+    # contiguous; the device computed the same result silently
+    def run(device):
+        b = torch.tensor([[1.0, 3.0, 5.0, 7.0], [2.0, 4.0, 6.0, 8.0]], device=device)
+        v = torch.tensor([[0.5, 4.5, 9.0], [2.0, 7.0, 3.0]], device=device)
+        s = None
+        if which == "values":
+            v = v.t().contiguous().t()
+        elif which == "boundaries":
+            b = b.t().contiguous().t()
+        else:
+            s = torch.arange(4, device=device).expand(2, 4)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = torch.searchsorted(b, v, sorter=s)
+        # the text, without the "(Triggered internally at <source file>)" that follows it
+        return r.cpu(), [str(x.message).split(" (Triggered")[0] for x in w if "non-contiguous" in str(x.message)]
+
+    prev = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        (rc, wc), (rd, wd) = run("cpu"), run(DEV)
+    finally:
+        torch.set_warn_always(prev)
+    assert len(wc) == 1
+    assert wd == wc
+    torch.testing.assert_close(rd, rc)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda t: t * 1e5,
+        lambda t: t / 1e5,
+        lambda t: 1e5 * t,
+        lambda t: 1e5 / t,
+        lambda t: t * 0.1,
+        lambda t: t / 3.3,
+        lambda t: t.mul(torch.tensor(1e5, dtype=torch.float64)),
+        lambda t: t.clone().div_(1e5),
+    ],
+)
+def test_reduced_float_mul_div_by_scalar_in_float32_as_cpu(dtype, f):
+    # CPU multiplies and divides float16/bfloat16 by a Python number in float32; the device rounded
+    # the number to the tensor's dtype first (1e5 -> inf in float16: 100 / 1e5 gave 0, 1e-5 * 1e5 inf)
+    x = torch.tensor([100.0, 1e-5, -3.0, 0.7, 65000.0, 2.0**-14], dtype=dtype)
+    want = f(x)
+    got = f(x.to(DEV)).cpu()
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_float_trunc_division_as_cpu(dtype):
+    # CPU rounds the quotient to the dtype, then truncates; the device truncated the float32 quotient
+    # (float16 56672 / 31.3125: CPU 1810, the device 1809)
+    g = torch.Generator().manual_seed(3)
+    info = torch.finfo(dtype)
+    a = (torch.rand(4096, generator=g) * 2 - 1).mul(min(info.max, 6e4)).to(dtype)
+    b = (torch.rand(4096, generator=g) * 2 - 1).mul(2000).to(dtype)
+    b[b == 0] = 1
+    a[:2] = torch.tensor([56672.0, -26192.0], dtype=dtype)
+    b[:2] = torch.tensor([31.3125, -1139.0], dtype=dtype)
+    want = torch.div(a, b, rounding_mode="trunc")
+    got = torch.div(a.to(DEV), b.to(DEV), rounding_mode="trunc").cpu()
+    torch.testing.assert_close(got, want, rtol=0, atol=0)

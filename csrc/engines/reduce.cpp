@@ -125,7 +125,8 @@ const Reduction& reduction(const char* name) {
   };
   static const std::vector<Reduction> table = {
       {"sum", {Acc::F32, In::F, "0.0", "f", "a + b", "v"}, kSumI, "sum"},
-      {"nansum", {Acc::F32, In::F, "0.0", "f", "select(a, 0.0, nan(a)) + select(b, 0.0, nan(b))", "v"}, kSumI, "sum"},
+      // NaN elements count as 0; a NaN partial (inf + -inf) stays NaN, as on CPU.
+      {"nansum", {Acc::F32, In::F, "0.0", "select(f, 0.0, nan(f))", "a + b", "v"}, kSumI, "sum"},
       {"prod",
        {Acc::F32, In::F, "1.0", "f", "a * b", "v"},
        {Acc::I64, In::L, "vec2<u32>(1u, 0u)", "l", "i64_mul(a, b)", "v"},
@@ -219,9 +220,7 @@ const Way* double_way(const char* r) {
   "  return select(a, b, b.z < a.z);"
   static const std::vector<std::pair<const char*, Way>> table = {
       {"sum", kSum},
-      {"nansum",
-       {Acc::D, In::D, kZero, "d",
-        "f64_add(select(a, vec2<u32>(0u, 0u), f64_is_nan(a)), select(b, vec2<u32>(0u, 0u), f64_is_nan(b)))", "v"}},
+      {"nansum", {Acc::D, In::D, kZero, "select(d, vec2<u32>(0u, 0u), f64_is_nan(d))", "f64_add(a, b)", "v"}},
       {"prod", {Acc::D, In::D, "vec2<u32>(0u, 0x3ff00000u)", "d", "f64_mul(a, b)", "v"}},
       {"mean", {Acc::D, In::D, kZero, "d", "f64_add(a, b)", "f64_div(v, da())"}},
       {"max", {Acc::D, In::D, kNegInf, "d", "f64_maximum(a, b)", "v"}},

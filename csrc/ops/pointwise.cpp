@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include <limits>
+#include <cstring>
 
 #include "ops/common.h"
 #include "ops/complex.h"
@@ -71,7 +72,19 @@ void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c
   const CT ct = compute_type(dt);
   const char* e = ct == CT::F32 ? r.f : ct == CT::I64 ? r.l : (dt == at::kBool && r.b ? r.b : r.i);
   TORCH_CHECK_NOT_IMPLEMENTED(e && *e, "\"", r.name, "\" not implemented for '", c10::toString(dt), "' on webgpu");
-  run_elementwise(iter, r.name, e, r.libs, ct, bits_for(scalars, ct, dt), dt);
+  // CPU's trunc division of float16/bfloat16 rounds the quotient to the dtype before truncating (a
+  // Half divided by a Half is a Half): float16 56672 / 31.3125 = 1809.9 rounds to 1810, and stays 1810.
+  if (dt == at::kHalf && std::strcmp(r.name, "div_trunc") == 0) e = "trunc(f16_to_f32(f32_to_f16(x1 / x2)))";
+  if (dt == at::kBFloat16 && std::strcmp(r.name, "div_trunc") == 0)
+    e = "trunc(bitcast<f32>(f32_to_bf16(x1 / x2) << 16u))";
+  // CPU's mul and true division of float16/bfloat16 by a CPU scalar (a Python number) read it in
+  // float32, their opmath type (iter.original_scalar_value), not rounded to the tensor's dtype first:
+  // float16 100 / 1e5 is 0.001, not 100 / inf. Other ops cast it to the common dtype, as here.
+  at::ScalarType scalar_dt = dt;
+  if ((dt == at::kHalf || dt == at::kBFloat16) && iter.ntensors() == 3 && iter.is_cpu_scalar(2) &&
+      (std::strcmp(r.name, "mul") == 0 || std::strcmp(r.name, "div_true") == 0))
+    scalar_dt = at::kFloat;
+  run_elementwise(iter, r.name, e, r.libs, ct, bits_for(scalars, ct, dt), scalar_dt);
 }
 
 void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr, Libs libs,

@@ -27,6 +27,7 @@ enum Kind : uint32_t {
   LINSPACE_INT = 5,
   LOGSPACE_F32 = 6,
   LOGSPACE_INT = 7,
+  SEQ_F64 = 8,  // float64 outputs of arange, range and linspace: the double values themselves
 };
 
 // Whether the CPU rounds `start + step * i` once (a fused multiply-add). GCC and Clang contract
@@ -53,6 +54,9 @@ bool cpu_baseline_fuses() {
 }
 
 bool int64_kind(Kind k) { return k == ARANGE_I64 || k == LINSPACE_INT || k == LOGSPACE_INT; }
+
+// The dtype of the kernel's output for `k`.
+at::ScalarType kind_dtype(Kind k) { return int64_kind(k) ? at::kLong : k == SEQ_F64 ? at::kDouble : at::kFloat; }
 
 // The kernel's arguments (see wgsl/kernels/range.wgsl); each kind reads its own, the rest stay zero.
 struct Args {
@@ -117,12 +121,12 @@ const char* round_expr(at::ScalarType t) {
   return "x";
 }
 
-// Runs the kernel of `kind` over the contiguous 1-D tensor `r` (f32, or int64 for integer kinds).
+// Runs the kernel of `kind` over the contiguous 1-D tensor `r` (kind_dtype(kind)).
 void launch(const at::Tensor& r, Kind kind, at::ScalarType round_as, const Args& args) {
   const int64_t n = r.numel();
   if (n == 0) return;
   TORCH_CHECK(n <= int64_t(UINT32_MAX), "webgpu: sequences of more than 2^32-1 elements are not supported yet");
-  TORCH_INTERNAL_ASSERT(r.is_contiguous() && r.scalar_type() == (int64_kind(kind) ? at::kLong : at::kFloat));
+  TORCH_INTERNAL_ASSERT(r.is_contiguous() && r.scalar_type() == kind_dtype(kind));
   const uint64_t itemsize = r.element_size();
   const uint64_t off = byte_offset_of(r);
   const kernel::Window w = kernel::window(r, off, off + uint64_t(n) * itemsize, "arange");
@@ -154,7 +158,7 @@ void launch(const at::Tensor& r, Kind kind, at::ScalarType round_as, const Args&
 // Fills the 1-D `result` (any dtype, any stride) with the kernel's values, converting on the
 // device when result is not already a contiguous tensor of the kernel's dtype.
 void generate(at::Tensor& result, Kind kind, const Args& args) {
-  const at::ScalarType kt = int64_kind(kind) ? at::kLong : at::kFloat;
+  const at::ScalarType kt = kind_dtype(kind);
   if (result.is_contiguous() && result.scalar_type() == kt) {
     launch(result, kind, result.scalar_type(), args);
     return;
@@ -170,7 +174,7 @@ void check_not_bool(const at::Tensor& result, const char* op) {
 }
 
 // start + step * i in the CPU's accumulation type for result's dtype (int64, float for half types,
-// double for float32).
+// double for float32 and float64).
 void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Scalar& step, bool fused) {
   Args a;
   a.fused = fused;
@@ -185,11 +189,11 @@ void fill_arithmetic(at::Tensor& result, const c10::Scalar& start, const c10::Sc
   put_double(a.start, half ? double(start.to<float>()) : start.to<double>());
   put_double(a.end, 0.0);
   put_double(a.step, half ? double(step.to<float>()) : step.to<double>());
-  generate(result, half ? ARANGE_ACC_F32 : ARANGE_ACC_F64, a);
+  generate(result, half ? ARANGE_ACC_F32 : t == at::kDouble ? SEQ_F64 : ARANGE_ACC_F64, a);
 }
 
 at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
-  check_supported_dtype(result.scalar_type(), "arange");
+  check_kernel_dtype(result.scalar_type(), "arange");
   no_complex(result.scalar_type(), "arange");
   check_not_bool(result, "arange");
   // Integer steps truncate; older torch divides by the truncated step unchecked (SIGFPE).
@@ -214,7 +218,7 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
 }
 
 at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& result) {
-  check_supported_dtype(result.scalar_type(), "range");
+  check_kernel_dtype(result.scalar_type(), "range");
   no_complex(result.scalar_type(), "range");
   check_not_bool(result, "range");
   int64_t size = 0;
@@ -231,11 +235,14 @@ at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c1
 
 // What linspace and logspace share before their kernels: the checks, the resize, and the cases of
 // no step and of one (`first()`, the one value). False when that finished the result; otherwise the
-// arguments' step counts are set.
+// arguments' step counts are set. `float64` says whether the op has a float64 kernel.
 template <class First>
-bool spaced_prologue(at::Tensor& result, int64_t steps, const char* name, First first, Args& a) {
+bool spaced_prologue(at::Tensor& result, int64_t steps, const char* name, First first, Args& a, bool float64) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  check_supported_dtype(result.scalar_type(), name);
+  if (float64)
+    check_kernel_dtype(result.scalar_type(), name);
+  else
+    check_supported_dtype(result.scalar_type(), name);
   no_complex(result.scalar_type(), name);
   if (result.numel() != steps) result.resize_({steps});
   if (steps == 0) return false;
@@ -252,7 +259,7 @@ bool spaced_prologue(at::Tensor& result, int64_t steps, const char* name, First 
 
 at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& result) {
   Args a;
-  if (!spaced_prologue(result, steps, "linspace", [&] { return start; }, a)) return result;
+  if (!spaced_prologue(result, steps, "linspace", [&] { return start; }, a, true)) return result;
   a.fused = cpu_kernel_fuses();
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, result.scalar_type(), "linspace", [&]() {
     // The CPU kernel's own types: the step is double for integers, scalar_t otherwise.
@@ -271,7 +278,11 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
       put_double(a.start, double(s));
       put_double(a.end, double(e));
       put_double(a.step, double(step));
-      generate(result, std::is_integral<scalar_t>::value ? LINSPACE_INT : LINSPACE_F32, a);
+      generate(result,
+               std::is_integral<scalar_t>::value  ? LINSPACE_INT
+               : std::is_same_v<scalar_t, double> ? SEQ_F64
+                                                  : LINSPACE_F32,
+               a);
     }
   });
   return result;
@@ -280,7 +291,8 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
 at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
                          at::Tensor& result) {
   Args a;
-  if (!spaced_prologue(result, steps, "logspace", [&] { return std::pow(base, start.to<double>()); }, a)) return result;
+  if (!spaced_prologue(result, steps, "logspace", [&] { return std::pow(base, start.to<double>()); }, a, false))
+    return result;
   a.fused = cpu_baseline_fuses();
   // The base: its class by magnitude (see range.wgsl), |base| when it is a small integer, log2|base|.
   const double mag = std::fabs(base);

@@ -479,6 +479,11 @@ at::Tensor nanmedian_all(const at::Tensor& self) { return median_all_impl(self, 
 
 std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
                                               at::Tensor& indices) {
+  // CPU's checks and messages for the outputs' dtypes, before anything else.
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "expected scalar type '", self.scalar_type(), "' but got '",
+              values.scalar_type(), "' for values output");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type 'Long' but got '", indices.scalar_type(),
+              "' for indices output");
   if (self.dim() > 0) {
     const int64_t d = at::maybe_wrap_dim(dim, self.dim());
     TORCH_CHECK_INDEX(self.numel() == 0 || self.size(d) > 0, "mode(): Expected reduction dim ", d,
@@ -750,6 +755,22 @@ at::Tensor& searchsorted_out(const at::Tensor& boundaries, const at::Tensor& sel
   }
   at::native::resize_output(out, self.sizes());
   if (self.numel() == 0) return out;
+  // CPU's performance warnings for non-contiguous operands (BucketizationUtils.h), word for word.
+  if (!self.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): input value tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "input value tensor if possible. This message will only appear once per program.");
+  if (!boundaries.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): boundary tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "boundary tensor if possible. This message will only appear once per program.");
+  if (sorter.defined() && !sorter.is_contiguous())
+    TORCH_WARN_ONCE(
+        "torch.searchsorted(): sorter tensor is non-contiguous, this will lower the performance due "
+        "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous "
+        "sorter tensor if possible. This message will only appear once per program.");
   const bool is_right = right || (side.has_value() && *side == "right");
   const at::ScalarType ct_t = at::result_type(boundaries, self);
   TORCH_CHECK_NOT_IMPLEMENTED(ct_t != at::kBool, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
@@ -939,10 +960,9 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the ",
               "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
   if (at::isIntegralType(self.scalar_type(), /*includeBool=*/false)) return histc_int_out(self, bins, min, max, out);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histc\" not implemented for '",
-                              self.scalar_type(), "'");
-  check_supported_dtype(self.scalar_type(), "histc");
-  no_complex(self.scalar_type(), "histc");
+  // CPU checks the range before the dtypes: float64 inputs with min > max raise "max must be larger
+  // than min", as there.
+  check_storable_dtype(self.scalar_type(), "histc");
   double lo = min.toDouble(), hi = max.toDouble();
   if (lo == hi && self.numel() > 0) {
     lo = self.amin().item<double>();
@@ -955,6 +975,10 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [", lo,
               ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"histc\" not implemented for '",
+                              self.scalar_type(), "'");
+  check_supported_dtype(self.scalar_type(), "histc");
+  no_complex(self.scalar_type(), "histc");
   at::native::resize_output(out, {bins});
   if (self.numel() == 0) {
     out.zero_();

@@ -1,5 +1,5 @@
 // Index-generated sequences for arange, range, linspace and logspace (ops/range.cpp). Each
-// invocation writes one element of a contiguous f32 or int64 output, so no two share a word.
+// invocation writes one element of a contiguous f32, int64 or float64 output, so no two share a word.
 // Values follow PyTorch's CPU formulas bit for bit: where the CPU computes in double (or fuses a
 // multiply-add, as its AVX2/AVX-512 kernels are compiled to), a small soft float with exact
 // products and one rounding to nearest even reproduces it.
@@ -27,6 +27,7 @@ const LINSPACE_HALF: u32 = 4u;  // arithmetic in f16/bf16, rounded after every o
 const LINSPACE_INT: u32 = 5u;
 const LOGSPACE_F32: u32 = 6u;
 const LOGSPACE_INT: u32 = 7u;
+const SEQ_F64: u32 = 8u;  // double arithmetic, float64 output (arange, range, linspace)
 
 // Classes of the logspace base, by magnitude; bit 8 marks a negative base.
 const MAG_ZERO: u32 = 0u;
@@ -287,6 +288,31 @@ fn sd_to_f32(a: SD) -> f32 {
   return select(r, -r, a.neg);
 }
 
+// The double as IEEE binary64 bits (lo, hi). A value below the normal range is rounded once more,
+// to the subnormal grid: the CPU rounds it once, so only subnormal results may differ in the last
+// place.
+fn sd_to_f64_bits(a: SD) -> vec2<u32> {
+  let sign = select(0u, 0x80000000u, a.neg);
+  let p = u64_msb(a.m);
+  if (p < 0) { return vec2<u32>(0u, sign); }
+  let top = p + a.e;
+  if (top > 1023) { return vec2<u32>(0u, sign | 0x7ff00000u); }
+  if (top < -1022) {
+    let bits = top + 1075;
+    if (bits <= 0) { return vec2<u32>(0u, sign); }
+    let r = sd_round(a.neg, vec4<u32>(a.m.x, a.m.y, 0u, 0u), a.e, u32(bits));
+    let f = u64_shl(r.m, u32(r.e + 1074));  // a carry into 2^52 encodes the smallest normal
+    return vec2<u32>(f.x, sign | f.y);
+  }
+  var m = a.m;
+  if (p > 52) {
+    m = u64_shr(m, u32(p - 52));  // a rounding carry: the bits shifted out are zero
+  } else {
+    m = u64_shl(m, u32(52 - p));
+  }
+  return vec2<u32>(m.x, sign | (u32(top + 1023) << 20u) | (m.y & 0xfffffu));
+}
+
 // ---- the element values ----
 
 // round(i) to f32 as (q, shift): i = q * 2^shift, the CPU's int64 -> float conversion.
@@ -474,6 +500,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     out[e] = bitcast<u32>(sd_to_f32(seq_value(i, 24u)));
   } else if (KIND == ARANGE_ACC_F64) {
     out[e] = bitcast<u32>(sd_to_f32(seq_value(i, 53u)));
+  } else if (KIND == SEQ_F64) {
+    store_i64(e, sd_to_f64_bits(seq_value(i, 53u)));
   } else if (KIND == LINSPACE_HALF) {
     // c10::Half arithmetic: each operation in f32, rounded back to the half type.
     let start = bitcast<f32>(P.start[0].x);
