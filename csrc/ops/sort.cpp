@@ -911,6 +911,20 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
   return counts.view(at::kInt);
 }
 
+// histc's bounds: the data's min and max when equal, widened by one when still equal.
+template <typename T>
+std::pair<T, T> histc_bounds(const at::Tensor& self, T lo, T hi) {
+  if (lo == hi && self.numel() > 0) {
+    lo = self.min().item<T>();
+    hi = self.max().item<T>();
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  return {lo, hi};
+}
+
 // histc of an integer tensor, as CUDA computes it (CPU refuses integers; transformers' MoE layers
 // count tokens per expert with it off the CPU): the bounds truncated to integers (the data's min and
 // max when equal, widened by one when still equal), values outside [lo, hi] skipped, and the bin
@@ -920,15 +934,8 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
 // do not fit raise.
 at::Tensor& histc_int_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
                           at::Tensor& out) {
-  int64_t lo = min.toLong(), hi = max.toLong();
-  if (lo == hi && self.numel() > 0) {
-    lo = self.min().item<int64_t>();
-    hi = self.max().item<int64_t>();
-  }
-  if (lo == hi) {
-    lo -= 1;
-    hi += 1;
-  }
+  const std::pair<int64_t, int64_t> b = histc_bounds(self, min.toLong(), max.toLong());
+  const int64_t lo = b.first, hi = b.second;
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
   constexpr int64_t kLim = int64_t(1) << 31;
   TORCH_CHECK_NOT_IMPLEMENTED(lo - 1 > -kLim && hi + 1 < kLim && (hi - lo) < kLim / bins, "histc: an integer range [",
@@ -963,15 +970,8 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   // CPU checks the range before the dtypes: float64 inputs with min > max raise "max must be larger
   // than min", as there.
   check_storable_dtype(self.scalar_type(), "histc");
-  double lo = min.toDouble(), hi = max.toDouble();
-  if (lo == hi && self.numel() > 0) {
-    lo = self.amin().item<double>();
-    hi = self.amax().item<double>();
-  }
-  if (lo == hi) {
-    lo -= 1;
-    hi += 1;
-  }
+  const std::pair<double, double> b = histc_bounds(self, min.toDouble(), max.toDouble());
+  const double lo = b.first, hi = b.second;
   TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [", lo,
               ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
