@@ -252,10 +252,12 @@ def test_logspace_integer_powers_exact():
 
 
 def test_factories_float64():
-    # float64 is stored (tests/test_float64.py); arange has no float64 kernel yet and says so
+    # float64 is stored (tests/test_float64.py); arange computes in float64 on the device (more in
+    # tests/test_conform.py); logspace has no float64 kernel yet and says so
     assert torch.equal(torch.zeros(3, dtype=torch.float64, device=DEV).cpu(), torch.zeros(3, dtype=torch.float64))
+    assert torch.equal(torch.arange(3, dtype=torch.float64, device=DEV).cpu(), torch.arange(3, dtype=torch.float64))
     with pytest.raises(NotImplementedError, match="float64"):
-        torch.arange(3, dtype=torch.float64, device=DEV)
+        torch.logspace(0, 2, 3, dtype=torch.float64, device=DEV)
 
 
 @pytest.mark.parametrize(
