@@ -862,7 +862,7 @@ at::Tensor bucketize_scalar(const at::Scalar& self, const at::Tensor& boundaries
 // ---- histc / bincount ----
 
 // Counts (or sums weights) into bins with atomics; returns the bins as int32 (or float32 sums).
-// bin_of reads P.lo and P.hi when `range` is given (histc's bounds, f32), P.bins then or when it names it.
+// bin_of reads P.bins, P.lo and P.hi when `range` is given (histc's bounds, f32).
 // `extra` (optional) adds operands and parameters after these and returns WGSL for bin_of to use;
 // `samples` (default: every element) is the number of bin_of calls.
 at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64_t nbins, const std::string& bin_of,
@@ -883,7 +883,7 @@ at::Tensor histogram_words(const at::Tensor& x, const at::Tensor& weights, int64
     k.param_index("n", np);
     k.param_index("x_off", xp.storage_offset());
     if (ow >= 0) k.param_index("w_off", wp.storage_offset());
-    if (local || range || bin_of.find("P.bins") != std::string::npos) k.param_index("bins", nbins);
+    if (local || range) k.param_index("bins", nbins);
     if (range) {
       k.param_f32("lo", range->first);
       k.param_f32("hi", range->second);
@@ -951,8 +951,9 @@ at::Tensor& histc_int_out(const at::Tensor& self, int64_t bins, const at::Scalar
   x = x.to(at::kInt).contiguous();
   const std::string bin_of =
       "fn bin_of(t: u32) -> u32 { let v = xv(t); if (v < P.ilo || v > P.ihi) { return 0xffffffffu; }"
-      " let p = u32((v - P.ilo) * i32(P.bins) / (P.ihi - P.ilo)); return min(p, P.bins - 1u); }\n";
+      " let p = u32((v - P.ilo) * i32(P.nbins) / (P.ihi - P.ilo)); return min(p, P.nbins - 1u); }\n";
   at::Tensor c = histogram_words(x, {}, bins, bin_of, std::nullopt, "histc_int", [&](Kernel& k) {
+    k.param_index("nbins", bins);  // its own name: histogram_words sets P.bins only for its local variant
     k.param_i32("ilo", int32_t(lo));
     k.param_i32("ihi", int32_t(hi));
     return std::string();
