@@ -6,7 +6,8 @@ torch_webgpu._C._launch_wgsl, to find what bounds wgsl/kernels/matmul_sg.wgsl (a
 Only the aligned case: A [M][K] and B [K][N] row-major f16, M, N multiples of the block and K of BK;
 the result is stored as f32 straight from the matrices (O [M][N]). Knobs (comma-separated k=v):
   wsm, wsn   subgroups along m and n;   tm, tn   result matrices per subgroup;   bk   K tile depth
-  nbuf       1 or 2 workgroup buffers (2: the buffer picked by a loop variable)
+  nbuf       1 or 2 workgroup buffers (2: the buffer picked by a loop variable); 3: two buffers
+             each named by a constant (the K loop unrolled by two tiles), one barrier per tile
   unroll     1: the K steps of a tile unrolled (0: a loop over them)
   fetch      vec (16-byte loads) | none (timing only: no loads)
   stash      half (8 f16 stores per 16 bytes) | direct (load and store at once, no loads in flight)
@@ -17,6 +18,8 @@ the result is stored as f32 straight from the matrices (O [M][N]). Knobs (comma-
   masked     1: one 16-byte load with the halves past the limit masked off
   interior   1 (with checked/masked): unchecked loads where the whole tile lies inside
   stage      1: results through a per-subgroup f32 tile in workgroup memory, two barriers a matrix
+  order      row (default): workgroup g -> tile row g / tiles_n; group: 8 tile rows sweep the columns
+             together (the kernel's order, gemm_tile in wgsl/lib/common.wgsl)
 Each variant is checked against torch (CUDA if present, else CPU) unless a knob makes it timing-only.
 """
 
@@ -45,8 +48,8 @@ def gemm_wgsl(cfg, k):
         "enable f16;",
         "enable chromium_experimental_subgroup_matrix;",
         "diagnostic(off, chromium.subgroup_matrix_uniformity);",
-        f"var<workgroup> As: array<f16, {nbuf * a_buf}>;",
-        f"var<workgroup> Bs: array<f16, {nbuf * b_buf}>;",
+        f"var<workgroup> As: array<f16, {min(nbuf, 2) * a_buf}>;",
+        f"var<workgroup> Bs: array<f16, {min(nbuf, 2) * b_buf}>;",
     ]
     if k.get("stage"):
         L.append(f"var<workgroup> Cs: array<f32, {wsm * wsn * sm * sn}>;")
@@ -109,8 +112,18 @@ def gemm_wgsl(cfg, k):
         f"  let wm = sg / {wsn}u;",
         f"  let wn = sg % {wsn}u;",
         "  let tiles_n = P.N / %du;" % bn,
-        f"  let m0 = (wid.x / tiles_n) * {bm}u;",
-        f"  let n0 = (wid.x % tiles_n) * {bn}u;",
+    ]
+    if k.get("order") == "group":  # groups of 8 tile rows sweeping the columns (wgsl/lib/common.wgsl gemm_tile)
+        L += [
+            "  let width = 8u * tiles_n;",
+            f"  let first_m = (wid.x / width) * 8u;",
+            f"  let gsize = min(P.N / {bm}u - first_m, 8u);",
+            f"  let m0 = (first_m + (wid.x % width) % gsize) * {bm}u;",
+            f"  let n0 = ((wid.x % width) / gsize) * {bn}u;",
+        ]
+    else:
+        L += [f"  let m0 = (wid.x / tiles_n) * {bm}u;", f"  let n0 = (wid.x % tiles_n) * {bn}u;"]
+    L += [
         "  let kw = P.K / 8u;",
         "  let nw = P.N / 8u;",
     ]
@@ -213,11 +226,19 @@ def gemm_wgsl(cfg, k):
         + [
             "  workgroupBarrier();",
             "  var buf = 0u;",
-            f"  for (var kt = 0u; kt < P.K; kt = kt + {bk}u) {{",
+            f"  for (var kt = 0u; kt < P.K; kt = kt + {bk * (2 if nbuf == 3 else 1)}u) {{",
             f"    let more = kt + {bk}u < P.K;",
         ]
     )
-    if nbuf == 2:
+    if nbuf == 3:  # buffer 0 then buffer 1, each multiplied while the next tile goes to the other
+        for cur, nxt_buf, ahead in (("0u", "1u", bk), ("1u", "0u", 2 * bk)):
+            L += [f"    if (kt + {ahead - bk}u >= P.K) {{ break; }}", f"    let more{cur[0]} = kt + {ahead}u < P.K;"]
+            L += [f"    if (more{cur[0]}) {{"] + ["  " + x for x in fetch(f"kt + {ahead}u")] + ["    }"]
+            L += compute(cur)
+            L += [f"    if (more{cur[0]}) {{"] + ["  " + x for x in stash(nxt_buf, f"kt + {ahead}u")] + ["    }"]
+            L += ["    workgroupBarrier();"]
+        L += ["  }"]
+    elif nbuf == 2:
         nxt = ["    if (more) {"] + ["  " + x for x in stash("(1u - buf)", f"kt + {bk}u")] + ["    }"]
         if k["stash"] == "direct":  # the next tile straight to the other buffer, then the multiplies
             L += nxt + compute("buf")

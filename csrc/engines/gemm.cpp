@@ -16,7 +16,11 @@
 // Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
 // M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
 // the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_DUMP_WGSL=1 prints
-// each float kernel as it is compiled.
+// each float kernel as it is compiled. The half GEMM on subgroup matrices has its own knobs:
+// TORCH_WEBGPU_MATMUL_SG=0 (off), TORCH_WEBGPU_MATMUL_SG_TILES (shapes, sg_plan),
+// TORCH_WEBGPU_MATMUL_SG_ALIGNED=0 (the bounds-checked kernel even where every tile is whole) and
+// TORCH_WEBGPU_MATMUL_SG_SCRATCH=1 (whole tiles through the f32 scratch and its epilogue even where
+// the kernel could write O): A/B switches for tuning and for testing both paths on one GPU.
 //
 // Kernel parameters (named, kernel/params.h) shared by the float kernels: M, N, K, batch, tiles_m,
 // tiles_n, k_split (k per split-K part), per operand x in a, b, c, o: x_off (element offset),
@@ -270,12 +274,15 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
 
 // The parameters wgsl/kernels/matmul.wgsl and wgsl/kernels/matmul_sg.wgsl share (this file's header); direct: the
 // kernel writes O itself, else f32 partial sums into a scratch of batch * M * N per split.
-// o_cols: the kernel reads O's column stride (o_sn).
+// o_cols: the kernel reads O's column stride (o_sn); omit: parameters the kernel does not read (an
+// operand's unit stride, in kernels that only take whole 16-byte units along it).
 kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64_t tiles_m, int64_t tiles_n,
                            int64_t kps, const View& a, const View& b, const View* c, const View& out, float alpha,
-                           float beta, bool direct, bool o_cols) {
+                           float beta, bool direct, bool o_cols, const std::vector<std::string>& omit = {}) {
   kernel::Params p;
-  auto set = [&](const std::string& name, int64_t v) { index(p, name, v); };
+  auto set = [&](const std::string& name, int64_t v) {
+    if (std::find(omit.begin(), omit.end(), name) == omit.end()) index(p, name, v);
+  };
   problem_params(set, M, N, K, tiles_m, tiles_n, a, b, c);
   set("batch", batch);
   set("k_split", kps);
@@ -358,8 +365,8 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     for (int i = 0; i < a_per; ++i) {
       const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
       const std::string guard = a_units % wg ? "if (" + U + " < A_UNITS) " : "";
-      regs << "var<private> " << R << ": vec4<f32>;\n";
-      fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kt + mk.y); }\n";
+      regs << "  var " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kf + mk.y); }\n";
       stash << "  " << guard << "{ let mk = a_unit(" << U << "); ";
       if (a_k4)
         stash << "let q = ab + mk.y * (BM / 4u) + (mk.x >> 2u); let c = mk.x & 3u; As[q][c] = " << R
@@ -371,8 +378,8 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     for (int i = 0; i < b_per; ++i) {
       const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
       const std::string guard = b_units % wg ? "if (" + U + " < B_UNITS) " : "";
-      regs << "var<private> " << R << ": vec4<f32>;\n";
-      fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kt + kn.x, T.n0 + kn.y); }\n";
+      regs << "  var " << R << ": vec4<f32>;\n";
+      fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kf + kn.x, T.n0 + kn.y); }\n";
       stash << "  " << guard << "{ let kn = b_unit(" << U << "); ";
       if (b_n4)
         stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
@@ -704,8 +711,8 @@ std::string sg_store(int syntax, const std::string& arr, const std::string& off,
   return "subgroupMatrixStore(&" + arr + ", " + off + ", " + v + ", false, " + stride + ")";
 }
 
-std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool direct, bool has_c,
-                    bool c_in_o, const std::string& readers) {
+std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool aligned,
+                    bool mat_store, bool direct, bool has_c, bool c_in_o, const std::string& readers) {
   const int BM = P.bm(), BN = P.bn(), BK = P.bk, WG = P.wg();
   const int a_stride = a_k8 ? BK + 8 : BM + 8, b_stride = b_n8 ? BN + 8 : BK + 8;
   const int a_buf = a_k8 ? BM * a_stride : BK * a_stride, b_buf = b_n8 ? BK * b_stride : BN * b_stride;
@@ -717,7 +724,7 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
   std::ostringstream regs, fetch, fetch_raw, stash;
   auto units = [&](const char* r, int rows, int cols /* in halves; cols along the unit */, const char* ld,
                    const char* plim, const char* qlim, const char* p0, const char* q0, const char* base, const char* sp,
-                   const char* sq, const char* put, int stride, bool vec) {
+                   const char* sq, const char* dst, int stride, bool vec) {
     // rows x cols tile; unit u -> (u / (cols/8), (u % (cols/8)) * 8).
     const int n = rows * cols / 8, per = (n + WG - 1) / WG;
     for (int i = 0; i < per; ++i) {
@@ -728,31 +735,39 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
                                "u) * 8u; " + Rn + " = ";
       fetch << "    " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim << ", "
             << base << ", " << sp << ", " << sq << "); }\n";
-      if (vec)
-        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " + (" << p0
-                  << " + p) * " << sp << " + " << q0 << " + q) >> 3u]; }\n";
+      if (vec)  // every term a multiple of 8 halves (vec8): the index in 16-byte units, term by term
+        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " >> 3u) + (" << p0
+                  << " + p) * (" << sp << " >> 3u) + ((" << q0 << " + q) >> 3u)]; }\n";
       else
         fetch_raw << "      " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
                   << ", " << base << ", " << sp << ", " << sq << "); }\n";
-      stash << "    " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let q = (u % " << cols / 8
-            << "u) * 8u; " << put << "(p * " << stride << "u + q, " << Rn << "); }\n";
+      // The 8 halves stored inline: through a function (put8_a(i, w)) the kernel measured 143 against
+      // 193 TFLOP/s at 4096^3 on an H100 (.gpu bisect of the dumped kernel, stop 35 note).
+      stash << "    " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let i = p * " << stride
+            << "u + (u % " << cols / 8 << "u) * 8u;";
+      for (int h = 0; h < 4; ++h) stash << " let h" << h << " = bitcast<vec2<f16>>(" << Rn << "." << "xyzw"[h] << ");";
+      for (int h = 0; h < 8; ++h)
+        stash << " " << dst << "[i" << (h ? " + " + I(h) + "u" : "") << "] = h" << h / 2 << (h % 2 ? ".y;" : ".x;");
+      stash << " }\n";
     }
   };
   // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
   if (a_k8)
-    units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "put8_a", a_stride,
+    units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "As", a_stride,
           a_vec);
   else
-    units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "put8_a", a_stride,
+    units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "As", a_stride,
           a_vec);
   if (b_n8)
-    units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "put8_b", b_stride,
+    units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "Bs", b_stride,
           b_vec);
   else
-    units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "put8_b", b_stride,
+    units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "Bs", b_stride,
           b_vec);
   std::string fetch_all = fetch.str();
-  if (a_vec || b_vec)
+  if (aligned)  // every tile lies inside both operands: no checked loads in the kernel at all
+    fetch_all = "    {\n" + fetch_raw.str() + "    }\n";
+  else if (a_vec || b_vec)
     fetch_all = "    if (tile.m0 + BM <= P.M && tile.n0 + BN <= P.N && kf + BK <= tile.k1) {\n" + fetch_raw.str() +
                 "    } else {\n" + fetch_all + "    }\n";
   const std::string lt = "subgroup_matrix_left<f16, " + I(P.sk) + ", " + I(P.sm) + ">";
@@ -780,7 +795,16 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
              << i << "_" << j << ");\n";
     comp << "    }\n";
   }
-  for (int i = 0; i < P.tm; ++i)
+  // mat_store: whole tiles of an f32 scratch (O: array<f32>), each matrix stored where it belongs.
+  for (int i = 0; mat_store && i < P.tm; ++i)
+    for (int j = 0; j < P.tn; ++j)
+      store << "  "
+            << sg_store(syntax, "O",
+                        "P.o_off + T.b * P.o_sb + T.s * P.part_stride + (T.m0 + sm * " + I(P.tm * P.sm) + "u + " +
+                            I(i * P.sm) + "u) * P.o_sm + T.n0 + sn * " + I(P.tn * P.sn) + "u + " + I(j * P.sn) + "u",
+                        "acc_" + I(i) + "_" + I(j), "P.o_sm")
+            << ";\n";
+  for (int i = 0; !mat_store && i < P.tm; ++i)
     for (int j0 = 0; j0 < P.tn; j0 += P.ns) {
       for (int j = j0; j < j0 + P.ns; ++j)
         store << "  "
@@ -810,7 +834,8 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
         << "    else { O[w] = (O[w] & 0xffff0000u) | f32_to_f16(v0); }\n  }\n";
   } else {
     run << "  for (var c = 0u; c < PER_LANE; c = c + 1u) {\n    let n1 = n + c;\n    if (n1 >= N) { break; }\n"
-        << "    O[ob + n1 * P.o_sn] = bitcast<u32>(alpha * Cs[s + c]);\n  }\n";
+        << "    O[ob + n1 * P.o_sn] = " << (mat_store ? "alpha * Cs[s + c]" : "bitcast<u32>(alpha * Cs[s + c])")
+        << ";\n  }\n";
   }
   const std::string s = kernel::library("matmul_tile") +
                         kernel::fill(kernel::library("matmul_sg"),
@@ -848,15 +873,6 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
 // dispatched) when this Dawn compiles neither load/store syntax.
 bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M,
              int64_t N, int64_t K, float alpha, float beta) {
-  const bool direct_ok = P.splits == 1 && o.s1 == 1 && o.off % 2 == 0 && o.s0 % 2 == 0 && o.sb % 2 == 0;
-  Scratch sc;
-  View out = o;
-  if (!direct_ok) {
-    sc = make_scratch(o.t, P.splits, batch, M, N);
-    out = sc.v;
-  }
-  const View* cc = direct_ok ? c : nullptr;
-  const bool c_in_o = cc && kernel::block_id(cc->t) == kernel::block_id(out.t);
   // Orientation: units of 8 along each operand's contiguous dimension.
   const bool a_k8 = !(a.s0 == 1 && a.s1 != 1);
   const bool b_n8 = !(b.s0 == 1 && b.s1 != 1);
@@ -865,8 +881,28 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
     return unit == 1 && v.off % 8 == 0 && other % 8 == 0 && v.sb % 8 == 0;
   };
   const bool a_vec = vec8(a, a_k8), b_vec = vec8(b, b_n8);
+  // Whole tiles everywhere (k ranges of split-K parts are multiples of BK): the kernel without the
+  // bounds-checked path, whose mere presence cost 212 -> 192 TFLOP/s at 4096^3 on an H100
+  // (benchmarks/probe_gemm.py, k1raw against k1int).
+  const char* al_env = std::getenv("TORCH_WEBGPU_MATMUL_SG_ALIGNED");
+  const bool aligned = a_vec && b_vec && M % P.bm() == 0 && N % P.bn() == 0 && K % P.bk == 0 &&
+                       !(al_env && std::string(al_env) == "0");
+  const char* sc_env = std::getenv("TORCH_WEBGPU_MATMUL_SG_SCRATCH");
+  const bool want_scratch = aligned && sc_env && std::string(sc_env) == "1";
+  const bool direct_ok =
+      !want_scratch && P.splits == 1 && o.s1 == 1 && o.off % 2 == 0 && o.s0 % 2 == 0 && o.sb % 2 == 0;
+  // Whole tiles into the f32 scratch: the result matrices stored straight to it (no staging).
+  const bool mat_store = aligned && !direct_ok;
+  Scratch sc;
+  View out = o;
+  if (!direct_ok) {
+    sc = make_scratch(o.t, P.splits, batch, M, N);
+    out = sc.v;
+  }
+  const View* cc = direct_ok ? c : nullptr;
+  const bool c_in_o = cc && kernel::block_id(cc->t) == kernel::block_id(out.t);
   std::vector<kernel::Storage> storage = {
-      {&a.t, "A", "vec4<u32>"}, {&b.t, "Bm", "vec4<u32>"}, {&out.t, "O", "u32", true}};
+      {&a.t, "A", "vec4<u32>"}, {&b.t, "Bm", "vec4<u32>"}, {&out.t, "O", mat_store ? "f32" : "u32", true}};
   std::string readers;
   if (cc && !c_in_o) {
     storage.push_back({&cc->t, "C", elem_type(cc->t.scalar_type())});
@@ -874,13 +910,15 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   }
   // The direct store writes whole f16 words along n and never reads O's column stride.
   const kernel::Params prm = gemm_params(M, N, K, batch, P.tiles_m, P.tiles_n, P.kps, a, b, cc, out,
-                                         direct_ok ? alpha : 1.0f, beta, direct_ok, !direct_ok);
+                                         direct_ok ? alpha : 1.0f, beta, direct_ok, !direct_ok,
+                                         aligned ? std::vector<std::string>{a_k8 ? "a_sk" : "a_sm", b_n8 ? "b_sn" : "b_sk"}
+                                                 : std::vector<std::string>{});
   const uint64_t groups = uint64_t(batch * P.tiles_m * P.tiles_n) * P.splits;
   auto key_for = [&](int syntax) {
     std::ostringstream key;
     key << "matmul_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
         << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.ns << ":" << a_k8 << a_vec << b_n8 << b_vec
-        << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
+        << aligned << mat_store << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
     return key.str();
   };
   const int known = g_sg_syntax.load();
@@ -889,7 +927,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   for (int use = known ? known : 1; use <= 2; ++use) {
     try {
       kernel::launch(key_for(use), storage, prm, groups, [&] {
-        return sg_wgsl(P, use, a_k8, a_vec, b_n8, b_vec, direct_ok, cc != nullptr, c_in_o, readers);
+        return sg_wgsl(P, use, a_k8, a_vec, b_n8, b_vec, aligned, mat_store, direct_ok, cc != nullptr, c_in_o, readers);
       });
       g_sg_syntax.store(use);
       break;

@@ -30,26 +30,12 @@ var<workgroup> Bs: array<vec4<f32>, 2u * B_TILE>;
 
 {{FUNCS}}
 
-{{REGS}}
-
 // Unit u of the A tile at depth k (orientation {{A_ORIENT}}): its (m, k) start.
 fn a_unit(u: u32) -> vec2<u32> {
   {{A_UNIT}}
 }
 fn b_unit(u: u32) -> vec2<u32> {
   {{B_UNIT}}
-}
-
-// Global -> registers (the next tile) and registers -> workgroup memory; unrolled by the host over
-// each invocation's A_PER / B_PER units (private ra_i / rb_i).
-fn fetch(kt: u32) {
-{{FETCH}}
-}
-
-fn stash(buf: u32) {
-  let ab = buf * A_TILE;
-  let bb = buf * B_TILE;
-{{STASH}}
 }
 
 @compute @workgroup_size({{WG}})
@@ -67,21 +53,38 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{ACC_DECL}}
 
+  // Global -> registers (FETCH: the tile at depth kf into ra_i / rb_i) and registers -> workgroup
+  // memory (STASH: into the buffer at ab / bb), unrolled by the host over each invocation's A_PER /
+  // B_PER units and written out here: as helper functions writing module-scope registers and
+  // workgroup memory they cost the half GEMM (wgsl/kernels/matmul_sg.wgsl) a quarter of its speed.
+{{REGS}}
   var kt = k0;
   if (k0 < k1) {
-    fetch(kt);
-    stash(0u);
+    let kf = kt;
+{{FETCH}}
+    let ab = 0u;
+    let bb = 0u;
+{{STASH}}
   }
   workgroupBarrier();
   var buf = 0u;
   let ntiles = select(0u, (k1 - k0 + BK - 1u) / BK, k1 > k0);
   for (var t = 0u; t < ntiles; t = t + 1u) {
     let more = t + 1u < ntiles;
-    if (more) { fetch(kt + BK); }
-    let ab = buf * A_TILE + ty;
-    let bb = buf * B_TILE + tx;
+    if (more) {
+      let kf = kt + BK;
+{{FETCH}}
+    }
+    {
+      let ab = buf * A_TILE + ty;
+      let bb = buf * B_TILE + tx;
 {{COMPUTE}}
-    if (more) { stash(1u - buf); }
+    }
+    if (more) {
+      let ab = (1u - buf) * A_TILE;
+      let bb = (1u - buf) * B_TILE;
+{{STASH}}
+    }
     workgroupBarrier();
     buf = 1u - buf;
     kt = kt + BK;

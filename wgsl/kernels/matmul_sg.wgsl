@@ -59,19 +59,6 @@ fn load8_b(p: u32, q: u32, plim: u32, qlim: u32, base: u32, sp: u32, sq: u32) ->
   return w;
 }
 
-fn put8_a(i: u32, w: vec4<u32>) {
-  let h0 = bitcast<vec2<f16>>(w.x); let h1 = bitcast<vec2<f16>>(w.y);
-  let h2 = bitcast<vec2<f16>>(w.z); let h3 = bitcast<vec2<f16>>(w.w);
-  As[i] = h0.x; As[i + 1u] = h0.y; As[i + 2u] = h1.x; As[i + 3u] = h1.y;
-  As[i + 4u] = h2.x; As[i + 5u] = h2.y; As[i + 6u] = h3.x; As[i + 7u] = h3.y;
-}
-fn put8_b(i: u32, w: vec4<u32>) {
-  let h0 = bitcast<vec2<f16>>(w.x); let h1 = bitcast<vec2<f16>>(w.y);
-  let h2 = bitcast<vec2<f16>>(w.z); let h3 = bitcast<vec2<f16>>(w.w);
-  Bs[i] = h0.x; Bs[i + 1u] = h0.y; Bs[i + 2u] = h1.x; Bs[i + 3u] = h1.y;
-  Bs[i + 4u] = h2.x; Bs[i + 5u] = h2.y; Bs[i + 6u] = h3.x; Bs[i + 7u] = h3.y;
-}
-
 // Writes PER_LANE consecutive results of row m from column n (even) of this lane's staging run.
 fn store_run(m: u32, n: u32, s: u32) {
   let M = P.M;
@@ -96,7 +83,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{ACC_DECL}}
 
-  // Operand tiles: global -> registers (FETCH, at depth kf) -> workgroup memory (STASH), unrolled by
+  // Operand tiles: global -> registers (FETCH, at depth kf) -> workgroup memory (STASH, the stores
+  // written out inline: through a helper function they ran at three quarters of the speed), unrolled by
   // the host into this function. FETCH takes unchecked 16-byte loads when the whole tile lies
   // inside both operands (uniform per workgroup), the bounds-checked load8_a/b otherwise.
   let abase = P.a_off + tile.b * P.a_sb;
