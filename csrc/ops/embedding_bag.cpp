@@ -62,10 +62,12 @@ void values_from_rows(const at::Tensor& weight, const at::Tensor& indices, const
   const auto lopt = offset2bag.options();
   const auto fopt = out.options().dtype(at::kFloat);
   const at::Tensor ind = indices.to(at::kLong);
-  // The indices that count: in range, not padding_idx, before the last offset with include_last_offset.
+  // The indices that count: in range, not padding_idx, and for sum and mean with include_last_offset
+  // before the last offset (max runs the last bag to the end of the indices, as CPU; the kernel too).
   at::Tensor keep = ind.ge(0).logical_and(ind.lt(V));
   if (padding_idx >= 0) keep = keep.logical_and(ind.ne(padding_idx));
-  if (include_last_offset) keep = keep.logical_and(at::arange(n, lopt).lt(offsets.narrow(0, offsets.size(0) - 1, 1)));
+  if (include_last_offset && mode != kMax)
+    keep = keep.logical_and(at::arange(n, lopt).lt(offsets.narrow(0, offsets.size(0) - 1, 1)));
   const at::Tensor idx = ind.clamp(0, V - 1);
   const at::Tensor drop = keep.logical_not().unsqueeze(1);
   at::Tensor rows = weight.index_select(0, idx).to(at::kFloat);
@@ -122,6 +124,7 @@ Out4 forward(const at::Tensor& weight, const at::Tensor& indices_, const at::Ten
   k.param_index("n", out.numel());
   k.param_index("D", D);
   k.param_index("noff", noff);
+  k.param_index("nbags", B);
   k.param_index("n_idx", indices.numel());
   k.param_index("num_weights", weight.size(0));
   k.param_i32("padding_idx", padding_idx >= 0 && padding_idx < weight.size(0) ? int32_t(padding_idx) : -1);

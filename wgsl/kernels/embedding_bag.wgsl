@@ -5,7 +5,7 @@
 // The host prepends MODE (0 sum, 1 mean, 2 max), HAS_PSW and psw(i) (per_sample_weights).
 // Operands: 0 weight (f32), 1 indices (i64), 2 offsets (i64), 3 output [B, D] (f32),
 // 4 offset2bag [n] (i64, zeroed), 5 bag_size [B] (i64), 6 max_indices ([B, D] for max, else [B]).
-// Parameters: n (B * D), D, noff (number of offsets), n_idx (number of indices), num_weights,
+// Parameters: n (B * D), D, noff (number of offsets), nbags (B: noff, or noff - 1 with include_last_offset), n_idx (number of indices), num_weights,
 // padding_idx (i32, -1: none), w_stride0, w_stride1 (weight strides), the operands' offsets
 // (w_off, idx_off, offs_off, out_off, o2b_off, bs_off, mi_off, psw_off), err_op (error op code).
 
@@ -30,11 +30,14 @@ fn run(t: u32) {
   if (first && ((b == 0u && (ov.x != 0u || ov.y != 0u)) || start < 0 || start > n)) {
     report_index_error(P.err_op, 0u, ov, u32(n));
   }
+  // With include_last_offset and a last offset short of the end, CPU's max runs the last bag to the
+  // end of the indices while its sum and mean stop at the last offset: the same here.
   var end = n;
   if (b + 1u < noff) {
     let ev = ld2(P.offs_off + b + 1u);
-    end = i64v(ev);
-    if (first && (end < start || end > n)) { report_index_error(P.err_op, 0u, ev, u32(n)); }
+    let e = i64v(ev);
+    if (first && (e < start || e > n)) { report_index_error(P.err_op, 0u, ev, u32(n)); }
+    if (b + 1u < P.nbags || MODE != 2u) { end = e; }
   }
   start = clamp(start, 0, n);
   end = clamp(end, start, n);
