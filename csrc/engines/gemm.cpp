@@ -885,8 +885,8 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   // bounds-checked path, whose mere presence cost 212 -> 192 TFLOP/s at 4096^3 on an H100
   // (benchmarks/probe_gemm.py, k1raw against k1int).
   const char* al_env = std::getenv("TORCH_WEBGPU_MATMUL_SG_ALIGNED");
-  const bool aligned = a_vec && b_vec && M % P.bm() == 0 && N % P.bn() == 0 && K % P.bk == 0 &&
-                       !(al_env && std::string(al_env) == "0");
+  const bool aligned =
+      a_vec && b_vec && M % P.bm() == 0 && N % P.bn() == 0 && K % P.bk == 0 && !(al_env && std::string(al_env) == "0");
   const char* sc_env = std::getenv("TORCH_WEBGPU_MATMUL_SG_SCRATCH");
   const bool want_scratch = aligned && sc_env && std::string(sc_env) == "1";
   const bool direct_ok =
@@ -909,16 +909,16 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
     readers = elem_fn("elc", "C", cc->t.scalar_type());
   }
   // The direct store writes whole f16 words along n and never reads O's column stride.
-  const kernel::Params prm = gemm_params(M, N, K, batch, P.tiles_m, P.tiles_n, P.kps, a, b, cc, out,
-                                         direct_ok ? alpha : 1.0f, beta, direct_ok, !direct_ok,
-                                         aligned ? std::vector<std::string>{a_k8 ? "a_sk" : "a_sm", b_n8 ? "b_sn" : "b_sk"}
-                                                 : std::vector<std::string>{});
+  const kernel::Params prm = gemm_params(
+      M, N, K, batch, P.tiles_m, P.tiles_n, P.kps, a, b, cc, out, direct_ok ? alpha : 1.0f, beta, direct_ok, !direct_ok,
+      aligned ? std::vector<std::string>{a_k8 ? "a_sk" : "a_sm", b_n8 ? "b_sn" : "b_sk"} : std::vector<std::string>{});
   const uint64_t groups = uint64_t(batch * P.tiles_m * P.tiles_n) * P.splits;
   auto key_for = [&](int syntax) {
     std::ostringstream key;
     key << "matmul_sg:" << syntax << ":" << P.sm << "x" << P.sn << "x" << P.sk << "x" << P.sg << ":" << P.wsm << "x"
         << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.ns << ":" << a_k8 << a_vec << b_n8 << b_vec
-        << aligned << mat_store << direct_ok << (cc != nullptr) << c_in_o << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
+        << aligned << mat_store << direct_ok << (cc != nullptr) << c_in_o
+        << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
     return key.str();
   };
   const int known = g_sg_syntax.load();

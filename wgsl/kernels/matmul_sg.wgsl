@@ -4,10 +4,12 @@
 // of O; each subgroup owns TM x TN result matrices of SM x SN (the adapter's config, K step SK).
 // A and B tiles of depth BK go global -> registers -> workgroup memory (one buffer: the next
 // tile's global loads are in flight while the current one is multiplied; a second buffer indexed
-// by a loop variable measured half as fast on an H200), zero-filled past the edges, in the operand's own orientation (a transposed operand is loaded column-major by the
-// matrix loads instead of being copied). The result matrices go through a per-subgroup f32
-// staging tile to the output: f16 words written whole (direct mode), or f32 partial sums into a
-// scratch that wgsl/kernels/matmul_epilogue.wgsl finishes (split-K, unaligned outputs).
+// by a loop variable measured half as fast on an H200), zero-filled past the edges, in the
+// operand's own orientation (a transposed operand is loaded column-major by the matrix loads
+// instead of being copied). The result matrices go through a per-subgroup f32 staging tile to the
+// output: f16 words written whole (direct mode), or f32 partial sums into a scratch that
+// wgsl/kernels/matmul_epilogue.wgsl finishes (split-K, unaligned outputs); whole tiles of a
+// scratch take the matrix stores straight to it (store_run then goes unused).
 // Host specialisation: the double-brace placeholders; loads/stores of matrices are emitted by
 // the host in the syntax this Dawn accepts.
 // Parameters as wgsl/kernels/matmul.wgsl (engines/gemm.cpp's header; o_sn only in partial mode). The
