@@ -300,7 +300,7 @@ kernel::Params gemm_params(int64_t M, int64_t N, int64_t K, int64_t batch, int64
 // Tiled float GEMM
 
 std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, bool a_vec, bool b_n4, bool b_vec,
-                       bool o_vec, bool has_c, bool c_vec, const std::string& readers, const Gathered* ga,
+                       bool whole, bool o_vec, bool has_c, bool c_vec, const std::string& readers, const Gathered* ga,
                        const Gathered* gb) {
   const int RM = T.tm / 4, RN = T.tn / 4, TX = T.bn / T.tn, TY = T.bm / T.tm;
   std::ostringstream f;
@@ -318,6 +318,10 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     const std::string flim = along_second ? lim0 : lim1, mlim = along_second ? lim1 : lim0;
     const std::string fs = along_second ? s0 : s1, ms = along_second ? s1 : s0;
     f << "  let fb = base + " << fixed << " * P." << fs << ";\n";
+    if (vec && whole) {  // every tile lies inside the operand: one unchecked vector load
+      f << "  return " << vload(dt, vecname, "fb + " + moving) << ";\n}\n";
+      return;
+    }
     f << "  if (" << fixed << " < " << flim << " && " << moving << " + 3u < " << mlim << ") {\n";
     if (vec)
       f << "    return " << vload(dt, vecname, "fb + " + moving) << ";\n";
@@ -526,6 +530,9 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   const bool a_vec = !ga && vec_ok(a, a_k4) && (a_k4 ? kps % 4 == 0 : true);
   const bool b_vec = !gb && vec_ok(b, b_n4) && (b_n4 ? true : kps % 4 == 0);
   const bool o_vec = vec_ok(out, true);
+  // Every tile whole (split-K parts are multiples of BK): vector operands load without bounds checks
+  // (their presence cost the half GEMM a tenth, wgsl/kernels/matmul_sg.wgsl).
+  const bool whole = M % T.bm == 0 && N % T.bn == 0 && K % T.bk == 0;
   const bool c_in_o = cc && kernel::block_id(cc->t) == kernel::block_id(out.t);
   const bool c_vec = cc && cc->t.scalar_type() == at::kFloat && vec_ok(*cc, true) && !c_in_o;
   std::vector<kernel::Storage> storage;
@@ -534,13 +541,17 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   key << "matmul:" << T.bm << "x" << T.bn << "x" << T.bk << "x" << T.tm << "x" << T.tn << ":" << a_k4 << a_vec << b_n4
       << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
       << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << storage.size()
-      << (c_in_o ? "a" : "b");
+      << (c_in_o ? "a" : "b") << (whole ? "w" : "");
   if (ga) key << ":ga:" << ga->key;
   if (gb) key << ":gb:" << gb->key;
-  const kernel::Params prm =
-      gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct, true);
+  // An unchecked vector loader never reads the operand's unit stride.
+  std::vector<std::string> unread;
+  if (whole && a_vec) unread.push_back(a_k4 ? "a_sk" : "a_sm");
+  if (whole && b_vec) unread.push_back(b_n4 ? "b_sn" : "b_sk");
+  const kernel::Params prm = gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f,
+                                         beta, direct, true, unread);
   kernel::launch(key.str(), storage, prm, uint64_t(tiles) * splits, [&] {
-    return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, o_vec, cc != nullptr, c_vec, readers, ga, gb);
+    return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, whole, o_vec, cc != nullptr, c_vec, readers, ga, gb);
   });
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
 }
