@@ -209,6 +209,24 @@ void run_c2r(const std::string& name, at::TensorIteratorBase& iter, const std::v
   run_elementwise(it, "c64_" + name, e, lib::Pointwise, CT::F32, sc);
 }
 
+// Truth of input k for the logical ops: a complex value is true when either part is non-zero (NaN
+// included; -0 is zero), as CPU. Bits, not float compares, as complex_copy. `parts`: run_c2r's
+// "#kr"/"#ki" names, else run_c2c's vec2 "#k".
+std::string truth(int k, bool parts) {
+  const std::string h = "#" + std::to_string(k);
+  const std::string re = parts ? h + "r" : h + ".x", im = parts ? h + "i" : h + ".y";
+  return "(((bitcast<u32>(" + re + ") | bitcast<u32>(" + im + ")) & 0x7fffffffu) != 0u)";
+}
+
+// The boolean expression of a logical op over complex inputs, or "" for other ops.
+std::string logical_expr(const std::string& n, bool parts) {
+  if (n == "logical_not") return "!" + truth(0, parts);
+  if (n == "logical_and") return truth(0, parts) + " && " + truth(1, parts);
+  if (n == "logical_or") return truth(0, parts) + " || " + truth(1, parts);
+  if (n == "logical_xor") return truth(0, parts) + " != " + truth(1, parts);
+  return "";
+}
+
 }  // namespace
 
 // A device tensor of input k of iter (a CPU scalar moved to the device as complex64).
@@ -249,6 +267,11 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
   const bool c_out = iter.output(0).scalar_type() == at::kComplexFloat;
   auto in = complex_inputs(iter);
   const auto s0 = scalars.size() > 0 ? scalars.begin()->toComplexFloat() : c10::complex<float>();
+  // logical_and/or/xor/not: bool (or the out= dtype) from the truth of each input; a complex out=
+  // gets (1, 0) or (0, 0).
+  if (const std::string l = logical_expr(n, !c_out); !l.empty())
+    return c_out ? run_c2c(n, iter, in, "vec2<f32>(select(0.0, 1.0, " + l + "), 0.0)")
+                 : run_c2r(n, iter, in, "b2f(" + l + ")");
   if (c_out) {
     // CPU adds as a + alpha * b in complex arithmetic even for alpha = 1 (and subtracts with alpha
     // = -1), so infinities meet 0 * inf as CPU's do.

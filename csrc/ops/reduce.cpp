@@ -8,6 +8,7 @@
 #include <ATen/native/ReduceAllOps.h>
 #include <ATen/native/ReduceOps.h>
 #include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/native/SharedReduceOps.h>
 #include <ATen/native/TensorCompare.h>
 #include <ATen/ops/all_native.h>
@@ -216,7 +217,6 @@ void check_std_var(const char* fname, const at::Tensor& self) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
   check_kernel_dtype(self.scalar_type(), fname);
-  no_complex(self.scalar_type(), fname);
 }
 
 void warn_dof(const char* fname, const at::TensorIterator& iter, double correction) {
@@ -245,6 +245,20 @@ std::pair<at::Tensor, at::Tensor> std_var_float64(const at::Tensor& self, at::Op
 at::Tensor& std_var_out(const char* fname, at::Tensor& result, const at::Tensor& self, at::OptionalIntArrayRef dim,
                         const std::optional<at::Scalar>& correction_opt, bool keepdim, bool take_sqrt) {
   check_std_var(fname, self);
+  if (at::isComplexType(self.scalar_type())) {
+    // As CPU: the variances of the real and imaginary parts (same correction), added; std its root.
+    const at::ScalarType dt = c10::toRealValueType(result.scalar_type());
+    const at::Tensor z = self.resolve_conj().resolve_neg();
+    at::Tensor re = at::empty({0}, self.options().dtype(dt)), im = at::empty({0}, self.options().dtype(dt));
+    std_var_out(fname, re, at::real(z), dim, correction_opt, keepdim, false);
+    std_var_out(fname, im, at::imag(z), dim, correction_opt, keepdim, false);
+    // Computed in dt, then written out (a complex64 out= gets (v, 0)).
+    at::Tensor v = at::add(re, im);
+    if (take_sqrt) v.sqrt_();
+    at::native::resize_output(result, v.sizes());
+    result.copy_(v);
+    return result;
+  }
   const double correction = correction_opt.value_or(1).toDouble();
   auto iter = at::native::make_reduction(fname, result, self, dim, keepdim, result.scalar_type());
   TORCH_CHECK(at::canCast(self.scalar_type(), result.scalar_type()), "result type ", self.scalar_type(),
@@ -263,6 +277,15 @@ std::tuple<at::Tensor, at::Tensor> std_var_mean(const char* fname, const at::Ten
                                                 const std::optional<at::Scalar>& correction_opt, bool keepdim,
                                                 bool take_sqrt) {
   check_std_var(fname, self);
+  if (at::isComplexType(self.scalar_type())) {
+    // As CPU: var/std from the parts' variances (std_var_out), the mean from the parts' means.
+    const at::Tensor z = self.resolve_conj().resolve_neg();
+    auto [vr, mr] = std_var_mean(fname, at::real(z), dim, correction_opt, keepdim, false);
+    auto [vi, mi] = std_var_mean(fname, at::imag(z), dim, correction_opt, keepdim, false);
+    at::Tensor v = vr.add(vi);
+    if (take_sqrt) v.sqrt_();
+    return {v, at::complex(mr, mi)};
+  }
   at::Tensor r1 = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
   at::Tensor r2 = at::empty({0}, self.options());
   const double correction = correction_opt.value_or(1).toDouble();
@@ -335,7 +358,8 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim)
 // count_nonzero: a sum of (x != 0) in int64, in one pass over the input as it is.
 at::Tensor count_nonzero_dims(const at::Tensor& self, at::IntArrayRef dims) {
   check_kernel_dtype(self.scalar_type(), "count_nonzero");
-  no_complex(self.scalar_type(), "count_nonzero");
+  // complex64: non-zero when either part is (NaN included), which the device's complex -> bool copy tells.
+  if (at::isComplexType(self.scalar_type())) return count_nonzero_dims(self.to(at::kBool), dims);
   at::Tensor result = at::empty({0}, self.options().dtype(at::kLong));
   auto iter = at::native::make_reduction("count_nonzero", result, self, dims, false, self.scalar_type(), at::kLong);
   if (iter.numel() == 0)
