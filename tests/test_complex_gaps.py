@@ -312,10 +312,11 @@ def test_var_std_scalar_empty_and_special():
         got, want = torch.std_mean(e.to(DEV), 0), torch.std_mean(e, 0)
     close(got[0], want[0])
     close(got[1], want[1])
-    # NaN parts give NaN where CPU's do
-    x = cplx(3, 4)
+    # NaN and infinite parts give NaN where CPU's do
+    x = cplx(3, 5)
     x[0, 1] = complex(float("nan"), 1.0)
-    x[2, 3] = complex(0.0, float("nan"))
+    x[2, 3] = complex(0.0, float("inf"))
+    x[1, 4] = complex(-float("inf"), 0.5)
     for dim in (None, 0, 1):
         close(torch.var(x.to(DEV), dim), torch.var(x, dim))
         close(torch.std_mean(x.to(DEV), dim)[0], torch.std_mean(x, dim)[0])

@@ -256,6 +256,12 @@ def test_var_stable_and_edge_cases():
         check_multi(lambda t: torch.var_mean(t, 0), torch.zeros(0, 3))
         check_multi(lambda t: t.std(), torch.tensor(2.0), tol=1e-4)
     check_multi(lambda t: t.var(1), torch.tensor([[1.0, float("nan"), 2.0], [1.0, 2.0, 4.0]]))
+    # An infinite element gives NaN, as CPU's Welford step (not inf), wherever it falls among the rows.
+    inf = torch.tensor([[1.0, float("inf"), 2.0], [float("-inf"), 2.0, 4.0], [1.0, 2.0, float("inf")], [1, 2, 3]])
+    for c in (0, 1):
+        check_multi(lambda t, c=c: t.var(1, correction=c), inf)
+        check_multi(lambda t, c=c: torch.std_mean(t, 1, correction=c), inf)
+        check_multi(lambda t, c=c: t.var(correction=c), inf)
     out = torch.empty(0, device=DEV)
     torch.std(X.to(DEV), 1, out=out)
     torch.testing.assert_close(out.cpu(), X.std(1), rtol=1e-4, atol=1e-4)

@@ -98,15 +98,16 @@ const Reduction& reduction(const char* name) {
   static const char* kNegInf = "inf_bits(0xff800000u)";
   static const char* kPosInf = "inf_bits(0x7f800000u)";
   static const Way kSumI{Acc::I64, In::L, "vec2<u32>(0u, 0u)", "l", "i64_add(a, b)", "v"};
-  // Welford/Chan: (mean, m2, count).
+  // Welford/Chan: (mean, m2, count). An infinite element starts with m2 = NaN: CPU's Welford step
+  // (m2 += (x - mean) * (x - new mean)) gives NaN for it, where Chan's combine alone would give inf.
+  static const char* kWelfordIn =
+      "vec3<f32>(f, select(0.0, inf_bits(0x7fc00000u), (bitcast<u32>(f) & 0x7fffffffu) == 0x7f800000u), 1.0)";
   static const char* kWelford =
       "if (a.z == 0.0) { return b; } if (b.z == 0.0) { return a; }\n"
       "  let n = a.z + b.z; let d = b.x - a.x; let nb = b.z / n;\n"
       "  return vec3<f32>(a.x + d * nb, a.y + b.y + d * d * a.z * nb, n);";
-  static const Way kVar{Acc::W,       In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford,
-                        "v.y * fa()", "v.x"};
-  static const Way kStd{
-      Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", "vec3<f32>(f, 0.0, 1.0)", kWelford, "sqrt(v.y * fa())", "v.x"};
+  static const Way kVar{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", kWelfordIn, kWelford, "v.y * fa()", "v.x"};
+  static const Way kStd{Acc::W, In::F, "vec3<f32>(0.0, 0.0, 0.0)", kWelfordIn, kWelford, "sqrt(v.y * fa())", "v.x"};
   // (m, s): the row's running maximum and the sum of exp(x - m); infinities and NaN spelled out.
   static const Way kLse{Acc::LS,
                         In::F,
