@@ -272,6 +272,15 @@ void epilogue(const Scratch& sc, int64_t splits, int64_t batch, int64_t M, int64
   });
 }
 
+// The unit strides a GEMM kernel never reads: those of operands loaded only through unchecked vector
+// units (along k for A when a_k, along n for B when b_n), for gemm_params' omit.
+std::vector<std::string> unread_unit_strides(bool a_unchecked, bool a_k, bool b_unchecked, bool b_n) {
+  std::vector<std::string> r;
+  if (a_unchecked) r.push_back(a_k ? "a_sk" : "a_sm");
+  if (b_unchecked) r.push_back(b_n ? "b_sn" : "b_sk");
+  return r;
+}
+
 // The parameters wgsl/kernels/matmul.wgsl and wgsl/kernels/matmul_sg.wgsl share (this file's header); direct: the
 // kernel writes O itself, else f32 partial sums into a scratch of batch * M * N per split.
 // o_cols: the kernel reads O's column stride (o_sn); omit: parameters the kernel does not read (an
@@ -367,7 +376,7 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
     const int wg = TX * TY, a_units = T.bm * T.bk / 4, b_units = T.bn * T.bk / 4;
     const int a_per = (a_units + wg - 1) / wg, b_per = (b_units + wg - 1) / wg;
     for (int i = 0; i < a_per; ++i) {
-      const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + lid";
       const std::string guard = a_units % wg ? "if (" + U + " < A_UNITS) " : "";
       regs << "  var " << R << ": vec4<f32>;\n";
       fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kf + mk.y); }\n";
@@ -380,7 +389,7 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
         stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
     }
     for (int i = 0; i < b_per; ++i) {
-      const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + LID";
+      const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + lid";
       const std::string guard = b_units % wg ? "if (" + U + " < B_UNITS) " : "";
       regs << "  var " << R << ": vec4<f32>;\n";
       fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kf + kn.x, T.n0 + kn.y); }\n";
@@ -544,12 +553,9 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       << (c_in_o ? "a" : "b") << (whole ? "w" : "");
   if (ga) key << ":ga:" << ga->key;
   if (gb) key << ":gb:" << gb->key;
-  // An unchecked vector loader never reads the operand's unit stride.
-  std::vector<std::string> unread;
-  if (whole && a_vec) unread.push_back(a_k4 ? "a_sk" : "a_sm");
-  if (whole && b_vec) unread.push_back(b_n4 ? "b_sn" : "b_sk");
-  const kernel::Params prm = gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f,
-                                         beta, direct, true, unread);
+  const kernel::Params prm =
+      gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct, true,
+                  unread_unit_strides(whole && a_vec, a_k4, whole && b_vec, b_n4));
   kernel::launch(key.str(), storage, prm, uint64_t(tiles) * splits, [&] {
     return tiled_wgsl(a, b, T, a_k4, a_vec, b_n4, b_vec, whole, o_vec, cc != nullptr, c_vec, readers, ga, gb);
   });
@@ -920,9 +926,9 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
     readers = elem_fn("elc", "C", cc->t.scalar_type());
   }
   // The direct store writes whole f16 words along n and never reads O's column stride.
-  const kernel::Params prm = gemm_params(
-      M, N, K, batch, P.tiles_m, P.tiles_n, P.kps, a, b, cc, out, direct_ok ? alpha : 1.0f, beta, direct_ok, !direct_ok,
-      aligned ? std::vector<std::string>{a_k8 ? "a_sk" : "a_sm", b_n8 ? "b_sn" : "b_sk"} : std::vector<std::string>{});
+  const kernel::Params prm =
+      gemm_params(M, N, K, batch, P.tiles_m, P.tiles_n, P.kps, a, b, cc, out, direct_ok ? alpha : 1.0f, beta, direct_ok,
+                  !direct_ok, unread_unit_strides(aligned, a_k8, aligned, b_n8));
   const uint64_t groups = uint64_t(batch * P.tiles_m * P.tiles_n) * P.splits;
   auto key_for = [&](int syntax) {
     std::ostringstream key;

@@ -5,9 +5,10 @@
 // The host prepends MODE (0 sum, 1 mean, 2 max), HAS_PSW and psw(i) (per_sample_weights).
 // Operands: 0 weight (f32), 1 indices (i64), 2 offsets (i64), 3 output [B, D] (f32),
 // 4 offset2bag [n] (i64, zeroed), 5 bag_size [B] (i64), 6 max_indices ([B, D] for max, else [B]).
-// Parameters: n (B * D), D, noff (number of offsets), nbags (B: noff, or noff - 1 with include_last_offset), n_idx (number of indices), num_weights,
-// padding_idx (i32, -1: none), w_stride0, w_stride1 (weight strides), the operands' offsets
-// (w_off, idx_off, offs_off, out_off, o2b_off, bs_off, mi_off, psw_off), err_op (error op code).
+// Parameters: n (B * D), D, noff (number of offsets), nbags (B: noff, or noff - 1 with
+// include_last_offset), n_idx (number of indices), num_weights, padding_idx (i32, -1: none),
+// w_stride0, w_stride1 (weight strides), the operands' offsets (w_off, idx_off, offs_off, out_off,
+// o2b_off, bs_off, mi_off, psw_off), err_op (error op code).
 
 fn i64v(v: vec2<u32>) -> i32 {
   // An offset already known to lie in [0, n] (n < 2^31), or a clamped stand-in.

@@ -41,7 +41,6 @@ fn b_unit(u: u32) -> vec2<u32> {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  LID = lid;
   let M = P.M;
   // Loop control from uniform values only (workgroupBarrier sits in the loop).
   let tile = tile_of(wid, nwg, BM, BN);

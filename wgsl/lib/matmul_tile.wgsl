@@ -4,7 +4,6 @@
 
 struct Tile { b: u32, m0: u32, n0: u32, k0: u32, k1: u32, s: u32, };
 var<private> T: Tile;
-var<private> LID: u32;
 
 // Workgroup order of gemm_tile (wgsl/lib/common.wgsl) over batch * splits * tiles_m * tiles_n; each
 // split-K part covers k_split values of k.
