@@ -5,7 +5,7 @@ speed up first (issue 17's "measure first").
 
     python benchmarks/profile_step.py [cnn|cnn_amp|gpt2|<op>] [--steps 5] [--top 20]
 
-The single-op workloads (fft, matvec, mm128, layer_norm, layer_norm_bwd, softmax, conv) are
+The single-op workloads (fft, matvec, mm128, mm16, layer_norm, layer_norm_bwd, softmax, conv, conv16) are
 benchmarks/run.py's rows; for them the wall time per call is printed too, so that GPU time and
 the CPU's per-call cost can be told apart.
 """
@@ -90,13 +90,30 @@ def op_step(dev, name):
         x = r(32, 64, 64, 64).requires_grad_(True)
         gy = r(32, 64, 64, 64)
         return lambda: bn(x).backward(gy)
-    if name == "conv":
+    if name in ("conv", "conv16"):
         x, w = r(32, 64, 64, 64), r(64, 64, 3, 3)
+        if name == "conv16":
+            x, w = x.half(), w.half()
         return lambda: torch.nn.functional.conv2d(x, w, padding=1)
+    if name == "mm16":
+        a, b = r(4096, 4096).half(), r(4096, 4096).half()
+        return lambda: a @ b
     raise SystemExit(f"unknown workload {name}")
 
 
-OPS = ["fft", "matvec", "mm128", "softmax", "layer_norm", "layer_norm_bwd", "conv", "cholesky", "batchnorm"]
+OPS = [
+    "fft",
+    "matvec",
+    "mm128",
+    "softmax",
+    "layer_norm",
+    "layer_norm_bwd",
+    "conv",
+    "conv16",
+    "mm16",
+    "cholesky",
+    "batchnorm",
+]
 
 
 def main():

@@ -60,9 +60,12 @@ def test_plan_large_square_uses_matrix_units():
 
 def test_plan_short_products_avoid_padded_tiles():
     # A convolution's GEMM form: 32 images of W [64 x 576] @ columns [576 x 4096]. 256-row tiles
-    # would do 4x the work; the medium class (64 x 128) fits M exactly.
+    # would do 4x the work; the narrow class (64 x 128 in 8 subgroups of 64 x 16) fits M exactly.
     p = plan(H200, 64, 4096, 576, batch=32)
-    assert p["use"] == "1" and p["tile"] == "64x128x32", p
+    assert p["use"] == "1" and p["tile"] == "64x128x32" and p["subgroups"] == "1x8", p
+    # 128 rows: the medium class (4 subgroups of 32 x 64).
+    p = plan(H200, 128, 4096, 576, batch=32)
+    assert p["use"] == "1" and p["tile"] == "64x128x32" and p["subgroups"] == "2x2", p
     # 4096^3 keeps the large class; 4096 x 96 (padding 128/96 > 1.25) does not.
     assert plan(H200, 4096, 4096, 4096)["tile"] == "256x128x32"
     assert plan(H200, 4096, 96, 4096)["tile"] != "256x128x32"
@@ -263,6 +266,8 @@ CONVS = [
     (2, 8, 17, 23, 24, 3, 2, 0, 1, False),
     (2, 16, 16, 16, 16, 5, 1, 4, 2, True),
     (8, 32, 8, 8, 48, 1, 1, 0, 1, True),
+    (2, 3, 32, 32, 64, 3, 1, 1, 1, True),  # a first layer: K = 27, ragged against every tile
+    (2, 64, 32, 32, 64, 3, 1, 1, 1, False),
 ]
 
 
@@ -282,3 +287,116 @@ def test_f16_conv2d_matches_cpu(cfg):
     )
     assert got.dtype == torch.float16 and got.shape == want.shape and got.is_contiguous()
     torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)
+
+
+def _conv_operands(cfg, transposed=False):
+    N, Ci, H, W, Co, k, s, p, d, bias = cfg
+    g = torch.Generator().manual_seed(N * Ci + Co + k)
+    x = torch.randn(N, Ci, H, W, generator=g).half()
+    wshape = (Ci, Co, k, k) if transposed else (Co, Ci, k, k)
+    w = (torch.randn(wshape, generator=g) * (Ci * k * k) ** -0.5).half()
+    b = torch.randn(Co, generator=g).half() if bias else None
+    return x, w, b
+
+
+@pytest.mark.parametrize("path", ["default", "implicit", "columns"])
+@pytest.mark.parametrize("cfg", CONVS, ids=str)
+def test_f16_conv2d_paths_forward_and_backward(cfg, path, monkeypatch):
+    # Every half convolution path, forward and both gradients, against CPU in float32 (the same f32
+    # sums, one f16 rounding; gradients one per GEMM). default: on matrix units a channels-last copy
+    # of the input feeds the subgroup-matrix kernel 8 channels at a time where Ci % 8 == 0
+    # (conv_gather.wgsl forward_nhwc), elsewhere as columns; implicit: the FMA kernel's gathered
+    # loads; columns: written out, then multiplied.
+    if path != "default":
+        monkeypatch.setenv("TORCH_WEBGPU_CONV_NHWC", "0")
+        monkeypatch.setenv("TORCH_WEBGPU_CONV_GEMM", "0" if path == "implicit" else "1")
+    N, Ci, H, W, Co, k, s, p, d, bias = cfg
+    x, w, b = _conv_operands(cfg)
+    xd, wd = x.to(DEV).requires_grad_(), w.to(DEV).requires_grad_()
+    bd = None if b is None else b.to(DEV).requires_grad_()
+    got = torch.nn.functional.conv2d(xd, wd, bd, stride=s, padding=p, dilation=d)
+    xr, wr = x.float().requires_grad_(), w.float().requires_grad_()
+    br = None if b is None else b.float().requires_grad_()
+    want = torch.nn.functional.conv2d(xr, wr, br, stride=s, padding=p, dilation=d)
+    assert got.dtype == torch.float16 and got.shape == want.shape and got.is_contiguous()
+    torch.testing.assert_close(got.detach().cpu().float(), want.detach(), rtol=2e-3, atol=2e-3)
+    gy = torch.randn(want.shape, generator=torch.Generator().manual_seed(1)).half()
+    got.backward(gy.to(DEV))
+    want.backward(gy.float())
+    torch.testing.assert_close(xd.grad.cpu().float(), xr.grad, rtol=4e-3, atol=4e-3)
+    torch.testing.assert_close(wd.grad.cpu().float(), wr.grad, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("cfg", CONVS[:3], ids=str)
+def test_f16_conv_transpose2d_matches_cpu(cfg):
+    # The transposed convolution's forward is the input-gradient form (gathered from the small side).
+    N, Ci, H, W, Co, k, s, p, d, bias = cfg
+    x, w, b = _conv_operands(cfg, transposed=True)
+    got = torch.nn.functional.conv_transpose2d(
+        x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), stride=s, padding=p, dilation=d
+    )
+    want = torch.nn.functional.conv_transpose2d(
+        x.float(), w.float(), None if b is None else b.float(), stride=s, padding=p, dilation=d
+    )
+    torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    "groups,channels_last,offset", [(1, True, False), (2, False, False), (2, True, True), (4, False, True)]
+)
+def test_f16_conv2d_groups_layouts_offsets(groups, channels_last, offset):
+    # The channels-last gather with groups (each group's channels a slice of every position), a
+    # channels-last input (used as it is), and an input at an odd storage offset (copied to a
+    # 16-byte unit first).
+    g = torch.Generator().manual_seed(groups)
+    Ci, Co = 16 * groups, 8 * groups
+    base = torch.randn(3 * Ci * 19 * 21 + 1, generator=g).half()
+    x = base[1:] if offset else base[:-1]
+    x = x.view(3, Ci, 19, 21)
+    w = (torch.randn(Co, Ci // groups, 3, 3, generator=g) * 0.2).half()
+    b = torch.randn(Co, generator=g).half()
+    xd = x.to(DEV)
+    if offset:
+        xd = torch.empty(x.numel() + 1, dtype=torch.half, device=DEV)[1:].view(x.shape).copy_(x)
+    if channels_last:
+        xd = xd.contiguous(memory_format=torch.channels_last)
+    got = torch.nn.functional.conv2d(xd, w.to(DEV), b.to(DEV), padding=1, stride=(1, 2), groups=groups)
+    want = torch.nn.functional.conv2d(x.float(), w.float(), b.float(), padding=1, stride=(1, 2), groups=groups)
+    torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)
+
+
+def test_f16_conv1d_and_conv3d_channels_last_gather():
+    g = torch.Generator().manual_seed(3)
+    x1, w1 = torch.randn(2, 16, 50, generator=g).half(), (torch.randn(24, 16, 5, generator=g) * 0.1).half()
+    got = torch.nn.functional.conv1d(x1.to(DEV), w1.to(DEV), padding=2, dilation=2)
+    torch.testing.assert_close(
+        got.cpu().float(),
+        torch.nn.functional.conv1d(x1.float(), w1.float(), padding=2, dilation=2),
+        rtol=2e-3,
+        atol=2e-3,
+    )
+    x3, w3 = torch.randn(2, 8, 6, 7, 9, generator=g).half(), (torch.randn(16, 8, 3, 3, 3, generator=g) * 0.1).half()
+    got = torch.nn.functional.conv3d(x3.to(DEV), w3.to(DEV), padding=1, stride=(2, 1, 2))
+    want = torch.nn.functional.conv3d(x3.float(), w3.float(), padding=1, stride=(2, 1, 2))
+    torch.testing.assert_close(got.cpu().float(), want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    "shape", [(2, 64, 64, 64), (3, 16, 19, 22), (1, 130, 70), (2, 8, 6, 7, 10), (1, 6, 5, 5)], ids=str
+)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_to_positions_channels_matches_movedim(shape, dtype):
+    # The half convolution's channels-last input (wgsl/kernels/transpose16.wgsl on any adapter):
+    # whole and partial 64 x 64 tiles, odd sizes through the copy, bit for bit.
+    x = torch.randn(shape).to(dtype)
+    got = _C._to_positions_channels(x.to(DEV)).cpu()
+    want = x.movedim(1, -1).reshape(shape[0], -1, shape[1])
+    assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+
+
+def test_to_positions_channels_views_and_offsets():
+    x = torch.randn(2, 16, 5, 6).half().to(DEV).contiguous(memory_format=torch.channels_last)
+    assert _C._to_positions_channels(x).data_ptr() == x.data_ptr()  # already channels last: a view
+    base = torch.randn(2 * 16 * 6 * 8 + 1).half()
+    xd = base.to(DEV)[1:].view(2, 16, 6, 8)  # an odd first element
+    assert torch.equal(_C._to_positions_channels(xd).cpu(), base[1:].view(2, 16, 48).transpose(1, 2))

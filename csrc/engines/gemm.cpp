@@ -562,33 +562,6 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
   if (!direct) epilogue(sc, splits, batch, M, N, o, c, alpha, beta);
 }
 
-}  // namespace
-
-void gemm_gathered(const Tensor& o3, const Tensor& a3, const Gathered* ga, const Tensor& b3, const Gathered* gb,
-                   const Tensor& c3, int64_t K, const char* name) {
-  const int64_t batch = o3.size(0), M = o3.size(1), N = o3.size(2);
-  if (o3.numel() == 0) return;
-  TORCH_CHECK(vec_dtype(o3.scalar_type()), "webgpu: ", name, ": gathered GEMMs take float operands");
-  auto operand = [](const Tensor& t3, const Gathered* g) {
-    if (!g) return view_of(t3);
-    View v;
-    v.t = g->t;
-    v.off = g->off;
-    v.sb = g->sb;
-    v.gathered = true;
-    return v;
-  };
-  const View o = view_of(o3), a = operand(a3, ga), b = operand(b3, gb);
-  TORCH_INTERNAL_ASSERT(kernel::block_id(o3) != kernel::block_id(a.t) && kernel::block_id(o3) != kernel::block_id(b.t),
-                        name, ": output overlaps an operand");
-  if (K == 0) return no_products(o3, c3, 1);
-  View cv;
-  if (c3.defined()) cv = view_of(c3);
-  tiled_gemm(o, a, b, c3.defined() ? &cv : nullptr, batch, M, N, K, 1.0f, 1.0f, ga, gb);
-}
-
-namespace {
-
 // ---------------------------------------------------------------------------------------------
 // Half GEMM on subgroup matrices (wgsl/kernels/matmul_sg.wgsl)
 //
@@ -646,15 +619,23 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
     return p.why = "the config's matrix does not split into even row runs per lane", p;
   if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
   p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
-  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x4x32,S=2x2x1x1x32" overrides). L: the
+  // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x4x32,N=1x8x4x1x32,S=2x2x1x1x32"
+  // overrides). L: the
   // best of the shapes benchmarks/probe_gemm.py and probe_sg.py tried on an H200 (docs/benchmarks.md).
-  SgShape large{4, 2, 4, 4, 32}, medium{2, 2, 2, 4, 32}, small{2, 2, 1, 1, 32};
+  // N: products of at most 64 rows (a convolution's, per image: Co x positions), 8 subgroups of 64 x 16
+  // each: 0.39x cuDNN for the f16 conv row against 0.20x in the medium class's 4 subgroups of 32 x 64
+  // (H100, benchmarks/run.py; the gathered loads want more subgroups in flight).
+  SgShape large{4, 2, 4, 4, 32}, medium{2, 2, 2, 4, 32}, narrow{1, 8, 4, 1, 32}, small{2, 2, 1, 1, 32};
   if (const char* t = std::getenv("TORCH_WEBGPU_MATMUL_SG_TILES")) {
     std::stringstream ss(t);
     std::string item;
     while (std::getline(ss, item, ',')) {
       if (item.size() < 3 || item[1] != '=') continue;
-      SgShape* dst = item[0] == 'L' ? &large : item[0] == 'M' ? &medium : item[0] == 'S' ? &small : nullptr;
+      SgShape* dst = item[0] == 'L'   ? &large
+                     : item[0] == 'M' ? &medium
+                     : item[0] == 'N' ? &narrow
+                     : item[0] == 'S' ? &small
+                                      : nullptr;
       if (dst) *dst = parse_sg_shape(item.substr(2), *dst);
     }
   }
@@ -682,6 +663,8 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   const char* cls = "small";
   if (tiles(large) >= 256 && fits(large) && padded(large) <= 1.25)
     s = large, cls = "large";
+  else if (M <= 64 && tiles(narrow) >= 256 && fits(narrow) && padded(narrow) <= 1.25)
+    s = narrow, cls = "narrow";
   else if (tiles(medium) >= 256 && fits(medium) && padded(medium) <= 1.25)
     s = medium, cls = "medium";
   if (!fits(s)) return p.why = "no tile shape fits the adapter's workgroup limits", p;
@@ -709,6 +692,14 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   return p;
 }
 
+// The plan for a half GEMM on t's adapter (not `use` where it lists no subgroup matrices).
+SgPlan half_plan(const Tensor& t, int64_t batch, int64_t M, int64_t N, int64_t K) {
+  const kernel::DeviceInfo& dev = kernel::device_info(t);
+  static const std::vector<kernel::MatrixConfig> none;
+  return sg_plan(dev.subgroup_matrix ? dev.matrix_configs : none, dev.f16, dev.max_workgroup_storage,
+                 std::min(dev.max_invocations, dev.max_workgroup_size_x), at::kHalf, batch, M, N, K);
+}
+
 // 0: not probed yet, 1: `subgroupMatrixLoad<T, row_major>(p, off, stride)` (current proposal),
 // 2: `subgroupMatrixLoad<T>(p, off, col_major: bool, stride)` (Dawn before the majorness enum).
 std::atomic<int> g_sg_syntax{0};
@@ -729,7 +720,8 @@ std::string sg_store(int syntax, const std::string& arr, const std::string& off,
 }
 
 std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n8, bool b_vec, bool aligned,
-                    bool mat_store, bool direct, bool has_c, bool c_in_o, const std::string& readers) {
+                    bool mat_store, bool direct, bool has_c, bool c_in_o, const std::string& readers,
+                    const Gathered* gb) {
   const int BM = P.bm(), BN = P.bn(), BK = P.bk, WG = P.wg();
   const int a_stride = a_k8 ? BK + 8 : BM + 8, b_stride = b_n8 ? BN + 8 : BK + 8;
   const int a_buf = a_k8 ? BM * a_stride : BK * a_stride, b_buf = b_n8 ? BK * b_stride : BN * b_stride;
@@ -750,14 +742,20 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       regs << "  var " << Rn << " = vec4<u32>(0u);\n";
       const std::string unit = "{ let u = " + U + "; let p = u / " + I(cols / 8) + "u; let q = (u % " + I(cols / 8) +
                                "u) * 8u; " + Rn + " = ";
-      fetch << "    " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim << ", "
-            << base << ", " << sp << ", " << sq << "); }\n";
-      if (vec)  // every term a multiple of 8 halves (vec8): the index in 16-byte units, term by term
-        fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " >> 3u) + (" << p0
-                  << " + p) * (" << sp << " >> 3u) + ((" << q0 << " + q) >> 3u)]; }\n";
-      else
-        fetch_raw << "      " << guard << unit << ld << "(" << p0 << " + p, " << q0 << " + q, " << plim << ", " << qlim
-                  << ", " << base << ", " << sp << ", " << sq << "); }\n";
+      const std::string checked = ld + std::string("(") + p0 + " + p, " + q0 + " + q, " + plim + ", " + qlim + ", " +
+                                  base + ", " + sp + ", " + sq + "); }\n";
+      if (gb && r[1] == 'b') {  // a gathered B: its own loader, bounds included, for whole tiles too
+        const std::string g = std::string("gload8_b(") + p0 + " + p, " + q0 + " + q); }\n";
+        fetch << "    " << guard << unit << g;
+        fetch_raw << "      " << guard << unit << g;
+      } else {
+        fetch << "    " << guard << unit << checked;
+        if (vec)  // every term a multiple of 8 halves (vec8): the index in 16-byte units, term by term
+          fetch_raw << "      " << guard << unit << (r[1] == 'a' ? "A" : "Bm") << "[(" << base << " >> 3u) + (" << p0
+                    << " + p) * (" << sp << " >> 3u) + ((" << q0 << " + q) >> 3u)]; }\n";
+        else
+          fetch_raw << "      " << guard << unit << checked;
+      }
       // The 8 halves stored inline: through a function (put8_a(i, w)) the kernel measured 143 against
       // 193 TFLOP/s at 4096^3 on an H100 (.gpu bisect of the dumped kernel, stop 35 note).
       stash << "    " << guard << "{ let u = " << U << "; let p = u / " << cols / 8 << "u; let i = p * " << stride
@@ -854,6 +852,10 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
         << "    O[ob + n1 * P.o_sn] = " << (mat_store ? "alpha * Cs[s + c]" : "bitcast<u32>(alpha * Cs[s + c])")
         << ";\n  }\n";
   }
+  // A gathered B (a convolution's input with its channels last, ops/conv.cpp): its section brings
+  // gload8_b(n, k), 8 halves along k; elb for the section's scalar helpers.
+  const std::string funcs =
+      gb ? readers + "fn elb(e: u32) -> f32 { return f16_to_f32(b_half(e)); }\n" + gb->wgsl + "\n" : readers;
   const std::string s = kernel::library("matmul_tile") +
                         kernel::fill(kernel::library("matmul_sg"),
                                      {{"BM", I(BM)},
@@ -869,7 +871,7 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
                                       {"SM", I(P.sm)},
                                       {"SN", I(P.sn)},
                                       {"NS", I(P.ns)},
-                                      {"FUNCS", readers},
+                                      {"FUNCS", funcs},
                                       {"A_VEC", a_vec ? "if (q + 7u < qlim) { return A[(e + q) >> 3u]; }" : ""},
                                       {"B_VEC", b_vec ? "if (q + 7u < qlim) { return Bm[(e + q) >> 3u]; }" : ""},
                                       {"REGS", regs.str()},
@@ -889,15 +891,15 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
 // O = alpha * A @ B (+ beta * C) on subgroup matrices, per plan P. Returns false (nothing
 // dispatched) when this Dawn compiles neither load/store syntax.
 bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const View* c, int64_t batch, int64_t M,
-             int64_t N, int64_t K, float alpha, float beta) {
-  // Orientation: units of 8 along each operand's contiguous dimension.
+             int64_t N, int64_t K, float alpha, float beta, const Gathered* gb = nullptr) {
+  // Orientation: units of 8 along each operand's contiguous dimension (a gathered B: along k).
   const bool a_k8 = !(a.s0 == 1 && a.s1 != 1);
-  const bool b_n8 = !(b.s0 == 1 && b.s1 != 1);
+  const bool b_n8 = !gb && !(b.s0 == 1 && b.s1 != 1);
   auto vec8 = [&](const View& v, bool along_second) {
     const int64_t unit = along_second ? v.s1 : v.s0, other = along_second ? v.s0 : v.s1;
     return unit == 1 && v.off % 8 == 0 && other % 8 == 0 && v.sb % 8 == 0;
   };
-  const bool a_vec = vec8(a, a_k8), b_vec = vec8(b, b_n8);
+  const bool a_vec = vec8(a, a_k8), b_vec = !gb && vec8(b, b_n8);
   // Whole tiles everywhere (k ranges of split-K parts are multiples of BK): the kernel without the
   // bounds-checked path, whose mere presence cost 212 -> 192 TFLOP/s at 4096^3 on an H100
   // (benchmarks/probe_gemm.py, k1raw against k1int).
@@ -936,6 +938,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
         << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.ns << ":" << a_k8 << a_vec << b_n8 << b_vec
         << aligned << mat_store << direct_ok << (cc != nullptr) << c_in_o
         << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
+    if (gb) key << ":gb:" << gb->key;
     return key.str();
   };
   const int known = g_sg_syntax.load();
@@ -944,7 +947,8 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
   for (int use = known ? known : 1; use <= 2; ++use) {
     try {
       kernel::launch(key_for(use), storage, prm, groups, [&] {
-        return sg_wgsl(P, use, a_k8, a_vec, b_n8, b_vec, aligned, mat_store, direct_ok, cc != nullptr, c_in_o, readers);
+        return sg_wgsl(P, use, a_k8, a_vec, b_n8, b_vec, aligned, mat_store, direct_ok, cc != nullptr, c_in_o, readers,
+                       gb);
       });
       g_sg_syntax.store(use);
       break;
@@ -1264,6 +1268,39 @@ void gemm_in_parts(const Tensor& o3, const Tensor& a3, const Tensor& b3, const T
 // ---------------------------------------------------------------------------------------------
 // The entry point
 
+void gemm_gathered(const Tensor& o3, const Tensor& a3, const Gathered* ga, const Tensor& b3, const Gathered* gb,
+                   const Tensor& c3, int64_t K, const char* name) {
+  const int64_t batch = o3.size(0), M = o3.size(1), N = o3.size(2);
+  if (o3.numel() == 0) return;
+  TORCH_CHECK(vec_dtype(o3.scalar_type()), "webgpu: ", name, ": gathered GEMMs take float operands");
+  auto operand = [](const Tensor& t3, const Gathered* g) {
+    if (!g) return view_of(t3);
+    View v;
+    v.t = g->t;
+    v.off = g->off;
+    v.sb = g->sb;
+    v.gathered = true;
+    return v;
+  };
+  const View o = view_of(o3), a = operand(a3, ga), b = operand(b3, gb);
+  TORCH_INTERNAL_ASSERT(kernel::block_id(o3) != kernel::block_id(a.t) && kernel::block_id(o3) != kernel::block_id(b.t),
+                        name, ": output overlaps an operand");
+  if (K == 0) return no_products(o3, c3, 1);
+  View cv;
+  if (c3.defined()) cv = view_of(c3);
+  const View* c = c3.defined() ? &cv : nullptr;
+  if (gb && gb->units8) {  // 16-byte units along k for the subgroup-matrix kernel only
+    TORCH_INTERNAL_ASSERT(!ga && o3.scalar_type() == at::kHalf && a3.scalar_type() == at::kHalf &&
+                              gb->t.scalar_type() == at::kHalf && (!c || c->t.scalar_type() == at::kHalf),
+                          name, ": 16-byte gathered units take half operands");
+    const SgPlan P = half_plan(o3, batch, M, N, K);
+    TORCH_CHECK(P.use && sg_gemm(P, o, a, b, c, batch, M, N, K, 1.0f, 1.0f, gb), "webgpu: ", name,
+                ": the subgroup-matrix kernel is not available for this product (", P.why, ")");
+    return;
+  }
+  tiled_gemm(o, a, b, c, batch, M, N, K, 1.0f, 1.0f, ga, gb);
+}
+
 void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3_in, const c10::Scalar& beta,
           const c10::Scalar& alpha, const char* name) {
   const at::ScalarType dt = o3.scalar_type();
@@ -1338,10 +1375,7 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     return;
   }
   if (dt == at::kHalf) {
-    const kernel::DeviceInfo& dev = kernel::device_info(o3);
-    static const std::vector<kernel::MatrixConfig> none;
-    const SgPlan P = sg_plan(dev.subgroup_matrix ? dev.matrix_configs : none, dev.f16, dev.max_workgroup_storage,
-                             std::min(dev.max_invocations, dev.max_workgroup_size_x), dt, batch, M, N, K);
+    const SgPlan P = half_plan(o3, batch, M, N, K);
     if (P.use && sg_gemm(P, o, a, b, c, batch, M, N, K, fa, fb)) return;
   }
   if (N <= 16 && M > N) {
@@ -1357,6 +1391,10 @@ void gemm(const Tensor& o3, const Tensor& a3, const Tensor& b3, const Tensor& c3
     return;
   }
   tiled_gemm(o, a, b, c, batch, M, N, K, fa, fb);
+}
+
+bool half_gemm_uses_matrix_units(const at::Tensor& t, int64_t batch, int64_t M, int64_t N, int64_t K) {
+  return g_sg_syntax.load() >= 0 && half_plan(t, batch, M, N, K).use;
 }
 
 bool half_gemm_uses_matrix_units(const at::TensorBase& t) {

@@ -33,6 +33,9 @@ struct Gathered {
   std::string wgsl;
   std::string key;  // everything the WGSL depends on: part of the pipeline's key
   bool along_k = false;
+  // The section defines gload8_b(n, k) -> vec4<u32>: 8 halves along k as one 16-byte load (a half
+  // B for the subgroup-matrix kernel, engines/gemm.cpp sg_gemm; nothing else takes it).
+  bool units8 = false;
 };
 
 // o3 = a3 @ b3 (+ c3) in the register-tiled float kernel (f32 accumulation), where A and/or B may be
@@ -44,6 +47,8 @@ void gemm_gathered(const at::Tensor& o3, const at::Tensor& a3, const Gathered* g
 // Whether float16 GEMMs on t's device run on the matrix units (the adapter lists an f16
 // subgroup-matrix config the planner takes, and TORCH_WEBGPU_MATMUL_SG is not 0).
 bool half_gemm_uses_matrix_units(const at::TensorBase& t);
+// The same for one product: [batch] M x N x K.
+bool half_gemm_uses_matrix_units(const at::Tensor& t, int64_t batch, int64_t M, int64_t N, int64_t K);
 
 // The half-GEMM planner, as a pure function of an adapter's subgroup-matrix configs and limits
 // (torch_webgpu._C._sg_gemm_plan, for tests on any adapter).

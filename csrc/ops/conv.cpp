@@ -224,6 +224,8 @@ std::string gather_wgsl(const Geo& g, const char* section) {
   add("S", g.st, true);
   add("D", g.pd, true);
   add("L", g.dl, true);
+  // Channels per group and per position of a channels-last input (forward_nhwc).
+  s += "const CI: u32 = " + std::to_string(g.Ci) + "u;\nconst XC: u32 = " + std::to_string(g.G * g.Ci) + "u;\n";
   return s + kernel::section("conv_gather", section);
 }
 
@@ -242,6 +244,63 @@ engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const G
   r.key = std::string(section) + ":" + r.wgsl.substr(0, r.wgsl.find("//"));
   r.along_k = along_k;
   return r;
+}
+
+// Half convolutions on the matrix units: X with its channels last feeds the subgroup-matrix GEMM
+// 8 channels (16 bytes) at a time (wgsl/kernels/conv_gather.wgsl, forward_nhwc), W as [Co, kernel
+// position, Ci]. Needs Ci a multiple of 8 and a plan for the per-group product.
+// TORCH_WEBGPU_CONV_NHWC=0 keeps the other paths.
+bool nhwc_wanted(const at::Tensor& x, const Geo& g) {
+  if (x.scalar_type() != at::kHalf || g.Ci % 8 != 0 || kernel::env_switch("TORCH_WEBGPU_CONV_NHWC", 1) == 0)
+    return false;
+  return engines::half_gemm_uses_matrix_units(x, g.N, g.Co, g.YS(), g.Ci * g.KS());
+}
+
+}  // namespace
+
+// x [N, C, positions...] (16-bit) with its channels last: [N, S, C], S the positions; a view where it
+// already is so (a channels-last tensor), else wgsl/kernels/transpose16.wgsl (C, S even) or a copy.
+at::Tensor to_positions_channels(const at::Tensor& x) {
+  TORCH_CHECK(x.element_size() == 2 && x.dim() >= 2, "webgpu: to_positions_channels takes a 16-bit tensor");
+  const int64_t N = x.size(0), C = x.size(1), S = x.numel() / std::max<int64_t>(N * C, 1);
+  const at::Tensor moved = x.movedim(1, -1);
+  if (moved.is_contiguous()) return moved.view({N, S, C});
+  at::Tensor out = at::empty({N, S, C}, x.options());
+  const at::Tensor xc = x.contiguous();
+  if (C % 2 || S % 2 || xc.storage_offset() % 2 || out.numel() == 0)
+    return out.copy_(xc.view({N, C, S}).transpose(1, 2));
+  const int64_t tiles_c = (C + 63) / 64, tiles_s = (S + 63) / 64;
+  Kernel k("transpose16");
+  k.in(xc, CT::RAW);
+  k.out(out, CT::RAW);
+  k.param_index("C", C);
+  k.param_index("S", S);
+  k.param_index("tiles_c", tiles_c);
+  k.param_index("tiles_s", tiles_s);
+  k.param_index("in_word", xc.storage_offset() / 2);
+  k.param_index("out_word", out.storage_offset() / 2);
+  k.launch(uint64_t(N * tiles_c * tiles_s), [] { return kernel::library("transpose16"); });
+  return out;
+}
+
+namespace {
+
+void nhwc_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
+                  const Geo& g) {
+  const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
+  // [N, positions, G * Ci]: free for a channels-last input; its first element on a 16-byte unit.
+  at::Tensor Xl = to_positions_channels(X);
+  if (Xl.storage_offset() % 8 != 0) Xl = Xl.clone();
+  const at::Tensor Wl = W.reshape({g.G * g.Co, g.Ci, g.KS()}).permute({0, 2, 1}).contiguous().view({g.G * g.Co, KC});
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const at::Tensor o3 = group_view(out, g, g.Co, YS, gi);
+    const at::Tensor w3 = Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
+    engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
+    gb.units8 = true;
+    at::Tensor c3;
+    if (bias.defined()) c3 = bias.narrow(0, gi * g.Co, g.Co).view({1, g.Co, 1}).expand({g.N, g.Co, YS});
+    engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
+  }
 }
 
 // Y (out) from X and W, + bias over Co.
@@ -373,7 +432,9 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
     }
     return out;
   }
-  if (!transposed && cols_gemm_wanted(input, g))
+  if (!transposed && nhwc_wanted(input, g))
+    nhwc_forward(input_, weight, bias, out, g);  // input_: a channels-last input needs no copy
+  else if (!transposed && cols_gemm_wanted(input, g))
     cols_gemm(input, weight, bias, out, g);
   else if (implicit_wanted(input, g))
     transposed ? implicit_input_grad(input, weight, bias, out, g) : implicit_forward(input, weight, bias, out, g);

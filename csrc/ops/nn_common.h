@@ -19,4 +19,8 @@ inline at::Tensor meta_of(const at::Tensor& t) {
 // their section: invocation t < P.n runs the section's run(t).
 inline std::string per_element_main() { return kernel::library("per_element"); }
 
+// A 16-bit x [N, C, positions...] with its channels last, [N, S, C] (S the positions): a view of a
+// channels-last x, else a tiled transpose (ops/conv.cpp; the half convolution on matrix units).
+at::Tensor to_positions_channels(const at::Tensor& x);
+
 }  // namespace webgpu::ops

@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "engines/gemm.h"
 #include "kernel/kernel.h"
+#include "ops/nn_common.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/pipeline.h"
@@ -292,6 +293,9 @@ PYBIND11_MODULE(_C, m) {
       },
       "The half-GEMM plan (subgroup matrices or not) for an adapter described by its subgroup-matrix configs "
       "(as in info()) and limits.");
+  m.def(
+      "_to_positions_channels", [](const at::Tensor& x) { return ops::to_positions_channels(x); },
+      "A 16-bit [N, C, positions...] tensor as [N, positions, C] (the half convolution's channels-last input).");
   m.def("_launch_wgsl", &launch_wgsl, py::arg("key"), py::arg("body"), py::arg("args"), py::arg("params"),
         py::arg("groups"), py::arg("directives") = "", py::arg("libraries") = std::vector<std::string>{},
         py::arg("index_error_op") = "",

@@ -71,6 +71,23 @@ fn load_b(k: u32, n: u32) -> vec4<f32> {
   return v;
 }
 
+//== forward_nhwc
+// Forward on the matrix units (half, engines::gemm_gathered with units8): X with its channels last
+// ([image, position, XC channels], this group's first channel at P.b_off), W as [Co, kernel
+// position, CI]: B[k, n] = X[image T.b, x(y = n, kernel position k / CI), channel k % CI], 8 along k
+// (CI a multiple of 8) in one 16-byte load, zero in the padding and outside the GEMM.
+fn at(row: u32, x: vec3<i32>) -> f32 { return x_at(row, x); }
+
+fn gload8_b(n: u32, k: u32) -> vec4<u32> {
+  if (n >= YS || k >= T.k1) { return vec4<u32>(0u); }
+  let pos = k / CI;
+  let kp = vec3<i32>(i32(pos / (K1 * K2)), i32((pos / K2) % K1), i32(pos % K2));
+  let x = split_y(n) * STR - PAD + kp * DIL;
+  if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(XD))) { return vec4<u32>(0u); }
+  let u = vec3<u32>(x);
+  return Bm[(P.b_off + T.b * P.b_sb + ((u.x * X1 + u.y) * X2 + u.z) * XC + k % CI) >> 3u];
+}
+
 //== input_grad
 // Input gradient (and transposed convolution), B[k, n] = Y[image T.b, channel k / KS, y] where
 // y * stride = x(n) + pad - (kernel position of k) * dilation, 0 where no such y: 4 along n.
