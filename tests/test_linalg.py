@@ -213,6 +213,25 @@ def test_mv_unrolled_and_split(dtype):
     )
 
 
+@pytest.mark.parametrize("strip", ["1", "0"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_mv_column_strips(strip, dtype, monkeypatch):
+    # x @ W with W contiguous along the outputs: narrow strips (4 or 16 invocations across, the
+    # whole of k in one workgroup, no split-K) where they give enough workgroups, else 64 across
+    # with split-K (TORCH_WEBGPU_GEMV_STRIP=0 forces those); ragged J, batches, addmm's beta.
+    monkeypatch.setenv("TORCH_WEBGPU_GEMV_STRIP", strip)
+    check(lambda a, b: a @ b, rnd(1, 4096, dtype=dtype), rnd(4096, 4096, dtype=dtype), k=4096)
+    check(lambda a, b: a @ b, rnd(1, 1000, dtype=dtype), rnd(1000, 4099, dtype=dtype), k=1000)
+    check(torch.bmm, rnd(3, 1, 2000, dtype=dtype), rnd(3, 2000, 1030, dtype=dtype), k=2000)
+    check(
+        lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2),
+        rnd(2050, dtype=dtype),
+        rnd(1, 1500, dtype=dtype),
+        rnd(1500, 2050, dtype=dtype),
+        k=1500,
+    )
+
+
 # --------------------------------------------------------------------------- beta / alpha / out / in-place / empty
 
 

@@ -1013,15 +1013,23 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
     const int64_t want = J == 1 ? 256 : K >= 4096 ? 128 : K >= 1024 ? 64 : K >= 256 ? 32 : 16;
     tpr = want;
     groups_j = grid(J, uint32_t(256 / tpr));
-  } else {
-    groups_j = grid(J);
+  }
+  // Columns: `lanes` invocations own 4 neighbouring outputs each, 256 / lanes of them split k. Narrow
+  // strips (fewer lanes, more of k in one workgroup) where that gives 256 workgroups: the whole k in
+  // one dispatch, no split-K parts for the epilogue to sum (TORCH_WEBGPU_GEMV_STRIP=0: 64 lanes).
+  int64_t lanes = 64;
+  if (!rows) {
+    if (kernel::env_switch("TORCH_WEBGPU_GEMV_STRIP", 1) == 1)
+      for (int64_t l : {16, 4})
+        if (batch * grid(J, uint32_t(4 * lanes)) < 256 && batch * grid(J, uint32_t(4 * l)) <= 4096) lanes = l;
+    groups_j = grid(J, uint32_t(4 * lanes));
   }
   // Memory-bound: enough workgroups to keep every SM's loads in flight (tuning.wgs), each part at
   // least tuning.min_k long; small problems (under 2^20 products) stay one dispatch.
   const GemvTuning& tune = gemv_tuning();
   int64_t splits = 1;
   const int64_t wgs = batch * groups_j;
-  if (wgs * 2 <= tune.wgs && K >= 2 * tune.min_k && batch * J * K >= (int64_t(1) << 20))
+  if (wgs * 2 <= tune.wgs && (rows || wgs < 256) && K >= 2 * tune.min_k && batch * J * K >= (int64_t(1) << 20))
     splits = std::min<int64_t>((tune.wgs + wgs - 1) / wgs, K / tune.min_k);
   splits = std::max<int64_t>(splits, 1);
   int64_t kps = (K + splits - 1) / splits;
@@ -1046,7 +1054,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   const std::string readers = float_bindings(x.t, "X", w.t, "W", out.t, cc ? &cc->t : nullptr, storage);
   std::ostringstream key;
   const int U = tune.unroll;
-  key << "matmul_gemv:" << (rows ? "r" : "c") << tpr << "u" << U << ":" << x_vec << w_vec << (cc != nullptr) << ":"
+  key << "matmul_gemv:" << (rows ? "r" : "c") << (rows ? tpr : lanes) << "u" << U << ":" << x_vec << w_vec << (cc != nullptr) << ":"
       << dtype_tag(x.t.scalar_type()) << dtype_tag(w.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "")
       << storage.size();
   kernel::Params prm;
@@ -1103,29 +1111,33 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
         << "    if (t < st) { red[lid].x = red[lid].x + red[lid + st].x; }\n    workgroupBarrier();\n  }\n"
         << "  if (t == 0u && j < J) { store(b, s, j, red[lid].x); }\n";
     } else {
-      b << "  let ky = lid / 64u;\n  let j0 = (jg * 64u + lid % 64u) * 4u;\n  var acc = vec4<f32>(0.0);\n"
-        << "  if (j0 < J) {\n";
+      const std::string L = std::to_string(lanes) + "u", R = std::to_string(256 / lanes) + "u";
+      const std::string wat = vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0");
+      b << "  let ky = lid / " << L << ";\n  let j0 = (jg * " << L << " + lid % " << L
+        << ") * 4u;\n  var acc = vec4<f32>(0.0);\n  if (j0 < J) {\n";
       if (w_vec) {
         b << "    if (j0 + 3u < J) {\n      var k = k0 + ky;\n";
         if (U > 1) {
-          b << "      for (; k + " << (U - 1) * 4 << "u < k1; k = k + " << U * 4 << "u) {\n";
+          b << "      for (; k + " << (U - 1) << "u * " << R << " < k1; k = k + " << U << "u * " << R << ") {\n";
           for (int u = 0; u < U; ++u)
             b << "        let w" << u << " = "
-              << vload(w.t.scalar_type(), "W", "wb0 + (k + " + std::to_string(4 * u) + "u) * sWk + j0") << ";\n";
+              << vload(w.t.scalar_type(), "W", "wb0 + (k + " + std::to_string(u) + "u * " + R + ") * sWk + j0")
+              << ";\n";
           for (int u = 0; u < U; ++u)
-            b << "        acc = fma(w" << u << ", vec4<f32>(elx(xb + (k + " << 4 * u << "u) * sXk)), acc);\n";
+            b << "        acc = fma(w" << u << ", vec4<f32>(elx(xb + (k + " << u << "u * " << R << ") * sXk)), acc);\n";
           b << "      }\n";
         }
-        b << "      for (; k < k1; k = k + 4u) { acc = fma(" << vload(w.t.scalar_type(), "W", "wb0 + k * sWk + j0")
+        b << "      for (; k < k1; k = k + " << R << ") { acc = fma(" << wat
           << ", vec4<f32>(elx(xb + k * sXk)), acc); }\n    } else {\n";
       } else
         b << "    {\n";
-      b << "      for (var k = k0 + ky; k < k1; k = k + 4u) {\n        let xk = elx(xb + k * sXk);\n"
+      b << "      for (var k = k0 + ky; k < k1; k = k + " << R << ") {\n        let xk = elx(xb + k * sXk);\n"
         << "        for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { acc[c] = acc[c] + elw(wb0 + k * sWk + (j0 "
            "+ c) * sWj) * xk; } }\n"
         << "      }\n    }\n  }\n  red[lid] = acc;\n  workgroupBarrier();\n"
-        << "  if (ky == 0u && j0 < J) {\n    let v = (red[lid] + red[lid + 64u]) + (red[lid + 128u] + red[lid + "
-           "192u]);\n"
+        << "  for (var st = " << R << " / 2u; st > 0u; st = st >> 1u) {\n"
+        << "    if (ky < st) { red[lid] = red[lid] + red[lid + st * " << L << "]; }\n    workgroupBarrier();\n  }\n"
+        << "  if (ky == 0u && j0 < J) {\n    let v = red[lid];\n"
         << "    for (var c = 0u; c < 4u; c = c + 1u) { if (j0 + c < J) { store(b, s, j0 + c, v[c]); } }\n  }\n";
     }
     return kernel::fill(kernel::library("matmul_gemv"),

@@ -3,8 +3,10 @@
 // here. Two shapes of workgroup, chosen by which of W's strides is 1:
 //   ROWS: W's rows are contiguous along k. TPR invocations cooperate on a row (vec4 loads along k,
 //         a tree reduction in workgroup memory); 256 / TPR rows per workgroup.
-//   COLS: W is contiguous along j. 64 invocations each own 4 neighbouring outputs (vec4 loads
-//         along j), 4 invocations split k; a final sum of the 4 partial vec4s.
+//   COLS: W is contiguous along j. LANES invocations each own 4 neighbouring outputs (vec4 loads
+//         along j), 256 / LANES invocations split k; a tree sum of their partial vec4s. LANES is 64,
+//         or 16 / 4 (narrow strips, the whole of k in one workgroup) where that makes enough
+//         workgroups to go without split-K (engines/gemm.cpp, gemv).
 // Long k is split across workgroups (split-K); the parts then go to the epilogue kernel.
 // Parameters: J, K, batch, k_split (k per split-K part), groups_j (workgroups along j), per operand
 //   x in x, w, o, c: x_off (element offset), x_sb (batch stride), x_s<dim> (stride along j or k),
