@@ -68,6 +68,22 @@ def test_implicit_forward_and_gradients_match_cpu(case, dtype):
 
 
 @pytest.mark.parametrize(
+    "case", [c for c in range(len(CASES)) if CASES[c][2].get("stride", 1) in (1, (1, 1), (1, 1, 1))]
+)
+def test_input_grad_as_flipped_convolution(case, monkeypatch):
+    # A stride-1 convolution's input gradient as the forward convolution of the output gradient with
+    # flipped, channel-swapped weights (the route half convolutions take on matrix units), forced on
+    # for float32 so that the geometry (groups, dilation, padding, 1-3 d) is checked on any adapter.
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_GRAD_AS_CONV", "1")
+    xs, ws, kw = CASES[case]
+    g = torch.Generator().manual_seed(case)
+    x, w, b = torch.randn(xs, generator=g), torch.randn(ws, generator=g) * 0.3, torch.randn(ws[0], generator=g)
+    want, got = run(conv, x, w, b, torch.float32, kw=kw)
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
     "xs, ws, kw",
     [
         ((2, 8, 5, 6), (8, 4, 3, 3), dict(stride=2, padding=1, output_padding=1)),

@@ -483,7 +483,34 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
       if (mask[1]) gw = gw.defined() ? gw.add_(std::get<1>(part)) : std::get<1>(part);
     }
   }
-  if (mask[0] && per >= N) {
+  // A stride-1 convolution's input gradient is the forward convolution of the output gradient with
+  // the weights flipped and their channel dims swapped, padding dilation * (k - 1) - padding: for
+  // half on matrix units that is the channels-last form above. TORCH_WEBGPU_CONV_GRAD_AS_CONV=1 takes
+  // it for every dtype (tests), 0 never.
+  bool as_conv = !transposed && mask[0] && per >= N;
+  std::vector<int64_t> ones(dims, 1), pad2(dims);
+  for (int i = 0; i < dims && as_conv; ++i) {
+    pad2[i] = g.dl[o + i] * (g.ks[o + i] - 1) - g.pd[o + i];
+    as_conv = g.st[o + i] == 1 && pad2[i] >= 0;
+  }
+  if (as_conv) {
+    const int on = kernel::env_switch("TORCH_WEBGPU_CONV_GRAD_AS_CONV", -1);
+    as_conv = on >= 0 ? on == 1
+                      : go.scalar_type() == at::kHalf && g.Co % 8 == 0 &&
+                            kernel::env_switch("TORCH_WEBGPU_CONV_NHWC", 1) == 1 &&
+                            engines::half_gemm_uses_matrix_units(go, g.N, g.Ci, g.XS(), g.Co * g.KS());
+  }
+  if (as_conv) {
+    std::vector<int64_t> wsizes{groups * g.Ci, g.Co};
+    std::vector<int64_t> flip;
+    for (int i = 0; i < dims; ++i) {
+      wsizes.push_back(weight.size(2 + i));
+      flip.push_back(2 + i);
+    }
+    const at::Tensor w2 = weight.view({groups, g.Co, g.Ci, g.KS()}).transpose(1, 2).reshape(wsizes).flip(flip);
+    gi = conv_forward(go, w2, std::nullopt, ones, pad2, dilation, false, {}, groups);
+    TORCH_INTERNAL_ASSERT(gi.sizes() == input.sizes(), "convolution_backward: input gradient as a convolution");
+  } else if (mask[0] && per >= N) {
     gi = at::empty(input.sizes(), input.options());
     if (gi.numel() > 0) {
       const bool implicit = implicit_wanted(go, g);
