@@ -1054,9 +1054,9 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   const std::string readers = float_bindings(x.t, "X", w.t, "W", out.t, cc ? &cc->t : nullptr, storage);
   std::ostringstream key;
   const int U = tune.unroll;
-  key << "matmul_gemv:" << (rows ? "r" : "c") << (rows ? tpr : lanes) << "u" << U << ":" << x_vec << w_vec << (cc != nullptr) << ":"
-      << dtype_tag(x.t.scalar_type()) << dtype_tag(w.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "")
-      << storage.size();
+  key << "matmul_gemv:" << (rows ? "r" : "c") << (rows ? tpr : lanes) << "u" << U << ":" << x_vec << w_vec
+      << (cc != nullptr) << ":" << dtype_tag(x.t.scalar_type()) << dtype_tag(w.t.scalar_type())
+      << (cc ? dtype_tag(cc->t.scalar_type()) : "") << storage.size();
   kernel::Params prm;
   index(prm, "J", J);
   index(prm, "K", K);
