@@ -664,3 +664,24 @@ def test_sqrt_rsqrt():
     got = torch.sqrt(z[:6].to(DEV)).cpu()
     want = torch.sqrt(z[:6])
     assert torch.equal(torch.signbit(got.imag), torch.signbit(want.imag))
+
+
+def test_index_add():
+    x = moderate(10, 4, seed=25)
+    v = moderate(6, 4, seed=26)
+    idx = torch.tensor([0, 3, 0, 9, 3, 0])
+    for alpha in (1, 2.5, 1 - 1j):
+        fclose(x.to(DEV).index_add(0, idx.to(DEV), v.to(DEV), alpha=alpha), x.index_add(0, idx, v, alpha=alpha))
+    # dim 1, in place on a non-contiguous destination, a conjugated source, out=
+    v1 = moderate(10, 3, seed=27)
+    i1 = torch.tensor([3, 0, 3])
+    y = x.t().contiguous().t()
+    fclose(y.to(DEV).index_add_(1, i1.to(DEV), v1.to(DEV).conj()), y.clone().index_add_(1, i1, v1.conj()))
+    out = torch.empty(10, 4, dtype=C64, device=DEV)
+    torch.index_add(x.to(DEV), 0, idx.to(DEV), v.to(DEV), out=out)
+    fclose(out, x.index_add(0, idx, v))
+    # an index out of range: RuntimeError, as CPU's
+    with pytest.raises(RuntimeError, match="out of"):
+        x.clone().index_add_(0, torch.tensor([10]), v[:1])
+    with pytest.raises(RuntimeError, match="out of"):
+        _then_sync(lambda t: t.index_add_(0, torch.tensor([10]).to(DEV), v[:1].to(DEV)), x.to(DEV))

@@ -565,6 +565,16 @@ struct IndexAdd : at::meta::structured_index_add {
     if (index.numel() == 0) return;
     const bool one = alpha.isBoolean() ? alpha.toBool() : alpha.equal(1);
     at::Tensor src = one ? source : at::mul(source, alpha);
+    if (out.scalar_type() == at::kComplexFloat) {
+      // complex64: the float32 scatter-add of the real parts, then of the imaginary parts.
+      TORCH_CHECK(!out.is_conj() && !out.is_neg(),
+                  "webgpu: index_add_ into a conjugate or negative view of a complex tensor; resolve it first "
+                  "(tensor.resolve_conj()).");
+      const at::Tensor o2 = at::view_as_real(out), s2 = at::view_as_real(src.resolve_conj().resolve_neg());
+      for (int64_t k = 0; k < 2; ++k)
+        index_scatter(o2.select(-1, k), dim, index, s2.select(-1, k), IndexRed::Add, "index_add_", true);
+      return;
+    }
     index_scatter(out, dim, index, src, IndexRed::Add, "index_add_", /*runtime_error=*/true);  // as CPU
   }
 };
