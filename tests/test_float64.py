@@ -281,6 +281,11 @@ BINARY = {
     "logical_and": torch.logical_and,
     "logical_xor": torch.logical_xor,
     "add_alpha": lambda x, y: torch.add(x, y, alpha=0.3),
+    "div_floor": lambda x, y: torch.div(x, y, rounding_mode="floor"),
+    "fmod": torch.fmod,
+    "remainder": torch.remainder,
+    "heaviside": torch.heaviside,
+    "nextafter": torch.nextafter,
 }
 
 
@@ -301,13 +306,14 @@ def test_binary_bits(name):
             r = f0(x, y)
             return torch.where(r == 0, torch.zeros_like(r), r)
 
+    ref = IEEE_REM.get(name, f)
     da, db = a.to(DEV), b.to(DEV)
-    assert_same_bits(f(da, db), f(a, b))
+    assert_same_bits(f(da, db), ref(a, b))
     # non-contiguous operands and a broadcast CPU scalar
     n = b[1::3].numel()
-    assert_same_bits(f(da[::3][:n], db[1::3]), f(a[::3][:n], b[1::3]))
+    assert_same_bits(f(da[::3][:n], db[1::3]), ref(a[::3][:n], b[1::3]))
     s = torch.tensor(0.1, dtype=F64)
-    assert_same_bits(f(da, s), f(a, s))
+    assert_same_bits(f(da, s), ref(a, s))
 
 
 UNARY = {
@@ -378,6 +384,173 @@ def test_inplace_out_and_ternary():
     assert_same_bits(da + i.to(DEV), a + i)
     assert_same_bits(f.to(DEV) * da, f * a)
     assert_same_bits(da / 3, a / 3)
+
+
+def _ieee(op):
+    """CPU's fmod / remainder with its vectorised loop's one quirk undone: SLEEF's fmod gives NaN where
+    a / b overflows (|a| huge, |b| tiny), CPU's scalar loop (std::fmod) and NumPy the exact value.
+    The device gives the exact value everywhere; elsewhere this is CPU's result unchanged."""
+
+    def f(a, b):
+        a, b = torch.as_tensor(a, dtype=F64), torch.as_tensor(b, dtype=F64)
+        want = op(a, b)
+        x, y = torch.broadcast_tensors(a, b)
+        with np.errstate(all="ignore"):
+            m = torch.from_numpy(np.fmod(x.numpy(), y.numpy()))
+        if op is torch.remainder:
+            m = torch.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+        quirk = torch.isnan(want) & ~torch.isnan(m)
+        assert ((x / y).abs()[quirk] == float("inf")).all()  # only where the quotient overflows
+        return torch.where(quirk, m, want)
+
+    return f
+
+
+IEEE_REM = {"fmod": _ieee(torch.fmod), "remainder": _ieee(torch.remainder)}
+
+
+def _with_zeros(t):
+    """t with exact zeros of both signs and some repeated values mixed in (zero divisors, x == y)."""
+    t = t.clone()
+    t[::17] = 0.0
+    t[5::23] = -0.0
+    return t
+
+
+def test_division_family_scalars_inplace_out():
+    # fmod / remainder / floor division: CPU scalars on either side, zero divisors, in place and out=,
+    # broadcasting (a row against a column) and non-contiguous operands, bit for bit.
+    a, b = pairs(600, 11)
+    a, b = _with_zeros(a), _with_zeros(b)
+    da, db = a.to(DEV), b.to(DEV)
+    fmod, remainder = IEEE_REM["fmod"], IEEE_REM["remainder"]
+    for s in (1.5, -0.75, 0.0, -0.0, 1e-310, float("inf"), float("nan"), 3):
+        assert_same_bits(torch.fmod(da, s), fmod(a, s))
+        assert_same_bits(torch.remainder(da, s), remainder(a, s))
+        assert_same_bits(torch.remainder(s, db), remainder(s, b))
+        assert_same_bits(da // s, a // s)
+        assert_same_bits(torch.div(da, s, rounding_mode="floor"), torch.div(a, s, rounding_mode="floor"))
+    assert_same_bits(da // db, a // b)
+    assert_same_bits(torch.floor_divide(da, db), torch.floor_divide(a, b))
+    assert_same_bits(da % db, remainder(a, b))
+    for name in ("fmod", "remainder", "floor_divide"):
+        want = IEEE_REM.get(name, getattr(torch, name))(a, b)
+        y = da.clone()
+        getattr(y, name + "_")(db)
+        assert_same_bits(y, want)
+        out = torch.empty_like(da)
+        getattr(torch, name)(da, db, out=out)
+        assert_same_bits(out, want)
+    y = da.clone()
+    y.div_(db, rounding_mode="floor")
+    assert_same_bits(y, torch.div(a, b, rounding_mode="floor"))
+    col, row = a[:40].reshape(40, 1), b[:30].reshape(1, 30)
+    for f in (torch.fmod, torch.remainder, torch.floor_divide, torch.heaviside, torch.nextafter):
+        ref = IEEE_REM.get(f.__name__, f)
+        assert_same_bits(f(col.to(DEV), row.to(DEV)), ref(col, row))
+        n = b[1::3].numel()
+        assert_same_bits(f(da[::3][:n], db[1::3]), ref(a[::3][:n], b[1::3]))
+        m = a[:200].reshape(20, 10)
+        assert_same_bits(f(m.to(DEV).t(), m.to(DEV).t().flip(0)), ref(m.t(), m.t().flip(0)))
+    # mixed dtypes promote to float64 first
+    i = torch.randint(-7, 8, a.shape, dtype=torch.int32)
+    assert_same_bits(torch.fmod(da, i.to(DEV)), fmod(a, i.to(F64)))
+    assert_same_bits(torch.remainder(i.to(DEV), da), remainder(i.to(F64), a))
+
+
+def test_heaviside_nextafter_inplace_out():
+    a, b = pairs(400, 12)
+    a = _with_zeros(a)
+    da, db = a.to(DEV), b.to(DEV)
+    for name in ("heaviside", "nextafter"):
+        y = da.clone()
+        getattr(y, name + "_")(db)
+        assert_same_bits(y, getattr(torch, name)(a, b))
+        out = torch.empty_like(da)
+        getattr(torch, name)(da, db, out=out)
+        assert_same_bits(out, getattr(torch, name)(a, b))
+    # nextafter steps across zero, the subnormals and the largest finite value
+    x = torch.tensor([0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, float("inf"), -1.0, 1.0], dtype=F64)
+    y = torch.tensor([-0.0, 1.0, 0.0, 1.0, float("inf"), 0.0, float("-inf"), 1.0], dtype=F64)
+    assert_same_bits(torch.nextafter(x.to(DEV), y.to(DEV)), torch.nextafter(x, y), nan_any=False)
+    assert_same_bits(torch.heaviside(x.to(DEV), y.to(DEV)), torch.heaviside(x, y), nan_any=False)
+
+
+@pytest.mark.parametrize("weight", [0.3, -0.25, 0.5, 0.75, 1.0, 2.5, -3.0, float("nan"), "tensor"])
+def test_lerp_bits(weight):
+    # CPU's lerp: |w| < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w), each one fused multiply-add.
+    a, b = pairs(500, 13)
+    if weight == "tensor":
+        w = torch.cat([torch.rand(a.numel() // 2, dtype=F64) * 3 - 1, random_f64(a.numel(), 14)])[: a.numel()]
+        dw = w.to(DEV)
+    else:
+        w = dw = weight
+    da, db = a.to(DEV), b.to(DEV)
+    assert_same_bits(torch.lerp(da, db, dw), torch.lerp(a, b, w))
+    y = da.clone()
+    y.lerp_(db, dw)
+    assert_same_bits(y, torch.lerp(a, b, w))
+    out = torch.empty_like(da)
+    torch.lerp(da, db, dw, out=out)
+    assert_same_bits(out, torch.lerp(a, b, w))
+    # non-contiguous and broadcast operands. CPU's strided (scalar) loop and its vector loop differ in
+    # the sign of a zero result (w = 1, a = 0, b = -0: (w - 1) * (b - a) + b is -0, b - (b - a) * (1 - w)
+    # is +0); the device follows the vector loop, so zeros compare without their sign here.
+    n = b[1::3].numel()
+    ws = w[2::3][: n - 1] if weight == "tensor" else w
+    dws = dw[2::3][: n - 1] if weight == "tensor" else dw
+    got = torch.lerp(da[::3][: n - 1], db[1::3][: n - 1], dws)
+    want = torch.lerp(a[::3][: n - 1], b[1::3][: n - 1], ws)
+    assert_same_bits(got.cpu() + 0.0, want + 0.0)
+    col, row = a[:40].reshape(40, 1), b[:30].reshape(1, 30)
+    wc = w[:30].reshape(1, 30) if weight == "tensor" else w
+    dwc = wc.to(DEV) if weight == "tensor" else wc
+    assert_same_bits(torch.lerp(col.to(DEV), row.to(DEV), dwc).cpu() + 0.0, torch.lerp(col, row, wc) + 0.0)
+
+
+@pytest.mark.parametrize("e", [2, 3, -1, -2, 2.0, -0.5])
+def test_pow_special_exponents_bits(e):
+    # the exponents CPU's pow_tensor_scalar kernel special-cases: x * x, x * x * x, 1 / x,
+    # 1 / (x * x), 1 / sqrt(x); torch.square is pow(x, 2).
+    x = random_f64(3000, 15)
+    x = torch.cat([x, torch.arange(-10, 10) * 0.5])
+    dx = x.to(DEV)
+    want = torch.pow(x, e)
+    if e == -0.5:
+        # 1 / sqrt(x) with a correctly rounded sqrt (NumPy's; CPU's SLEEF sqrt may be one ulp off,
+        # see test_sqrt_correctly_rounded)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = torch.from_numpy(1.0 / np.sqrt(x.numpy()))
+        assert_same_bits(torch.rsqrt(dx), want)
+    assert_same_bits(torch.pow(dx, e), want)
+    assert_same_bits(torch.pow(dx[1::3], e), want[1::3])
+    y = dx.clone()
+    y.pow_(e)
+    assert_same_bits(y, want)
+    if e == 2:
+        assert_same_bits(torch.square(dx), torch.square(x))
+    # other exponents still run CPU's kernel through the stub fallback (off here: an error)
+    with pytest.raises(NotImplementedError, match="fallback is off"):
+        torch.pow(dx, 2.5)
+
+
+def test_hypot_within_one_ulp():
+    # correctly rounded on the device; CPU's (SLEEF's vector hypot, glibc's scalar one) is within
+    # 0.5001 ulp, so the two differ by at most one ulp.
+    a, b = pairs(1500, 16)
+    a = _with_zeros(a)
+    got = torch.hypot(a.to(DEV), b.to(DEV)).cpu()
+    want = torch.hypot(a, b)
+    assert torch.isnan(got).eq(torch.isnan(want)).all()
+    ok = torch.isnan(want) | ((got.view(torch.int64) - want.view(torch.int64)).abs() <= 1)
+    assert ok.all(), (a[~ok][:4], b[~ok][:4], got[~ok][:4], want[~ok][:4])
+    # exact cases are exact: Pythagorean triples, a zero operand, infinities beat NaN
+    x = torch.tensor([3.0, 5.0, 0.0, -0.0, float("inf"), float("nan"), 1e-320, 2.0**600], dtype=F64)
+    y = torch.tensor([4.0, -12.0, -7.5, 0.0, float("nan"), float("-inf"), 0.0, 2.0**600], dtype=F64)
+    assert_same_bits(torch.hypot(x.to(DEV), y.to(DEV)), torch.hypot(x, y), nan_any=False)
+    out = torch.empty(8, dtype=F64, device=DEV)
+    torch.hypot(x.to(DEV), y.to(DEV), out=out)
+    assert_same_bits(out, torch.hypot(x, y), nan_any=False)
 
 
 def test_backward_through_native_ops():

@@ -104,6 +104,25 @@ void sub_kernel(at::TensorIteratorBase& it, const c10::Scalar& alpha) {
 // pow(tensor, scalar): the exponents ATen's CPU kernel special-cases keep their exact formulas.
 void pow_scalar_kernel(at::TensorIteratorBase& it, const c10::Scalar& e) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
+  if (dt == at::kDouble && float64_enabled() && !e.isComplex()) {
+    // float64: the same special exponents, in binary64 as CPU's (square(x) is x * x); other
+    // exponents have no float64 kernel (the stub fallback runs CPU's).
+    const double x = e.toDouble();
+    static constexpr Row k2{"pow_2", lib::None, nullptr, nullptr, nullptr};
+    static constexpr Row k3{"pow_3", lib::None, nullptr, nullptr, nullptr};
+    static constexpr Row kHalf{"sqrt", lib::None, nullptr, nullptr, nullptr};
+    static constexpr Row kMinusHalf{"rsqrt", lib::None, nullptr, nullptr, nullptr};
+    static constexpr Row kMinus1{"reciprocal", lib::None, nullptr, nullptr, nullptr};
+    static constexpr Row kMinus2{"pow_m2", lib::None, nullptr, nullptr, nullptr};
+    const Row* r = x == 2.0    ? &k2
+                   : x == 3.0  ? &k3
+                   : x == 0.5  ? &kHalf
+                   : x == -0.5 ? &kMinusHalf
+                   : x == -1.0 ? &kMinus1
+                   : x == -2.0 ? &kMinus2
+                               : &kPowScalar;
+    return run_row_float64(*r, it, {});
+  }
   if (compute_type(dt) == CT::F32 && !e.isComplex()) {
     const double x = e.toDouble();
     const char* expr = x == 2.0    ? "x1 * x1"

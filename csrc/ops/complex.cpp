@@ -284,6 +284,24 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
     if (n == "exp") return run_c2c(n, iter, in, "c_exp(#0)");
     if (n == "reciprocal") return run_c2c(n, iter, in, "c_div(vec2<f32>(1.0, 0.0), #0)");
     if (n == "sgn") return run_c2c(n, iter, in, "c_sgn(#0)");
+    // pow as CPU: std::pow (cpowf, exp(b log a)) but for the exponents ATen's pow_tensor_scalar
+    // kernel special-cases (0 and 1 never reach a kernel: ATen fills or copies).
+    if (n == "pow") return run_c2c(n, iter, in, "c_pow(#0, #1)");
+    if (n == "pow_scalar") {
+      const c10::complex<double> e = scalars.begin()->toComplexDouble();
+      if (e == 2.0) return run_c2c("pow_2", iter, in, "c_mul(#0, #0)");
+      if (e == 3.0) return run_c2c("pow_3", iter, in, "c_mul(c_mul(#0, #0), #0)");
+      if (e == -2.0) return run_c2c("pow_m2", iter, in, "c_div(vec2<f32>(1.0, 0.0), c_mul(#0, #0))");
+      if (e == 0.5) return run_c2c("sqrt", iter, in, "c_sqrt(#0)");
+      if (e == -0.5) return run_c2c("rsqrt", iter, in, "c_div(vec2<f32>(1.0, 0.0), c_sqrt(#0))");
+      if (e == -1.0) return run_c2c("reciprocal", iter, in, "c_div(vec2<f32>(1.0, 0.0), #0)");
+      return run_c2c(n, iter, in, "c_pow(#0, #1)", {s0});
+    }
+    if (n == "sqrt") return run_c2c(n, iter, in, "c_sqrt(#0)");
+    if (n == "rsqrt") return run_c2c(n, iter, in, "c_div(vec2<f32>(1.0, 0.0), c_sqrt(#0))");
+    if (n == "lerp_scalar") return run_c2c(n, iter, in, "c_lerp(#0, #1, #2)", {s0});
+    if (n == "lerp_tensor") return run_c2c(n, iter, in, "c_lerp(#0, #1, #2)");
+    if (n == "logaddexp") return run_c2c(n, iter, in, "c_logaddexp(#0, #1)");
     // abs / angle of a complex input: ATen runs the stub into a complex result and keeps its real part.
     if (n == "abs") return run_c2c(n, iter, in, "vec2<f32>(f_hypot(#0.x, #0.y), 0.0)");
     if (n == "angle") return run_c2c(n, iter, in, "vec2<f32>(f_atan2(#0.y, #0.x), 0.0)");

@@ -198,6 +198,23 @@ void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntAr
 // rebuilds what _index_put_impl_ builds for index_put_stub (ATen's make_info is not exported).
 void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& orig,
                                 const at::Tensor& value, bool accumulate, bool unsafe) {
+  if (accumulate && self.scalar_type() == at::kComplexFloat) {
+    // complex64 sums are the float32 sums of the parts: the real parts, then the imaginary parts,
+    // each through the float32 accumulation below (atomics, or CPU's order where deterministic).
+    TORCH_CHECK(value.scalar_type() == self.scalar_type(),
+                "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+                " for the destination and ", value.scalar_type(), " for the source.");
+    TORCH_CHECK(!self.is_conj() && !self.is_neg(),
+                "webgpu: index_put_ with accumulate=True into a conjugate or negative view of a complex tensor; "
+                "resolve it first (tensor.resolve_conj()).");
+    const at::Tensor s2 = at::view_as_real(self);
+    const at::Tensor v2 = at::view_as_real(value.resolve_conj().resolve_neg().to(self.device()));
+    for (int64_t k = 0; k < 2; ++k) {
+      at::Tensor sk = s2.select(-1, k);
+      index_put_with_sort_kernel(sk, orig, v2.select(-1, k), true, unsafe);
+    }
+    return;
+  }
   std::vector<at::Tensor> ind;
   for (size_t k = 0; k < orig.size(); ++k) {
     const std::optional<at::Tensor> o = orig.get(k);
@@ -548,6 +565,16 @@ struct IndexAdd : at::meta::structured_index_add {
     if (index.numel() == 0) return;
     const bool one = alpha.isBoolean() ? alpha.toBool() : alpha.equal(1);
     at::Tensor src = one ? source : at::mul(source, alpha);
+    if (out.scalar_type() == at::kComplexFloat) {
+      // complex64: the float32 scatter-add of the real parts, then of the imaginary parts.
+      TORCH_CHECK(!out.is_conj() && !out.is_neg(),
+                  "webgpu: index_add_ into a conjugate or negative view of a complex tensor; resolve it first "
+                  "(tensor.resolve_conj()).");
+      const at::Tensor o2 = at::view_as_real(out), s2 = at::view_as_real(src.resolve_conj().resolve_neg());
+      for (int64_t k = 0; k < 2; ++k)
+        index_scatter(o2.select(-1, k), dim, index, s2.select(-1, k), IndexRed::Add, "index_add_", true);
+      return;
+    }
     index_scatter(out, dim, index, src, IndexRed::Add, "index_add_", /*runtime_error=*/true);  // as CPU
   }
 };

@@ -38,18 +38,29 @@ const char* op_name(Op op) {
   return "?";
 }
 
-// WGSL definitions of T, S, ident and comb for an op over f32, int64 or float64 (both vec2<u32>)
-// values.
-std::string scan_defs(Op op, bool i64, bool f64) {
-  std::string s = i64 || f64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
+// WGSL definitions of T, S, ident and comb for an op over f32, int64, float64 or complex64 (all three
+// vec2<u32>: complex as its (real, imag) float32 bits; sums and products only) values.
+std::string scan_defs(Op op, bool i64, bool f64, bool c64) {
+  std::string s = i64 || f64 || c64 ? "alias T = vec2<u32>;\n" : "alias T = f32;\n";
   s += "struct S { v: T, i: u32 }\n";
   s += "fn rt_inf() -> f32 { return bitcast<f32>(0x7f800000u | (P.n & 0u)); }\n";
   s += "fn isnanf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n";
   // CPU's scans start at +0.0 (a leading -0.0 sums to +0.0).
-  const std::string zero = f64 ? "vec2<u32>(0u, 0u)" : i64 ? "vec2<u32>(0u, 0u)" : "0.0";
-  const std::string one = f64 ? "vec2<u32>(0u, 0x3ff00000u)" : i64 ? "vec2<u32>(1u, 0u)" : "1.0";
-  const char* add = f64 ? "f64_add(a.v, b.v)" : i64 ? "i64_add(a.v, b.v)" : "a.v + b.v";
-  const char* mul = f64 ? "f64_mul(a.v, b.v)" : i64 ? "i64_mul(a.v, b.v)" : "a.v * b.v";
+  const std::string zero = f64 || i64 || c64 ? "vec2<u32>(0u, 0u)" : "0.0";
+  const std::string one = f64   ? "vec2<u32>(0u, 0x3ff00000u)"
+                          : i64 ? "vec2<u32>(1u, 0u)"
+                          : c64 ? "vec2<u32>(0x3f800000u, 0u)"
+                                : "1.0";
+  const char* add = f64   ? "f64_add(a.v, b.v)"
+                    : i64 ? "i64_add(a.v, b.v)"
+                    : c64 ? "bitcast<vec2<u32>>(bitcast<vec2<f32>>(a.v) + bitcast<vec2<f32>>(b.v))"
+                          : "a.v + b.v";
+  // c10::complex's product: (ac - bd, ad + bc).
+  if (c64)
+    s += "fn cmul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { let x = bitcast<vec2<f32>>(a); "
+         "let y = bitcast<vec2<f32>>(b); return bitcast<vec2<u32>>(vec2<f32>(x.x * y.x - x.y * y.y, "
+         "x.x * y.y + x.y * y.x)); }\n";
+  const char* mul = f64 ? "f64_mul(a.v, b.v)" : i64 ? "i64_mul(a.v, b.v)" : c64 ? "cmul(a.v, b.v)" : "a.v * b.v";
   switch (op) {
     case Op::Sum:
       s += "fn ident() -> S { return S(" + zero + ", 0u); }\n";
@@ -103,12 +114,16 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
                  bool seg = false) {
   const bool i64 = x.scalar_type() == at::kLong;
   const bool f64 = x.scalar_type() == at::kDouble;
-  const CT ct = i64 ? CT::I64 : f64 ? CT::F64 : CT::F32;
+  const bool c64 = x.scalar_type() == at::kComplexFloat;
+  const CT ct = i64 ? CT::I64 : f64 ? CT::F64 : c64 ? CT::RAW : CT::F32;
   const bool idx = has_idx(op), carry = c.defined(), idx_in = xi.defined();
   // float64 rows up to a tile run in order, one invocation per row: CPU's left-to-right order, so
   // cumsum/cumprod are bit-identical to CPU's there (longer rows: a fixed tree, within a few ulps).
   const bool short_rows = !reduce && !carry && (n <= 16 || (f64 && n <= kTile));
-  Kernel k(std::string("scan:") + op_name(op) + (f64 ? ":d" : "") +
+  Kernel k(std::string("scan:") + op_name(op) +
+           (f64   ? ":d"
+            : c64 ? ":c"
+                  : "") +
            (reduce       ? ":r"
             : short_rows ? ":q"
                          : ":s") +
@@ -134,7 +149,7 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   if (oyi >= 0) k.param_index("yi_off", yi.storage_offset());
   k.launch(short_rows ? grid(rows) : uint64_t(rows * nb), [&] {
     auto I = [](int i) { return std::to_string(i); };
-    std::string s = scan_defs(op, i64, f64);
+    std::string s = scan_defs(op, i64, f64, c64);
     s += "const REDUCE: bool = " + std::string(reduce ? "true" : "false") + ";\n";
     s += "const CARRY: bool = " + std::string(carry ? "true" : "false") + ";\n";
     s += "const SEG: u32 = " + std::string(seg ? "1u" : "0u") + ";\n";
@@ -230,7 +245,8 @@ void scan_rows(const at::Tensor& x, const at::Tensor& xi, int64_t rows, int64_t 
 }
 
 at::ScalarType work_dtype(at::ScalarType t) {
-  return t == at::kDouble ? at::kDouble : at::isFloatingType(t) ? at::kFloat : at::kLong;
+  if (t == at::kDouble || t == at::kComplexFloat) return t;
+  return at::isFloatingType(t) ? at::kFloat : at::kLong;
 }
 
 // Scans self along dim into values (and indices), both shaped like self.
@@ -244,7 +260,12 @@ void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& valu
   // CPU scans the unsigned types into int64 only (cumsum(dtype=torch.uint32) raises).
   TORCH_CHECK_NOT_IMPLEMENTED(!is_uint_fp8(values.scalar_type()), "\"", name, "\" not implemented for '",
                               values.scalar_type(), "' on webgpu");
-  no_complex(self.scalar_type(), name);
+  // complex64: cumsum and cumprod (in float32 pairs; CPU accumulates in complex128, so results agree
+  // within float32 rounding).
+  if (op != Op::Sum && op != Op::Prod) {
+    no_complex(self.scalar_type(), name);
+    no_complex(values.scalar_type(), name);
+  }
   if (self.dim() == 0) {
     values.copy_(self);
     if (indices.defined()) indices.zero_();
@@ -253,7 +274,7 @@ void scan_dim(const at::Tensor& self, int64_t dim, Op op, const at::Tensor& valu
   dim = at::maybe_wrap_dim(dim, self.dim());
   if (self.numel() == 0) return;
   const int64_t n = self.size(dim), rows = self.numel() / n;
-  at::Tensor x = self.movedim(dim, -1).contiguous();
+  at::Tensor x = self.resolve_conj().resolve_neg().movedim(dim, -1).contiguous();
   const at::ScalarType wd = work_dtype(values.scalar_type());
   if (x.scalar_type() != wd) x = x.to(wd);
   at::Tensor y, yi;

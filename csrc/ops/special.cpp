@@ -80,6 +80,10 @@ void polygamma_kernel(at::TensorIteratorBase& it, const int64_t n) {
 // nextafter steps in the storage dtype's own units, so each float dtype has its expression.
 void nextafter_kernel(at::TensorIteratorBase& it) {
   const at::ScalarType dt = driving_dtype(it, Drive::Common);
+  if (dt == at::kDouble && float64_enabled()) {
+    static constexpr Row kNextafter64{"nextafter", lib::None, nullptr, nullptr, nullptr};
+    return run_row_float64(kNextafter64, it, {});
+  }
   check_supported_dtype(dt, "nextafter");
   no_complex(dt, "nextafter");
   TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt), "\"nextafter\" not implemented for '", c10::toString(dt), "' on webgpu");

@@ -511,3 +511,114 @@ fn f64_sgn(a: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(a) || f64_is_zero(a)) { return vec2<u32>(0u, 0u); }
   return vec2<u32>(0u, (a.y & 0x80000000u) | 0x3ff00000u);
 }
+
+// ---- remainders, floor division, lerp, nextafter (CPU's formulas, each step exact or one rounding) -
+
+// fmod: exact, as IEEE's: the significand of a reduced modulo b's, one exponent step at a time;
+// the sign of a. NaN for b = 0, an infinite a or a NaN operand; a itself for |a| < |b| or b infinite.
+fn f64_fmod(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return f64_nan2(a, b); }
+  if (f64_is_inf(a) || f64_is_zero(b)) { return F64_QNAN; }
+  if (f64_is_inf(b) || f64_is_zero(a)) { return a; }
+  let ua = f64_unpack(a);
+  let ub = f64_unpack(b);
+  let ea = bitcast<i32>(ua.z);
+  let eb = bitcast<i32>(ub.z);
+  let d = ub.xy;
+  if (ea < eb || (ea == eb && u64_lt(ua.xy, d))) { return a; }
+  var r = ua.xy;
+  if (!u64_lt(r, d)) { r = d64_sub(r, d); }
+  for (var n = ea - eb; n > 0; n = n - 1) {
+    r = u64_shl(r, 1u);  // r < d < 2^53, so no bit is lost
+    if (!u64_lt(r, d)) { r = d64_sub(r, d); }
+  }
+  let s = f64_sign(a);
+  if (!d64_nz(r)) { return f64_zero(s); }
+  let sh = d64_clz(r) - 1u;  // the leading one to bit 62; the value r * 2^(eb - 1075) is exact
+  return f64_round_pack(s, eb + 10 - i32(sh), u64_shl(r, sh));
+}
+// torch.remainder: fmod plus b where the signs differ (CPU: mod != 0 && (b < 0) != (mod < 0)).
+fn f64_remainder(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let m = f64_fmod(a, b);
+  let z = vec2<u32>(0u, 0u);
+  if (f64_nz(m) && (f64_lt(b, z) != f64_lt(m, z))) { return f64_add(m, b); }
+  return m;
+}
+// c10::div_floor_floating: (a - fmod(a, b)) / b, corrected by one where the signs differ, floored,
+// and rounded up when more than a half is left; a zero takes the sign of a / b; b = 0 gives a / b.
+fn f64_div_floor(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_zero(b)) { return f64_div(a, b); }
+  let m = f64_fmod(a, b);
+  let z = vec2<u32>(0u, 0u);
+  var d = f64_div(f64_sub(a, m), b);
+  if (f64_nz(m) && (f64_lt(b, z) != f64_lt(m, z))) { d = f64_sub(d, b2d(true)); }
+  if (f64_nz(d)) {
+    var fd = f64_round_mode(d, 1u);
+    if (f64_lt(vec2<u32>(0u, 0x3fe00000u), f64_sub(d, fd))) { fd = f64_add(fd, b2d(true)); }
+    return fd;
+  }
+  return f64_zero(f64_sign(f64_div(a, b)));
+}
+// torch.lerp as CPU's kernels: |w| < 0.5 ? a + w * (b - a) : b - (b - a) * (1 - w), each a fused
+// multiply-add (Vectorized's fmadd; the scalar loop contracts the same way).
+fn f64_lerp(a: vec2<u32>, b: vec2<u32>, w: vec2<u32>) -> vec2<u32> {
+  let d = f64_sub(b, a);
+  if (f64_lt(f64_abs(w), vec2<u32>(0u, 0x3fe00000u))) { return f64_fma(w, d, a); }
+  return f64_fma(f64_sub(w, b2d(true)), d, b);
+}
+// std::nextafter: y when x == y, the smallest subnormal toward y from a zero, else one step of the
+// bits toward y.
+fn f64_nextafter(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x) || f64_is_nan(y)) { return f64_nan2(x, y); }
+  if (f64_eq(x, y)) { return y; }
+  if (f64_is_zero(x)) { return vec2<u32>(1u, y.y & 0x80000000u); }
+  if (f64_lt(x, y) == (f64_sign(x) == 0u)) { return d64_add(x, vec2<u32>(1u, 0u)); }
+  return d64_sub(x, vec2<u32>(1u, 0u));
+}
+// torch.heaviside: x == 0 ? values : x > 0 (a NaN x gives 0).
+fn f64_heaviside(x: vec2<u32>, v: vec2<u32>) -> vec2<u32> {
+  return select(b2d(f64_lt(vec2<u32>(0u, 0u), x)), v, f64_is_zero(x));
+}
+// hypot correctly rounded (one rounding of the exact root of x^2 + y^2): the squares of the
+// significands are exact 106-bit products, summed in 128 bits (y^2's bits shifted out kept as a
+// sticky bit), and a 56-bit root is taken digit by digit with a sticky remainder. An infinite
+// operand gives +inf even with a NaN, as C's hypot.
+fn f64_hypot(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (f64_is_inf(a) || f64_is_inf(b)) { return f64_inf(0u); }
+  if (f64_is_nan(a) || f64_is_nan(b)) { return f64_nan2(a, b); }
+  var x = f64_abs(a);
+  var y = f64_abs(b);
+  if (f64_lt(x, y)) {
+    let t = x; x = y; y = t;
+  }
+  if (f64_is_zero(y)) { return x; }
+  let ux = f64_unpack(x);
+  let uy = f64_unpack(y);
+  let ex = bitcast<i32>(ux.z);
+  let ey = bitcast<i32>(uy.z);
+  let sx = d128_shl(d64_mul_wide(ux.xy, ux.xy), 20u);  // [2^124, 2^126)
+  let sy = d128_shr_sticky(d128_shl(d64_mul_wide(uy.xy, uy.xy), 20u), u32(2 * (ex - ey)));
+  var s = d128_add(sx, sy);  // < 2^127
+  // The radicand: the 112 bits below an even position (2j + 112), the rest sticky.
+  let j = select(7u, 8u, d128_clz(s) == 1u);
+  let low = d128_shl(s, 128u - 2u * j);
+  var sticky = d128_nz(low);
+  var root = vec2<u32>(0u, 0u);
+  var rem = vec2<u32>(0u, 0u);
+  for (var i = 0u; i < 56u; i = i + 1u) {
+    let pos = 2u * j + 110u - 2u * i;
+    let two = (s[pos / 32u] >> (pos % 32u)) & 3u;
+    rem = u64_shl(rem, 2u);
+    rem.x = rem.x | two;
+    let trial = u64_shl(root, 2u) | vec2<u32>(1u, 0u);
+    root = u64_shl(root, 1u);
+    if (!u64_lt(rem, trial)) {
+      rem = d64_sub(rem, trial);
+      root.x = root.x | 1u;
+    }
+  }
+  sticky = sticky || d64_nz(rem);
+  var m = u64_shl(root, 7u);  // the leading one at bit 62
+  m.x = m.x | select(0u, 1u, sticky);
+  return f64_round_pack(0u, ex + i32(j) - 7, m);
+}
