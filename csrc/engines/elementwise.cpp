@@ -2,10 +2,13 @@
 // template (wgsl/kernels/elementwise.wgsl) per dtype/rank/alias pattern, and records one dispatch.
 #include "engines/elementwise.h"
 
+#include <c10/util/SmallVector.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -57,7 +60,7 @@ struct Operand {
   at::ScalarType dtype;
   int64_t itemsize = 4;
   uint64_t byte_off = 0;
-  std::vector<int64_t> strides;  // elements
+  c10::SmallVector<int64_t, 6> strides;  // elements
   bool cpu_scalar = false;
   ScalarBits value;
   int binding = -1;
@@ -187,13 +190,13 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
               " non-mergeable dimensions over ", nops,
               " tensors exceed the kernel parameter slot; make an input contiguous first");
 
-  std::vector<int64_t> shape(R, 1);
+  c10::SmallVector<int64_t, 6> shape(R, 1);
   for (int d = 0; d < iter.ndim(); ++d) shape[d] = iter.shape()[d];
   if (ct == CT::F64) libs |= lib::Float64;
   if (scalar_dtype == at::kDouble && ct != CT::F64 && ct != CT::RAW) raise_no_float64_kernel(name.c_str());
 
   const kernel::DeviceInfo* dev = nullptr;
-  std::vector<Operand> ops(nops);
+  c10::SmallVector<Operand, 4> ops(nops);
   for (int i = 0; i < nops; ++i) {
     Operand& o = ops[i];
     const at::TensorBase& t = iter.tensor_base(i);
@@ -248,7 +251,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
 
   // One binding per distinct block (aliasing views share one binding); windows when a block is
   // larger than a storage binding may be.
-  std::vector<BindingPlan> binds;
+  c10::SmallVector<BindingPlan, 4> binds;
   for (int i = 0; i < nops; ++i) {
     Operand& o = ops[i];
     if (o.cpu_scalar) continue;
@@ -274,7 +277,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   }
 
   // Parameters: each operand's element offset (relative to its binding's window) and strides.
-  std::vector<uint32_t> offs(nops, 0), strides(size_t(nops) * R, 0);
+  c10::SmallVector<uint32_t, 8> offs(nops, 0), strides(size_t(nops) * R, 0);
   for (int i = 0; i < nops; ++i) {
     const Operand& o = ops[i];
     if (o.cpu_scalar) continue;
@@ -322,6 +325,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   }
   const uint32_t wg = vec_mode ? vec_shape(*dev).wg : kWG;
   std::vector<kernel::Storage> storage;
+  storage.reserve(binds.size());
   for (auto& b : binds)
     storage.push_back({b.t, kernel::numbered_name("buf", storage.size()),
                        b.atomic   ? "atomic<u32>"
@@ -337,7 +341,10 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
   prm.u32("count", uint32_t(threads));
   if (mode == Mode::Word) prm.u32("aux", aux);
   if (mode != Mode::Elem && mode != Mode::Atomic) prm.u32("numel", uint32_t(numel));
-  if (indexed && R > 1) prm.array("shape", std::vector<uint32_t>(shape.begin(), shape.end()).data(), size_t(R));
+  if (indexed && R > 1) {
+    c10::SmallVector<uint32_t, 6> s32(shape.begin(), shape.end());
+    prm.array("shape", s32.data(), size_t(R));
+  }
   prm.array("offs", offs.data(), offs.size());
   if (indexed) prm.array("strides", strides.data(), strides.size());
   for (int i = 1; i < nops; ++i)
@@ -528,7 +535,8 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     }
     return kernel::fill(src, {{"ACCESSORS", acc.str()}, {"BODY", body.str()}, {"WG", std::to_string(wg)}});
   };
-  kernel::launch(std::move(key), storage, prm, grid(threads, wg), make);
+  // std::ref: a std::function over this many captures would allocate on every call.
+  kernel::launch(std::move(key), storage, prm, grid(threads, wg), std::ref(make));
 }
 
 }  // namespace webgpu::ops

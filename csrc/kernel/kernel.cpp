@@ -3,8 +3,11 @@
 // lookup and one dispatch.
 #include "kernel/kernel.h"
 
+#include <c10/util/SmallVector.h>
+
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 #include "kernel/device.h"
@@ -107,8 +110,7 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
     key.append(h, 18);
   }
   uint32_t ro_mask = 0;
-  std::vector<rt::Binding> b;
-  b.reserve(storage.size());
+  c10::SmallVector<rt::Binding, 8> b;
   for (size_t j = 0; j < storage.size(); ++j) {
     const Storage& s = storage[j];
     rt::Block* blk = block_of(*s.tensor, key.c_str());
@@ -147,7 +149,8 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
     return s.str();
   };
   const uint32_t nb = uint32_t(storage.size()) + (error_flag ? 1 : 0);
-  const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, make);
+  // std::ref: a std::function over a lambda of this many captures would allocate on every call.
+  const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, std::ref(make));
   // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
   // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
   dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(), groups, error_flag);
@@ -207,7 +210,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     bool write = false, atomic = false;
     Window w;
   };
-  std::vector<Bind> binds;
+  c10::SmallVector<Bind, 8> binds;
   std::string key;
   key.reserve(key_.size() + 16 * args_.size() + 8);
   key.append(key_);
@@ -237,6 +240,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
   }
   bool windowed = false;
   std::vector<Storage> storage;
+  storage.reserve(binds.size());
   for (size_t j = 0; j < binds.size(); ++j) {
     Bind& x = binds[j];
     x.w = window(*x.t, x.lo, x.hi, op_name());
@@ -298,7 +302,7 @@ void Kernel::launch(uint64_t workgroups, const std::function<std::string()>& bod
     const size_t head = directive_end(user);
     return user.substr(0, head) + s.str() + user.substr(head);
   };
-  kernel::launch(std::move(key), storage, params_, workgroups, make, source_, error_flag_);
+  kernel::launch(std::move(key), storage, params_, workgroups, std::ref(make), source_, error_flag_);
 }
 
 }  // namespace webgpu::kernel

@@ -105,6 +105,8 @@ void Stream::ensure_pass() {
   if (!pass_) {
     WGPUComputePassDescriptor d{};
     pass_ = ComputePassEncoder(P.wgpuCommandEncoderBeginComputePass(encoder_.get(), &d));
+    bound_pipeline_ = nullptr;
+    bound_group_ = nullptr;
   }
 }
 
@@ -113,6 +115,8 @@ void Stream::end_pass() {
     procs().wgpuComputePassEncoderEnd(pass_.get());
     pass_ = ComputePassEncoder();
   }
+  bound_pipeline_ = nullptr;
+  bound_group_ = nullptr;
 }
 
 size_t Stream::in_flight_count() {
@@ -242,8 +246,16 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   std::memcpy(shadow_.data() + size_t(pslot) * kParamBytes, params, nwords * 4);
   WGPUBindGroup bg = bind_group(p, bound, p.num_storage);
   uint32_t dyn = pslot * kParamBytes;
-  P.wgpuComputePassEncoderSetPipeline(pass_.get(), p.pipeline.get());
-  P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 0, nullptr);
+  // Bindings persist across dispatches in a pass: set only what changed (a bind group still bound
+  // is referenced by the pass, so its address cannot be reused by a new one while the pass is open).
+  if (p.pipeline.get() != bound_pipeline_) {
+    P.wgpuComputePassEncoderSetPipeline(pass_.get(), p.pipeline.get());
+    bound_pipeline_ = p.pipeline.get();
+  }
+  if (bg != bound_group_) {
+    P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 0, bg, 0, nullptr);
+    bound_group_ = bg;
+  }
   P.wgpuComputePassEncoderSetBindGroup(pass_.get(), 1, chunk_->params.get(), 1, &dyn);
   const uint64_t maxd = dev_.limits().maxComputeWorkgroupsPerDimension;
   uint64_t x = std::min<uint64_t>(workgroups, maxd);

@@ -170,6 +170,10 @@ class Stream {
   std::recursive_mutex mu_;
   CommandEncoder encoder_;
   ComputePassEncoder pass_;
+  // What the open pass has bound: a dispatch with the same pipeline or group-0 bind group skips
+  // setting it again (each Dawn call validates and records a command). Cleared with the pass.
+  WGPUComputePipeline bound_pipeline_ = nullptr;
+  WGPUBindGroup bound_group_ = nullptr;
   uint32_t max_batch_ = 1024;
   uint32_t recorded_ = 0;  // commands in the open batch
   uint64_t groups_ = 0;  // workgroups dispatched in the open batch
