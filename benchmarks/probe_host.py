@@ -27,6 +27,7 @@ import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run  # noqa: E402  (issue 17's CNN)
 
 
 def recording_cpu_ns():
@@ -106,23 +107,7 @@ def cases(dev, cnn_batch, cnn_size):
         return opt.step
 
     def cnn():
-        nn = torch.nn
-        torch.manual_seed(0)
-        model = nn.Sequential(
-            nn.Conv2d(3, 64, 3, padding=1),
-            nn.BatchNorm2d(64),
-            nn.ReLU(),
-            nn.Conv2d(64, 64, 3, padding=1),
-            nn.BatchNorm2d(64),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(64, 128, 3, padding=1),
-            nn.BatchNorm2d(128),
-            nn.ReLU(),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-            nn.Linear(128, 10),
-        ).to(dev)
+        model = run.cnn17_model().to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         x = torch.randn(cnn_batch, 3, cnn_size, cnn_size, device=dev)
         y = torch.randint(0, 10, (cnn_batch,), device=dev)

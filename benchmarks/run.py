@@ -487,13 +487,12 @@ def cnn_train_step(dev, batch: int = 32, size: int = 64, amp: bool = False) -> f
     return 1.0 / timed(dev, amp_step, 10)
 
 
-def cnn17_train_step(dev, batch: int = 32) -> float:
-    """Issue 17's CNN training step: conv 3->64 and 64->64 at 64x64 with batch norm, max-pool, conv
-    64->128 with batch norm, adaptive average pool, linear; batch 32, SGD with momentum (steps/s; the
-    first loss checked against CPU)."""
+def cnn17_model():
+    """Issue 17's CNN (on the CPU, seeded): conv 3->64, 64->64 with batch norm, max-pool, conv 64->128
+    with batch norm, adaptive average pool, linear."""
     nn = torch.nn
     torch.manual_seed(0)
-    model = nn.Sequential(
+    return nn.Sequential(
         nn.Conv2d(3, 64, 3, padding=1),
         nn.BatchNorm2d(64),
         nn.ReLU(),
@@ -508,6 +507,13 @@ def cnn17_train_step(dev, batch: int = 32) -> float:
         nn.Flatten(),
         nn.Linear(128, 10),
     )
+
+
+def cnn17_train_step(dev, batch: int = 32) -> float:
+    """Issue 17's CNN training step: conv 3->64 and 64->64 at 64x64 with batch norm, max-pool, conv
+    64->128 with batch norm, adaptive average pool, linear; batch 32, SGD with momentum (steps/s; the
+    first loss checked against CPU)."""
+    model = cnn17_model()
     g = torch.Generator().manual_seed(9)
     x_cpu, y_cpu = torch.randn(batch, 3, 64, 64, generator=g), torch.randint(0, 10, (batch,), generator=g)
     want = cpu_reference("cnn17", lambda: torch.nn.functional.cross_entropy(model(x_cpu), y_cpu).detach())
