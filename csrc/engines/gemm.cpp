@@ -620,8 +620,8 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
   if (M < int64_t(cfg->M) || N < int64_t(cfg->N)) return p.why = "smaller than one matrix", p;
   p.sm = cfg->M, p.sn = cfg->N, p.sk = cfg->K, p.sg = cfg->max_subgroup;
   // Size classes (TORCH_WEBGPU_MATMUL_SG_TILES="L=4x2x4x4x32,M=2x2x2x4x32,N=1x8x4x1x32,S=2x2x1x1x32"
-  // overrides). L: the
-  // best of the shapes benchmarks/probe_gemm.py and probe_sg.py tried on an H200 (docs/benchmarks.md).
+  // overrides). L: the best of the shapes benchmarks/probe_gemm.py and probe_sg.py tried on an H200
+  // (docs/benchmarks.md).
   // N: products of at most 64 rows (a convolution's, per image: Co x positions), 8 subgroups of 64 x 16
   // each: 0.39x cuDNN for the f16 conv row against 0.20x in the medium class's 4 subgroups of 32 x 64
   // (H100, benchmarks/run.py; the gathered loads want more subgroups in flight).
