@@ -123,6 +123,13 @@ def test_plan_env_off_and_tile_override():
     r = _plan_in_subprocess({"TORCH_WEBGPU_MATMUL_SG_TILES": "L=2x2x4x4x64"})
     assert r.returncode == 0, r.stderr
     assert "'tile': '128x128x64'" in r.stdout, r.stdout
+    code = (
+        "import torch, torch_webgpu\n"
+        f"print(torch_webgpu._C._sg_gemm_plan({H200!r}, True, 49152, 1024, torch.float16, 32, 64, 4096, 576))"
+    )
+    env = dict(os.environ, TORCH_WEBGPU_MATMUL_SG_TILES="N=1x4x4x2x32")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "'subgroups': '1x4'" in r.stdout, r.stdout + r.stderr  # the narrow class's override
     r = _plan_in_subprocess({"TORCH_WEBGPU_MATMUL_SG_TILES": "L=2x2x4x4x10"})
     assert r.returncode != 0 and "TORCH_WEBGPU_MATMUL_SG_TILES" in r.stderr
 
