@@ -143,3 +143,57 @@ def test_depthwise_matches_cpu():
         rtol=1e-4,
         atol=1e-4,
     )
+
+
+@pytest.mark.parametrize("stride,pad,dil", [(1, 1, 1), (2, 0, 1), (1, 2, 2)])
+def test_forward_nhwc_gather_matches_positions(stride, pad, dil):
+    # The half convolution's channels-last gather (conv_gather.wgsl, forward_nhwc) runs only inside
+    # the subgroup-matrix GEMM on GPUs; here its section is compiled alone and every 16-byte unit it
+    # returns is compared with the input position it should read (zeros in the padding).
+    import pathlib
+
+    C = torch_webgpu._C
+    src = (pathlib.Path(__file__).parents[1] / "wgsl" / "kernels" / "conv_gather.wgsl").read_text()
+    sec = src[src.index("//== forward_nhwc") :]
+    sec = sec[: sec.index("//== ", 5)]
+    H, W, K, CI = 6, 7, 3, 16
+    OH, OW = (H + 2 * pad - dil * (K - 1) - 1) // stride + 1, (W + 2 * pad - dil * (K - 1) - 1) // stride + 1
+    consts = ""
+    for name, vals in [("X", (1, H, W)), ("Y", (1, OH, OW)), ("K", (1, K, K))]:
+        consts += "".join(f"const {name}{i}: u32 = {v}u;\n" for i, v in enumerate(vals))
+    for name, vals in [("S", (1, stride, stride)), ("D", (0, pad, pad)), ("L", (1, dil, dil))]:
+        consts += "".join(f"const {name}{i}: i32 = {v};\n" for i, v in enumerate(vals))
+    consts += f"const CI: u32 = {CI}u;\nconst XC: u32 = {CI}u;\n"
+    body = (
+        consts
+        + "struct Tile { b: u32, k1: u32, };\nvar<private> T: Tile;\n"
+        + "fn elb(e: u32) -> f32 { return 0.0; }\n"
+        + src[: src.index("//== ")]
+        + sec
+    ).replace("Bm[", "b1[")
+    body = "\n".join(line.split("//")[0] for line in body.splitlines())  # no P. names from comments
+    KC, YS = K * K * CI, OH * OW
+    body += (
+        "\n@compute @workgroup_size(1) fn main() {\n"
+        f"  T.b = 0u; T.k1 = {KC}u;\n"
+        f"  for (var n = 0u; n < {YS}u; n = n + 1u) {{ for (var k = 0u; k < {KC}u; k = k + 8u) {{\n"
+        f"    b0[n * {KC // 8}u + k / 8u] = gload8_b(n, k); }} }}\n}}\n"
+    )
+    x = torch.arange(1, H * W * CI + 1, dtype=torch.int16)  # [positions, channels], 16-bit elements
+    out = torch.zeros(YS * KC, dtype=torch.int16, device=DEV)
+    C._launch_wgsl(
+        f"test:nhwc_gather:{stride}:{pad}:{dil}",
+        body,
+        [(out, "vec4<u32>", True), (x.to(DEV), "vec4<u32>", False)],
+        [("b_off", "u32", 0), ("b_sb", "u32", 0)],
+        1,
+    )
+    got = out.cpu().view(YS, K * K, CI)
+    xi = x.view(H, W, CI)
+    for n in range(YS):
+        oh, ow = divmod(n, OW)
+        for pos in range(K * K):
+            kh, kw = divmod(pos, K)
+            ih, iw = oh * stride - pad + kh * dil, ow * stride - pad + kw * dil
+            want = xi[ih, iw] if 0 <= ih < H and 0 <= iw < W else torch.zeros(CI, dtype=torch.int16)
+            assert torch.equal(got[n, pos], want), (n, pos)

@@ -693,7 +693,7 @@ SgPlan sg_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16, u
 }
 
 // The plan for a half GEMM on t's adapter (not `use` where it lists no subgroup matrices).
-SgPlan half_plan(const Tensor& t, int64_t batch, int64_t M, int64_t N, int64_t K) {
+SgPlan half_plan(const at::TensorBase& t, int64_t batch, int64_t M, int64_t N, int64_t K) {
   const kernel::DeviceInfo& dev = kernel::device_info(t);
   static const std::vector<kernel::MatrixConfig> none;
   return sg_plan(dev.subgroup_matrix ? dev.matrix_configs : none, dev.f16, dev.max_workgroup_storage,
@@ -1409,13 +1409,7 @@ bool half_gemm_uses_matrix_units(const at::Tensor& t, int64_t batch, int64_t M, 
   return g_sg_syntax.load() >= 0 && half_plan(t, batch, M, N, K).use;
 }
 
-bool half_gemm_uses_matrix_units(const at::TensorBase& t) {
-  const kernel::DeviceInfo& dev = kernel::device_info(t);
-  if (!dev.subgroup_matrix) return false;
-  return sg_plan(dev.matrix_configs, dev.f16, dev.max_workgroup_storage,
-                 std::min(dev.max_invocations, dev.max_workgroup_size_x), at::kHalf, 1, 4096, 4096, 4096)
-      .use;
-}
+bool half_gemm_uses_matrix_units(const at::TensorBase& t) { return half_plan(t, 1, 4096, 4096, 4096).use; }
 
 std::map<std::string, std::string> describe_sg_gemm_plan(const std::vector<kernel::MatrixConfig>& configs, bool has_f16,
                                                          uint64_t wg_storage, uint64_t max_invocations,

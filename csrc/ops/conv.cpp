@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "engines/gemm.h"
 #include "kernel/env.h"
@@ -494,11 +495,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
     as_conv = g.st[o + i] == 1 && pad2[i] >= 0;
   }
   if (as_conv) {
+    // The flipped convolution's geometry: Co channels in, Ci out, at X's positions.
+    Geo flipped = g;
+    std::swap(flipped.Ci, flipped.Co);
+    std::copy(g.xs, g.xs + 3, flipped.ys);
     const int on = kernel::env_switch("TORCH_WEBGPU_CONV_GRAD_AS_CONV", -1);
-    as_conv = on >= 0 ? on == 1
-                      : go.scalar_type() == at::kHalf && g.Co % 8 == 0 &&
-                            kernel::env_switch("TORCH_WEBGPU_CONV_NHWC", 1) == 1 &&
-                            engines::half_gemm_uses_matrix_units(go, g.N, g.Ci, g.XS(), g.Co * g.KS());
+    as_conv = on >= 0 ? on == 1 : nhwc_wanted(go, flipped);
   }
   if (as_conv) {
     std::vector<int64_t> wsizes{groups * g.Ci, g.Co};

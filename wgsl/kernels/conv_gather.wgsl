@@ -80,9 +80,7 @@ fn at(row: u32, x: vec3<i32>) -> f32 { return x_at(row, x); }
 
 fn gload8_b(n: u32, k: u32) -> vec4<u32> {
   if (n >= YS || k >= T.k1) { return vec4<u32>(0u); }
-  let pos = k / CI;
-  let kp = vec3<i32>(i32(pos / (K1 * K2)), i32((pos / K2) % K1), i32(pos % K2));
-  let x = split_y(n) * STR - PAD + kp * DIL;
+  let x = split_y(n) * STR - PAD + split_k(k / CI) * DIL;  // k / CI: the kernel position
   if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(XD))) { return vec4<u32>(0u); }
   let u = vec3<u32>(x);
   return Bm[(P.b_off + T.b * P.b_sb + ((u.x * X1 + u.y) * X2 + u.z) * XC + k % CI) >> 3u];
