@@ -286,6 +286,21 @@ fn f64_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   return f64_round_pack(s, e, q);
 }
 
+// A square root taken digit by digit (f64_sqrt, f64_hypot): the root so far and the remainder; each
+// step brings down two radicand bits `two` and decides one root bit.
+struct Root64 { root: vec2<u32>, rem: vec2<u32>, };
+fn root_digit(r: Root64, two: u32) -> Root64 {
+  var rem = u64_shl(r.rem, 2u);
+  rem.x = rem.x | two;
+  let trial = u64_shl(r.root, 2u) | vec2<u32>(1u, 0u);
+  var root = u64_shl(r.root, 1u);
+  if (!u64_lt(rem, trial)) {
+    rem = d64_sub(rem, trial);
+    root.x = root.x | 1u;
+  }
+  return Root64(root, rem);
+}
+
 fn f64_sqrt(a: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(a)) { return f64_quiet(a); }
   if (f64_is_zero(a)) { return a; }
@@ -299,22 +314,14 @@ fn f64_sqrt(a: vec2<u32>) -> vec2<u32> {
     k = k - 1;
   }
   // Root of m * 2^56 (110 bits), two radicand bits per step: 55 root bits.
-  var root = vec2<u32>(0u, 0u);
-  var rem = vec2<u32>(0u, 0u);
+  var r = Root64(vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
   for (var i = 0u; i < 55u; i = i + 1u) {
     var two = 0u;
     if (i <= 26u) { two = u64_shr(m, 52u - 2u * i).x & 3u; }
-    rem = u64_shl(rem, 2u);
-    rem.x = rem.x | two;
-    let trial = u64_shl(root, 2u) | vec2<u32>(1u, 0u);
-    root = u64_shl(root, 1u);
-    if (!u64_lt(rem, trial)) {
-      rem = d64_sub(rem, trial);
-      root.x = root.x | 1u;
-    }
+    r = root_digit(r, two);
   }
-  var mr = u64_shl(root, 8u);
-  mr.x = mr.x | select(0u, 1u, d64_nz(rem));
+  var mr = u64_shl(r.root, 8u);
+  mr.x = mr.x | select(0u, 1u, d64_nz(r.rem));
   return f64_round_pack(0u, k / 2 + 1023, mr);
 }
 
@@ -603,22 +610,13 @@ fn f64_hypot(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   let j = select(7u, 8u, d128_clz(s) == 1u);
   let low = d128_shl(s, 128u - 2u * j);
   var sticky = d128_nz(low);
-  var root = vec2<u32>(0u, 0u);
-  var rem = vec2<u32>(0u, 0u);
+  var r = Root64(vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
   for (var i = 0u; i < 56u; i = i + 1u) {
     let pos = 2u * j + 110u - 2u * i;
-    let two = (s[pos / 32u] >> (pos % 32u)) & 3u;
-    rem = u64_shl(rem, 2u);
-    rem.x = rem.x | two;
-    let trial = u64_shl(root, 2u) | vec2<u32>(1u, 0u);
-    root = u64_shl(root, 1u);
-    if (!u64_lt(rem, trial)) {
-      rem = d64_sub(rem, trial);
-      root.x = root.x | 1u;
-    }
+    r = root_digit(r, (s[pos / 32u] >> (pos % 32u)) & 3u);
   }
-  sticky = sticky || d64_nz(rem);
-  var m = u64_shl(root, 7u);  // the leading one at bit 62
+  sticky = sticky || d64_nz(r.rem);
+  var m = u64_shl(r.root, 7u);  // the leading one at bit 62
   m.x = m.x | select(0u, 1u, sticky);
   return f64_round_pack(0u, ex + i32(j) - 7, m);
 }
