@@ -273,6 +273,10 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
     return c_out ? run_c2c(n, iter, in, "vec2<f32>(select(0.0, 1.0, " + l + "), 0.0)")
                  : run_c2r(n, iter, in, "b2f(" + l + ")");
   if (c_out) {
+    // Written once: their own rows and pow's special exponents 0.5, -0.5 and -1 run the same formula.
+    const char* sqrt_ = "c_sqrt(#0)";
+    const char* rsqrt = "c_div(vec2<f32>(1.0, 0.0), c_sqrt(#0))";
+    const char* reciprocal = "c_div(vec2<f32>(1.0, 0.0), #0)";
     // CPU adds as a + alpha * b in complex arithmetic even for alpha = 1 (and subtracts with alpha
     // = -1), so infinities meet 0 * inf as CPU's do.
     if (n == "add") return run_c2c(n, iter, in, "#0 + c_mul(#2, #1)", {c10::complex<float>(1.0f, 0.0f)});
@@ -282,7 +286,7 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
     if (n == "div_true") return run_c2c(n, iter, in, "c_div(#0, #1)");
     if (n == "neg") return run_c2c(n, iter, in, "-#0");
     if (n == "exp") return run_c2c(n, iter, in, "c_exp(#0)");
-    if (n == "reciprocal") return run_c2c(n, iter, in, "c_div(vec2<f32>(1.0, 0.0), #0)");
+    if (n == "reciprocal") return run_c2c(n, iter, in, reciprocal);
     if (n == "sgn") return run_c2c(n, iter, in, "c_sgn(#0)");
     // pow as CPU: std::pow (cpowf, exp(b log a)) but for the exponents ATen's pow_tensor_scalar
     // kernel special-cases (0 and 1 never reach a kernel: ATen fills or copies).
@@ -292,13 +296,13 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
       if (e == 2.0) return run_c2c("pow_2", iter, in, "c_mul(#0, #0)");
       if (e == 3.0) return run_c2c("pow_3", iter, in, "c_mul(c_mul(#0, #0), #0)");
       if (e == -2.0) return run_c2c("pow_m2", iter, in, "c_div(vec2<f32>(1.0, 0.0), c_mul(#0, #0))");
-      if (e == 0.5) return run_c2c("sqrt", iter, in, "c_sqrt(#0)");
-      if (e == -0.5) return run_c2c("rsqrt", iter, in, "c_div(vec2<f32>(1.0, 0.0), c_sqrt(#0))");
-      if (e == -1.0) return run_c2c("reciprocal", iter, in, "c_div(vec2<f32>(1.0, 0.0), #0)");
+      if (e == 0.5) return run_c2c("sqrt", iter, in, sqrt_);
+      if (e == -0.5) return run_c2c("rsqrt", iter, in, rsqrt);
+      if (e == -1.0) return run_c2c("reciprocal", iter, in, reciprocal);
       return run_c2c(n, iter, in, "c_pow(#0, #1)", {s0});
     }
-    if (n == "sqrt") return run_c2c(n, iter, in, "c_sqrt(#0)");
-    if (n == "rsqrt") return run_c2c(n, iter, in, "c_div(vec2<f32>(1.0, 0.0), c_sqrt(#0))");
+    if (n == "sqrt") return run_c2c(n, iter, in, sqrt_);
+    if (n == "rsqrt") return run_c2c(n, iter, in, rsqrt);
     if (n == "lerp_scalar") return run_c2c(n, iter, in, "c_lerp(#0, #1, #2)", {s0});
     if (n == "lerp_tensor") return run_c2c(n, iter, in, "c_lerp(#0, #1, #2)");
     if (n == "logaddexp") return run_c2c(n, iter, in, "c_logaddexp(#0, #1)");
