@@ -5,7 +5,7 @@
 // Shared operands: 0 log_probs [T, B, C] (any strides: P.lp_st0/1/2, P.lp_off), 1 targets (i32
 // values; element P.tg_off + tg_base(b) + P.tg_st * i), 2 meta (i32 [3, B]: input length, target
 // length, target base offset). log_alpha and log_beta are [B, P.T, P.L] contiguous.
-// Uses the pointwise library (f_exp_ulp, f_log, f_inf).
+// Uses the pointwise library (f_exp, f_log, f_inf).
 
 // (input length, target length, zeroed) of the workgroup's batch element, made uniform for the barriers.
 var<workgroup> wg_len: vec3<u32>;
@@ -22,7 +22,7 @@ fn row(b: u32, t: u32) -> u32 { return (b * P.T + t) * P.L; }
 fn lse3(a: f32, b: f32, c: f32) -> f32 {
   var m = max(a, max(b, c));
   if (m == -f_inf()) { m = 0.0; }
-  return f_log(f_exp_ulp(a - m) + f_exp_ulp(b - m) + f_exp_ulp(c - m)) + m;
+  return f_log(f_exp(a - m) + f_exp(b - m) + f_exp(c - m)) + m;
 }
 
 //== forward
@@ -69,7 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let l2 = ld3(row(b, Tb - 1u) + 2u * Sb - 1u);
       var m = max(l1, l2);
       if (m == ninf) { m = 0.0; }
-      nll = -(f_log(f_exp_ulp(l1 - m) + f_exp_ulp(l2 - m)) + m);
+      nll = -(f_log(f_exp(l1 - m) + f_exp(l2 - m)) + m);
     }
     st4(P.nll_off + b, nll);
   }
@@ -132,11 +132,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           lcab = ab;
         } else {
           let m = max(lcab, ab);
-          lcab = f_log(f_exp_ulp(lcab - m) + f_exp_ulp(ab - m)) + m;
+          lcab = f_log(f_exp(lcab - m) + f_exp(ab - m)) + m;
         }
       }
       let l = lp(t, b, c);
-      res = (f_exp_ulp(l) - f_exp_ulp(lcab + nll - l)) * gr;
+      res = (f_exp(l) - f_exp(lcab + nll - l)) * gr;
     }
     st7((t * P.B + b) * P.C + c, res);
   }

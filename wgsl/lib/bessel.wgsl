@@ -1,7 +1,7 @@
 // torch.special's Bessel, Airy and orthogonal-polynomial functions (ops/special_bessel.cpp), computed
 // in float32 the way PyTorch's CPU kernels compute them: Cephes' rational and Chebyshev-series
 // approximations with the same coefficients, branches and order of operations, so results agree to
-// float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_exp_ulp) and
+// float32 rounding. Needs pointwise.wgsl (is_nan, f_log, f_sin, f_cos, f_acos, f_exp) and
 // bessel_i.wgsl (bi_chbevl, f_bessel_i0, f_bessel_i1: I0 and I1 are shared with ops/special.cpp).
 // CPU's kernels are built with floating-point contraction: `a * b + c` and `a * b - c * d` are fused
 // multiply-adds, fma(a, b, c) and fma(a, b, -(c * d)). The polynomial, Clenshaw and recurrence steps
@@ -247,10 +247,10 @@ fn bs_k0(x: f32, scaled: bool) -> f32 {
   if (x <= 2.0) {
     let lh = select(bs_log(x) - 0.6931471805599453, bs_log_half(x), scaled);
     let r = bs_k0_series(x) - lh * f_bessel_i0(x);
-    return select(r, r * f_exp_ulp(x), scaled);
+    return select(r, r * f_exp(x), scaled);
   }
   if (scaled) { return bs_k0_series(x) / sqrt(x); }
-  return f_exp_ulp(-x) * bs_k0_series(x) / sqrt(x);
+  return f_exp(-x) * bs_k0_series(x) / sqrt(x);
 }
 
 fn bs_k1(x: f32, scaled: bool) -> f32 {
@@ -259,10 +259,10 @@ fn bs_k1(x: f32, scaled: bool) -> f32 {
   if (is_inf(x)) { return 0.0; }
   if (x <= 2.0) {
     let r = bs_log_half(x) * f_bessel_i1(x) + bs_k1_series(x) / x;
-    return select(r, r * f_exp_ulp(x), scaled);
+    return select(r, r * f_exp(x), scaled);
   }
   if (scaled) { return bs_k1_series(x) / sqrt(x); }
-  return f_exp_ulp(-x) * bs_k1_series(x) / sqrt(x);
+  return f_exp(-x) * bs_k1_series(x) / sqrt(x);
 }
 
 fn f_modified_bessel_k0(x: f32) -> f32 { return bs_k0(x, false); }
@@ -292,7 +292,7 @@ fn f_airy_ai(x: f32) -> f32 {
     let zeta = 2.0 * x * sqrt(x) / 3.0;
     var an = bs_polevl(1.0 / zeta, BS_AI_AN, 8u);
     var ad = bs_polevl(1.0 / zeta, BS_AI_AD, 8u);
-    return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * f_exp_ulp(zeta));
+    return 5.64189583547756286948e-01 * (an / ad) / (2.0 * sqrt(sqrt(x)) * f_exp(zeta));
   }
   var f = 1.0;
   var g = x;

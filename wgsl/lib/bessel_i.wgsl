@@ -4,7 +4,7 @@
 // past it, summed by Clenshaw's recurrence, with Cephes' float32-rounded coefficients. One
 // implementation serves torch.i0, special.i0e, i1, i1e (ops/special.cpp) and
 // special.modified_bessel_i0/i1 (ops/special_bessel.cpp); bessel.wgsl's K0/K1 build on it.
-// Needs pointwise.wgsl (is_nan, is_finite, f_nan, f_exp_ulp).
+// Needs pointwise.wgsl (is_nan, is_finite, f_nan, f_exp).
 
 const BI_I0_A = array<f32, 30>(-4.41534164647933937950e-18, 3.33079451882223809783e-17,
   -2.43127984654795469359e-16, 1.71539128555513303061e-15, -1.16853328779934516808e-14,
@@ -74,8 +74,8 @@ fn bi_i1_series(ax: f32) -> f32 {
 fn f_bessel_i0(x: f32) -> f32 {
   if (!is_finite(x)) { return f_nan(); }
   let ax = abs(x);
-  if (ax <= 8.0) { return f_exp_ulp(ax) * bi_i0_series(ax); }
-  return f_exp_ulp(ax) * bi_i0_series(ax) / sqrt(ax);
+  if (ax <= 8.0) { return f_exp(ax) * bi_i0_series(ax); }
+  return f_exp(ax) * bi_i0_series(ax) / sqrt(ax);
 }
 
 // exp(-|x|) I0(x); 0 at +-inf.
@@ -91,8 +91,8 @@ fn f_bessel_i1(x: f32) -> f32 {
   if (!is_finite(x)) { return f_nan(); }
   let ax = abs(x);
   var r: f32;
-  if (ax <= 8.0) { r = bi_i1_series(ax) * ax * f_exp_ulp(ax); }
-  else { r = f_exp_ulp(ax) * bi_i1_series(ax) / sqrt(ax); }
+  if (ax <= 8.0) { r = bi_i1_series(ax) * ax * f_exp(ax); }
+  else { r = f_exp(ax) * bi_i1_series(ax) / sqrt(ax); }
   return select(r, -r, x < 0.0);
 }
 

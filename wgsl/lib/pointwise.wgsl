@@ -41,19 +41,97 @@ fn f_clamp_t(a: f32, lo: f32, hi: f32) -> f32 {
 fn f_clamp_min(a: f32, lo: f32) -> f32 { if (is_nan(a)) { return a; } return max(a, lo); }
 fn f_clamp_max(a: f32, hi: f32) -> f32 { if (is_nan(a)) { return a; } return min(a, hi); }
 
-fn f_log(x: f32) -> f32 {
+// Logarithms and exponentials to about an ulp, as CPU's libm and CUDA's (WGSL's log/log2 may be off
+// by 2^-21 absolute near 1, and exp by 3 + 2|x| ulp): log2 is computed as a pair hi + lo carrying
+// about 44 bits (pow needs them), log and log10 are that pair times the constant's own pair, and
+// 2^(hi + lo) goes through Cody-Waite reduction and a Taylor polynomial. Pairs need fma rounding
+// once (every Vulkan GPU and lavapipe do so).
+const LN2_HI: f32 = 0.6931471824645996;       // ln 2 = LN2_HI + LN2_LO
+const LN2_LO: f32 = -1.9046542121259336e-09;
+const LOG2E_HI: f32 = 1.4426950216293335;     // log2 e
+const LOG2E_LO: f32 = 1.925963033500011e-08;
+const LOG10_2_HI: f32 = 0.3010300099849701;   // log10 2
+const LOG10_2_LO: f32 = -1.432098883924482e-08;
+
+// (hi + lo) * (c_hi + c_lo), rounded once more: the product of two pairs as one f32.
+fn f_pair_mul(a: vec2<f32>, c_hi: f32, c_lo: f32) -> f32 {
+  let p = a.x * c_hi;
+  return p + (fma(a.x, c_hi, -p) + (a.x * c_lo + a.y * c_hi));
+}
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)), as (m, e), for a positive finite x (subnormals too).
+fn f_frexp_sqrt2(x: f32) -> vec2<f32> {
+  var b = bitcast<u32>(x);
+  var e = -127;
+  if (b < 0x00800000u) { b = bitcast<u32>(x * 8388608.0); e = e - 23; }
+  e = e + i32(b >> 23u);
+  let m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
+  if (m > 1.4142135) { return vec2<f32>(m * 0.5, f32(e + 1)); }
+  return vec2<f32>(m, f32(e));
+}
+// 2 atanh(s) / (2s) - 1 = z/3 + z^2/5 + ... for z = s^2 <= 0.0295 (s = f / (2 + f), 1 + f in
+// [sqrt(1/2), sqrt(2))): ln(1 + f) = 2s (1 + this).
+fn f_atanh_tail(z: f32) -> f32 { return z * (1.0 / 3.0 + f_atanh_tail2(z)); }
+// (f_atanh_tail(z) - z/3) / z = z/5 + z^2/7 + ...
+fn f_atanh_tail2(z: f32) -> f32 {
+  return z * (0.2 + z * (1.0 / 7.0 + z * (1.0 / 9.0 + z * (1.0 / 11.0 + z * (1.0 / 13.0)))));
+}
+// e + log2(1 + f) for 1 + f in [sqrt(1/2), sqrt(2)) and an integral e, as a pair (hi, lo) with
+// hi = hi + lo rounded: ln(1 + f) = 2 atanh(s), s = f / (2 + f) carried as a pair. The pair's low
+// parts are error terms of the (a + b) - a kind, which compilers that reassociate (lavapipe's NIR)
+// fold to zero: there the result is still within an ulp or two, only pow needs more (f64.wgsl).
+fn f_log2_fe(f: f32, fe: f32) -> vec2<f32> {
+  let d = 2.0 + f;
+  let dl = f - (d - 2.0);  // 2 + f = d + dl exactly
+  let s = f / d;
+  let sl = (fma(-s, d, f) - s * dl) / d;
+  let t = f_atanh_tail(s * s);
+  let lh = 2.0 * s;  // ln m = lh + ll
+  let ll = 2.0 * sl + lh * t;
+  let p = lh * LOG2E_HI;  // ln m * log2 e = p + pe
+  let pe = fma(lh, LOG2E_HI, -p) + (lh * LOG2E_LO + ll * LOG2E_HI);
+  let r = fe + p;  // |e| >= 1 > |p| unless e == 0
+  let err = select((fe - r) + p, (p - r) + fe, fe == 0.0);
+  let lo = err + pe;
+  let hi = r + lo;
+  return vec2<f32>(hi, lo - (hi - r));
+}
+// log2 x for a positive finite x (subnormals too) as a pair, f_log2_fe's.
+fn f_log2_pair(x: f32) -> vec2<f32> {
+  let me = f_frexp_sqrt2(x);
+  return f_log2_fe(me.x - 1.0, me.y);
+}
+// 2^(t + tl) for |tl| <= ulp(t): k = round(t), w = ((t - k) + tl) ln 2, e^w by Taylor to w^8
+// (|w| <= ln2/2), scaled by 2^k with one rounding (subnormal results included).
+fn f_exp2_pair(t: f32, tl: f32) -> f32 {
+  if (is_nan(t)) { return t; }
+  let tc = clamp(t, -300.0, 300.0);
+  let k = round(tc);
+  return f_ldexp(f_exp_taylor(((tc - k) + tl) * LN2_HI), k);
+}
+// e^w by Taylor to w^8, for |w| <= ln2/2 (an ulp or so).
+fn f_exp_taylor(w: f32) -> f32 {
+  return 1.0 + w * (1.0 + w * (0.5 + w * (1.6666666666666666e-1 + w * (4.1666666666666664e-2 +
+         w * (8.333333333333333e-3 + w * (1.388888888888889e-3 + w * (1.984126984126984e-4 +
+         w * 2.48015873015873e-5)))))));
+}
+// Edge cases of the logarithms: 0 -> -inf, negative or NaN -> NaN, inf -> inf; 0 means none.
+fn f_log_edge(x: f32) -> f32 {
   if (x == 0.0) { return -f_inf(); }
   if (x < 0.0 || is_nan(x)) { return f_nan(); }
-  if (is_inf(x)) { return x; }
-  return log(x);
+  return select(0.0, x, is_inf(x));
+}
+fn f_log(x: f32) -> f32 {
+  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  return f_pair_mul(f_log2_pair(x), LN2_HI, LN2_LO);
 }
 fn f_log2(x: f32) -> f32 {
-  if (x == 0.0) { return -f_inf(); }
-  if (x < 0.0 || is_nan(x)) { return f_nan(); }
-  if (is_inf(x)) { return x; }
-  return log2(x);
+  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  return f_log2_pair(x).x;
 }
-fn f_log10(x: f32) -> f32 { return f_log(x) * 0.4342944819032518; }
+fn f_log10(x: f32) -> f32 {
+  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  return f_pair_mul(f_log2_pair(x), LOG10_2_HI, LOG10_2_LO);
+}
 fn f_sqrt(x: f32) -> f32 {
   if (x < 0.0) { return f_nan(); }
   return sqrt(x);
@@ -63,53 +141,47 @@ fn f_rsqrt(x: f32) -> f32 {
   if (x < 0.0) { return f_nan(); }
   return 1.0 / sqrt(x);
 }
-fn f_exp(x: f32) -> f32 {
-  if (x > 88.72284) { return f_inf(); }
-  if (x < -103.972) { return 0.0; }
-  return exp(x);
-}
-
 // e^x to about an ulp over the whole range: Cody-Waite reduction by ln2 (the high part has 16
-// bits, so k * hi is exact), Taylor to r^8 on |r| <= ln2/2. WGSL's exp may be off by 3 + 2|x| ulp;
-// special.wgsl, bessel_i.wgsl and bessel.wgsl use this one where results must stay near an ulp.
-fn f_exp_ulp(x: f32) -> f32 {
+// bits, so k * hi is exact), Taylor to r^8 on |r| <= ln2/2.
+fn f_exp(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x > 88.72284) { return f_inf(); }
   if (x < -103.972) { return 0.0; }
   let k = round(x * 1.4426950408889634);
   let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
-  let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
-          r * (8.333333333333333e-3 + r * (1.388888888888889e-3 + r * (1.984126984126984e-4 +
-          r * 2.48015873015873e-5)))))));
-  return f_ldexp(p, k);
+  return f_ldexp(f_exp_taylor(r), k);
 }
-
 fn f_exp2(x: f32) -> f32 {
   if (x >= 128.0) { return f_inf(); }
   if (x < -150.0) { return 0.0; }
-  return exp2(x);
+  return f_exp2_pair(x, 0.0);
 }
-// Kahan's tricks: exact near zero without a series.
+// e^x - 1: x = k ln2 + r (Cody-Waite, |r| <= ln2/2), e^r - 1 by Taylor to r^9 (r itself is exact,
+// the rest is under a sixth of it), then 2^k (e^r - 1) + (2^k - 1), whose parts are exact for the
+// k where the sum cancels.
 fn f_expm1(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x > 88.72284) { return f_inf(); }
   if (x < -20.0) { return -1.0; }
-  if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
-  let u = exp(x);
-  if (u == 1.0) { return x; }
-  let um1 = u - 1.0;
-  if (um1 == -1.0) { return -1.0; }
-  return um1 * x / log(u);
+  let k = round(x * 1.4426950408889634);
+  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
+  let er = r + r * r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
+           r * (8.333333333333333e-3 + r * (1.388888888888889e-3 + r * (1.984126984126984e-4 +
+           r * (2.48015873015873e-5 + r * 2.7557319223985893e-6)))))));
+  if (k == 0.0) { return er; }
+  let s = f_ldexp(1.0, k);
+  if (k > 24.0) { return s * (er + 1.0); }
+  return (s - 1.0) + s * er;
 }
+// ln(1 + x): for 1 + x in [sqrt(1/2), sqrt(2)) the logarithm's core takes f = x itself (1 + x is
+// never rounded); elsewhere ln of the rounded 1 + x is within an ulp or two (|ln(1 + x)| >= 0.34).
 fn f_log1p(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x == -1.0) { return -f_inf(); }
   if (x < -1.0) { return f_nan(); }
   if (is_inf(x)) { return x; }
-  if (abs(x) < 1e-4) { return x * (1.0 - x * (0.5 - x / 3.0)); }
-  let u = 1.0 + x;
-  if (u == 1.0) { return x; }
-  return log(u) * x / (u - 1.0);
+  if (x > -0.29289321 && x < 0.41421356) { return f_pair_mul(f_log2_fe(x, 0.0), LN2_HI, LN2_LO); }
+  return f_log(1.0 + x);
 }
 fn f_sigmoid(x: f32) -> f32 { return 1.0 / (1.0 + f_exp(-x)); }
 fn f_tanh(x: f32) -> f32 {
@@ -121,13 +193,13 @@ fn f_tanh(x: f32) -> f32 {
 }
 fn f_sinh(x: f32) -> f32 {
   if (abs(x) < 0.0004) { return x; }
-  if (abs(x) > 89.0) { return f_copysign(f_inf(), x); }
+  if (abs(x) > 88.0) { let h = f_exp(0.5 * abs(x)); return f_copysign((0.5 * h) * h, x); }
   let e = f_expm1(abs(x));
   return f_copysign(0.5 * (e + e / (e + 1.0)), x);
 }
 fn f_cosh(x: f32) -> f32 {
-  if (abs(x) > 89.0) { return f_inf(); }
-  let e = exp(abs(x));
+  if (abs(x) > 88.0) { let h = f_exp(0.5 * abs(x)); return (0.5 * h) * h; }
+  let e = f_exp(abs(x));
   return 0.5 * (e + 1.0 / e);
 }
 fn f_asinh(x: f32) -> f32 {
@@ -182,9 +254,14 @@ fn f_atan2(y: f32, x: f32) -> f32 {
 // near zero where 1 - erfc would lose the relative precision.
 fn f_erfc_pos(z: f32) -> f32 {
   let t = 1.0 / (1.0 + 0.5 * z);
-  return t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-         t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-         t * (-0.82215223 + t * 0.17087277)))))))));
+  let c = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+          t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+          t * (-0.82215223 + t * 0.17087277))))))));
+  // e^(c - z^2) as e^(-z1^2) e^(c - (2 z1 + z2) z2), z = z1 + z2 with z1 the top 12 bits of z, so
+  // z1^2 is exact: z^2 rounded would be off by up to 2^-24 * 55 absolute in the exponent
+  let z1 = bitcast<f32>(bitcast<u32>(z) & 0xfffff000u);
+  let z2 = z - z1;
+  return t * (f_exp(-(z1 * z1)) * f_exp(c - (2.0 * z1 + z2) * z2));
 }
 fn f_erf(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
@@ -210,7 +287,7 @@ fn f_erfinv(x: f32) -> f32 {
   let a = abs(x);
   if (a > 1.0 || is_nan(x)) { return f_nan(); }
   if (a == 1.0) { return f_copysign(f_inf(), x); }
-  var w = -log((1.0 - x) * (1.0 + x));
+  var w = -f_log((1.0 - x) * (1.0 + x));
   var p: f32;
   if (w < 5.0) {
     w = w - 2.5;
@@ -237,13 +314,14 @@ fn f_erfinv(x: f32) -> f32 {
   }
   var r = p * x;
   if (a < 0.99) {
-    r = r - (f_erf(r) - x) / (1.1283791670955126 * exp(-r * r));
+    r = r - (f_erf(r) - x) / (1.1283791670955126 * f_exp(-r * r));
   }
   return r;
 }
 
-// pow with C's edge cases (negative bases with integral exponents, zeros, infinities).
-fn f_pow(x: f32, y: f32) -> f32 {
+// pow with C's edge cases (negative bases with integral exponents, zeros, infinities) around mag,
+// |x|^y for a finite nonzero x and a finite y (computed by the caller for every x, y).
+fn f_pow_with(x: f32, y: f32, mag: f32) -> f32 {
   if (y == 0.0 || x == 1.0) { return 1.0; }
   if (is_nan(x) || is_nan(y)) { return f_nan(); }
   let yint = trunc(y) == y;
@@ -253,26 +331,9 @@ fn f_pow(x: f32, y: f32) -> f32 {
     if (ax == 1.0) { return 1.0; }
     return select(0.0, f_inf(), (ax > 1.0) == (y > 0.0));
   }
-  var r: f32;
+  var r = mag;
   if (ax == 0.0) { r = select(f_inf(), 0.0, y > 0.0); }
   else if (is_inf(ax)) { r = select(0.0, f_inf(), y > 0.0); return select(r, -r, x < 0.0 && yodd); }
-  else {
-    if (yint && abs(y) <= 64.0) {
-      // Repeated squaring: exact-ish for small integral exponents, like libm on CPU.
-      var e = u32(abs(y));
-      var b = ax;
-      r = 1.0;
-      loop {
-        if ((e & 1u) == 1u) { r = r * b; }
-        e = e >> 1u;
-        if (e == 0u) { break; }
-        b = b * b;
-      }
-      if (y < 0.0) { r = 1.0 / r; }
-    } else {
-      r = exp2(y * log2(ax));
-    }
-  }
   if (x < 0.0) {
     if (!yint) { return f_nan(); }
     if (yodd) { r = -r; }
@@ -280,6 +341,25 @@ fn f_pow(x: f32, y: f32) -> f32 {
     r = -r;
   }
   return r;
+}
+// |x|^y where the result is correctly rounded by one operation (y = 1, 2, -1: |x|, x * x, 1 / |x|, as
+// CPU's libm), else a negative number.
+fn f_pow_exact(ax: f32, y: f32) -> f32 {
+  if (abs(y) == 1.0 || y == 2.0) { return select(select(ax, ax * ax, y == 2.0), 1.0 / ax, y < 0.0); }
+  return -1.0;
+}
+// pow in float32 arithmetic: 2^(y log2|x|) with the logarithm and the product as pairs (an ulp or two
+// where the compiler keeps the pairs' error terms; ops/binary.cpp's pow rows use f64.wgsl's f_pow_acc,
+// which does not depend on that).
+fn f_pow(x: f32, y: f32) -> f32 {
+  let ax = abs(x);
+  var mag = f_pow_exact(ax, y);
+  if (mag < 0.0) {
+    let l = f_log2_pair(ax);
+    let t = y * l.x;
+    mag = f_exp2_pair(t, fma(y, l.x, -t) + y * l.y);
+  }
+  return f_pow_with(x, y, mag);
 }
 
 fn f_div_trunc(a: f32, b: f32) -> f32 { return trunc(a / b); }
@@ -349,7 +429,7 @@ fn f_gelu_tanh(x: f32) -> f32 {
 }
 fn f_gelu_backward(g: f32, x: f32) -> f32 {
   let cdf = 0.5 * (1.0 + f_erf(x * 0.7071067811865476));
-  let pdf = exp(-0.5 * x * x) * 0.3989422804014327;
+  let pdf = f_exp(-0.5 * x * x) * 0.3989422804014327;
   return g * (cdf + x * pdf);
 }
 fn f_gelu_tanh_backward(g: f32, x: f32) -> f32 {
@@ -366,7 +446,7 @@ fn f_gelu_tanh_backward(g: f32, x: f32) -> f32 {
   return g * (left_d + left * tanh_d * inner_d);
 }
 fn f_mish(x: f32) -> f32 { return x * f_tanh(f_log1p(f_exp(x))); }
-fn f_logsigmoid(x: f32) -> f32 { return min(x, 0.0) - f_log1p(exp(-abs(x))); }
+fn f_logsigmoid(x: f32) -> f32 { return min(x, 0.0) - f_log1p(f_exp(-abs(x))); }
 fn f_hardsigmoid(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   return min(max(x + 3.0, 0.0), 6.0) / 6.0;
