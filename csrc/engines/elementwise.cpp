@@ -375,6 +375,7 @@ void run_elementwise(at::TensorIteratorBase& iter, const std::string& name, cons
     for (const auto& [bit, file] : lib::kFiles)
       if (libs & bit) src += kernel::library(file);
     if (libs & lib::kFloat64File) src += kernel::library("f64");
+    if (libs & lib::kPowFile) src += kernel::library("pow");
     src += kernel::library("elementwise");
     std::ostringstream acc, body;
     for (size_t j = 0; j < binds.size(); ++j) {

@@ -32,6 +32,7 @@ inline constexpr std::pair<File, const char*> kFiles[] = {{kInt64, "int64"},    
                                                           {kBesselI, "bessel_i"}, {kSpecial, "special"},
                                                           {kBessel, "bessel"},    {kComplex, "complex"}};
 inline constexpr File kFloat64File = File(1u << 6);  // f64.wgsl, emitted after the files above
+inline constexpr File kPowFile = File(1u << 7);  // pow.wgsl, emitted after f64.wgsl
 enum : Libs {
   None = 0,
   Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
@@ -41,6 +42,7 @@ enum : Libs {
   Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
   Complex = kComplex | Pointwise,  // complex.wgsl: c_ld, c_st, c_mul, c_div, c_exp (complex64)
   Float64 = kFloat64File | Int64,  // f64.wgsl: f64_* (binary64 on vec2<u32>), added for any float64 operand
+  Pow = kPowFile | Float64 | Pointwise,  // pow.wgsl: f_pow_acc (float32 pow through binary64)
 };
 }  // namespace lib
 

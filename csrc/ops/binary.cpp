@@ -60,10 +60,9 @@ constexpr Row kLt{"lt", lib::Int64 | lib::Pointwise, "b2f(x1 < x2)", "b2i(x1 < x
 constexpr Row kLe{"le", lib::Int64 | lib::Pointwise, "b2f(x1 <= x2)", "b2i(x1 <= x2)", "b2l(i64_le(x1, x2))"};
 constexpr Row kGt{"gt", lib::Int64 | lib::Pointwise, "b2f(x1 > x2)", "b2i(x1 > x2)", "b2l(i64_lt(x2, x1))"};
 constexpr Row kGe{"ge", lib::Int64 | lib::Pointwise, "b2f(x1 >= x2)", "b2i(x1 >= x2)", "b2l(i64_le(x2, x1))"};
-// pow's float rows take f64.wgsl's f_pow_acc (log2 and the product in binary64: an ulp or so).
-constexpr Row kPow{"pow", lib::Float64 | lib::Pointwise, "f_pow_acc(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
-constexpr Row kPowScalar{
-    "pow_scalar", lib::Float64 | lib::Pointwise, "f_pow_acc(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
+// pow's float rows take pow.wgsl's f_pow_acc (log2 and the product in binary64: an ulp or so).
+constexpr Row kPow{"pow", lib::Pow, "f_pow_acc(x1, x2)", "i32_pow(x1, x2)", "i64_pow(x1, x2)", ""};
+constexpr Row kPowScalar{"pow_scalar", lib::Pow, "f_pow_acc(x1, s0)", "i32_pow(x1, s0)", "i64_pow(x1, s0)", ""};
 // Ternary.
 constexpr Row kLerpScalar{"lerp_scalar", lib::Pointwise, "f_lerp(x1, x2, s0)", nullptr, nullptr};
 constexpr Row kLerpTensor{"lerp_tensor", lib::Pointwise, "f_lerp(x1, x2, x3)", nullptr, nullptr};

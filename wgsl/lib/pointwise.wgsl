@@ -348,13 +348,25 @@ fn f_pow_exact(ax: f32, y: f32) -> f32 {
   if (abs(y) == 1.0 || y == 2.0) { return select(select(ax, ax * ax, y == 2.0), 1.0 / ax, y < 0.0); }
   return -1.0;
 }
-// pow in float32 arithmetic: 2^(y log2|x|) with the logarithm and the product as pairs (an ulp or two
-// where the compiler keeps the pairs' error terms; ops/binary.cpp's pow rows use f64.wgsl's f_pow_acc,
-// which does not depend on that).
+// pow in float32 arithmetic (special.wgsl's zeta): repeated squaring for integral |y| <= 64 (a few
+// roundings), else 2^(y log2|x|) with the logarithm and the product as pairs (an ulp or two where the
+// compiler keeps the pairs' error terms; ops/binary.cpp's pow rows use pow.wgsl's f_pow_acc, which does
+// not depend on that).
 fn f_pow(x: f32, y: f32) -> f32 {
   let ax = abs(x);
   var mag = f_pow_exact(ax, y);
-  if (mag < 0.0) {
+  if (mag < 0.0 && trunc(y) == y && abs(y) <= 64.0) {
+    var e = u32(abs(y));
+    var b = ax;
+    mag = 1.0;
+    loop {
+      if ((e & 1u) == 1u) { mag = mag * b; }
+      e = e >> 1u;
+      if (e == 0u) { break; }
+      b = b * b;
+    }
+    if (y < 0.0) { mag = 1.0 / mag; }
+  } else if (mag < 0.0) {
     let l = f_log2_pair(ax);
     let t = y * l.x;
     mag = f_exp2_pair(t, fma(y, l.x, -t) + y * l.y);
