@@ -168,3 +168,33 @@ def test_math_path_gqa_and_dropout():
     d = F.scaled_dot_product_attention(ones, ones, ones, dropout_p=0.5).cpu()
     # Every output row is a (rescaled) mean of kept ones: values are 0 or around 2 * kept fraction * 1.
     assert torch.isfinite(d).all() and 0.5 < d.mean().item() < 1.5
+
+
+@pytest.mark.parametrize("heads_per_kv", [1, 2])
+def test_output_in_query_layout_without_copy(heads_per_kv):
+    """The query of a fused qkv projection (a [B, L, 3D] block split and viewed as [B, H, L, E]): the
+    kernel writes the output straight into the query's memory layout, [B, L, H, EV] underneath (what the
+    op's meta function plans for compiled graphs), so `o.transpose(1, 2).reshape(B, L, H * EV)` is a view
+    and the call is one dispatch (the output was written contiguous and copied, two dispatches)."""
+    import torch_webgpu
+
+    B, L, H, E = 2, 19, 4, 16
+    HK = H // heads_per_kv
+    qkv = torch.randn(B, L, (H + 2 * HK) * E, generator=gen(21))
+    sizes = [H * E, HK * E, HK * E]
+
+    def attn(x):
+        q, k, v = x.split(sizes, dim=2)
+        q, k, v = (z.view(B, L, z.shape[-1] // E, E).transpose(1, 2) for z in (q, k, v))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=heads_per_kv > 1)
+
+    want = attn(qkv)
+    x = qkv.to(DEV)
+    torch.webgpu.synchronize()
+    before = torch_webgpu._C._stream_counters()["dispatches"]
+    o = attn(x)
+    assert torch_webgpu._C._stream_counters()["dispatches"] - before == 1
+    assert o.shape == (B, H, L, E)
+    assert o.stride() == (L * H * E, E, H * E, 1)
+    assert o.transpose(1, 2).is_contiguous()
+    torch.testing.assert_close(o.cpu(), want, atol=2e-5, rtol=2e-5)

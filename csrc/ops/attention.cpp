@@ -126,10 +126,12 @@ at::Tensor expanded_mask(const std::optional<at::Tensor>& bias, const Shape& s) 
   return bias->expand({s.B, s.H, s.L, s.S});
 }
 
-// The kernels write contiguous results; the op's meta function (what torch.compile plans buffers by)
-// gives the output the query's memory layout and each gradient its input's (empty_like). Results
-// are returned in those layouts, so compiled graphs that index them by the planned strides read
-// them right.
+// The op's meta function (what torch.compile plans buffers by) gives the forward's output the query's
+// memory layout (alloc_with_matching_layout) and each gradient its input's (empty_like). The forward
+// kernel writes its output through strides, straight into that layout (a [B, L, H, EV] block for the
+// usual q of a fused qkv projection, so `out.transpose(1, 2).reshape(B, L, H * EV)` is a view: no
+// copy in eager mode nor in compiled graphs); the backward kernels write contiguous gradients, copied
+// into their inputs' layouts where those differ.
 at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like) {
   if (result.strides() == like.strides()) return result;
   at::Tensor r = at::empty_like(like);
@@ -137,24 +139,18 @@ at::Tensor in_layout_of(const at::Tensor& result, const at::Tensor& like) {
   return r;
 }
 
-at::Tensor in_query_layout(const at::Tensor& out, const at::Tensor& q) {
-  at::Tensor r;
-  if (out.sizes() == q.sizes()) {
-    r = at::empty_like(q.transpose(1, 2)).transpose(1, 2);
-  } else {
-    std::vector<int64_t> order(q.dim());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
-    std::vector<int64_t> shape, inv(q.dim());
-    for (size_t i = 0; i < order.size(); ++i) {
-      shape.push_back(out.size(order[i]));
-      inv[order[i]] = int64_t(i);
-    }
-    r = at::empty(shape, out.options()).permute(inv);
+// An uninitialised [B, H, L, EV] tensor in the query's memory layout (the meta function's rule).
+at::Tensor empty_in_query_layout(at::IntArrayRef sizes, const at::Tensor& q) {
+  if (sizes == q.sizes()) return at::empty_like(q.transpose(1, 2)).transpose(1, 2);
+  std::vector<int64_t> order(q.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
+  std::vector<int64_t> shape, inv(q.dim());
+  for (size_t i = 0; i < order.size(); ++i) {
+    shape.push_back(sizes[order[i]]);
+    inv[order[i]] = int64_t(i);
   }
-  if (r.strides() == out.strides()) return out;
-  r.copy_(out);
-  return r;
+  return at::empty(shape, q.options()).permute(inv);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
@@ -172,7 +168,7 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
       k.sizes(), ", value ", v.sizes(), ", ", q.scalar_type(), "); use scaled_dot_product_attention");
   const Shape s{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   at::Tensor mask = expanded_mask(attn_bias, s);
-  at::Tensor out = at::empty({s.B, s.H, s.L, s.EV}, q.options());
+  at::Tensor out = empty_in_query_layout({s.B, s.H, s.L, s.EV}, q);
   at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
   const int64_t blocks = grid(s.L, kRows);
   // Operands past the binding limit: slices of the batch (ops/rows.h).
@@ -189,12 +185,13 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
                      kr.out(t[5], CT::F32);
                      common_params(kr, sb, scale_of(scale, s.E), is_causal, t[3], blocks, t[0], t[1], t[2]);
                      kr.param_index("out_off", t[4].storage_offset());
+                     kr.param_array("out_stride", t[4].strides().vec());
                      kr.param_index("lse_off", t[5].storage_offset());
                      kr.launch(uint64_t(sb.B * sb.H * blocks),
                                [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
                    });
   const auto lo = q.options().dtype(at::kLong);
-  return {in_query_layout(out, q),
+  return {out,
           lse,
           at::Tensor(),
           at::Tensor(),

@@ -194,6 +194,13 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
     # conv outputs to channels-last were pure copies, twice per conv and step (the CNN training step
     # of benchmarks/probe_compile.py: 112 dispatches per step with it, 74 without).
     patches.setdefault("layout_optimization", False)
+    # Horizontal fusion of kernels over the same range that read the same buffers at different
+    # places (Inductor's default asks for 10 bytes read in common at the same index): at the sizes a
+    # dispatch's host cost decides, one kernel beats several. The q, k and v of a fused qkv
+    # projection (each copied into the layout attention wants, with the projection's split-K sum
+    # and bias) become one kernel instead of three.
+    patches.setdefault("score_fusion_memory_threshold", 0)
+    patches.setdefault("aggressive_fusion", True)
     with inductor_config.patch(patches):
         return compile_fx(model, example_inputs, inner_compile=inner_compile, decompositions=_decompositions())
 
@@ -240,9 +247,90 @@ def _register_eager_lowerings():
         L.make_fallback(op, layout_constraint=constraint, warn=False, override_decomp=True)
 
 
+def _split_k_parts(M, N, K):
+    """How many parts of K the eager GEMM engine would sum for an f32 [M, K] @ [K, N]
+    (engines/gemm.cpp, tiled_gemm with its default tiles: split-K when the output's tiles are fewer
+    than half of 256 workgroups, parts of at least 64), made an even split (K divisible by it, parts a
+    multiple of 4 elements); 0 where it would not split, or the shape takes another kernel (mat-vec)."""
+    if M <= 1 or N <= 1 or K < 128:
+        return 0
+
+    def tiles(bm, bn):
+        return -(-M // bm) * -(-N // bn)
+
+    if M <= 16:
+        t = tiles(16, 128)
+    elif tiles(128, 128) >= 120:
+        t = tiles(128, 128)
+    else:
+        t = tiles(64, 64)
+    if t * 2 >= 256:
+        return 0
+    for s in range(min(-(-256 // t), K // 64), 1, -1):
+        if K % s == 0 and (K // s) % 4 == 0:
+            return s
+    return 0
+
+
+def _split_k_mm(a, b):
+    """a @ b as the sum of its split-K parts, where the eager engine would split K: one batched GEMM
+    writes the parts ([parts, M, N], the batch reading strided slices of a and b: no copies) and the
+    sum is pointwise adds over the parts, which Inductor fuses with what follows (bias, gelu,
+    residual add, even the next layer_norm's reduction) into one generated kernel. The eager engine
+    sums the parts in an epilogue dispatch of its own, which no generated kernel could take in.
+    None where the engine would not split (or sizes are symbolic)."""
+    if a.device.type != "webgpu" or a.dim() != 2 or b.dim() != 2:
+        return None
+    if a.dtype != torch.float32 or b.dtype != torch.float32:
+        return None
+    M, K = a.shape
+    N = b.shape[1]
+    if not all(type(x) is int for x in (M, K, N)):
+        return None
+    s = _split_k_parts(M, N, K)
+    if not s:
+        return None
+    p = torch.ops.aten.bmm(a.unflatten(1, (s, K // s)).transpose(0, 1), b.unflatten(0, (s, K // s)))
+    out = p[0]
+    for i in range(1, s):
+        out = out + p[i]
+    return out
+
+
+def _mm_decomposition(fallback):
+    def mm(a, b, *args, **kwargs):
+        if not args and not kwargs:
+            out = _split_k_mm(a, b)
+            if out is not None:
+                return out
+        return fallback(a, b, *args, **kwargs) if fallback is not None else NotImplemented
+
+    return mm
+
+
+def _addmm_decomposition(fallback):
+    def addmm(c, a, b, *args, beta=1, alpha=1, **kwargs):
+        if not args and not kwargs:
+            out = _split_k_mm(a, b)
+            if out is not None:
+                if alpha != 1:
+                    out = out * alpha
+                return out + (c if beta == 1 else c * beta)
+        return fallback(c, a, b, *args, beta=beta, alpha=alpha, **kwargs) if fallback is not None else NotImplemented
+
+    return addmm
+
+
 def _decompositions():
     from torch._inductor.decomposition import select_decomp_table
 
     table = dict(select_decomp_table())
     eager = set(_eager_overloads())
-    return {op: fn for op, fn in table.items() if op not in eager}
+    table = {op: fn for op, fn in table.items() if op not in eager}
+    # GEMMs the eager engine splits along K: the parts' sum becomes part of the generated epilogue
+    # (_split_k_mm). TORCH_WEBGPU_COMPILE_SPLIT_K=0 leaves them extern calls with the engine's epilogue.
+    if os.environ.get("TORCH_WEBGPU_COMPILE_SPLIT_K", "1") != "0":
+        aten = torch.ops.aten
+        table[aten.mm.default] = _mm_decomposition(table.get(aten.mm.default))
+        table[aten.addmm.default] = _addmm_decomposition(table.get(aten.addmm.default))
+    return table

@@ -63,8 +63,9 @@ fn rows_of(wid: vec3<u32>, nwg: vec3<u32>, heads: u32) -> Rows {
 }
 
 //== fwd
-// Operands: 0 q, 1 k, 2 v, 3 mask, 4 out (contiguous [B, H, L, EV]), 5 logsumexp (f32 [B, H, L]).
-// Extra parameters: out_off, lse_off.
+// Operands: 0 q, 1 k, 2 v, 3 mask, 4 out ([B, H, L, EV] through out_stride: the host gives it the
+// query's memory layout), 5 logsumexp (f32 [B, H, L], contiguous).
+// Extra parameters: out_off, out_stride (4 strides: B, H, L, EV), lse_off.
 const BKV: u32 = 32u;
 const NC: u32 = (EV + LANES - 1u) / LANES;
 var<workgroup> Qs: array<f32, ROWS * EP>;
@@ -127,9 +128,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   if (i >= L) { return; }
   let inv = select(0.0, 1.0 / l, l > 0.0);
+  let out_base = P.out_off + b * P_out_stride(0u) + h * P_out_stride(1u) + i * P_out_stride(2u);
   for (var c = 0u; c < NC; c = c + 1u) {
     let col = lane + LANES * c;
-    if (col < EV) { st4(P.out_off + (bh * L + i) * EV + col, o[c] * inv); }
+    if (col < EV) { st4(out_base + col * P_out_stride(3u), o[c] * inv); }
   }
   if (lane == 0u) { st5(P.lse_off + bh * L + i, select(pos_inf(), m + log(l), l > 0.0)); }
 }
