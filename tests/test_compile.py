@@ -755,3 +755,22 @@ def test_gpt_blocks_fuse_split_k_sums_and_epilogues(monkeypatch):
     close(loss, want_loss, rtol=1e-4, atol=1e-5)
     for (name, p), q in zip(m.named_parameters(), ref.parameters()):
         close(p.grad, q.grad, rtol=1e-3, atol=5e-5)
+
+
+@pytest.mark.parametrize("beta,alpha", [(0, 1), (0.5, 2.0), (1, 1)])
+def test_split_k_addmm_scalars_and_nan_bias(beta, alpha):
+    # the split-K decomposition of addmm (a shape the eager engine splits along K) keeps addmm's
+    # rules: beta = 0 never reads the bias (NaN there must not leak), alpha and beta scale as eager's
+    a = torch.randn(8, 1024)
+    b = torch.randn(1024, 64)
+    c = torch.randn(64)
+    c[3] = float("nan")
+
+    def f(c, a, b):
+        return torch.addmm(c, a, b, beta=beta, alpha=alpha)
+
+    torch._dynamo.reset()
+    got = torch.compile(f)(c.to(DEV), a.to(DEV), b.to(DEV)).cpu()
+    want = f(c, a, b)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    assert got[:, 3].isnan().all() == (beta != 0)

@@ -315,6 +315,8 @@ def _addmm_decomposition(fallback):
             if out is not None:
                 if alpha != 1:
                     out = out * alpha
+                if beta == 0:  # addmm's rule: with beta 0, c (NaN and inf included) is not read
+                    return out
                 return out + (c if beta == 1 else c * beta)
         return fallback(c, a, b, *args, beta=beta, alpha=alpha, **kwargs) if fallback is not None else NotImplemented
 
