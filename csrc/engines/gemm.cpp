@@ -767,19 +767,22 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       stash << " }\n";
     }
   };
-  // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
-  if (a_k8)
-    units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "As", a_stride,
-          a_vec);
-  else
-    units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "As", a_stride,
-          a_vec);
-  if (b_n8)
-    units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "Bs", b_stride,
-          b_vec);
-  else
-    units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "Bs", b_stride,
-          b_vec);
+  // An operand's two tile dims (x, y: tile size, limit, start, stride), its rows first: x by y when
+  // contiguous along y, else y by x. A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when
+  // contiguous along n, else [n][k].
+  struct Dim {
+    int size;
+    const char *lim, *start, *stride;
+  };
+  auto operand = [&](const char* r, const char* ld, const Dim& x, const Dim& y, bool along_y, const char* base,
+                     const char* dst, int stride, bool vec) {
+    const Dim &p = along_y ? x : y, &q = along_y ? y : x;
+    units(r, p.size, q.size, ld, p.lim, q.lim, p.start, q.start, base, p.stride, q.stride, dst, stride, vec);
+  };
+  operand("ra", "load8_a", {BM, "P.M", "tile.m0", "P.a_sm"}, {BK, "tile.k1", "kf", "P.a_sk"}, a_k8, "abase", "As",
+          a_stride, a_vec);
+  operand("rb", "load8_b", {BK, "tile.k1", "kf", "P.b_sk"}, {BN, "P.N", "tile.n0", "P.b_sn"}, b_n8, "bbase", "Bs",
+          b_stride, b_vec);
   std::string fetch_all = fetch.str();
   if (aligned)  // every tile lies inside both operands: no checked loads in the kernel at all
     fetch_all = "    {\n" + fetch_raw.str() + "    }\n";
