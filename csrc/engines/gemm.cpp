@@ -373,34 +373,35 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
        "3u] = o[c]; }\n  }\n}\n";
   std::ostringstream regs, fetch, stash;
   {
-    const int wg = TX * TY, a_units = T.bm * T.bk / 4, b_units = T.bn * T.bk / 4;
-    const int a_per = (a_units + wg - 1) / wg, b_per = (b_units + wg - 1) / wg;
-    for (int i = 0; i < a_per; ++i) {
-      const std::string R = "ra" + std::to_string(i), U = std::to_string(i * wg) + "u + lid";
-      const std::string guard = a_units % wg ? "if (" + U + " < A_UNITS) " : "";
-      regs << "  var " << R << ": vec4<f32>;\n";
-      fetch << "  " << guard << "{ let mk = a_unit(" << U << "); " << R << " = load_a(T.m0 + mk.x, kf + mk.y); }\n";
-      stash << "  " << guard << "{ let mk = a_unit(" << U << "); ";
-      if (a_k4)
-        stash << "let q = ab + mk.y * (BM / 4u) + (mk.x >> 2u); let c = mk.x & 3u; As[q][c] = " << R
-              << ".x; As[q + BM / 4u][c] = " << R << ".y; As[q + BM / 2u][c] = " << R
-              << ".z; As[q + 3u * BM / 4u][c] = " << R << ".w; }\n";
-      else
-        stash << "As[ab + mk.y * (BM / 4u) + (mk.x >> 2u)] = " << R << "; }\n";
-    }
-    for (int i = 0; i < b_per; ++i) {
-      const std::string R = "rb" + std::to_string(i), U = std::to_string(i * wg) + "u + lid";
-      const std::string guard = b_units % wg ? "if (" + U + " < B_UNITS) " : "";
-      regs << "  var " << R << ": vec4<f32>;\n";
-      fetch << "  " << guard << "{ let kn = b_unit(" << U << "); " << R << " = load_b(kf + kn.x, T.n0 + kn.y); }\n";
-      stash << "  " << guard << "{ let kn = b_unit(" << U << "); ";
-      if (b_n4)
-        stash << "Bs[bb + kn.x * (BN / 4u) + (kn.y >> 2u)] = " << R << "; }\n";
-      else
-        stash << "let q = bb + kn.x * (BN / 4u) + (kn.y >> 2u); let c = kn.y & 3u; Bs[q][c] = " << R
-              << ".x; Bs[q + BN / 4u][c] = " << R << ".y; Bs[q + BN / 2u][c] = " << R
-              << ".z; Bs[q + 3u * BN / 4u][c] = " << R << ".w; }\n";
-    }
+    // One operand's tile: `units` vec4 units, `per` per invocation, each fetched into a register R by
+    // `load` (over the unit's coordinates v = unit(U)) and stashed into workgroup memory arr at
+    // base + outer * (dim / 4) + inner / 4: whole (R as one vec4) or spread (R's four components into
+    // four rows dim / 4 apart, column inner % 4).
+    const int wg = TX * TY;
+    auto operand = [&](const char* r, int units, const char* units_c, const char* unit, const char* v,
+                       const std::string& load, const char* arr, const char* base, const char* dim,
+                       const std::string& outer, const std::string& inner, bool spread) {
+      const int per = (units + wg - 1) / wg;
+      for (int i = 0; i < per; ++i) {
+        const std::string R = r + std::to_string(i), U = std::to_string(i * wg) + "u + lid";
+        const std::string guard = units % wg ? "if (" + U + " < " + units_c + ") " : "";
+        const std::string at = std::string("{ let ") + v + " = " + unit + "(" + U + "); ";
+        regs << "  var " << R << ": vec4<f32>;\n";
+        fetch << "  " << guard << at << R << " = " << load << "; }\n";
+        stash << "  " << guard << at;
+        const std::string q = std::string(base) + " + " + outer + " * (" + dim + " / 4u) + (" + inner + " >> 2u)";
+        if (spread)
+          stash << "let q = " << q << "; let c = " << inner << " & 3u; " << arr << "[q][c] = " << R << ".x; " << arr
+                << "[q + " << dim << " / 4u][c] = " << R << ".y; " << arr << "[q + " << dim << " / 2u][c] = " << R
+                << ".z; " << arr << "[q + 3u * " << dim << " / 4u][c] = " << R << ".w; }\n";
+        else
+          stash << arr << "[" << q << "] = " << R << "; }\n";
+      }
+    };
+    operand("ra", T.bm * T.bk / 4, "A_UNITS", "a_unit", "mk", "load_a(T.m0 + mk.x, kf + mk.y)", "As", "ab", "BM",
+            "mk.y", "mk.x", a_k4);
+    operand("rb", T.bn * T.bk / 4, "B_UNITS", "b_unit", "kn", "load_b(kf + kn.x, T.n0 + kn.y)", "Bs", "bb", "BN",
+            "kn.x", "kn.y", !b_n4);
   }
   std::ostringstream acc, comp, st;
   for (int i = 0; i < RM; ++i)
@@ -766,19 +767,22 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
       stash << " }\n";
     }
   };
-  // A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when contiguous along n, else [n][k].
-  if (a_k8)
-    units("ra", BM, BK, "load8_a", "P.M", "tile.k1", "tile.m0", "kf", "abase", "P.a_sm", "P.a_sk", "As", a_stride,
-          a_vec);
-  else
-    units("ra", BK, BM, "load8_a", "tile.k1", "P.M", "kf", "tile.m0", "abase", "P.a_sk", "P.a_sm", "As", a_stride,
-          a_vec);
-  if (b_n8)
-    units("rb", BK, BN, "load8_b", "tile.k1", "P.N", "kf", "tile.n0", "bbase", "P.b_sk", "P.b_sn", "Bs", b_stride,
-          b_vec);
-  else
-    units("rb", BN, BK, "load8_b", "P.N", "tile.k1", "tile.n0", "kf", "bbase", "P.b_sn", "P.b_sk", "Bs", b_stride,
-          b_vec);
+  // An operand's two tile dims (x, y: tile size, limit, start, stride), its rows first: x by y when
+  // contiguous along y, else y by x. A: [m][k] when contiguous along k, else [k][m]; B: [k][n] when
+  // contiguous along n, else [n][k].
+  struct Dim {
+    int size;
+    const char *lim, *start, *stride;
+  };
+  auto operand = [&](const char* r, const char* ld, const Dim& x, const Dim& y, bool along_y, const char* base,
+                     const char* dst, int stride, bool vec) {
+    const Dim &p = along_y ? x : y, &q = along_y ? y : x;
+    units(r, p.size, q.size, ld, p.lim, q.lim, p.start, q.start, base, p.stride, q.stride, dst, stride, vec);
+  };
+  operand("ra", "load8_a", {BM, "P.M", "tile.m0", "P.a_sm"}, {BK, "tile.k1", "kf", "P.a_sk"}, a_k8, "abase", "As",
+          a_stride, a_vec);
+  operand("rb", "load8_b", {BK, "tile.k1", "kf", "P.b_sk"}, {BN, "P.N", "tile.n0", "P.b_sn"}, b_n8, "bbase", "Bs",
+          b_stride, b_vec);
   std::string fetch_all = fetch.str();
   if (aligned)  // every tile lies inside both operands: no checked loads in the kernel at all
     fetch_all = "    {\n" + fetch_raw.str() + "    }\n";

@@ -235,6 +235,12 @@ at::Tensor group_view(const at::Tensor& t, const Geo& g, int64_t C, int64_t S, i
   return t.view({g.N, g.G * C, S}).narrow(1, gi * C, C);
 }
 
+// Group gi's part of bias ([G*C]) as the GEMM's C operand over [N, C, S] (undefined without bias).
+at::Tensor group_bias(const at::Tensor& bias, const Geo& g, int64_t C, int64_t S, int64_t gi) {
+  if (!bias.defined()) return {};
+  return bias.narrow(0, gi * C, C).view({1, C, 1}).expand({g.N, C, S});
+}
+
 engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const Geo& g, const char* section,
                            bool along_k) {
   engines::Gathered r;
@@ -298,8 +304,7 @@ void nhwc_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bi
     const at::Tensor w3 = Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
     engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
     gb.units8 = true;
-    at::Tensor c3;
-    if (bias.defined()) c3 = bias.narrow(0, gi * g.Co, g.Co).view({1, g.Co, 1}).expand({g.N, g.Co, YS});
+    const at::Tensor c3 = group_bias(bias, g, g.Co, YS, gi);
     engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
   }
 }
@@ -312,8 +317,7 @@ void implicit_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor
     const at::Tensor o3 = group_view(out, g, g.Co, YS, gi);
     const at::Tensor w3 = W.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
     const engines::Gathered gb = gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "forward", false);
-    at::Tensor c3;
-    if (bias.defined()) c3 = bias.narrow(0, gi * g.Co, g.Co).view({1, g.Co, 1}).expand({g.N, g.Co, YS});
+    const at::Tensor c3 = group_bias(bias, g, g.Co, YS, gi);
     engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
   }
 }
@@ -333,8 +337,7 @@ void implicit_input_grad(const at::Tensor& Y, const at::Tensor& W, const at::Ten
                               .expand({g.N, g.Ci, KC});
     const engines::Gathered gb =
         gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "input_grad", false);
-    at::Tensor c3;
-    if (bias.defined()) c3 = bias.narrow(0, gi * g.Ci, g.Ci).view({1, g.Ci, 1}).expand({g.N, g.Ci, XS});
+    const at::Tensor c3 = group_bias(bias, g, g.Ci, XS, gi);
     engines::gemm_gathered(o3, wt, nullptr, at::Tensor(), &gb, c3, KC, "convolution_backward");
   }
 }

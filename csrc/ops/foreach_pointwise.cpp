@@ -520,40 +520,38 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 #define WEBGPU_REG_SCALAR(NAME, OP)     \
   WEBGPU_REG(NAME, Scalar, OP##_scalar) \
   WEBGPU_REG(NAME, ScalarList, OP##_scalarlist)
-  WEBGPU_REG_SCALAR(add, add)
-  WEBGPU_REG_SCALAR(sub, sub)
-  WEBGPU_REG_SCALAR(mul, mul)
-  WEBGPU_REG_SCALAR(div, div)
-  WEBGPU_REG(add, List, add_list)
-  WEBGPU_REG(sub, List, sub_list)
+// Those and the List overload (kernel OP_list).
+#define WEBGPU_REG_SCALAR_LIST(NAME, OP) \
+  WEBGPU_REG_SCALAR(NAME, OP)            \
+  WEBGPU_REG(NAME, List, OP##_list)
+// The unary _foreach_NAME and _foreach_NAME_: kernels fe_NAME, fe_NAME_.
+#define WEBGPU_REG_UNARY(NAME)                    \
+  m.impl("_foreach_" #NAME, TORCH_FN(fe_##NAME)); \
+  m.impl("_foreach_" #NAME "_", TORCH_FN(fe_##NAME##_));
+  WEBGPU_REG_SCALAR_LIST(add, add)
+  WEBGPU_REG_SCALAR_LIST(sub, sub)
+  WEBGPU_REG_SCALAR_LIST(mul, mul)
+  WEBGPU_REG_SCALAR_LIST(div, div)
   WEBGPU_REG(add, Tensor, add_tensor)
-  WEBGPU_REG(mul, List, mul_list)
   WEBGPU_REG(mul, Tensor, mul_tensor)
-  WEBGPU_REG(div, List, div_list)
   WEBGPU_REG(div, Tensor, div_tensor)
   // maximum and minimum are clamp_min and clamp_max.
-  WEBGPU_REG_SCALAR(clamp_min, clamp_min)
-  WEBGPU_REG(clamp_min, List, clamp_min_list)
-  WEBGPU_REG_SCALAR(maximum, clamp_min)
-  WEBGPU_REG(maximum, List, clamp_min_list)
-  WEBGPU_REG_SCALAR(clamp_max, clamp_max)
-  WEBGPU_REG(clamp_max, List, clamp_max_list)
-  WEBGPU_REG_SCALAR(minimum, clamp_max)
-  WEBGPU_REG(minimum, List, clamp_max_list)
-  m.impl("_foreach_sqrt", TORCH_FN(fe_sqrt));
-  m.impl("_foreach_sqrt_", TORCH_FN(fe_sqrt_));
-  m.impl("_foreach_neg", TORCH_FN(fe_neg));
-  m.impl("_foreach_neg_", TORCH_FN(fe_neg_));
-  m.impl("_foreach_reciprocal", TORCH_FN(fe_reciprocal));
-  m.impl("_foreach_reciprocal_", TORCH_FN(fe_reciprocal_));
+  WEBGPU_REG_SCALAR_LIST(clamp_min, clamp_min)
+  WEBGPU_REG_SCALAR_LIST(maximum, clamp_min)
+  WEBGPU_REG_SCALAR_LIST(clamp_max, clamp_max)
+  WEBGPU_REG_SCALAR_LIST(minimum, clamp_max)
+  WEBGPU_REG_SCALAR_LIST(lerp, lerp)
+  WEBGPU_REG_UNARY(sqrt)
+  WEBGPU_REG_UNARY(neg)
+  WEBGPU_REG_UNARY(reciprocal)
   m.impl("_foreach_zero_", TORCH_FN(fe_zero_));
   m.impl("_foreach_copy_", TORCH_FN(fe_copy_));
-  WEBGPU_REG_SCALAR(lerp, lerp)
-  WEBGPU_REG(lerp, List, lerp_list)
   WEBGPU_REG_SCALAR(addcmul, addcmul)
   WEBGPU_REG(addcmul, Tensor, addcmul_tensor)
   WEBGPU_REG_SCALAR(addcdiv, addcdiv)
   WEBGPU_REG(addcdiv, Tensor, addcdiv_tensor)
+#undef WEBGPU_REG_UNARY
+#undef WEBGPU_REG_SCALAR_LIST
 #undef WEBGPU_REG_SCALAR
 #undef WEBGPU_REG
 }

@@ -293,30 +293,24 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+// "NAME" -> FN<ARGS...> and "NAME.OVL" -> FN_out<ARGS...>: WEBGPU_IMPL_OUT for these templates.
+#define WEBGPU_PAD(NAME, OVL, FN, ...)       \
+  m.impl(NAME, TORCH_FN((FN<__VA_ARGS__>))); \
+  m.impl(NAME "." OVL, TORCH_FN((FN##_out<__VA_ARGS__>)));
   m.impl("constant_pad_nd", TORCH_FN(constant_pad_nd));
-  m.impl("reflection_pad1d", TORCH_FN(fwd<ReflectionPad1d>));
-  m.impl("reflection_pad1d.out", TORCH_FN(fwd_out<ReflectionPad1d>));
+  WEBGPU_PAD("reflection_pad1d", "out", fwd, ReflectionPad1d)
   WEBGPU_IMPL_OUT(m, "reflection_pad2d", "out", reflection_pad2d);
-  m.impl("reflection_pad3d", TORCH_FN(fwd<ReflectionPad3d>));
-  m.impl("reflection_pad3d.out", TORCH_FN(fwd_out<ReflectionPad3d>));
-  m.impl("replication_pad1d", TORCH_FN(fwd<ReplicationPad1d>));
-  m.impl("replication_pad1d.out", TORCH_FN(fwd_out<ReplicationPad1d>));
-  m.impl("replication_pad2d", TORCH_FN(fwd<ReplicationPad2d>));
-  m.impl("replication_pad2d.out", TORCH_FN(fwd_out<ReplicationPad2d>));
-  m.impl("replication_pad3d", TORCH_FN(fwd<ReplicationPad3d>));
-  m.impl("replication_pad3d.out", TORCH_FN(fwd_out<ReplicationPad3d>));
-  m.impl("reflection_pad1d_backward", TORCH_FN(bwd<ReflectionPad1dBackward>));
-  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(bwd_out<ReflectionPad1dBackward>));
-  m.impl("reflection_pad2d_backward", TORCH_FN((bwd_unstructured<2, true>)));
-  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN((bwd_unstructured_out<2, true>)));
-  m.impl("reflection_pad3d_backward", TORCH_FN(bwd<ReflectionPad3dBackward>));
-  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(bwd_out<ReflectionPad3dBackward>));
-  m.impl("replication_pad1d_backward", TORCH_FN(bwd<ReplicationPad1dBackward>));
-  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(bwd_out<ReplicationPad1dBackward>));
-  m.impl("replication_pad2d_backward", TORCH_FN((bwd_unstructured<2, false>)));
-  m.impl("replication_pad2d_backward.grad_input", TORCH_FN((bwd_unstructured_out<2, false>)));
-  m.impl("replication_pad3d_backward", TORCH_FN((bwd_unstructured<3, false>)));
-  m.impl("replication_pad3d_backward.grad_input", TORCH_FN((bwd_unstructured_out<3, false>)));
+  WEBGPU_PAD("reflection_pad3d", "out", fwd, ReflectionPad3d)
+  WEBGPU_PAD("replication_pad1d", "out", fwd, ReplicationPad1d)
+  WEBGPU_PAD("replication_pad2d", "out", fwd, ReplicationPad2d)
+  WEBGPU_PAD("replication_pad3d", "out", fwd, ReplicationPad3d)
+  WEBGPU_PAD("reflection_pad1d_backward", "grad_input", bwd, ReflectionPad1dBackward)
+  WEBGPU_PAD("reflection_pad2d_backward", "grad_input", bwd_unstructured, 2, true)
+  WEBGPU_PAD("reflection_pad3d_backward", "grad_input", bwd, ReflectionPad3dBackward)
+  WEBGPU_PAD("replication_pad1d_backward", "grad_input", bwd, ReplicationPad1dBackward)
+  WEBGPU_PAD("replication_pad2d_backward", "grad_input", bwd_unstructured, 2, false)
+  WEBGPU_PAD("replication_pad3d_backward", "grad_input", bwd_unstructured, 3, false)
+#undef WEBGPU_PAD
 }
 
 }  // namespace webgpu::ops

@@ -87,6 +87,13 @@ void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c
   run_elementwise(iter, r.name, e, r.libs, ct, bits_for(scalars, ct, dt), scalar_dt);
 }
 
+void run_row_no_half(const Row& r, at::TensorIteratorBase& iter, const char* suffix, const char* tail) {
+  const at::ScalarType dt = driving_dtype(iter, r.drive);
+  TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kHalf && dt != at::kBFloat16, "\"", r.name, suffix, "\" not implemented for '",
+                              c10::toString(dt), "'", tail);
+  run_row(r, iter);
+}
+
 void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr, Libs libs,
               std::initializer_list<c10::Scalar> scalars, at::ScalarType dtype) {
   run_elementwise(iter, name, expr, libs, ct, bits_of(scalars, ct), dtype);

@@ -29,6 +29,9 @@ at::ScalarType driving_dtype(const at::TensorIteratorBase& iter, Drive d);
 
 // Runs a row; scalars become s0, s1, ... in the compute type.
 void run_row(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars = {});
+// Runs a row CPU computes in float32 and double but not in float16/bfloat16: where the driving dtype
+// is one of those, raises NotImplementedError, `"<name><suffix>" not implemented for '<dtype>'<tail>`.
+void run_row_no_half(const Row& r, at::TensorIteratorBase& iter, const char* suffix, const char* tail);
 // Runs an explicit expression per compute type chosen by the caller.
 void run_expr(const char* name, at::TensorIteratorBase& iter, CT ct, const char* expr, Libs libs,
               std::initializer_list<c10::Scalar> scalars = {}, at::ScalarType dtype = at::ScalarType::Undefined);

@@ -318,7 +318,7 @@ at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Ten
   const at::Tensor grad = grad_.contiguous();
   sizes_from(g, self, grad.sizes());
   const AvgArgs avg{count_include_pad, divisor.value_or(0)};
-  return gather_backward("pool:avg_bwd", "avg_bwd", "", grad, self, g, nullptr, &avg);
+  return gather_backward("pool:avg_bwd", "avg_bwd", adaptive_const(false), grad, self, g, nullptr, &avg);
 }
 
 at::Tensor avg_pool2d_fn(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool c,
@@ -380,7 +380,8 @@ at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at:
   g.dims = dims;
   const at::Tensor grad = grad_.contiguous();
   sizes_from(g, self, grad.sizes());
-  return gather_backward("pool:aavg_bwd", "adaptive_avg_bwd", "", grad, self, g);
+  const AvgArgs unused{false, 0};  // avg_bwd's adaptive windows ignore them
+  return gather_backward("pool:aavg_bwd", "avg_bwd", adaptive_const(true), grad, self, g, nullptr, &unused);
 }
 
 at::Tensor aavg2d(const at::Tensor& self, c10::SymIntArrayRef o) { return adaptive_avg_nd(2, self, o); }

@@ -51,10 +51,7 @@ constexpr Row kLcm{"lcm", lib::Special, nullptr, "sp_lcm(x1, x2)", "sp_i64_lcm(x
 // with NotImplementedError, as CPU refuses them.
 template <const Row& R>
 void k0_no_half(at::TensorIteratorBase& it) {
-  const at::ScalarType dt = driving_dtype(it, R.drive);
-  TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kHalf && dt != at::kBFloat16, "\"", R.name, "\" not implemented for '",
-                              c10::toString(dt), "' on webgpu (nor on CPU)");
-  run_row(R, it);
+  run_row_no_half(R, it, "", " on webgpu (nor on CPU)");
 }
 
 // int8 and int16 gcd/lcm wrap CPU's abs to the dtype, as CPU's calc_gcd<int8_t> does (gcd(-128, 6) is -2).

@@ -51,10 +51,7 @@ constexpr Row kLegendreP{"legendre_polynomial_p", lib::Bessel, "f_legendre_polyn
 // webgpu.
 template <const Row& R>
 void float_only(at::TensorIteratorBase& it) {
-  const at::ScalarType dt = driving_dtype(it, R.drive);
-  TORCH_CHECK_NOT_IMPLEMENTED(dt != at::kHalf && dt != at::kBFloat16, "\"", R.name, "_webgpu\" not implemented for '",
-                              c10::toString(dt), "'");
-  run_row(R, it);
+  run_row_no_half(R, it, "_webgpu", "");
 }
 
 // The DispatchStubs ATen's kernels call, pointed at the kernels above.

@@ -56,29 +56,34 @@ void run(Mode mode, bool backward, bool align, const at::Tensor& src, const at::
                                                             : "nearest") +
                           (backward ? "_bwd" : "_fwd");
   const bool exact = mode == Mode::Exact;
+  // nearest's and linear's backwards are one section, gather_bwd, that LINEAR picks the weights of.
+  const char* wgsl_sec = backward && mode != Mode::Cubic ? "gather_bwd" : sec.c_str();
+  const bool linear = mode == Mode::Linear;
   int64_t planes = 1;
   for (int i = 0; i < r - dims; ++i) planes *= in_sizes[i];
   const std::string op = std::string("upsample_") + sec;
-  for_each_slice(
-      {src.view({planes, -1}), dst.view({planes, -1})}, planes, op.c_str(),
-      [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
-        Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
-        k.in(t[0], ct);
-        k.out(t[1], ct);
-        k.param_index("n", t[1].numel());
-        k.param_array("in_size", std::vector<int64_t>(I, I + 3));
-        k.param_array("out_size", std::vector<int64_t>(O, O + 3));
-        uint32_t scale_bits[3];
-        std::memcpy(scale_bits, S, sizeof(scale_bits));
-        k.param_array("scale", std::vector<uint32_t>(scale_bits, scale_bits + 3), kernel::Params::Type::F32S);
-        k.param_index("src_off", t[0].storage_offset());
-        k.param_index("dst_off", t[1].storage_offset());
-        k.library("nn_grid");
-        k.launch(grid(uint64_t(t[1].numel())), [&] {
-          return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") +
-                 ";\nconst ALIGN: bool = " + (align ? "true" : "false") + ";\n" + kernel::section("upsample", sec);
-        });
-      });
+  for_each_slice({src.view({planes, -1}), dst.view({planes, -1})}, planes, op.c_str(),
+                 [&](const std::vector<at::Tensor>& t, int64_t, int64_t) {
+                   Kernel k("upsample:" + sec + (exact ? ":exact" : "") + (align ? ":align" : ""));
+                   k.in(t[0], ct);
+                   k.out(t[1], ct);
+                   k.param_index("n", t[1].numel());
+                   k.param_array("in_size", std::vector<int64_t>(I, I + 3));
+                   k.param_array("out_size", std::vector<int64_t>(O, O + 3));
+                   uint32_t scale_bits[3];
+                   std::memcpy(scale_bits, S, sizeof(scale_bits));
+                   k.param_array("scale", std::vector<uint32_t>(scale_bits, scale_bits + 3),
+                                 kernel::Params::Type::F32S);
+                   k.param_index("src_off", t[0].storage_offset());
+                   k.param_index("dst_off", t[1].storage_offset());
+                   k.library("nn_grid");
+                   k.launch(grid(uint64_t(t[1].numel())), [&] {
+                     return per_element_main() + "const EXACT: bool = " + (exact ? "true" : "false") +
+                            ";\nconst ALIGN: bool = " + (align ? "true" : "false") +
+                            ";\nconst LINEAR: bool = " + (linear ? "true" : "false") + ";\n" +
+                            kernel::section("upsample", wgsl_sec);
+                   });
+                 });
 }
 
 void check_dtype(const at::Tensor& t, Mode mode, bool backward, const char* op) {

@@ -55,6 +55,13 @@ struct Gate {
   Gate() { gate_check(); }
   ~Gate() { gate_check(); }
 };
+// A public entry point's guard: the gate, then the stream's lock (released before the gate's
+// second check).
+struct Entry {
+  Gate gate;
+  std::lock_guard<std::recursive_mutex> lock;
+  explicit Entry(std::recursive_mutex& mu) : lock(mu) {}
+};
 }  // namespace
 
 void Stream::begin_exit() {
@@ -222,8 +229,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
                      " bytes); this op does not split such tensors yet. Work on smaller pieces (e.g. "
                      "torch.split / chunks along the first dimension), or move this step to the CPU.");
   if (several_devices()) check_same_device(b, n, p.key);
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   const Procs& P = procs();
   // A checking kernel's own error slot (may submit and read the slots first when all are taken).
   std::vector<Binding> with_slot;
@@ -294,8 +300,7 @@ void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, ui
     const Binding b[2] = {{src, so, size}, {dst, doff, size}};
     check_same_device(b, 2, "copy");
   }
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   end_pass();
   ensure_encoder();
   procs().wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, so, dst, doff, size);
@@ -341,14 +346,12 @@ void Stream::flush_locked() {
 }
 
 void Stream::flush() {
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   flush_locked();
 }
 
 void Stream::synchronize() {
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   wait_idle_locked();
   dev_.check_errors();
   if (armed_) read_locked(nullptr, 0, nullptr, 0, true);
@@ -358,8 +361,7 @@ void Stream::synchronize() {
 void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
   TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
   if (size == 0) return;
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   flush_locked();
   counters_.uploads++;
   if (size <= kUploadDirectMax) {
@@ -424,14 +426,12 @@ void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* 
 }
 
 void Stream::quiesce() {
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   wait_idle_locked();
 }
 
 void Stream::retire() {
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   retire_locked();
 }
 
@@ -463,8 +463,7 @@ void Stream::wait_idle_locked() {
 
 void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   if (size == 0 && !armed_) return;
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   read_locked(src, off, out, size, armed_);
   if (!found_.empty()) raise_errors_locked(src);
 }
@@ -800,8 +799,7 @@ std::vector<KernelTime> Stream::take_kernel_times() {
 // ---- Marks (events) ----
 
 std::shared_ptr<Stream::Mark> Stream::mark(bool timed) {
-  Gate gate;
-  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Entry entry(mu_);
   const Procs& P = procs();
   auto m = std::make_shared<Mark>();
   if (timed && dev_.has_timestamp()) {

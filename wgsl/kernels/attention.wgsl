@@ -45,6 +45,22 @@ fn stage(which: u32, b: u32, h: u32, row0: u32, n: u32, limit: u32, width: u32, 
   }
 }
 
+// The workgroup's own ROWS rows (q rows for fwd and bwd_dq, k rows for bwd_dkv), E elements per row at
+// EP, for the whole of its run.
+var<workgroup> Own: array<f32, ROWS * EP>;
+
+// Rows row0 .. row0 + ROWS - 1 of q or k (which) into Own.
+fn stage_own(which: u32, b: u32, h: u32, row0: u32, limit: u32, tid: u32) {
+  for (var x = tid; x < ROWS * E; x = x + 128u) { Own[(x / E) * EP + x % E] = row_of(which, b, h, row0 + x / E, limit, x % E); }
+}
+
+// The dot product of row r of Own and row jj of the E-wide block staged in Blk, summed in order.
+fn own_dot(r: u32, jj: u32) -> f32 {
+  var acc = 0.0;
+  for (var e = 0u; e < E; e = e + 1u) { acc = acc + Own[r * EP + e] * Blk[jj * EP + e]; }
+  return acc;
+}
+
 // acc plus column `col` of the weights in Ps (each section's own; weight j of this invocation's row
 // at w0 + j * ws) times the n rows staged in Blk (row j at j * pitch), summed in row order.
 fn ps_blk(acc: f32, w0: u32, ws: u32, n: u32, pitch: u32, col: u32) -> f32 {
@@ -68,7 +84,6 @@ fn rows_of(wid: vec3<u32>, nwg: vec3<u32>, heads: u32) -> Rows {
 // Extra parameters: out_off, out_stride (4 strides: B, H, L, EV), lse_off.
 const BKV: u32 = 32u;
 const NC: u32 = (EV + LANES - 1u) / LANES;
-var<workgroup> Qs: array<f32, ROWS * EP>;
 var<workgroup> Blk: array<f32, BKV * MP>;
 var<workgroup> Ps: array<f32, ROWS * BKV>;
 
@@ -80,7 +95,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = rows.b; let h = rows.h; let bh = rows.bh; let q0 = rows.row0;
   let r = tid / LANES; let lane = tid % LANES;
   let i = q0 + r;
-  for (var x = tid; x < ROWS * E; x = x + 128u) { Qs[(x / E) * EP + x % E] = row_of(0u, b, h, q0 + x / E, L, x % E); }
+  stage_own(0u, b, h, q0, L, tid);
   var m = neg_inf();
   var l = 0.0;
   var o: array<f32, NC>;
@@ -95,11 +110,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let jj = lane + LANES * t;
       let j = k0 + jj;
       var s = neg_inf();
-      if (j < S && i < L) {
-        var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * Blk[jj * EP + e]; }
-        s = logit(acc, b, h, i, j);
-      }
+      if (j < S && i < L) { s = logit(own_dot(r, jj), b, h, i, j); }
       Ps[r * BKV + jj] = s;
     }
     workgroupBarrier();
@@ -142,7 +153,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // Extra parameters: go_off (dO), lse_off, d_off, write_ds, dq_off, ds_off.
 const BKV: u32 = 16u;
 const NQ: u32 = (E + LANES - 1u) / LANES;
-var<workgroup> Qs: array<f32, ROWS * EP>;
 var<workgroup> Gs: array<f32, ROWS * EVP>;
 var<workgroup> Blk: array<f32, BKV * MP>;
 var<workgroup> Ps: array<f32, ROWS * BKV>;
@@ -155,7 +165,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = rows.b; let h = rows.h; let bh = rows.bh; let q0 = rows.row0;
   let r = tid / LANES; let lane = tid % LANES;
   let i = q0 + r;
-  for (var x = tid; x < ROWS * E; x = x + 128u) { Qs[(x / E) * EP + x % E] = row_of(0u, b, h, q0 + x / E, L, x % E); }
+  stage_own(0u, b, h, q0, L, tid);
   for (var x = tid; x < ROWS * EV; x = x + 128u) {
     let rr = x / EV; let e = x % EV;
     var v = 0.0;
@@ -177,11 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let jj = lane + LANES * t;
       let j = k0 + jj;
       p[t] = 0.0;
-      if (j < S && i < L) {
-        var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Qs[r * EP + e] * Blk[jj * EP + e]; }
-        p[t] = exp(logit(acc, b, h, i, j) - lse);
-      }
+      if (j < S && i < L) { p[t] = exp(logit(own_dot(r, jj), b, h, i, j) - lse); }
     }
     workgroupBarrier();
     stage(2u, b, h, k0, BKV, S, EV, EVP, tid);
@@ -216,7 +222,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 const BQ: u32 = 16u;
 const NK: u32 = (E + LANES - 1u) / LANES;
 const NV: u32 = (EV + LANES - 1u) / LANES;
-var<workgroup> Ks: array<f32, ROWS * EP>;
 var<workgroup> Vs: array<f32, ROWS * EVP>;
 var<workgroup> Blk: array<f32, BQ * MP>;
 var<workgroup> Ps: array<f32, BQ * ROWS>;
@@ -233,7 +238,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let h0 = rows.h * G;
   let r = tid / LANES; let lane = tid % LANES;
   let j = k0 + r;
-  for (var x = tid; x < ROWS * E; x = x + 128u) { Ks[(x / E) * EP + x % E] = row_of(1u, b, h0, k0 + x / E, S, x % E); }
+  stage_own(1u, b, h0, k0, S, tid);
   for (var x = tid; x < ROWS * EV; x = x + 128u) { Vs[(x / EV) * EVP + x % EV] = row_of(2u, b, h0, k0 + x / EV, S, x % EV); }
   var dk: array<f32, NK>;
   var dv: array<f32, NV>;
@@ -257,11 +262,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let ii = lane + LANES * t;
       let i = q0 + ii;
       var p = 0.0;
-      if (j < S && i < L) {
-        var acc = 0.0;
-        for (var e = 0u; e < E; e = e + 1u) { acc = acc + Blk[ii * EP + e] * Ks[r * EP + e]; }
-        p = exp(logit(acc, b, h, i, j) - Ls[ii * 2u]);
-      }
+      if (j < S && i < L) { p = exp(logit(own_dot(r, ii), b, h, i, j) - Ls[ii * 2u]); }
       Ps[ii * ROWS + r] = p;
     }
     workgroupBarrier();

@@ -142,21 +142,35 @@ fn run(t: u32) {
 }
 
 //== avg_bwd
-// Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element.
+// Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element; ADAPTIVE
+// (prepended) picks adaptive windows (the host binds divisor and count_include_pad, unused, there).
 fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = grid_pos(t, I);
   let p = g.p;
   let k = ksz(); let s = strd(); let pd = padd();
-  let lo = cover_lo3(p, k, s, pd, vec3<i32>(1));
-  let hi = cover_hi3(p, s, pd, O);
+  var lo: vec3<i32>; var hi: vec3<i32>;
+  if (ADAPTIVE) {
+    lo = a_cover_lo(p, O, I);
+    hi = a_cover_hi(p, O, I);
+  } else {
+    lo = cover_lo3(p, k, s, pd, vec3<i32>(1));
+    hi = cover_hi3(p, s, pd, O);
+  }
   let base = P.grad_off + g.plane * vol(O);
   var acc = 0.0;
   for (var a = lo.x; a < hi.x; a = a + 1) {
     for (var b = lo.y; b < hi.y; b = b + 1) {
       for (var c = lo.z; c < hi.z; c = c + 1) {
         let o = vec3<i32>(a, b, c);
-        let w = avg_window(o, k, s, pd, I, P.divisor, P.count_include_pad != 0u);
+        var w: AvgWin;
+        if (ADAPTIVE) {
+          let i0 = a_lo(o, O, I);
+          let i1 = a_hi(o, O, I);
+          w = AvgWin(i0, i1, (i1.x - i0.x) * (i1.y - i0.y) * (i1.z - i0.z));
+        } else {
+          w = avg_window(o, k, s, pd, I, P.divisor, P.count_include_pad != 0u);
+        }
         if (any(p < w.s) || any(p >= w.e)) { continue; }
         acc = acc + ld0(base + flat3(o, O)) / f32(w.div);
       }
@@ -183,29 +197,4 @@ fn run(t: u32) {
   }
   let n = (i1.x - i0.x) * (i1.y - i0.y) * (i1.z - i0.z);
   st1(P.out_off + t, acc / f32(n));
-}
-
-//== adaptive_avg_bwd
-// Operands: 0 grad_output (f32), 1 grad_input (f32). One invocation per input element.
-fn run(t: u32) {
-  let O = osz(); let I = isz();
-  let g = grid_pos(t, I);
-  let p = g.p;
-  let lo = a_cover_lo(p, O, I);
-  let hi = a_cover_hi(p, O, I);
-  let base = P.grad_off + g.plane * vol(O);
-  var acc = 0.0;
-  for (var a = lo.x; a < hi.x; a = a + 1) {
-    for (var b = lo.y; b < hi.y; b = b + 1) {
-      for (var c = lo.z; c < hi.z; c = c + 1) {
-        let o = vec3<i32>(a, b, c);
-        let i0 = a_lo(o, O, I);
-        let i1 = a_hi(o, O, I);
-        if (any(p < i0) || any(p >= i1)) { continue; }
-        let n = (i1.x - i0.x) * (i1.y - i0.y) * (i1.z - i0.z);
-        acc = acc + ld0(base + flat3(o, O)) / f32(n);
-      }
-    }
-  }
-  st1(P.gi_off + t, acc);
 }

@@ -10,6 +10,11 @@
 // `local` sorts/merges tiles of 1024 pairs in shared memory; `global` is one compare-exchange step
 // of the bitonic network at a distance j >= 1024 for rows longer than a tile.
 
+// The bitonic network's compare-exchange t at distance j of stage k: its lower position i (the upper
+// is i + j) and whether the pair sorts ascending (from i's place in its padded row of npad).
+fn bitonic_lo(t: u32, j: u32) -> u32 { return ((t & ~(j - 1u)) << 1u) | (t & (j - 1u)); }
+fn bitonic_asc(i: u32, npad: u32, k: u32) -> bool { return ((i & (npad - 1u)) & k) == 0u; }
+
 //== local
 // Parameters: npad (padded row length), n (row length), rows, k_first / k_last (first and last stage).
 const TILE: u32 = 1024u;
@@ -50,9 +55,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (j == 0u) { break; }
       for (var q = 0u; q < 2u; q = q + 1u) {
         let t = lid + q * 256u;
-        let i = ((t & ~(j - 1u)) << 1u) | (t & (j - 1u));
+        let i = bitonic_lo(t, j);
         let l = i + j;
-        let asc = (((g * TILE + i) & (npad - 1u)) & k) == 0u;
+        let asc = bitonic_asc(g * TILE + i, npad, k);
         let a = sk[i];
         let b = sk[l];
         let ai = si[i];
@@ -83,9 +88,9 @@ fn run(t: u32) {
   let npad = P.npad;
   let k = P.k;
   let j = P.j;
-  let i = ((t & ~(j - 1u)) << 1u) | (t & (j - 1u));
+  let i = bitonic_lo(t, j);
   let l = i + j;
-  let asc = ((i & (npad - 1u)) & k) == 0u;
+  let asc = bitonic_asc(i, npad, k);
   let a = load_key(i);
   let b = load_key(l);
   let ai = load_idx(i);

@@ -2,7 +2,7 @@
 // spatial dims, contiguous [planes, D, H, W] (1d/2d have leading sizes of 1). Forward: one invocation
 // per output element; backward: one per input element, gathering from the outputs that read it (no
 // atomics). Grids as wgsl/lib/nn_grid.wgsl. The host keeps one section and prepends EXACT
-// (nearest-exact) and ALIGN (align_corners).
+// (nearest-exact), ALIGN (align_corners) and LINEAR (gather_bwd: linear, not nearest).
 // Parameters: n (invocations), per dim (D, H, W): P_in_size, P_out_size, P_scale (input per
 // output, f32); src_off, dst_off: offsets of operand 0 (input or grad_output) and 1 (the result).
 // Each section defines run(t) for element t < P.n; the host adds the entry point main
@@ -92,29 +92,6 @@ fn run(t: u32) {
   st1(P.dst_off + t, ld0(g.base + flat3(i, I)));
 }
 
-//== nearest_bwd
-// Operands: 0 grad_output (f32), 1 grad_input (f32).
-fn run(t: u32) {
-  let O = osz(); let I = isz();
-  let g = src_at(t, I, O);
-  let p = g.p;
-  let ra = cand(p.x, 0u, I.x, O.x, false);
-  let rb = cand(p.y, 1u, I.y, O.y, false);
-  let rc = cand(p.z, 2u, I.z, O.z, false);
-  var acc = 0.0;
-  for (var a = ra.x; a < ra.y; a = a + 1) {
-    if (near_src(a, 0u, I.x) != p.x) { continue; }
-    for (var b = rb.x; b < rb.y; b = b + 1) {
-      if (near_src(b, 1u, I.y) != p.y) { continue; }
-      for (var c = rc.x; c < rc.y; c = c + 1) {
-        if (near_src(c, 2u, I.z) != p.z) { continue; }
-        acc = acc + ld0(g.base + flat3(vec3<i32>(a, b, c), O));
-      }
-    }
-  }
-  st1(P.dst_off + t, acc);
-}
-
 //== linear_fwd
 // Operands: 0 input (f32), 1 output (f32).
 fn run(t: u32) {
@@ -141,9 +118,13 @@ fn run(t: u32) {
   st1(P.dst_off + t, acc);
 }
 
-//== linear_bwd
+//== gather_bwd
+// nearest_bwd and linear_bwd: LINEAR (prepended) picks the linear weights over nearest's (1 for
+// the outputs whose nearest source is the input, which sum their gradients unscaled).
 // Operands: 0 grad_output (f32), 1 grad_input (f32).
-fn lin_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
+// The weight with which output o (along dim d) reads input i.
+fn bwd_w(o: i32, d: u32, n: i32, i: i32) -> f32 {
+  if (!LINEAR) { return select(0.0, 1.0, near_src(o, d, n) == i); }
   let l = lin_src(o, d, n);
   var w = 0.0;
   if (l.i0 == i) { w = w + (1.0 - l.l1); }
@@ -155,18 +136,18 @@ fn run(t: u32) {
   let O = osz(); let I = isz();
   let g = src_at(t, I, O);
   let p = g.p;
-  let ra = cand(p.x, 0u, I.x, O.x, true);
-  let rb = cand(p.y, 1u, I.y, O.y, true);
-  let rc = cand(p.z, 2u, I.z, O.z, true);
+  let ra = cand(p.x, 0u, I.x, O.x, LINEAR);
+  let rb = cand(p.y, 1u, I.y, O.y, LINEAR);
+  let rc = cand(p.z, 2u, I.z, O.z, LINEAR);
   var acc = 0.0;
   for (var a = ra.x; a < ra.y; a = a + 1) {
-    let wa = lin_w(a, 0u, I.x, p.x);
+    let wa = bwd_w(a, 0u, I.x, p.x);
     if (wa == 0.0) { continue; }
     for (var b = rb.x; b < rb.y; b = b + 1) {
-      let wb = lin_w(b, 1u, I.y, p.y);
+      let wb = bwd_w(b, 1u, I.y, p.y);
       if (wb == 0.0) { continue; }
       for (var c = rc.x; c < rc.y; c = c + 1) {
-        let wc = lin_w(c, 2u, I.z, p.z);
+        let wc = bwd_w(c, 2u, I.z, p.z);
         if (wc == 0.0) { continue; }
         acc = acc + wa * wb * wc * ld0(g.base + flat3(vec3<i32>(a, b, c), O));
       }

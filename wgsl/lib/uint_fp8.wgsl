@@ -48,6 +48,18 @@ fn f8_value(s: u32, e: u32, m: u32, mbits: u32, bias: u32) -> f32 {
   return bitcast<f32>(s | ((e + 127u - bias) << 23u) | (m << (23u - mbits)));
 }
 
+// f32 -> a float8 with infinities or saturation (e4m3fn, e5m2): |f| bits at or above `max_bits`
+// give the code `over` (NaN gives 0x7f), the rest round to nearest even, a rounded code past `top`
+// becoming `top`; the sign bit is kept.
+fn f32_to_f8(f: f32, mbits: u32, bias: u32, max_bits: u32, over: u32, top: u32) -> u32 {
+  let x = bitcast<u32>(f);
+  let s = (x >> 24u) & 0x80u;
+  let a = x & 0x7fffffffu;
+  if (a >= max_bits) { return s | select(over, 0x7fu, a > 0x7f800000u); }
+  let r = f8_round(a, mbits, bias);
+  return s | select(r, top, r > top);
+}
+
 // e4m3fn: bias 7, no infinities, NaN = S.1111.111; overflow saturates to +-448.
 fn f8e4m3fn_to_f32(b: u32) -> f32 {
   let s = (b & 0x80u) << 24u;
@@ -56,23 +68,10 @@ fn f8e4m3fn_to_f32(b: u32) -> f32 {
   if (e == 15u && m == 7u) { return bitcast<f32>(s | 0x7ff00000u); }
   return f8_value(s, e, m, 3u, 7u);
 }
-fn f32_to_f8e4m3fn(f: f32) -> u32 {
-  let x = bitcast<u32>(f);
-  let s = (x >> 24u) & 0x80u;
-  let a = x & 0x7fffffffu;
-  if (a >= (1087u << 20u)) { return s | select(0x7eu, 0x7fu, a > 0x7f800000u); }
-  let r = f8_round(a, 3u, 7u);
-  return s | select(r, 0x7eu, r == 0x7fu);
-}
+fn f32_to_f8e4m3fn(f: f32) -> u32 { return f32_to_f8(f, 3u, 7u, 1087u << 20u, 0x7eu, 0x7eu); }
 // The same for a c10 whose e4m3fn conversion does not saturate (kernel/dtype_uint_fp8.cpp picks):
 // 480 and above, infinities and NaN become NaN (0x7f), and values rounding up past 448 reach 0x7f too.
-fn f32_to_f8e4m3fn_nan(f: f32) -> u32 {
-  let x = bitcast<u32>(f);
-  let s = (x >> 24u) & 0x80u;
-  let a = x & 0x7fffffffu;
-  if (a >= (1087u << 20u)) { return s | 0x7fu; }
-  return s | f8_round(a, 3u, 7u);
-}
+fn f32_to_f8e4m3fn_nan(f: f32) -> u32 { return f32_to_f8(f, 3u, 7u, 1087u << 20u, 0x7fu, 0x7fu); }
 
 // e5m2: bias 15, IEEE-like (infinities, NaNs); decoded as CPU's half -> float, which quiets NaNs.
 fn f8e5m2_to_f32(b: u32) -> f32 {
@@ -82,13 +81,7 @@ fn f8e5m2_to_f32(b: u32) -> f32 {
   if (e == 31u) { return bitcast<f32>(s | select(0x7fc00000u | (m << 21u), 0x7f800000u, m == 0u)); }
   return f8_value(s, e, m, 2u, 15u);
 }
-fn f32_to_f8e5m2(f: f32) -> u32 {
-  let x = bitcast<u32>(f);
-  let s = (x >> 24u) & 0x80u;
-  let a = x & 0x7fffffffu;
-  if (a >= (143u << 23u)) { return s | select(0x7cu, 0x7fu, a > 0x7f800000u); }
-  return s | f8_round(a, 2u, 15u);
-}
+fn f32_to_f8e5m2(f: f32) -> u32 { return f32_to_f8(f, 2u, 15u, 143u << 23u, 0x7cu, 0x7fu); }
 
 // fnuz: no infinities, no negative zero, one NaN (0x80, read as CPU's 0x7f800001); overflow is NaN.
 fn f8fnuz_to_f32(b: u32, mbits: u32, bias: u32) -> f32 {
