@@ -774,3 +774,29 @@ def test_split_k_addmm_scalars_and_nan_bias(beta, alpha):
     want = f(c, a, b)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     assert got[:, 3].isnan().all() == (beta != 0)
+
+
+def test_operand_past_binding_limit_runs_eager(monkeypatch):
+    # a graph input larger than one storage binding (generated kernels bind operands whole; the eager
+    # kernels split them) is refused at compile time: with strict off the graph runs on the eager
+    # kernels, with the same results, and says why; with strict on the error names the limit
+    from torch_webgpu._inductor import backend
+
+    monkeypatch.setattr(backend, "_BINDING_LIMIT", 1 << 16)  # 64 KiB: a small table is "too large"
+    emb = torch.nn.Embedding(300, 64)  # 76800 bytes
+    idx = torch.tensor([[1, 5, 299], [0, 7, 3]])
+
+    def f(w, i):
+        return torch.nn.functional.embedding(i, w) * 2.0 + 1.0
+
+    want = f(emb.weight.detach(), idx)
+    monkeypatch.setenv("TORCH_WEBGPU_COMPILE_STRICT", "0")
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match="binding limit"):
+        got = torch.compile(f)(emb.weight.detach().to(DEV), idx.to(DEV))
+    torch.testing.assert_close(got.cpu(), want)
+    monkeypatch.setenv("TORCH_WEBGPU_COMPILE_STRICT", "1")
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="binding limit"):
+        torch.compile(f)(emb.weight.detach().to(DEV), idx.to(DEV))
+    torch._dynamo.reset()

@@ -157,6 +157,38 @@ def _reason(e):
     return f"{type(first).__name__}: {str(first).splitlines()[0] if str(first) else ''}"
 
 
+def _binding_limit():
+    """The adapter's maxStorageBufferBindingSize (bytes): the largest buffer one binding can hold."""
+    global _BINDING_LIMIT
+    if _BINDING_LIMIT is None:
+        _BINDING_LIMIT = int(torch.webgpu.info().get("limits", {}).get("maxStorageBufferBindingSize", 1 << 27))
+    return _BINDING_LIMIT
+
+
+_BINDING_LIMIT = None
+
+
+def _check_operand_sizes(example_inputs):
+    """Generated kernels bind each operand's buffer whole, while the eager kernels split operands past
+    the adapter's binding limit (128 MiB on lavapipe: GPT-2's 154 MB embedding table, say). A graph
+    with such an input is refused here, at compile time, and so runs on the eager kernels (or raises
+    this clear error with TORCH_WEBGPU_COMPILE_STRICT=1) instead of failing at its first launch."""
+    limit = _binding_limit()
+    for x in example_inputs:
+        if not isinstance(x, torch.Tensor) or x.device.type != "webgpu":
+            continue
+        try:  # a fake input's storage size; symbolic sizes (dynamic shapes) are not checked here
+            nbytes = x.untyped_storage().nbytes()
+            nbytes = int(nbytes) if isinstance(nbytes, int) else None
+        except Exception:  # noqa: BLE001
+            nbytes = None
+        if nbytes is not None and nbytes > limit:
+            raise NotImplementedError(
+                f"an input of {nbytes} bytes (shape {list(x.shape)}, {x.dtype}) is past this adapter's "
+                f"storage binding limit of {limit} bytes, and generated kernels bind operands whole"
+            )
+
+
 def compile_fx_webgpu(model, example_inputs, config_patches=None):
     register()
     from torch._inductor import config as inductor_config
@@ -168,6 +200,7 @@ def compile_fx_webgpu(model, example_inputs, config_patches=None):
         try:
             # the backward graph compiles at the first backward call, outside compile_fx: patch again
             with inductor_config.patch(patches), quiet:
+                _check_operand_sizes(example_inputs)
                 return compile_fx_inner(gm, example_inputs, **kwargs)
         except Exception as e:  # noqa: BLE001
             if _strict():
