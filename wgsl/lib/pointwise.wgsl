@@ -44,8 +44,9 @@ fn f_clamp_max(a: f32, hi: f32) -> f32 { if (is_nan(a)) { return a; } return min
 // Logarithms and exponentials to about an ulp, as CPU's libm and CUDA's (WGSL's log/log2 may be off
 // by 2^-21 absolute near 1, and exp by 3 + 2|x| ulp): log2 is computed as a pair hi + lo carrying
 // about 44 bits (pow needs them), log and log10 are that pair times the constant's own pair, and
-// 2^(hi + lo) goes through Cody-Waite reduction and a Taylor polynomial. Pairs need fma rounding
-// once (every Vulkan GPU and lavapipe do so).
+// 2^(hi + lo) goes through Cody-Waite reduction and a Taylor polynomial. The pairs' low parts are
+// error terms that a reassociating compiler may fold away (lavapipe's NIR does): results then stay
+// within an ulp or two; pow, which needs more, takes them in binary64 (pow.wgsl).
 const LN2_HI: f32 = 0.6931471824645996;       // ln 2 = LN2_HI + LN2_LO
 const LN2_LO: f32 = -1.9046542121259336e-09;
 const LOG2E_HI: f32 = 1.4426950216293335;     // log2 e
@@ -78,7 +79,7 @@ fn f_atanh_tail2(z: f32) -> f32 {
 // e + log2(1 + f) for 1 + f in [sqrt(1/2), sqrt(2)) and an integral e, as a pair (hi, lo) with
 // hi = hi + lo rounded: ln(1 + f) = 2 atanh(s), s = f / (2 + f) carried as a pair. The pair's low
 // parts are error terms of the (a + b) - a kind, which compilers that reassociate (lavapipe's NIR)
-// fold to zero: there the result is still within an ulp or two, only pow needs more (f64.wgsl).
+// fold to zero: there the result is still within an ulp or two, only pow needs more (pow.wgsl).
 fn f_log2_fe(f: f32, fe: f32) -> vec2<f32> {
   let d = 2.0 + f;
   let dl = f - (d - 2.0);  // 2 + f = d + dl exactly
@@ -141,30 +142,35 @@ fn f_rsqrt(x: f32) -> f32 {
   if (x < 0.0) { return f_nan(); }
   return 1.0 / sqrt(x);
 }
-// e^x to about an ulp over the whole range: Cody-Waite reduction by ln2 (the high part has 16
-// bits, so k * hi is exact), Taylor to r^8 on |r| <= ln2/2.
+// x = k ln2 + r with k integral and |r| <= ln2/2, as (k, r): Cody-Waite reduction (the high part of
+// ln2 has 16 bits, so k * hi is exact).
+fn f_exp_reduce(x: f32) -> vec2<f32> {
+  let k = round(x * 1.4426950408889634);
+  return vec2<f32>(k, (x - k * 0.693145751953125) - k * 1.4286068203094172e-06);
+}
+// e^x to about an ulp over the whole range: f_exp_reduce, Taylor to r^8.
 fn f_exp(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x > 88.72284) { return f_inf(); }
   if (x < -103.972) { return 0.0; }
-  let k = round(x * 1.4426950408889634);
-  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
-  return f_ldexp(f_exp_taylor(r), k);
+  let kr = f_exp_reduce(x);
+  return f_ldexp(f_exp_taylor(kr.y), kr.x);
 }
 fn f_exp2(x: f32) -> f32 {
   if (x >= 128.0) { return f_inf(); }
   if (x < -150.0) { return 0.0; }
   return f_exp2_pair(x, 0.0);
 }
-// e^x - 1: x = k ln2 + r (Cody-Waite, |r| <= ln2/2), e^r - 1 by Taylor to r^9 (r itself is exact,
+// e^x - 1: x = k ln2 + r (f_exp_reduce), e^r - 1 by Taylor to r^9 (r itself is exact,
 // the rest is under a sixth of it), then 2^k (e^r - 1) + (2^k - 1), whose parts are exact for the
 // k where the sum cancels.
 fn f_expm1(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x > 88.72284) { return f_inf(); }
   if (x < -20.0) { return -1.0; }
-  let k = round(x * 1.4426950408889634);
-  let r = (x - k * 0.693145751953125) - k * 1.4286068203094172e-06;
+  let kr = f_exp_reduce(x);
+  let k = kr.x;
+  let r = kr.y;
   let er = r + r * r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
            r * (8.333333333333333e-3 + r * (1.388888888888889e-3 + r * (1.984126984126984e-4 +
            r * (2.48015873015873e-5 + r * 2.7557319223985893e-6)))))));
