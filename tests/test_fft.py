@@ -60,6 +60,17 @@ def test_large_bluestein_and_four_step():
         close(torch.fft.fft(x.to(DEV)), torch.fft.fft(x), n)
 
 
+def test_three_pass_lengths_past_two_passes():
+    # 2^23 points do not split into two passes that fit workgroup memory (at most 2048 x 2048 on a
+    # 32 KiB adapter, 2^22): three passes, which this build refused before ("longer than this device
+    # supports"); with an inverse through the same plan.
+    n = 1 << 23
+    x = cplx(n, seed=23)
+    y = torch.fft.fft(x.to(DEV))
+    close(y, torch.fft.fft(x), n)
+    close(torch.fft.ifft(y).cpu(), x, n)
+
+
 @pytest.mark.parametrize("norm", NORMS)
 def test_norms(norm):
     x = cplx(4, 12)
@@ -192,10 +203,15 @@ def test_four_step_rows_side_by_side(n, batch):
         close(torch.fft.fft(xd.t(), dim=0), torch.fft.fft(x.t(), dim=0), n)
 
 
-@pytest.mark.parametrize("tune", ["1,256,4", "4,1024,8", "4,256,16", "2,512,16"])
+@pytest.mark.parametrize(
+    "tune",
+    # side by side, invocations, largest radix[, longest pass (past it three passes), row padding]
+    ["1,256,4", "4,1024,8", "4,256,16", "2,512,16", "16,1024,8,64", "8,1024,8,64,0", "4,1024,8,256,1"],
+)
 def test_tuning_variants_agree_with_cpu(tune):
-    # TORCH_WEBGPU_FFT_TUNE (side-by-side rows, invocations, largest radix) is read once per
-    # process: each variant in its own process, over one-pass, four-step and Bluestein lengths.
+    # TORCH_WEBGPU_FFT_TUNE is read once per process: each variant in its own process, over
+    # one-pass, two- and three-pass and Bluestein lengths; a pass of at most 64 or 256 points makes
+    # 2^18 and 61440 three passes, and rows of 64 or 256 side by side fit workgroup memory padded.
     code = (
         "import math, torch, torch_webgpu\n"
         "for n in (8, 32, 48, 256, 1000, 4096, 61440, 1 << 18):\n"

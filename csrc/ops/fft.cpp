@@ -84,6 +84,8 @@ int64_t wg_max(const at::Tensor& t) {
 struct Rows {
   int64_t rows, inner;  // row g = b * inner + i
   int64_t off, bs, is, es;  // element e of row g: off + b bs + i is + e es
+  // With bn > 0, a third level: b = c * bn + b', and element e of row g is off + c cs + b' bs + i is + e es.
+  int64_t bn = 0, cs = 0;
 };
 
 // One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
@@ -93,18 +95,21 @@ struct Rows {
 // whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
 // results in registers across a barrier before writing them back.
-// TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix]" overrides the rows side by side (1: off), the most
-// invocations of a four-step workgroup and the largest radix (4, 8, 16), for tuning (read once).
+// TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
+// most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
+// multi-pass transform (lengths past it take three passes) and the row padding (0: off), for tuning
+// (read once).
 struct FftTune {
-  int64_t side = 4, tmax = 1024, radix = 8;
+  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 1;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
-    const long c = v.size() > 2 ? v[2] : 4;
-    if (!v.empty() && v[0] >= 1 && v[0] <= 16 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16))
-      r = {v[0], v[1], c};
+    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 1;
+    if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
+        len >= 8 && len <= 4096 && (pad == 0 || pad == 1))
+      r = {v[0], v[1], c, len, pad};
     return r;
   }();
   return t;
@@ -164,6 +169,8 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
             int64_t ntab, bool forward, float scale, const at::Tensor* mid) {
   const std::vector<int> rad = radices(N, int(fft_tune().radix));
   TORCH_CHECK(!rad.empty() || N == 1, "webgpu: fft: internal: no plan for length ", N);
+  TORCH_CHECK(in.rows == out.rows && in.inner == out.inner && in.bn == out.bn,
+              "webgpu: fft: internal: row maps differ");
   const int64_t cap_rows = std::max<int64_t>(1, wg_max(x) / N);
   // Several short rows per workgroup; about 256 butterflies in flight.
   int64_t G = std::min<int64_t>(cap_rows, std::max<int64_t>(1, 1024 / N));
@@ -184,9 +191,15 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
           ? std::min<int64_t>(fft_tune().tmax, std::max<int64_t>(256, kernel::device_info(x).max_invocations))
           : 256;
   const int64_t T = std::min<int64_t>(t_cap, std::max<int64_t>(32, G * N / 4));
+  // Rows side by side are loaded and stored across rows: with rows N points apart in workgroup
+  // memory, those accesses all fall in one bank (N a power of two); one point of padding per row
+  // spreads them, where it fits (TORCH_WEBGPU_FFT_TUNE's fifth value 0 turns it off).
+  const int64_t bytes = kernel::device_info(x).max_workgroup_storage;
+  const int64_t NP =
+      (side_in || side_out) && G > 1 && fft_tune().pad && G * (N + 1) * (inplace ? 8 : 16) <= bytes ? N + 1 : N;
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + ":r" +
                     std::to_string(rad.empty() ? 0 : rad[0]) + (mid ? ":m" : "") + (side_in ? ":si" : "") +
-                    (side_out ? ":so" : "") + (inplace ? ":ip" : "");
+                    (side_out ? ":so" : "") + (inplace ? ":ip" : "") + (in.bn ? ":c" : "") + (NP != N ? ":p" : "");
   Kernel k(key);
   k.in(x, CT::RAW);
   k.in(tw, CT::RAW);
@@ -198,6 +211,11 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   k.param_index("ibs", in.bs);
   k.param_index("iis", in.is);
   k.param_index("ies", in.es);
+  if (in.bn) {
+    k.param_index("bn", in.bn);
+    k.param_index("ics", in.cs);
+    k.param_index("ocs", out.cs);
+  }
   k.param_index("yo", out.off);
   k.param_index("obs", out.bs);
   k.param_index("ois", out.is);
@@ -216,7 +234,7 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
       const std::string S = src_a || inplace ? "sa" : "sb", D = src_a && !inplace ? "sb" : "sa";
       // Butterfly t: reads R values of S (twiddled), leaves y<q>_0..y<q>_{R-1}, and its output index o<q>.
       auto butterfly = [&](const std::string& q) {
-        std::string c = "    let base" + q + " = (t / " + u(Nr) + ") * " + u(N) + ";\n    let j" + q + " = t % " +
+        std::string c = "    let base" + q + " = (t / " + u(Nr) + ") * " + u(NP) + ";\n    let j" + q + " = t % " +
                         u(Nr) + ";\n    let k" + q + " = j" + q + " % " + u(p) + ";\n";
         for (int r = 0; r < R; ++r) {
           c += "    var v" + I(r) + " = " + S + "[base" + q + " + j" + q + " + " + u(r * Nr) + "];\n";
@@ -281,17 +299,25 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
       return side ? "    let r = t % " + u(G) + ";\n    let e = t / " + u(G) + ";\n"
                   : "    let r = t / " + u(N) + ";\n    let e = t % " + u(N) + ";\n";
     };
+    // Row g's first element in x and y: b = g / inner, i = g % inner (b = c bn + b' with three levels).
+    const std::string at = in.bn ? "  let q = row / P.inner;\n  let i = row % P.inner;\n  let b = q % P.bn;\n"
+                                   "  let c = q / P.bn;\n  return vec2<u32>(P.xo + c * P.ics + b * P.ibs + i * P.iis, "
+                                   "P.yo + c * P.ocs + b * P.obs + i * P.ois);"
+                                 : "  let b = row / P.inner;\n  let i = row % P.inner;\n  return vec2<u32>(P.xo + b * "
+                                   "P.ibs + i * P.iis, P.yo + b * P.obs + i * P.ois);";
     return kernel::fill(kernel::library("fft"),
                         {{"G", I(G)},
+                         {"ROW_AT", at},
                          {"T", I(T)},
                          {"N", I(N)},
-                         {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(G * N) + ">;"},
-                         {"CAP", I(G * N)},
+                         {"NP", I(NP)},
+                         {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(G * NP) + ">;"},
+                         {"CAP", I(G * NP)},
                          {"LOAD_MAP", map(side_in)},
                          {"STORE_MAP", map(side_out)},
                          {"PASSES", passes},
                          {"RESULT", src_a || inplace ? "sa" : "sb"},
-                         {"MID", mid ? "      v = cmul(v, twid2(i * e));" : ""},
+                         {"MID", mid ? "      v = cmul(v, twid2((row % P.inner) * e));" : ""},
                          {"MID_FN", mid ? "fn twm(m: u32) -> vec2<f32> {\n  let w = bitcast<vec2<f32>>(ld3(m));\n  "
                                           "return vec2<f32>(w.x, P.sg * w.y);\n}\n"
                                           "fn twid2(m: u32) -> vec2<f32> {\n  let lo = m & 1023u;\n  if (lo == m) { "
@@ -358,22 +384,45 @@ at::Tensor bluestein(const at::Tensor& x, bool forward, float scale) {
   return r.narrow(1, 0, n) * chirp_out;
 }
 
+// Three passes over rows x n, n = p1 p2 p3, m = p2 p3: x[j1 m + j2 p3 + j3] -> over j1, times
+// W_n^(j k1) (j = j2 p3 + j3), into y[k1 m + j]; per (k1, j3) over j2, times W_m^(j3 k2), into
+// t[k1 m + k2 p3 + j3]; per (k1, k2) over j3 into y[k1 + p1 k2 + p1 p2 k3] (rows of three levels).
+// Every pass moves rows side by side.
+at::Tensor three_pass(const at::Tensor& x, const at::Tensor& y, int64_t p1, int64_t p2, bool forward, float scale) {
+  const int64_t rows = x.size(0), n = x.size(1), m = n / p1, p3 = m / p2;
+  at::Tensor t = at::empty({rows, n}, x.options());
+  wg_fft(x, {rows * m, m, x.storage_offset(), n, 1, m}, y, {rows * m, m, 0, n, 1, m}, p1, twiddles(x, p1), p1, forward,
+         1.0f, &twiddles(x, n));
+  wg_fft(y, {rows * p1 * p3, p3, 0, m, 1, p3}, t, {rows * p1 * p3, p3, 0, m, 1, p3}, p2, twiddles(x, p2), p2, forward,
+         1.0f, &twiddles(x, m));
+  wg_fft(t, {rows * p1 * p2, p1, 0, p3, m, 1, p2, n}, y, {rows * p1 * p2, p1, 0, p1, 1, p1 * p2, p2, n}, p3,
+         twiddles(x, p3), p3, forward, scale, nullptr);
+  return y;
+}
+
 // rows x n complex64, contiguous -> its transforms along dim 1 (a new contiguous tensor).
 at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
   const int64_t rows = x.size(0), n = x.size(1);
   at::Tensor y = at::empty({rows, n}, x.options());
   if (rows == 0) return y;
   if (n == 1) return scale == 1.0f ? y.copy_(x) : y.copy_(x * scale);
-  const int64_t cap = wg_max(x);
+  const int64_t cap = wg_max(x), lim = std::min({cap, side_len_cap(x, 8), fft_tune().len});
   if (!radices(n).empty()) {
     if (n <= cap) {
       const at::Tensor& tw = twiddles(x, n);
       wg_fft(x, {rows, 1, x.storage_offset(), n, 0, 1}, y, {rows, 1, 0, n, 0, 1}, n, tw, n, forward, scale, nullptr);
       return y;
     }
-    // Halves of which `side` rows fit workgroup memory (in place) when there are such halves.
-    int64_t n1 = split(n, std::min(cap, side_len_cap(x, 8)));
+    // Two passes of which `side` rows fit workgroup memory (in place), up to the tuned length; else
+    // two that fit without the rows side by side; else three side by side (lengths past cap^2).
+    int64_t n1 = split(n, lim);
     if (!n1) n1 = split(n, cap);
+    if (!n1) {
+      for (int64_t a = std::min(n, lim); a >= 2; --a) {
+        const int64_t b = n % a == 0 && !radices(a).empty() ? split(n / a, lim) : 0;
+        if (b) return three_pass(x, y, a, b, forward, scale);
+      }
+    }
     if (n1) {
       // Four-step: x[j1 n2 + j2] -> per j2, a length-n1 transform over j1, times W_n^(j2 k1), into
       // t[k1 n2 + j2]; then per k1, a length-n2 transform over j2 into y[k1 + n1 k2].
@@ -389,8 +438,10 @@ at::Tensor fft_rows(const at::Tensor& x, bool forward, float scale) {
       return y;
     }
   }
-  TORCH_CHECK(n <= cap * cap / 4, "webgpu: fft: a transform of length ", n,
-              " is longer than this device supports (at most ", cap * cap / 4, ")");
+  // Bluestein's power-of-two length M < 4n must have a plan (two or three passes).
+  const int64_t most = std::max(cap * cap, lim * lim * lim) / 4;
+  TORCH_CHECK(n <= most, "webgpu: fft: a transform of length ", n, " is longer than this device supports (at most ",
+              most, ")");
   return bluestein(x, forward, scale);
 }
 

@@ -7,7 +7,8 @@
 // With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
 // the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
 // across a barrier. Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
-// y[yo + b obs + i ois + k oes]. Placeholders: G rows per workgroup, T invocations, the passes.
+// y[yo + b obs + i ois + k oes]; rows lie NP >= N points apart in workgroup memory (with three levels, b = c bn + b' and c adds c ics, c ocs: the last pass of a
+// three-pass transform). Placeholders: G rows per workgroup, T invocations, the passes, ROW_AT.
 var<workgroup> sa: array<vec2<f32>, {{CAP}}>;
 {{SB}}
 
@@ -26,6 +27,10 @@ fn twid(m: u32) -> vec2<f32> {
 fn tws(m: u32) -> vec2<f32> { return twid(m * P.tstride); }
 // Multiplication by -i (forward) or +i (inverse): the radix-4 butterfly's quarter turn.
 fn qturn(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(P.sg * a.y, -P.sg * a.x); }
+// Where row `row` starts in x (.x) and in y (.y).
+fn row_at(row: u32) -> vec2<u32> {
+{{ROW_AT}}
+}
 
 @compute @workgroup_size({{T}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -34,9 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
 {{LOAD_MAP}}    let row = g0 + r;
     if (row < P.rows) {
-      let b = row / P.inner;
-      let i = row % P.inner;
-      sa[r * {{N}}u + e] = bitcast<vec2<f32>>(ld0(P.xo + b * P.ibs + i * P.iis + e * P.ies));
+      sa[r * {{NP}}u + e] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.ies));
     }
   }
   workgroupBarrier();
@@ -44,11 +47,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
 {{STORE_MAP}}    let row = g0 + r;
     if (row < P.rows) {
-      let b = row / P.inner;
-      let i = row % P.inner;
-      var v = {{RESULT}}[r * {{N}}u + e] * P.scale;
+      var v = {{RESULT}}[r * {{NP}}u + e] * P.scale;
 {{MID}}
-      st2(P.yo + b * P.obs + i * P.ois + e * P.oes, bitcast<vec2<u32>>(v));
+      st2(row_at(row).y + e * P.oes, bitcast<vec2<u32>>(v));
     }
   }
 }
