@@ -120,11 +120,20 @@ def cases(dev, cnn_batch, cnn_size):
 
         return step
 
+    def fft(n):
+        def setup():
+            x = torch.randn(n, dtype=torch.complex64).to(dev)
+            return lambda: torch.fft.fft(x)
+
+        return setup
+
     c["y = x + 1 (f32[4])"] = (1, scalar_add)
     c["add(x, y, out=z)"] = (1, add_out)
     c["x.mul_(0.5)"] = (1, mul_)
     c["F.relu(x)"] = (1, relu)
     c["x.sum()"] = (1, sum_)
+    c["torch.fft.fft, complex64[2^10]"] = (0.1, fft(1 << 10))
+    c["torch.fft.fft, complex64[2^20]"] = (0.01, fft(1 << 20))
     c["conv2d fwd+bwd (2x3x8x8, 4 filters)"] = (0.1, conv)
     c["BatchNorm2d train fwd+bwd (2x4x8x8)"] = (0.1, bn)
     c["SGD momentum step, 10 params"] = (0.1, sgd)

@@ -95,6 +95,14 @@ def op_step(dev, name):
         if name == "conv16":
             x, w = x.half(), w.half()
         return lambda: torch.nn.functional.conv2d(x, w, padding=1)
+    if name in ("chain", "chain_eager"):  # benchmarks/run.py's fused pointwise row (issue 16)
+        x, w, b = r(1 << 24), r(1 << 24), r(1 << 24)
+
+        def f(x, w, b):
+            return torch.nn.functional.gelu(x * w + b) * 0.5
+
+        cf = torch.compile(f) if name == "chain" else f
+        return lambda: cf(x, w, b)
     if name == "mm16":
         a, b = r(4096, 4096).half(), r(4096, 4096).half()
         return lambda: a @ b
@@ -111,6 +119,8 @@ OPS = [
     "conv",
     "conv16",
     "mm16",
+    "chain",
+    "chain_eager",
     "cholesky",
     "batchnorm",
 ]
