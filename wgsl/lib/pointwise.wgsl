@@ -15,9 +15,16 @@ fn b2f(c: bool) -> f32 { return select(0.0, 1.0, c); }
 fn b2i(c: bool) -> i32 { return select(0i, 1i, c); }
 // x * 2^n for an integral n (given as f32), as std::ldexp: three exact power-of-two steps, each in
 // the normal exponent range, so a finite result is rounded once (WGSL's ldexp is indeterminate
-// past the exponent range).
+// past the exponent range). A subnormal result is built from its bits instead: q = x 2^(n + 149)
+// is the result in units of the least subnormal, below 2^23 exactly when the result is
+// subnormal, and its bits are q rounded to an integer (ties to even). Multiplied into that range,
+// it would come out zero on adapters that flush subnormal results (NVIDIA's Vulkan driver does).
 fn f_ldexp(x: f32, n: f32) -> f32 {
   let k = i32(clamp(n, -400.0, 400.0));
+  let s = k + 149;
+  let sa = clamp(s, -126, 127);
+  let q = x * pow2(sa) * pow2(clamp(s - sa, -126, 127));
+  if (abs(q) < 8388608.0) { return bitcast<f32>(u32(round(abs(q))) | (bitcast<u32>(x) & 0x80000000u)); }
   let a = clamp(k, -126, 127);
   let b = clamp(k - a, -126, 127);
   let c = clamp(k - a - b, -126, 127);
