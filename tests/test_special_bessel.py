@@ -8,7 +8,7 @@ import math
 
 import pytest
 import torch
-from webgpu_env import DEV
+from webgpu_env import DEV, TINY, flushes_subnormal_operands
 
 import torch_webgpu  # noqa: F401
 
@@ -82,7 +82,10 @@ def _x():
     logs = torch.logspace(-8, 30, 400)
     pos = torch.cat([edges, near, grid, logs])
     special = torch.tensor([math.inf, -math.inf, math.nan])
-    return torch.cat([pos, -pos, special]).float()
+    x = torch.cat([pos, -pos, special]).float()
+    if flushes_subnormal_operands():  # such an adapter reads them as zero (webgpu_env)
+        x = x[~((x != 0) & (x.abs() < TINY))]
+    return x
 
 
 def _close(actual, expected, atol, rtol, what):

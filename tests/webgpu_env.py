@@ -5,6 +5,8 @@ sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importli
 - ``fallback_off()``: turns the CPU fallback off for this process (``TORCH_WEBGPU_FALLBACK=0``), so a
   passing op test means a native kernel; conftest.py calls it before any test module is imported.
 - ``native_env(**extra)``: the environment for a child interpreter, with the fallback off there too.
+- ``flushes_subnormal_operands()``: whether the adapter flushes float32 subnormals (``TINY`` the least
+  normal float32).
 """
 
 import os
@@ -41,6 +43,17 @@ UINT_FP8_DTYPES = (
 # complex64 (pairs of float32): stored, copied and converted like the dtypes above, with a subset of
 # ops native (docs/design.md, "Dtype storage"); not in DTYPES, whose users sweep every op over it.
 COMPLEX_DTYPES = (torch.complex64,)
+
+
+TINY = 2.0**-126  # the least normal float32
+
+
+def flushes_subnormal_operands():
+    """Whether the adapter's float arithmetic reads subnormal operands as zero and flushes subnormal
+    results (NVIDIA's Vulkan driver does, and Dawn offers no way to ask otherwise; lavapipe keeps
+    them): a property of the adapter that kernels do not work around, beyond the results built from
+    bits (docs/design.md, "Subnormals"). Tests of subnormal inputs restrict themselves there."""
+    return (torch.tensor([2.0**-140], device=DEV) * 2.0).cpu().item() == 0.0
 
 
 def fallback_off():
