@@ -66,11 +66,16 @@ fn f_pair_mul(a: vec2<f32>, c_hi: f32, c_lo: f32) -> f32 {
   let p = a.x * c_hi;
   return p + (fma(a.x, c_hi, -p) + (a.x * c_lo + a.y * c_hi));
 }
-// x = m 2^e with m in [sqrt(1/2), sqrt(2)), as (m, e), for a positive finite x (subnormals too).
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)), as (m, e), for a positive finite x (subnormals too,
+// normalised in integers: arithmetic on them reads zero on adapters that flush them).
 fn f_frexp_sqrt2(x: f32) -> vec2<f32> {
   var b = bitcast<u32>(x);
   var e = -127;
-  if (b < 0x00800000u) { b = bitcast<u32>(x * 8388608.0); e = e - 23; }
+  if (b < 0x00800000u) {
+    let lz = countLeadingZeros(b);  // the leading one at bit 31 - lz: x = 1.m 2^(-118 - lz)
+    b = ((b << (lz - 8u)) & 0x007fffffu) | 0x00800000u;
+    e = -118 - i32(lz) - 1;
+  }
   e = e + i32(b >> 23u);
   let m = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u);
   if (m > 1.4142135) { return vec2<f32>(m * 0.5, f32(e + 1)); }
@@ -122,22 +127,28 @@ fn f_exp_taylor(w: f32) -> f32 {
          w * (8.333333333333333e-3 + w * (1.388888888888889e-3 + w * (1.984126984126984e-4 +
          w * 2.48015873015873e-5)))))));
 }
-// Edge cases of the logarithms: 0 -> -inf, negative or NaN -> NaN, inf -> inf; 0 means none.
+// Whether x is outside the logarithms' main path (zero, negative, infinite or NaN), and their
+// value there: 0 -> -inf, negative or NaN -> NaN, inf -> inf. Tested on the bits, so that positive
+// subnormals take the main path on adapters whose comparisons read them as zero.
+fn f_log_off(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return b == 0u || b >= 0x7f800000u;
+}
 fn f_log_edge(x: f32) -> f32 {
-  if (x == 0.0) { return -f_inf(); }
-  if (x < 0.0 || is_nan(x)) { return f_nan(); }
-  return select(0.0, x, is_inf(x));
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) == 0u) { return -f_inf(); }
+  return select(f_nan(), x, b == 0x7f800000u);
 }
 fn f_log(x: f32) -> f32 {
-  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  if (f_log_off(x)) { return f_log_edge(x); }
   return f_pair_mul(f_log2_pair(x), LN2_HI, LN2_LO);
 }
 fn f_log2(x: f32) -> f32 {
-  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  if (f_log_off(x)) { return f_log_edge(x); }
   return f_log2_pair(x).x;
 }
 fn f_log10(x: f32) -> f32 {
-  if (!(x > 0.0) || is_inf(x)) { return f_log_edge(x); }
+  if (f_log_off(x)) { return f_log_edge(x); }
   return f_pair_mul(f_log2_pair(x), LOG10_2_HI, LOG10_2_LO);
 }
 fn f_sqrt(x: f32) -> f32 {
