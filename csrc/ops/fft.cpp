@@ -97,18 +97,19 @@ struct Rows {
 // results in registers across a barrier before writing them back.
 // TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
 // most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
-// multi-pass transform (lengths past it take three passes) and the row padding (0: off), for tuning
+// multi-pass transform (lengths past it take three passes) and the padding (bits: 1 rows, 2 the bank
+// spread of every index; 0 off), for tuning
 // (read once).
 struct FftTune {
-  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 1;
+  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 3;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
-    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 1;
+    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 3;
     if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
-        len >= 8 && len <= 4096 && (pad == 0 || pad == 1))
+        len >= 8 && len <= 4096 && pad >= 0 && pad <= 3)
       r = {v[0], v[1], c, len, pad};
     return r;
   }();
@@ -195,11 +196,19 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   // memory, those accesses all fall in one bank (N a power of two); one point of padding per row
   // spreads them, where it fits (TORCH_WEBGPU_FFT_TUNE's fifth value 0 turns it off).
   const int64_t bytes = kernel::device_info(x).max_workgroup_storage;
+  const int64_t per_point = inplace ? 8 : 16;
   const int64_t NP =
-      (side_in || side_out) && G > 1 && fft_tune().pad && G * (N + 1) * (inplace ? 8 : 16) <= bytes ? N + 1 : N;
+      (side_in || side_out) && G > 1 && (fft_tune().pad & 1) && G * (N + 1) * per_point <= bytes ? N + 1 : N;
+  // The first Stockham passes store with strides of R and R p points (all in one or two banks, 8-way
+  // conflicts at radix 8); index a goes to a + a / 16 (16 points of 8 bytes span the 32 banks), which
+  // spreads them, where it fits.
+  const auto spread = [](int64_t a) { return a + a / 16; };
+  const bool sw = (fft_tune().pad & 2) && N >= 16 && spread(G * NP - 1) + 1 <= bytes / per_point;
+  const int64_t cap_pts = sw ? spread(G * NP - 1) + 1 : G * NP;
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + ":r" +
                     std::to_string(rad.empty() ? 0 : rad[0]) + (mid ? ":m" : "") + (side_in ? ":si" : "") +
-                    (side_out ? ":so" : "") + (inplace ? ":ip" : "") + (in.bn ? ":c" : "") + (NP != N ? ":p" : "");
+                    (side_out ? ":so" : "") + (inplace ? ":ip" : "") + (in.bn ? ":c" : "") + (NP != N ? ":p" : "") +
+                    (sw ? ":w" : "");
   Kernel k(key);
   k.in(x, CT::RAW);
   k.in(tw, CT::RAW);
@@ -237,7 +246,7 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
         std::string c = "    let base" + q + " = (t / " + u(Nr) + ") * " + u(NP) + ";\n    let j" + q + " = t % " +
                         u(Nr) + ";\n    let k" + q + " = j" + q + " % " + u(p) + ";\n";
         for (int r = 0; r < R; ++r) {
-          c += "    var v" + I(r) + " = " + S + "[base" + q + " + j" + q + " + " + u(r * Nr) + "];\n";
+          c += "    var v" + I(r) + " = " + S + "[ix(base" + q + " + j" + q + " + " + u(r * Nr) + ")];\n";
           if (p > 1 && r > 0)
             c += "    v" + I(r) + " = cmul(v" + I(r) + ", tws(" + u(r) + " * k" + q + " * " + u(N / (p * R)) + "));\n";
         }
@@ -270,7 +279,7 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
       };
       auto write = [&](const std::string& q, const std::string& ind) {
         std::string c;
-        for (int r = 0; r < R; ++r) c += ind + D + "[o" + q + " + " + u(r * p) + "] = y" + q + "_" + I(r) + ";\n";
+        for (int r = 0; r < R; ++r) c += ind + D + "[ix(o" + q + " + " + u(r * p) + ")] = y" + q + "_" + I(r) + ";\n";
         return c;
       };
       std::string c;
@@ -311,8 +320,9 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
                          {"T", I(T)},
                          {"N", I(N)},
                          {"NP", I(NP)},
-                         {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(G * NP) + ">;"},
-                         {"CAP", I(G * NP)},
+                         {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(cap_pts) + ">;"},
+                         {"CAP", I(cap_pts)},
+                         {"IX", sw ? "a + (a >> 4u)" : "a"},
                          {"LOAD_MAP", map(side_in)},
                          {"STORE_MAP", map(side_out)},
                          {"PASSES", passes},

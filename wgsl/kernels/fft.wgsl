@@ -27,6 +27,9 @@ fn twid(m: u32) -> vec2<f32> {
 fn tws(m: u32) -> vec2<f32> { return twid(m * P.tstride); }
 // Multiplication by -i (forward) or +i (inverse): the radix-4 butterfly's quarter turn.
 fn qturn(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(P.sg * a.y, -P.sg * a.x); }
+// Where point a of the workgroup's rows lies in workgroup memory (IX: a, or a + a / 16 to spread
+// the strided stores of the first passes over the banks).
+fn ix(a: u32) -> u32 { return {{IX}}; }
 // Where row `row` starts in x (.x) and in y (.y).
 fn row_at(row: u32) -> vec2<u32> {
 {{ROW_AT}}
@@ -39,7 +42,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
 {{LOAD_MAP}}    let row = g0 + r;
     if (row < P.rows) {
-      sa[r * {{NP}}u + e] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.ies));
+      sa[ix(r * {{NP}}u + e)] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.ies));
     }
   }
   workgroupBarrier();
@@ -47,7 +50,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
 {{STORE_MAP}}    let row = g0 + r;
     if (row < P.rows) {
-      var v = {{RESULT}}[r * {{NP}}u + e] * P.scale;
+      var v = {{RESULT}}[ix(r * {{NP}}u + e)] * P.scale;
 {{MID}}
       st2(row_at(row).y + e * P.oes, bitcast<vec2<u32>>(v));
     }
