@@ -98,16 +98,16 @@ struct Rows {
 // TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
 // most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
 // multi-pass transform (lengths past it take three passes) and the padding (bits: 1 rows, 2 the bank
-// spread of every index; 0 off), for tuning
+// spread of every index, not yet measured on a GPU and so off by default; 0 off), for tuning
 // (read once).
 struct FftTune {
-  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 3;
+  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 1;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
-    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 3;
+    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 1;
     if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
         len >= 8 && len <= 4096 && pad >= 0 && pad <= 3)
       r = {v[0], v[1], c, len, pad};
