@@ -221,6 +221,10 @@ def test_tuning_variants_agree_with_cpu(tune):
         "        want = f(x); got = f(x.to('webgpu')).cpu()\n"
         "        tol = 2e-6 * max(1.0, math.log2(n)) * want.abs().max().item()\n"
         "        assert (got - want).abs().max().item() <= tol, (n, f.__name__)\n"
+        "    # a strided batch: the transform along dim 0 of a transposed operand\n"
+        "    want = torch.fft.fft(x.t(), dim=0); got = torch.fft.fft(x.to('webgpu').t(), dim=0).cpu()\n"
+        "    tol = 2e-6 * max(1.0, math.log2(n)) * want.abs().max().item()\n"
+        "    assert (got - want).abs().max().item() <= tol, (n, 'dim 0')\n"
         "print('ok')\n"
     )
     env = dict(os.environ, TORCH_WEBGPU_FFT_TUNE=tune)
