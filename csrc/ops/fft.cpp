@@ -86,9 +86,17 @@ struct Rows {
   int64_t off, bs, is, es;  // element e of row g: off + b bs + i is + e es
 };
 
+// The kernel parameters of rows r, named after `x`: <x>_off, <x>_bs, <x>_is, <x>_es (wgsl/kernels/fft.wgsl).
+void rows_params(Kernel& k, const std::string& x, const Rows& r) {
+  k.param_index(x + "_off", r.off);
+  k.param_index(x + "_bs", r.bs);
+  k.param_index(x + "_is", r.is);
+  k.param_index(x + "_es", r.es);
+}
+
 // One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
-// A four-step pass reads or writes its rows across memory (element stride ies or oes != 1); when
-// neighbouring rows are neighbours in memory (iis or ois == 1), a workgroup takes `side` rows and
+// A four-step pass reads or writes its rows across memory (element stride x_es or y_es != 1); when
+// neighbouring rows are neighbours in memory (x_is or y_is == 1), a workgroup takes `side` rows and
 // its invocations walk them side by side, so that each 32-byte sector read or written is used
 // whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
@@ -194,14 +202,8 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   if (mid) k.in(*mid, CT::RAW);
   k.param_index("rows", in.rows);
   k.param_index("inner", in.inner);
-  k.param_index("xo", in.off);
-  k.param_index("ibs", in.bs);
-  k.param_index("iis", in.is);
-  k.param_index("ies", in.es);
-  k.param_index("yo", out.off);
-  k.param_index("obs", out.bs);
-  k.param_index("ois", out.is);
-  k.param_index("oes", out.es);
+  rows_params(k, "x", in);
+  rows_params(k, "y", out);
   k.param_index("tstride", ntab / N);
   k.param_f32("sg", forward ? 1.0f : -1.0f);
   k.param_f32("scale", scale);

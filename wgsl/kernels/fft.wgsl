@@ -6,8 +6,9 @@
 // tstride 1 for the four-step passes, which get their own length's table).
 // With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
 // the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
-// across a barrier. Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
-// y[yo + b obs + i ois + k oes]. Placeholders: G rows per workgroup, T invocations, the passes.
+// across a barrier. Rows: g = b * inner + i; element e of row g is x[x_off + b x_bs + i x_is + e x_es],
+// output k goes to y[y_off + b y_bs + i y_is + k y_es]. Placeholders: G rows per workgroup, T
+// invocations, the passes.
 var<workgroup> sa: array<vec2<f32>, {{CAP}}>;
 {{SB}}
 
@@ -36,7 +37,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (row < P.rows) {
       let b = row / P.inner;
       let i = row % P.inner;
-      sa[r * {{N}}u + e] = bitcast<vec2<f32>>(ld0(P.xo + b * P.ibs + i * P.iis + e * P.ies));
+      sa[r * {{N}}u + e] = bitcast<vec2<f32>>(ld0(P.x_off + b * P.x_bs + i * P.x_is + e * P.x_es));
     }
   }
   workgroupBarrier();
@@ -48,7 +49,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let i = row % P.inner;
       var v = {{RESULT}}[r * {{N}}u + e] * P.scale;
 {{MID}}
-      st2(P.yo + b * P.obs + i * P.ois + e * P.oes, bitcast<vec2<u32>>(v));
+      st2(P.y_off + b * P.y_bs + i * P.y_is + e * P.y_es, bitcast<vec2<u32>>(v));
     }
   }
 }
