@@ -516,6 +516,21 @@ void bn_view_params(Kernel& k, const char* prefix, const at::Tensor& t) {
   k.param_index(p + "_sHW", v.sHW);
 }
 
+// A chunk pass (section `name` of wgsl/kernels/batch_norm.wgsl): one workgroup per (channel, chunk)
+// of input's [N, C, HW] view (chunks ch), writing `rows` float32 partials each. inputs(k) adds the
+// kernel's inputs and their parameters; the partials, returned, are its last operand.
+template <class Inputs>
+at::Tensor bn_chunk_pass(const BnChunks& ch, const at::Tensor& input, int64_t rows, const char* name,
+                         const Inputs& inputs) {
+  at::Tensor part = at::empty({ch.C * ch.S * rows}, input.options().dtype(at::kFloat));
+  Kernel k(std::string("nn:bn_") + name);
+  inputs(k);
+  k.out(part, CT::F32);
+  bn_chunk_params(k, ch, input);
+  k.launch(uint64_t(ch.C * ch.S), [&] { return kernel::section("batch_norm", name); });
+  return part;
+}
+
 std::string num(int i) { return std::to_string(i); }
 
 // The affine's per-channel scale and shift from mean and invstd, as the composite computes them:
@@ -533,15 +548,10 @@ void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tens
                     at::Tensor& scale, at::Tensor& shift) {
   const BnChunks ch = bn_chunks(input);
   const auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor part = at::empty({ch.C * ch.S * 3}, f32);
-  {
-    Kernel k("nn:bn_stats");
+  const at::Tensor part = bn_chunk_pass(ch, input, 3, "stats", [&](Kernel& k) {
     k.in(input, CT::F32);
-    k.out(part, CT::F32);
-    bn_chunk_params(k, ch, input);
     bn_view_params(k, "x", input);
-    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "stats"); });
-  }
+  });
   mean = at::empty({ch.C}, f32);
   invstd = at::empty({ch.C}, f32);
   scale = at::empty({ch.C}, f32);
@@ -609,19 +619,14 @@ void bn_grads_fused(const at::Tensor& g, const at::Tensor& input, const at::Tens
                     const at::Tensor& w, at::Tensor& coef, at::Tensor& gw, at::Tensor& gb) {
   const BnChunks ch = bn_chunks(input);
   const auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor part = at::empty({ch.C * ch.S * 2}, f32);
-  {
-    Kernel k("nn:bn_grads");
+  const at::Tensor part = bn_chunk_pass(ch, input, 2, "grads", [&](Kernel& k) {
     k.in(g, CT::F32);
     k.in(input, CT::F32);
     k.in(mean, CT::F32);
-    k.out(part, CT::F32);
-    bn_chunk_params(k, ch, input);
     bn_view_params(k, "g", g);
     bn_view_params(k, "x", input);
     k.param_index("mean_off", mean.storage_offset());
-    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "grads"); });
-  }
+  });
   coef = at::empty({3, ch.C}, f32);
   Kernel k(std::string("nn:bn_grads_fin:") + (w.defined() ? "w" : "") + (gw.defined() ? "gw" : "") +
            (gb.defined() ? "gb" : ""));
