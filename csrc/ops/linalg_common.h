@@ -121,6 +121,13 @@ inline void write_back(const at::Tensor& t, const at::Tensor& w) {
   if (!w.is_same(t)) const_cast<at::Tensor&>(t).copy_(w);
 }
 
+// A factorization of no matrices (A empty): info, zeroed, is its whole result. Returns whether it was.
+inline bool factor_empty(const at::Tensor& A, const at::Tensor& info) {
+  if (A.numel() != 0) return false;
+  const_cast<at::Tensor&>(info).zero_();
+  return true;
+}
+
 // A pivoted factorization in place (LU, LDL): kernel(F, pivots, info) runs on batchable() copies of
 // the factor F (matrices, holding the values to factor), pivots (vectors) and info (one per matrix),
 // which are written back; then info is checked as LAPACK's errors of `api` where asked.

@@ -294,10 +294,7 @@ void lu_factor_impl(const Tensor& A, bool pivot, bool check_errors, const Tensor
                     const Tensor& info) {
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on webgpu");
   check_f32(A, "linalg.lu_factor");
-  if (A.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(A, info)) return;
   if (!LU.is_same(A)) const_cast<Tensor&>(LU).copy_(A);
   factor_in_place(LU, pivots, info, check_errors, "torch.linalg.lu_factor_ex", A.dim() == 2, lu_kernel);
 }
@@ -507,10 +504,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tens
 void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor& L, const Tensor& info) {
   check_f32(A, "linalg.cholesky");
   Tensor& L_ = const_cast<Tensor&>(L);
-  if (L.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(L, info)) return;
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
   // The blocked factorization reads A itself in its first step (no copy into L first) where A is in

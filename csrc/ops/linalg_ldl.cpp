@@ -50,10 +50,7 @@ void solve_kernel(const Tensor& LD, const Tensor& piv, const Tensor& X) {
 
 void factor_impl(const Tensor& A, bool check_errors, const Tensor& LD, const Tensor& pivots, const Tensor& info) {
   check_f32_kernel(A, "ldl_factor_kernel");
-  if (A.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(A, info)) return;
   at::tril_out(const_cast<Tensor&>(LD), A);
   factor_in_place(LD, pivots, info, check_errors, "torch.linalg.ldl_factor_ex", A.dim() == 2, factor_kernel);
 }
