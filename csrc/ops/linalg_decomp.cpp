@@ -754,10 +754,7 @@ Tensor& cholesky_inverse_out(const Tensor& input, bool upper, Tensor& result) {
   Tensor eye = at::eye(input.size(-1), input.options()).expand(input.sizes());
   return result.copy_(cholesky_solve_impl(eye, input, upper));
 }
-Tensor cholesky_inverse(const Tensor& input, bool upper) {
-  Tensor out = at::empty({0}, input.options());
-  return cholesky_inverse_out(input, upper, out);
-}
+constexpr auto cholesky_inverse = via_out<&cholesky_inverse_out>;
 
 }  // namespace
 

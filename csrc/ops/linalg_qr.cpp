@@ -125,10 +125,7 @@ Tensor& householder_product_out(const Tensor& input, const Tensor& tau, Tensor& 
   apply_q(input, tau, result, /*trans=*/false);
   return result;
 }
-Tensor householder_product(const Tensor& input, const Tensor& tau) {
-  Tensor result = at::empty({0}, input.options());
-  return householder_product_out(input, tau, result);
-}
+constexpr auto householder_product = via_out<&householder_product_out>;
 
 // ---- ormqr: op(Q) C (left) or C op(Q), Q from geqrf's reflectors
 
@@ -174,10 +171,7 @@ Tensor& ormqr_out(const Tensor& input, const Tensor& tau, const Tensor& other, b
   apply_q(input, tau, left ? C : C.mT(), left ? transpose : !transpose);
   return result.copy_(C);
 }
-Tensor ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool transpose) {
-  Tensor result = at::empty({0}, input.options());
-  return ormqr_out(input, tau, other, left, transpose, result);
-}
+constexpr auto ormqr = via_out<&ormqr_out>;
 
 // ---- linalg_qr (as CPU: geqrf in Q when it has A's shape, else in R, else in a copy; then orgqr)
 

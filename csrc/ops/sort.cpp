@@ -1003,10 +1003,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   return out;
 }
 
-at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
-  at::Tensor out = at::empty({0}, self.options());
-  return histc_out(self, bins, min, max, out);
-}
+constexpr auto histc = via_out<&histc_out>;
 
 // torch.histogram / histogramdd: ATen's device-generic front ends (Histogram.cpp: argument checks,
 // bin edges by linspace, `range` and empty-input rules) call these stubs with self [..., D] (each
