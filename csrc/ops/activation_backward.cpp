@@ -82,10 +82,7 @@ at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
   run_row(kGlu, it);
   return out;
 }
-at::Tensor glu(const at::Tensor& self, int64_t dim) {
-  at::Tensor out = at::empty({0}, self.options());
-  return glu_out(self, dim, out);
-}
+constexpr auto glu = via_out<&glu_out>;
 
 // glu_backward: first half sigmoid(b) * g, second half (1 - sigmoid(b)) sigmoid(b) a g.
 at::Tensor& glu_backward_out(const at::Tensor& grad, const at::Tensor& self, int64_t dim, at::Tensor& grad_input) {
@@ -108,10 +105,7 @@ at::Tensor& glu_backward_out(const at::Tensor& grad, const at::Tensor& self, int
   }
   return grad_input;
 }
-at::Tensor glu_backward(const at::Tensor& grad, const at::Tensor& self, int64_t dim) {
-  at::Tensor gi = at::empty({0}, grad.options());
-  return glu_backward_out(grad, self, dim, gi);
-}
+constexpr auto glu_backward = via_out<&glu_backward_out>;
 
 std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
                                                          const at::Tensor& weight) {

@@ -292,54 +292,72 @@ at::Tensor to_positions_channels(const at::Tensor& x) {
 
 namespace {
 
+// The per-group implicit GEMMs: for each group gi, out's group view (C channels over S positions) :=
+// a(gi) [N, C, K] times the gathered operand b(gi), plus bias's group (none without bias).
+template <class AOf, class BOf>
+void group_gemms(const at::Tensor& out, const at::Tensor& bias, const Geo& g, int64_t C, int64_t S, int64_t K,
+                 const AOf& a_of, const BOf& b_of, const char* op) {
+  for (int64_t gi = 0; gi < g.G; ++gi) {
+    const at::Tensor o3 = group_view(out, g, C, S, gi);
+    const at::Tensor a3 = a_of(gi);
+    const engines::Gathered gb = b_of(gi);
+    const at::Tensor c3 = group_bias(bias, g, C, S, gi);
+    engines::gemm_gathered(o3, a3, nullptr, at::Tensor(), &gb, c3, K, op);
+  }
+}
+
 void nhwc_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
                   const Geo& g) {
-  const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
+  const int64_t KC = g.Ci * g.KS(), XS = g.XS();
   // [N, positions, G * Ci]: free for a channels-last input; its first element on a 16-byte unit.
   at::Tensor Xl = to_positions_channels(X);
   if (Xl.storage_offset() % 8 != 0) Xl = Xl.clone();
   const at::Tensor Wl = W.reshape({g.G * g.Co, g.Ci, g.KS()}).permute({0, 2, 1}).contiguous().view({g.G * g.Co, KC});
-  for (int64_t gi = 0; gi < g.G; ++gi) {
-    const at::Tensor o3 = group_view(out, g, g.Co, YS, gi);
-    const at::Tensor w3 = Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
-    engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
-    gb.units8 = true;
-    const at::Tensor c3 = group_bias(bias, g, g.Co, YS, gi);
-    engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
-  }
+  group_gemms(
+      out, bias, g, g.Co, g.YS(), KC,
+      [&](int64_t gi) { return Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC}); },
+      [&](int64_t gi) {
+        engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
+        gb.units8 = true;
+        return gb;
+      },
+      "convolution");
 }
 
 // Y (out) from X and W, + bias over Co.
 void implicit_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
                       const Geo& g) {
-  const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
-  for (int64_t gi = 0; gi < g.G; ++gi) {
-    const at::Tensor o3 = group_view(out, g, g.Co, YS, gi);
-    const at::Tensor w3 = W.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
-    const engines::Gathered gb = gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "forward", false);
-    const at::Tensor c3 = group_bias(bias, g, g.Co, YS, gi);
-    engines::gemm_gathered(o3, w3, nullptr, at::Tensor(), &gb, c3, KC, "convolution");
-  }
+  const int64_t KC = g.Ci * g.KS(), XS = g.XS();
+  group_gemms(
+      out, bias, g, g.Co, g.YS(), KC,
+      [&](int64_t gi) {
+        return W.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
+      },
+      [&](int64_t gi) {
+        return gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "forward", false);
+      },
+      "convolution");
 }
 
 // X (out) from Y and W, + bias over Ci (a transposed convolution's).
 void implicit_input_grad(const at::Tensor& Y, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
                          const Geo& g) {
-  const int64_t KC = g.Co * g.KS(), YS = g.YS(), XS = g.XS();
-  for (int64_t gi = 0; gi < g.G; ++gi) {
-    const at::Tensor o3 = group_view(out, g, g.Ci, XS, gi);
-    // W' [Ci, Co * KS] of this group.
-    const at::Tensor wt = W.view({g.G, g.Co, g.Ci, g.KS()})
-                              .select(0, gi)
-                              .permute({1, 0, 2})
-                              .contiguous()
-                              .view({1, g.Ci, KC})
-                              .expand({g.N, g.Ci, KC});
-    const engines::Gathered gb =
-        gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "input_grad", false);
-    const at::Tensor c3 = group_bias(bias, g, g.Ci, XS, gi);
-    engines::gemm_gathered(o3, wt, nullptr, at::Tensor(), &gb, c3, KC, "convolution_backward");
-  }
+  const int64_t KC = g.Co * g.KS(), YS = g.YS();
+  group_gemms(
+      out, bias, g, g.Ci, g.XS(), KC,
+      [&](int64_t gi) {
+        // W' [Ci, Co * KS] of this group.
+        return W.view({g.G, g.Co, g.Ci, g.KS()})
+            .select(0, gi)
+            .permute({1, 0, 2})
+            .contiguous()
+            .view({1, g.Ci, KC})
+            .expand({g.N, g.Ci, KC});
+      },
+      [&](int64_t gi) {
+        return gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "input_grad", false);
+      },
+      "convolution_backward");
 }
 
 // gW [G*Co, Ci, k...] from Y (the gradient on the small side) and X.

@@ -88,9 +88,19 @@ struct Rows {
   int64_t bn = 0, cs = 0;
 };
 
+// The kernel parameters of rows r, named after `x`: <x>_off, <x>_bs, <x>_is, <x>_es, and <x>_cs
+// with three levels (wgsl/kernels/fft.wgsl).
+void rows_params(Kernel& k, const std::string& x, const Rows& r) {
+  k.param_index(x + "_off", r.off);
+  k.param_index(x + "_bs", r.bs);
+  k.param_index(x + "_is", r.is);
+  k.param_index(x + "_es", r.es);
+  if (r.bn) k.param_index(x + "_cs", r.cs);
+}
+
 // One dispatch: `rows` transforms of length N (a divisor of the table's length ntab) from x to y.
-// A four-step pass reads or writes its rows across memory (element stride ies or oes != 1); when
-// neighbouring rows are neighbours in memory (iis or ois == 1), a workgroup takes `side` rows and
+// A four-step pass reads or writes its rows across memory (element stride x_es or y_es != 1); when
+// neighbouring rows are neighbours in memory (x_is or y_is == 1), a workgroup takes `side` rows and
 // its invocations walk them side by side, so that each 32-byte sector read or written is used
 // whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
@@ -216,19 +226,9 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   if (mid) k.in(*mid, CT::RAW);
   k.param_index("rows", in.rows);
   k.param_index("inner", in.inner);
-  k.param_index("xo", in.off);
-  k.param_index("ibs", in.bs);
-  k.param_index("iis", in.is);
-  k.param_index("ies", in.es);
-  if (in.bn) {
-    k.param_index("bn", in.bn);
-    k.param_index("ics", in.cs);
-    k.param_index("ocs", out.cs);
-  }
-  k.param_index("yo", out.off);
-  k.param_index("obs", out.bs);
-  k.param_index("ois", out.is);
-  k.param_index("oes", out.es);
+  rows_params(k, "x", in);
+  rows_params(k, "y", out);
+  if (in.bn) k.param_index("bn", in.bn);
   k.param_index("tstride", ntab / N);
   k.param_f32("sg", forward ? 1.0f : -1.0f);
   k.param_f32("scale", scale);
@@ -309,11 +309,12 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
                   : "    let r = t / " + u(N) + ";\n    let e = t % " + u(N) + ";\n";
     };
     // Row g's first element in x and y: b = g / inner, i = g % inner (b = c bn + b' with three levels).
-    const std::string at = in.bn ? "  let q = row / P.inner;\n  let i = row % P.inner;\n  let b = q % P.bn;\n"
-                                   "  let c = q / P.bn;\n  return vec2<u32>(P.xo + c * P.ics + b * P.ibs + i * P.iis, "
-                                   "P.yo + c * P.ocs + b * P.obs + i * P.ois);"
-                                 : "  let b = row / P.inner;\n  let i = row % P.inner;\n  return vec2<u32>(P.xo + b * "
-                                   "P.ibs + i * P.iis, P.yo + b * P.obs + i * P.ois);";
+    const std::string at =
+        in.bn ? "  let q = row / P.inner;\n  let i = row % P.inner;\n  let b = q % P.bn;\n"
+                "  let c = q / P.bn;\n  return vec2<u32>(P.x_off + c * P.x_cs + b * P.x_bs + i * P.x_is, "
+                "P.y_off + c * P.y_cs + b * P.y_bs + i * P.y_is);"
+              : "  let b = row / P.inner;\n  let i = row % P.inner;\n  return vec2<u32>(P.x_off + b * "
+                "P.x_bs + i * P.x_is, P.y_off + b * P.y_bs + i * P.y_is);";
     return kernel::fill(kernel::library("fft"),
                         {{"G", I(G)},
                          {"ROW_AT", at},

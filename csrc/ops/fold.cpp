@@ -90,11 +90,7 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntAr
   return out;
 }
 
-at::Tensor im2col(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding,
-                  at::IntArrayRef stride) {
-  at::Tensor out = at::empty({0}, self.options());
-  return im2col_out(self, kernel, dilation, padding, stride, out);
-}
+constexpr auto im2col = via_out<&im2col_out>;
 
 at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel,
                        at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor& out) {
@@ -123,11 +119,7 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::
   return out;
 }
 
-at::Tensor col2im(const at::Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel, at::IntArrayRef dilation,
-                  at::IntArrayRef padding, at::IntArrayRef stride) {
-  at::Tensor out = at::empty({0}, self.options());
-  return col2im_out(self, output_size, kernel, dilation, padding, stride, out);
-}
+constexpr auto col2im = via_out<&col2im_out>;
 
 }  // namespace
 }  // namespace webgpu::ops

@@ -520,10 +520,7 @@ at::Tensor& index_select_out_fn(const at::Tensor& self, int64_t dim, const at::T
   return out;
 }
 
-at::Tensor index_select_fn(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
-  at::Tensor out = at::empty({0}, self.options());
-  return index_select_out_fn(self, dim, index, out);
-}
+constexpr auto index_select_fn = via_out<&index_select_out_fn>;
 
 at::Tensor embedding_fn(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt padding_idx,
                         bool scale_grad_by_freq, bool sparse) {

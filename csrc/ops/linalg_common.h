@@ -81,6 +81,27 @@ inline std::string per_matrix() { return kernel::library("linalg_wg"); }
 // parameters it reads count as read.
 inline std::string columns_entry() { return kernel::library("linalg_columns"); }
 
+// A launch of one workgroup per matrix: sets the parameter per_matrix()'s entry point reads (batch)
+// and compiles that entry point before the section body() returns.
+template <class Body>
+void launch_per_matrix(Kernel& k, int64_t batch, const Body& body) {
+  k.param_index("batch", batch);
+  k.launch(uint64_t(batch), [&] { return per_matrix() + body(); });
+}
+
+// A launch of the per-column kernels: one invocation per column of X (batch entries of nrhs columns),
+// 64 to a workgroup. Sets the parameters columns_entry()'s entry point reads (nrhs, count, a_*, x_*:
+// A the batch's matrices, X its right-hand sides) and compiles it before the section body() returns.
+template <class Body>
+void launch_columns(Kernel& k, const at::Tensor& A, const at::Tensor& X, int64_t batch, int64_t nrhs,
+                    const Body& body) {
+  k.param_index("nrhs", nrhs);
+  k.param_index("count", batch * nrhs);
+  matrix_params(k, "a", A);
+  matrix_params(k, "x", X);
+  k.launch(kernel::grid(uint64_t(batch * nrhs), 64), [&] { return columns_entry() + body(); });
+}
+
 // t itself when its batch dims collapse to one stride, else a copy that does (same layout of each matrix).
 inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
   const int64_t nb = t.dim() - mat_dims;
@@ -93,6 +114,32 @@ inline at::Tensor batchable(const at::Tensor& t, int64_t mat_dims) {
     prev = d;
   }
   return ok ? t : t.clone(at::MemoryFormat::Contiguous);
+}
+
+// Writes w, a working copy of t (batchable()'s), back into t where it is not t itself.
+inline void write_back(const at::Tensor& t, const at::Tensor& w) {
+  if (!w.is_same(t)) const_cast<at::Tensor&>(t).copy_(w);
+}
+
+// A factorization of no matrices (A empty): info, zeroed, is its whole result. Returns whether it was.
+inline bool factor_empty(const at::Tensor& A, const at::Tensor& info) {
+  if (A.numel() != 0) return false;
+  const_cast<at::Tensor&>(info).zero_();
+  return true;
+}
+
+// A pivoted factorization in place (LU, LDL): kernel(F, pivots, info) runs on batchable() copies of
+// the factor F (matrices, holding the values to factor), pivots (vectors) and info (one per matrix),
+// which are written back; then info is checked as LAPACK's errors of `api` where asked.
+template <class K>
+void factor_in_place(const at::Tensor& F, const at::Tensor& pivots, const at::Tensor& info, bool check_errors,
+                     const char* api, bool is_matrix, K&& kernel) {
+  const at::Tensor f = batchable(F, 2), p = batchable(pivots, 1), i = batchable(info, 0);
+  kernel(f, p, i);
+  write_back(F, f);
+  write_back(pivots, p);
+  write_back(info, i);
+  if (check_errors) at::_linalg_check_errors(info, api, is_matrix);
 }
 
 // A structured op's functional and out= forms with N outputs: ATen's meta() creates the outputs

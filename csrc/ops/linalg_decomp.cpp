@@ -131,13 +131,9 @@ void trsm_kernel(const Tensor& A, const Tensor& X, bool upper, bool unit) {
   k.in(A, CT::F32);
   k.out(X, CT::F32);
   k.param_index("n", n);
-  k.param_index("nrhs", nrhs);
-  k.param_index("count", batch * nrhs);
   k.param("upper", upper ? 1u : 0u);
   k.param("unit", unit ? 1u : 0u);
-  matrix_params(k, "a", A);
-  matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("trsm"); });
+  launch_columns(k, A, X, batch, nrhs, [] { return section("trsm"); });
 }
 
 // The blocked Cholesky's diagonal step over a batch of n x n blocks D (n <= 64): D := the lower
@@ -197,13 +193,9 @@ void lu_solve_kernel(const Tensor& LU, const Tensor& piv, const Tensor& X, bool 
   k.in(piv, CT::I32);
   k.out(X, CT::F32);
   k.param_index("n", n);
-  k.param_index("nrhs", nrhs);
-  k.param_index("count", batch * nrhs);
   k.param("adjoint", adjoint ? 1u : 0u);
-  matrix_params(k, "a", LU);
   vector_params(k, "p", piv);
-  matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("lu_solve"); });
+  launch_columns(k, LU, X, batch, nrhs, [] { return section("lu_solve"); });
 }
 
 // Right-looking blocked Cholesky, lower factor in place over V (batchable; any strides, so the upper
@@ -293,7 +285,7 @@ template <class F>
 void in_place(const Tensor& t, int64_t mat_dims, F&& kernel) {
   Tensor w = batchable(t, mat_dims);
   kernel(w);
-  if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
+  write_back(t, w);
 }
 
 // ---- linalg_lu_factor_ex
@@ -302,17 +294,9 @@ void lu_factor_impl(const Tensor& A, bool pivot, bool check_errors, const Tensor
                     const Tensor& info) {
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on webgpu");
   check_f32(A, "linalg.lu_factor");
-  if (A.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(A, info)) return;
   if (!LU.is_same(A)) const_cast<Tensor&>(LU).copy_(A);
-  Tensor piv_w = batchable(pivots, 1), info_w = batchable(info, 0), lu_w = batchable(LU, 2);
-  lu_kernel(lu_w, piv_w, info_w);
-  if (!lu_w.is_same(LU)) const_cast<Tensor&>(LU).copy_(lu_w);
-  if (!piv_w.is_same(pivots)) const_cast<Tensor&>(pivots).copy_(piv_w);
-  if (!info_w.is_same(info)) const_cast<Tensor&>(info).copy_(info_w);
-  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.lu_factor_ex", A.dim() == 2);
+  factor_in_place(LU, pivots, info, check_errors, "torch.linalg.lu_factor_ex", A.dim() == 2, lu_kernel);
 }
 
 using LuF = Multi<at::meta::structured_linalg_lu_factor_ex, 3>;
@@ -382,13 +366,10 @@ bool solve_fused(const Tensor& A, const Tensor& B_, bool left, const Tensor& res
   Tensor a = batchable(A, 2), b = batchable(B_.expand(result_.sizes()), 2);
   Tensor lu = batchable(LU, 2), piv = batchable(pivots, 1), inf = batchable(info, 0), x = batchable(result_, 2);
   solve_kernel(a, b, lu, piv, inf, x);
-  auto back = [](const Tensor& w, const Tensor& t) {
-    if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
-  };
-  back(lu, LU);
-  back(piv, pivots);
-  back(inf, info);
-  back(x, result_);
+  write_back(LU, lu);
+  write_back(pivots, piv);
+  write_back(info, inf);
+  write_back(result_, x);
   return true;
 }
 
@@ -523,10 +504,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> slogdet_out(const Tensor& A, Tens
 void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor& L, const Tensor& info) {
   check_f32(A, "linalg.cholesky");
   Tensor& L_ = const_cast<Tensor&>(L);
-  if (L.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(L, info)) return;
   // Matrices that do not fit the default workgroup copy go by blocks: one workgroup over a matrix in
   // storage takes longer already at n = 64 (lavapipe: 1.3 ms for n = 64, 35 ms for 256; blocked 300: 12 ms).
   // The blocked factorization reads A itself in its first step (no copy into L first) where A is in
@@ -540,8 +518,8 @@ void cholesky_impl(const Tensor& A, bool upper, bool check_errors, const Tensor&
     cholesky_blocked(lower(lw), iw, from_a ? lower(batchable(A, 2)) : Tensor());
   else
     cholesky_kernel(lower(lw), iw);
-  if (!lw.is_same(L)) L_.copy_(lw);
-  if (!iw.is_same(info)) const_cast<Tensor&>(info).copy_(iw);
+  write_back(L, lw);
+  write_back(info, iw);
   // The other triangle cleared through the view that runs along rows (the kernel's invocations go
   // along the last dim: linalg_cholesky_ex's L is by columns, so that is L^T).
   const bool by_cols = L.stride(-2) < L.stride(-1);
@@ -776,10 +754,7 @@ Tensor& cholesky_inverse_out(const Tensor& input, bool upper, Tensor& result) {
   Tensor eye = at::eye(input.size(-1), input.options()).expand(input.sizes());
   return result.copy_(cholesky_solve_impl(eye, input, upper));
 }
-Tensor cholesky_inverse(const Tensor& input, bool upper) {
-  Tensor out = at::empty({0}, input.options());
-  return cholesky_inverse_out(input, upper, out);
-}
+constexpr auto cholesky_inverse = via_out<&cholesky_inverse_out>;
 
 }  // namespace
 

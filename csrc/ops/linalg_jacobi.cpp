@@ -42,14 +42,13 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   k.out(Wc, CT::F32);
   k.out(Vc, CT::F32);
   k.out(S, CT::F32);
-  k.param_index("batch", batch);
   k.param_index("m", m);
   k.param_index("n", n);
   k.param_index("nn", n + (n & 1));
   k.param_index("sweeps", kSweeps);
   // the rounding of a float32 dot product of m terms grows like sqrt(m) eps
   k.param_f32("tol", 4.f * kEps * float(std::sqrt(double(m))));
-  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("svd"); });
+  launch_per_matrix(k, batch, [] { return section("svd"); });
   return {S, Vc};
 }
 
@@ -62,10 +61,9 @@ void orthonormalize_rows(const Tensor& Q) {
   Kernel k("linalg_orth_rows");
   k.out(Q, CT::F32);
   k.out(scratch, CT::F32);
-  k.param_index("batch", batch);
   k.param_index("r", r);
   k.param_index("m", m);
-  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("orth"); });
+  launch_per_matrix(k, batch, [] { return section("orth"); });
 }
 
 // Rows of x (batch, n, c) reordered by idx (batch, n).
@@ -151,13 +149,12 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   k.out(Vc, CT::F32);
   k.out(D, CT::F32);
   k.out(cs, CT::F32);
-  k.param_index("batch", batch);
   k.param_index("n", n);
   k.param_index("nn", nn);
   k.param_index("sweeps", kSweeps);
   k.param_f32("tol", 4.f * kEps);
   k.param_f32("tiny", kEps);
-  k.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("eigh"); });
+  launch_per_matrix(k, batch, [] { return section("eigh"); });
   // Float32 rotations leave ~sqrt(#rotations) eps in V and D: V re-orthonormalised, and the
   // eigenvalues taken as the Rayleigh quotients v^T A v (second order in V's error).
   orthonormalize_rows(Vc);

@@ -44,32 +44,15 @@ void solve_kernel(const Tensor& LD, const Tensor& piv, const Tensor& X) {
   k.in(piv, CT::I32);
   k.out(X, CT::F32);
   k.param_index("n", n);
-  k.param_index("nrhs", nrhs);
-  k.param_index("count", batch * nrhs);
-  matrix_params(k, "a", LD);
   vector_params(k, "p", piv);
-  matrix_params(k, "x", X);
-  k.launch(grid(uint64_t(batch * nrhs), 64), [] { return columns_entry() + section("solve"); });
-}
-
-// Writes w back into t when batchable() had to copy.
-void write_back(const Tensor& t, const Tensor& w) {
-  if (!w.is_same(t)) const_cast<Tensor&>(t).copy_(w);
+  launch_columns(k, LD, X, batch, nrhs, [] { return section("solve"); });
 }
 
 void factor_impl(const Tensor& A, bool check_errors, const Tensor& LD, const Tensor& pivots, const Tensor& info) {
   check_f32_kernel(A, "ldl_factor_kernel");
-  if (A.numel() == 0) {
-    const_cast<Tensor&>(info).zero_();
-    return;
-  }
+  if (factor_empty(A, info)) return;
   at::tril_out(const_cast<Tensor&>(LD), A);
-  Tensor ld = batchable(LD, 2), piv = batchable(pivots, 1), inf = batchable(info, 0);
-  factor_kernel(ld, piv, inf);
-  write_back(LD, ld);
-  write_back(pivots, piv);
-  write_back(info, inf);
-  if (check_errors) at::_linalg_check_errors(info, "torch.linalg.ldl_factor_ex", A.dim() == 2);
+  factor_in_place(LD, pivots, info, check_errors, "torch.linalg.ldl_factor_ex", A.dim() == 2, factor_kernel);
 }
 
 using Factor = Multi<at::meta::structured_linalg_ldl_factor_ex, 3>;

@@ -26,12 +26,11 @@ void geqrf_kernel(const Tensor& A, const Tensor& tau) {
   Kernel kr("linalg_geqrf");
   kr.out(A, CT::F32);
   kr.out(tau, CT::F32);
-  kr.param_index("batch", batch);
   kr.param_index("m", m);
   kr.param_index("n", n);
   kr.param_index("k", k);
   matrix_params(kr, "", A);
-  kr.launch(uint64_t(batch), [] { return linalg::per_matrix() + section("geqrf"); });
+  launch_per_matrix(kr, batch, [] { return section("geqrf"); });
 }
 
 // C <- Q C or Q^T C in place, Q from the first k = tau.size(-1) reflectors of V (m rows, like C);
@@ -45,15 +44,11 @@ void apply_q(const Tensor& V, const Tensor& tau_, const Tensor& C_, bool trans) 
   kr.in(tau, CT::F32);
   kr.out(C, CT::F32);
   kr.param_index("m", m);
-  kr.param_index("nrhs", nc);
   kr.param_index("k", k);
-  kr.param_index("count", batch * nc);
   kr.param("trans", trans ? 1u : 0u);
-  matrix_params(kr, "a", Vw);
   vector_params(kr, "t", tau);
-  matrix_params(kr, "x", C);
-  kr.launch(grid(uint64_t(batch * nc), 64), [] { return columns_entry() + section("apply"); });
-  if (!C.is_same(C_)) const_cast<Tensor&>(C_).copy_(C);
+  launch_columns(kr, Vw, C, batch, nc, [] { return section("apply"); });
+  write_back(C_, C);
 }
 
 // QR (m x n, any layout) factored in place; tau (batch..., k) written.
@@ -62,8 +57,8 @@ void geqrf_inplace(const Tensor& QR, const Tensor& tau) {
   Tensor w = batchable(QR, 2);
   Tensor t = tau.is_contiguous() ? tau : at::empty(tau.sizes(), tau.options());
   geqrf_kernel(w, t);
-  if (!w.is_same(QR)) const_cast<Tensor&>(QR).copy_(w);
-  if (!t.is_same(tau)) const_cast<Tensor&>(tau).copy_(t);
+  write_back(QR, w);
+  write_back(tau, t);
 }
 
 // Q (m x c) <- the first c columns of H_0 .. H_{k-1}, the reflectors read from Q itself (orgqr).
@@ -130,10 +125,7 @@ Tensor& householder_product_out(const Tensor& input, const Tensor& tau, Tensor& 
   apply_q(input, tau, result, /*trans=*/false);
   return result;
 }
-Tensor householder_product(const Tensor& input, const Tensor& tau) {
-  Tensor result = at::empty({0}, input.options());
-  return householder_product_out(input, tau, result);
-}
+constexpr auto householder_product = via_out<&householder_product_out>;
 
 // ---- ormqr: op(Q) C (left) or C op(Q), Q from geqrf's reflectors
 
@@ -179,10 +171,7 @@ Tensor& ormqr_out(const Tensor& input, const Tensor& tau, const Tensor& other, b
   apply_q(input, tau, left ? C : C.mT(), left ? transpose : !transpose);
   return result.copy_(C);
 }
-Tensor ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool transpose) {
-  Tensor result = at::empty({0}, input.options());
-  return ormqr_out(input, tau, other, left, transpose, result);
-}
+constexpr auto ormqr = via_out<&ormqr_out>;
 
 // ---- linalg_qr (as CPU: geqrf in Q when it has A's shape, else in R, else in a copy; then orgqr)
 

@@ -272,6 +272,26 @@ std::pair<at::Tensor, at::Tensor> layer_norm_param_grads(const at::Tensor& g, co
 // ---------------------------------------------------------------------------------------------
 // layer_norm
 
+// Layer and group norm forward, after their shape checks: the input's and parameters' dtypes checked
+// (op, family: the names the errors give), the operands made contiguous, and y (contiguous, shaped as
+// the input), mean and rstd (stat_shape, the statistics' dtype) from norm_rows_forward over rows r.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> norm_forward(const at::Tensor& input, const at::Tensor& weight,
+                                                            const at::Tensor& bias, double eps, const Rows& r,
+                                                            at::IntArrayRef stat_shape, const char* op,
+                                                            const char* family) {
+  check_float(input, op);
+  check_param_dtypes(input, {&weight, &bias}, family);
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
+  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
+  at::Tensor y = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
+  const auto sd = stat_dtype(input, {&weight, &bias});
+  at::Tensor mean = at::empty(stat_shape, input.options().dtype(sd));
+  at::Tensor rstd = at::empty(stat_shape, input.options().dtype(sd));
+  norm_rows_forward(x, w, b, eps, r, y, mean, rstd);
+  return {y, mean, rstd};
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
                                                                  at::IntArrayRef normalized_shape,
                                                                  const std::optional<at::Tensor>& weight_opt,
@@ -279,20 +299,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
                                                                  double eps) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   auto [M, N] = at::native::_check_layer_norm_inputs(input, normalized_shape, weight, bias);
-  check_float(input, "native_layer_norm");
-  check_param_dtypes(input, {&weight, &bias}, "layer_norm");
-  const at::Tensor x = input.contiguous();
-  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
-  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
-  at::Tensor y = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
   const int64_t axis = input.dim() - int64_t(normalized_shape.size());
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   for (int64_t i = axis; i < input.dim(); ++i) stat_shape.push_back(1);
-  const auto sd = stat_dtype(input, {&weight, &bias});
-  at::Tensor mean = at::empty(stat_shape, input.options().dtype(sd));
-  at::Tensor rstd = at::empty(stat_shape, input.options().dtype(sd));
-  norm_rows_forward(x, w, b, eps, Rows{M, N}, y, mean, rstd);
-  return {y, mean, rstd};
+  return norm_forward(input, weight, bias, eps, Rows{M, N}, stat_shape, "native_layer_norm", "layer_norm");
 }
 
 // Layer and group norm backward: the operands made contiguous, and the input gradient (mask[0]), a
@@ -370,18 +380,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
                                                                  int64_t C, int64_t HxW, int64_t group, double eps) {
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   check_group_norm(input, weight, bias, N, C, HxW, group);
-  check_float(input, "native_group_norm");
-  check_param_dtypes(input, {&weight, &bias}, "group_norm");
-  const at::Tensor x = input.contiguous();
-  const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
-  const at::Tensor b = bias.defined() ? bias.contiguous() : bias;
-  at::Tensor y = at::empty(input.sizes(), input.options().memory_format(at::MemoryFormat::Contiguous));
-  const auto sd = stat_dtype(input, {&weight, &bias});
-  at::Tensor mean = at::empty({N, group}, input.options().dtype(sd));
-  at::Tensor rstd = at::empty({N, group}, input.options().dtype(sd));
-  Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
-  norm_rows_forward(x, w, b, eps, r, y, mean, rstd);
-  return {y, mean, rstd};
+  const Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
+  return norm_forward(input, weight, bias, eps, r, {N, group}, "native_group_norm", "group_norm");
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
@@ -516,6 +516,21 @@ void bn_view_params(Kernel& k, const char* prefix, const at::Tensor& t) {
   k.param_index(p + "_sHW", v.sHW);
 }
 
+// A chunk pass (section `name` of wgsl/kernels/batch_norm.wgsl): one workgroup per (channel, chunk)
+// of input's [N, C, HW] view (chunks ch), writing `rows` float32 partials each. inputs(k) adds the
+// kernel's inputs and their parameters; the partials, returned, are its last operand.
+template <class Inputs>
+at::Tensor bn_chunk_pass(const BnChunks& ch, const at::Tensor& input, int64_t rows, const char* name,
+                         const Inputs& inputs) {
+  at::Tensor part = at::empty({ch.C * ch.S * rows}, input.options().dtype(at::kFloat));
+  Kernel k(std::string("nn:bn_") + name);
+  inputs(k);
+  k.out(part, CT::F32);
+  bn_chunk_params(k, ch, input);
+  k.launch(uint64_t(ch.C * ch.S), [&] { return kernel::section("batch_norm", name); });
+  return part;
+}
+
 std::string num(int i) { return std::to_string(i); }
 
 // The affine's per-channel scale and shift from mean and invstd, as the composite computes them:
@@ -533,15 +548,10 @@ void bn_stats_fused(const at::Tensor& input, const at::Tensor& w, const at::Tens
                     at::Tensor& scale, at::Tensor& shift) {
   const BnChunks ch = bn_chunks(input);
   const auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor part = at::empty({ch.C * ch.S * 3}, f32);
-  {
-    Kernel k("nn:bn_stats");
+  const at::Tensor part = bn_chunk_pass(ch, input, 3, "stats", [&](Kernel& k) {
     k.in(input, CT::F32);
-    k.out(part, CT::F32);
-    bn_chunk_params(k, ch, input);
     bn_view_params(k, "x", input);
-    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "stats"); });
-  }
+  });
   mean = at::empty({ch.C}, f32);
   invstd = at::empty({ch.C}, f32);
   scale = at::empty({ch.C}, f32);
@@ -609,19 +619,14 @@ void bn_grads_fused(const at::Tensor& g, const at::Tensor& input, const at::Tens
                     const at::Tensor& w, at::Tensor& coef, at::Tensor& gw, at::Tensor& gb) {
   const BnChunks ch = bn_chunks(input);
   const auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor part = at::empty({ch.C * ch.S * 2}, f32);
-  {
-    Kernel k("nn:bn_grads");
+  const at::Tensor part = bn_chunk_pass(ch, input, 2, "grads", [&](Kernel& k) {
     k.in(g, CT::F32);
     k.in(input, CT::F32);
     k.in(mean, CT::F32);
-    k.out(part, CT::F32);
-    bn_chunk_params(k, ch, input);
     bn_view_params(k, "g", g);
     bn_view_params(k, "x", input);
     k.param_index("mean_off", mean.storage_offset());
-    k.launch(uint64_t(ch.C * ch.S), [] { return kernel::section("batch_norm", "grads"); });
-  }
+  });
   coef = at::empty({3, ch.C}, f32);
   Kernel k(std::string("nn:bn_grads_fin:") + (w.defined() ? "w" : "") + (gw.defined() ? "gw" : "") +
            (gb.defined() ? "gb" : ""));

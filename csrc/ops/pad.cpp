@@ -215,10 +215,7 @@ at::Tensor& reflection_pad2d_out(const at::Tensor& self, c10::SymIntArrayRef pad
   return out;
 }
 
-at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  at::Tensor out = at::empty({0}, self.options());
-  return reflection_pad2d_out(self, padding, out);
-}
+constexpr auto reflection_pad2d = via_out<&reflection_pad2d_out>;
 
 template <int D, bool kReflect>
 at::Tensor& bwd_unstructured_out(const at::Tensor& g, const at::Tensor& self, c10::SymIntArrayRef padding_,

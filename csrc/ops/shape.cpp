@@ -11,6 +11,7 @@
 
 #include "core/core.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -94,10 +95,7 @@ at::Tensor& narrow_copy_out(const at::Tensor& self, int64_t dim, c10::SymInt sta
   return out;
 }
 
-at::Tensor narrow_copy(const at::Tensor& self, int64_t dim, c10::SymInt start, c10::SymInt length) {
-  at::Tensor out = at::empty({0}, self.options());
-  return narrow_copy_out(self, dim, std::move(start), std::move(length), out);
-}
+constexpr auto narrow_copy = via_out<&narrow_copy_out>;
 
 // The gradient of unfold: each window's gradient added back where the window came from. Windows
 // overlap when step < size, so it goes one window position at a time: for a fixed position j the

@@ -685,10 +685,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_impl(const at::Tensor& sel
     Kernel k("unique:count");
     const int os = k.in(starts, CT::I32);
     const int oc = k.out(counts, CT::I64);
-    k.param_index("n", n);
-    k.param_index("u", u);
+    k.param_index("n", u);
+    k.param_index("end", n);
     k.launch(grid(u), [&] {
-      return "fn load_start(j: u32) -> u32 { return u32(ld" + I(os) + "(j)); }\n" +
+      return kernel::library("per_element") + "fn load_start(j: u32) -> u32 { return u32(ld" + I(os) + "(j)); }\n" +
              "fn store_count(j: u32, c: u32) { st" + I(oc) + "(j, vec2<u32>(c, 0u)); }\n" + section("ucount");
     });
   }
@@ -1003,10 +1003,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
   return out;
 }
 
-at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
-  at::Tensor out = at::empty({0}, self.options());
-  return histc_out(self, bins, min, max, out);
-}
+constexpr auto histc = via_out<&histc_out>;
 
 // torch.histogram / histogramdd: ATen's device-generic front ends (Histogram.cpp: argument checks,
 // bin edges by linspace, `range` and empty-input rules) call these stubs with self [..., D] (each

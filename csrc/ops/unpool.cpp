@@ -90,10 +90,7 @@ at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, 
   return out;
 }
 
-at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size) {
-  at::Tensor out = at::empty({0}, self.options());
-  return max_unpool2d_out(self, indices, output_size, out);
-}
+constexpr auto max_unpool2d = via_out<&max_unpool2d_out>;
 
 at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
                              at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
@@ -123,11 +120,7 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, 
   return out;
 }
 
-at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
-                        at::IntArrayRef stride, at::IntArrayRef padding) {
-  at::Tensor out = at::empty({0}, self.options());
-  return max_unpool3d_out(self, indices, output_size, stride, padding, out);
-}
+constexpr auto max_unpool3d = via_out<&max_unpool3d_out>;
 
 }  // namespace
 }  // namespace webgpu::ops

@@ -6,9 +6,10 @@
 // tstride 1 for the four-step passes, which get their own length's table).
 // With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
 // the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
-// across a barrier. Rows: g = b * inner + i; element e of row g is x[xo + b ibs + i iis + e ies], output k goes to
-// y[yo + b obs + i ois + k oes]; rows lie NP >= N points apart in workgroup memory (with three levels, b = c bn + b' and c adds c ics, c ocs: the last pass of a
-// three-pass transform). Placeholders: G rows per workgroup, T invocations, the passes, ROW_AT.
+// across a barrier. Rows: g = b * inner + i; element e of row g is x[x_off + b x_bs + i x_is + e x_es],
+// output k goes to y[y_off + b y_bs + i y_is + k y_es]; with three levels (the last pass of a
+// three-pass transform) b = c bn + b', adding c x_cs and c y_cs. Rows lie NP >= N points apart in
+// workgroup memory. Placeholders: G rows per workgroup, T invocations, the passes, ROW_AT, IX.
 var<workgroup> sa: array<vec2<f32>, {{CAP}}>;
 {{SB}}
 
@@ -42,7 +43,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
 {{LOAD_MAP}}    let row = g0 + r;
     if (row < P.rows) {
-      sa[ix(r * {{NP}}u + e)] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.ies));
+      sa[ix(r * {{NP}}u + e)] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.x_es));
     }
   }
   workgroupBarrier();
@@ -52,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (row < P.rows) {
       var v = {{RESULT}}[ix(r * {{NP}}u + e)] * P.scale;
 {{MID}}
-      st2(row_at(row).y + e * P.oes, bitcast<vec2<u32>>(v));
+      st2(row_at(row).y + e * P.y_es, bitcast<vec2<u32>>(v));
     }
   }
 }

@@ -244,15 +244,11 @@ fn run(p: u32) {
 }
 
 //== ucount
-// counts[j] = start[j + 1] - start[j] (the last one ends at n). Parameters: n, u (number of uniques).
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let j = linear_id(wid, nwg, lid, 256u);
-  let u = P.u;
-  if (j >= u) { return; }
-  var e = P.n;
-  if (j + 1u < u) { e = load_start(j + 1u); }
+// counts[j] = start[j + 1] - start[j] (the last one ends at `end`, the element count); per_element's
+// entry point runs j < n (the number of uniques). Parameters: n, end.
+fn run(j: u32) {
+  var e = P.end;
+  if (j + 1u < P.n) { e = load_start(j + 1u); }
   store_count(j, e - load_start(j));
 }
 
