@@ -271,6 +271,19 @@ def test_special_values_grid():
     torch.testing.assert_close((2 - z.to(DEV)).cpu(), 2 - z, equal_nan=True)
 
 
+def test_silu():
+    # x / (1 + e^-x) in complex arithmetic, as CPU: random values and the special-value grid
+    F = torch.nn.functional
+    a = _cplx(1000) * 5
+    torch.testing.assert_close(F.silu(a.to(DEV)).cpu(), F.silu(a), rtol=2e-6, atol=1e-6)
+    v = [float("nan"), float("inf"), -float("inf"), 1.0, -0.0, 3e38, 0.5, -100.0]
+    z = torch.complex(torch.tensor([a for a in v for b in v]), torch.tensor([b for a in v for b in v]))
+    torch.testing.assert_close(F.silu(z.to(DEV)).cpu(), F.silu(z), equal_nan=True, rtol=2e-6, atol=1e-6)
+    out = torch.empty(0, dtype=torch.complex64, device=DEV)
+    torch.ops.aten.silu.out(a.to(DEV), out=out)
+    torch.testing.assert_close(out.cpu(), F.silu(a), rtol=2e-6, atol=1e-6)
+
+
 def test_sum_mean():
     a = _cplx(5, 6, 7)
     ad = a.to(DEV)

@@ -286,6 +286,8 @@ void run_complex_row(const Row& r, at::TensorIteratorBase& iter, std::initialize
     if (n == "div_true") return run_c2c(n, iter, in, "c_div(#0, #1)");
     if (n == "neg") return run_c2c(n, iter, in, "-#0");
     if (n == "exp") return run_c2c(n, iter, in, "c_exp(#0)");
+    // x / (1 + e^-x), CPU's complex silu
+    if (n == "silu") return run_c2c(n, iter, in, "c_div(#0, vec2<f32>(1.0, 0.0) + c_exp(-#0))");
     if (n == "reciprocal") return run_c2c(n, iter, in, reciprocal);
     if (n == "sgn") return run_c2c(n, iter, in, "c_sgn(#0)");
     // pow as CPU: std::pow (cpowf, exp(b log a)) but for the exponents ATen's pow_tensor_scalar
