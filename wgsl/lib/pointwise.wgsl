@@ -160,29 +160,25 @@ fn f_rsqrt(x: f32) -> f32 {
   if (x < 0.0) { return f_nan(); }
   return 1.0 / sqrt(x);
 }
-// x = k ln2 + r with k integral and |r| <= ln2/2, as (k, r): Cody-Waite reduction (the high part of
-// ln2 has 16 bits, so k * hi is exact).
-fn f_exp_reduce(x: f32) -> vec2<f32> {
-  let k = round(x * 1.4426950408889634);
-  return vec2<f32>(k, (x - k * 0.693145751953125) - k * 1.4286068203094172e-06);
+// hi + lo = k ln2 + r with k integral and |r| <= ln2/2, as (k, r): Cody-Waite reduction of hi (the
+// high part of ln2 has 16 bits, so k * hi is exact), lo (0, or small beside hi: the part of a sum
+// float32 cannot hold) added to the reduced argument.
+fn f_exp_reduce(hi: f32, lo: f32) -> vec2<f32> {
+  let k = round((hi + lo) * 1.4426950408889634);
+  return vec2<f32>(k, ((hi - k * 0.693145751953125) - k * 1.4286068203094172e-06) + lo);
 }
-// e^x to about an ulp over the whole range: f_exp_reduce, Taylor to r^8.
-fn f_exp(x: f32) -> f32 {
-  if (is_nan(x)) { return x; }
-  if (x > 88.72284) { return f_inf(); }
-  if (x < -103.972) { return 0.0; }
-  let kr = f_exp_reduce(x);
-  return f_ldexp(f_exp_taylor(kr.y), kr.x);
-}
-// e^(hi + lo) for a sum that float32 cannot hold exactly (hi the part that takes the reduction
-// exactly, lo small beside hi), reduced as f_exp_reduce with lo added to the reduced argument:
-// one exponential where e^hi e^lo took two. Not for NaN arguments.
+// e^(hi + lo) to about an ulp over the whole range: f_exp_reduce, Taylor to r^8. With lo, one
+// exponential where e^hi e^lo took two. Not for NaN arguments (f_exp checks).
 fn f_exp_sum(hi: f32, lo: f32) -> f32 {
   let x = hi + lo;
   if (x > 88.72284) { return f_inf(); }
   if (x < -103.972) { return 0.0; }
-  let k = round(x * 1.4426950408889634);
-  return f_ldexp(f_exp_taylor(((hi - k * 0.693145751953125) - k * 1.4286068203094172e-06) + lo), k);
+  let kr = f_exp_reduce(hi, lo);
+  return f_ldexp(f_exp_taylor(kr.y), kr.x);
+}
+fn f_exp(x: f32) -> f32 {
+  if (is_nan(x)) { return x; }
+  return f_exp_sum(x, 0.0);
 }
 fn f_exp2(x: f32) -> f32 {
   if (x >= 128.0) { return f_inf(); }
@@ -196,7 +192,7 @@ fn f_expm1(x: f32) -> f32 {
   if (is_nan(x)) { return x; }
   if (x > 88.72284) { return f_inf(); }
   if (x < -20.0) { return -1.0; }
-  let kr = f_exp_reduce(x);
+  let kr = f_exp_reduce(x, 0.0);
   let k = kr.x;
   let r = kr.y;
   let er = r + r * r * (0.5 + r * (1.6666666666666666e-1 + r * (4.1666666666666664e-2 +
