@@ -9,6 +9,7 @@ sys.path, so ``from webgpu_env import DEV`` works under ``--import-mode=importli
   normal float32).
 """
 
+import functools
 import os
 
 import torch
@@ -48,11 +49,13 @@ COMPLEX_DTYPES = (torch.complex64,)
 TINY = 2.0**-126  # the least normal float32
 
 
+@functools.cache
 def flushes_subnormal_operands():
     """Whether the adapter's float arithmetic reads subnormal operands as zero and flushes subnormal
     results (NVIDIA's Vulkan driver does, and Dawn offers no way to ask otherwise; lavapipe keeps
     them): a property of the adapter that kernels do not work around, beyond the results built from
-    bits (docs/design.md, "Subnormals"). Tests of subnormal inputs restrict themselves there."""
+    bits (docs/design.md, "Subnormals"). Tests of subnormal inputs restrict themselves there. Probed
+    once per process."""
     return (torch.tensor([2.0**-140], device=DEV) * 2.0).cpu().item() == 0.0
 
 
