@@ -205,8 +205,19 @@ def test_four_step_rows_side_by_side(n, batch):
 
 @pytest.mark.parametrize(
     "tune",
-    # side by side, invocations, largest radix[, longest pass (past it three passes), row padding]
-    ["1,256,4", "4,1024,8", "4,256,16", "2,512,16", "16,1024,8,64", "8,1024,8,64,0", "4,1024,8,256,1", "8,1024,8,64,3"],
+    # side by side, invocations, largest radix[, longest pass (past it three passes), flags: 1 row
+    # padding, 2 bank spread, 4 twiddle products]
+    [
+        "1,256,4",
+        "4,1024,8",
+        "4,256,16",
+        "2,512,16",
+        "16,1024,8,64",
+        "8,1024,8,64,0",
+        "4,1024,8,256,1",
+        "8,1024,8,64,3",
+        "4,1024,16,1024,7",
+    ],
 )
 def test_tuning_variants_agree_with_cpu(tune):
     # TORCH_WEBGPU_FFT_TUNE is read once per process: each variant in its own process, over

@@ -107,9 +107,9 @@ void rows_params(Kernel& k, const std::string& x, const Rows& r) {
 // results in registers across a barrier before writing them back.
 // TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
 // most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
-// multi-pass transform (lengths past it take three passes) and the padding (bits: 1 rows, 2 the bank
-// spread of every index, not yet measured on a GPU and so off by default; 0 off), for tuning
-// (read once).
+// multi-pass transform (lengths past it take three passes) and flags (1 row padding, 2 the bank
+// spread of every index, 4 twiddles of power-of-two butterflies as products of fewer loads; 2 and 4
+// not yet measured on a GPU and so off by default), for tuning (read once).
 struct FftTune {
   int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 1;
 };
@@ -119,7 +119,7 @@ const FftTune& fft_tune() {
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
     const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 1;
     if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
-        len >= 8 && len <= 4096 && pad >= 0 && pad <= 3)
+        len >= 8 && len <= 4096 && pad >= 0 && pad <= 7)
       r = {v[0], v[1], c, len, pad};
     return r;
   }();
@@ -213,12 +213,13 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   // conflicts at radix 8); index a goes to a + a / 16 (16 points of 8 bytes span the 32 banks), which
   // spreads them, where it fits.
   const auto spread = [](int64_t a) { return a + a / 16; };
+  const bool tw_products = fft_tune().pad & 4;
   const bool sw = (fft_tune().pad & 2) && N >= 16 && spread(G * NP - 1) + 1 <= bytes / per_point;
   const int64_t cap_pts = sw ? spread(G * NP - 1) + 1 : G * NP;
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + ":r" +
                     std::to_string(rad.empty() ? 0 : rad[0]) + (mid ? ":m" : "") + (side_in ? ":si" : "") +
                     (side_out ? ":so" : "") + (inplace ? ":ip" : "") + (in.bn ? ":c" : "") + (NP != N ? ":p" : "") +
-                    (sw ? ":w" : "");
+                    (sw ? ":w" : "") + (tw_products ? ":t" : "");
   Kernel k(key);
   k.in(x, CT::RAW);
   k.in(tw, CT::RAW);
@@ -238,17 +239,41 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
     std::string passes;
     int64_t p = 1;
     bool src_a = true;
-    for (int R : rad) {
+    for (size_t si = 0; si < rad.size(); ++si) {
+      const int R = rad[si];
       const int64_t Nr = N / R;
+      // The first stage reads its butterflies' inputs from x and the last writes its outputs to y,
+      // straight from and to registers (no load and store loops through workgroup memory).
+      const bool first = si == 0, last = si + 1 == rad.size();
       const std::string S = src_a || inplace ? "sa" : "sb", D = src_a && !inplace ? "sb" : "sa";
-      // Butterfly t: reads R values of S (twiddled), leaves y<q>_0..y<q>_{R-1}, and its output index o<q>.
+      // Butterfly t: reads R values (twiddled), leaves y<q>_0..y<q>_{R-1}, and its output index o<q>.
+      // Against x and y, rows side by side take butterfly t as row t % G, index t / G: neighbouring
+      // invocations on neighbouring rows.
       auto butterfly = [&](const std::string& q) {
-        std::string c = "    let base" + q + " = (t / " + u(Nr) + ") * " + u(NP) + ";\n    let j" + q + " = t % " +
-                        u(Nr) + ";\n    let k" + q + " = j" + q + " % " + u(p) + ";\n";
+        const bool side = (first && side_in) || (last && side_out);
+        std::string c = side ? "    let rr" + q + " = t % " + u(G) + ";\n    let j" + q + " = t / " + u(G) + ";\n"
+                             : "    let rr" + q + " = t / " + u(Nr) + ";\n    let j" + q + " = t % " + u(Nr) + ";\n";
+        c += "    let base" + q + " = rr" + q + " * " + u(NP) + ";\n    let k" + q + " = j" + q + " % " + u(p) + ";\n";
+        if (first || last) c += "    let row" + q + " = g0 + rr" + q + ";\n";
+        if (first)
+          c += "    var at" + q + " = 0u;\n    if (row" + q + " < P.rows) { at" + q + " = row_at(row" + q + ").x; }\n";
         for (int r = 0; r < R; ++r) {
-          c += "    var v" + I(r) + " = " + S + "[ix(base" + q + " + j" + q + " + " + u(r * Nr) + ")];\n";
-          if (p > 1 && r > 0)
-            c += "    v" + I(r) + " = cmul(v" + I(r) + ", tws(" + u(r) + " * k" + q + " * " + u(N / (p * R)) + "));\n";
+          const std::string at = "j" + q + " + " + u(r * Nr);
+          if (first) {
+            c += "    var v" + I(r) + " = vec2<f32>(0.0);\n    if (row" + q + " < P.rows) { v" + I(r) +
+                 " = bitcast<vec2<f32>>(ld0(at" + q + " + (" + at + ") * P.x_es)); }\n";
+          } else {
+            c += "    var v" + I(r) + " = " + S + "[ix(base" + q + " + " + at + ")];\n";
+          }
+          if (p > 1 && r > 0) {
+            // W^(r m): loaded, or (flag 4, power-of-two radices) loaded for r a power of two and the
+            // product of two of those for the others (one more rounding).
+            const int hi = 1 << (31 - __builtin_clz(unsigned(r)));
+            const std::string w = !tw_products || hi == r || (R & (R - 1))
+                                      ? "tws(" + u(r) + " * k" + q + " * " + u(N / (p * R)) + ")"
+                                      : "cmul(tw" + I(hi) + ", tw" + I(r - hi) + ")";
+            c += "    let tw" + I(r) + " = " + w + ";\n    v" + I(r) + " = cmul(v" + I(r) + ", tw" + I(r) + ");\n";
+          }
         }
         std::vector<std::string> y(static_cast<size_t>(R));
         if (R == 2) {
@@ -268,46 +293,55 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
             y[size_t(s)] = e;
           }
         }
+        if (last) {
+          // In the last stage p R = N, so k = j and output r is element j + r p of the row.
+          c += "    if (row" + q + " < P.rows) {\n      let at = row_at(row" + q + ").y;\n";
+          for (int r = 0; r < R; ++r) {
+            const std::string e = "j" + q + " + " + u(r * p);
+            c += "      var w" + I(r) + " = (" + y[size_t(r)] + ") * P.scale;\n";
+            if (mid) c += "      w" + I(r) + " = cmul(w" + I(r) + ", twid2((row" + q + " % P.inner) * (" + e + ")));\n";
+            c += "      st2(at + (" + e + ") * P.y_es, bitcast<vec2<u32>>(w" + I(r) + "));\n";
+          }
+          return c + "    }\n";
+        }
         for (int r = 0; r < R; ++r) c += "    y" + q + "_" + I(r) + " = " + y[size_t(r)] + ";\n";
         c += "    o" + q + " = base" + q + " + (j" + q + " - k" + q + ") * " + u(R) + " + k" + q + ";\n";
         return c;
       };
       auto decl = [&](const std::string& q) {
+        if (last) return std::string();
         std::string c = "  var o" + q + " = 0u;\n";
         for (int r = 0; r < R; ++r) c += "  var y" + q + "_" + I(r) + " = vec2<f32>(0.0);\n";
         return c;
       };
       auto write = [&](const std::string& q, const std::string& ind) {
         std::string c;
+        if (last) return c;
         for (int r = 0; r < R; ++r) c += ind + D + "[ix(o" + q + " + " + u(r * p) + ")] = y" + q + "_" + I(r) + ";\n";
         return c;
       };
+      const std::string barrier = last ? "" : "  workgroupBarrier();\n";
       std::string c;
       if (!inplace) {
         c = "  for (var t = lid; t < " + u(G * Nr) + "; t = t + " + u(T) + ") {\n" + decl("") + butterfly("") +
-            write("", "    ") + "  }\n  workgroupBarrier();\n";
+            write("", "    ") + "  }\n" + barrier;
       } else {
-        // Every butterfly of this invocation read (into registers) before any is written back.
+        // Every butterfly of this invocation read (into registers) before any is written back; the
+        // first stage reads x, so it writes at once.
         const int64_t B = (G * Nr + T - 1) / T;
         std::string rd, wr;
         for (int64_t b = 0; b < B; ++b) {
           const std::string q = I(b), guard = "if (lid + " + u(b * T) + " < " + u(G * Nr) + ") ";
           c += decl(q);
           rd += "  " + guard + "{\n    let t = lid + " + u(b * T) + ";\n" + butterfly(q) + "  }\n";
-          wr += "  " + guard + "{\n" + write(q, "    ") + "  }\n";
+          wr += last ? "" : "  " + guard + "{\n" + write(q, "    ") + "  }\n";
         }
-        c += rd + "  workgroupBarrier();\n" + wr + "  workgroupBarrier();\n";
+        c += rd + (first || last ? "" : "  workgroupBarrier();\n") + wr + barrier;
       }
       passes += "  {\n" + c + "  }\n";
       p *= R;
       src_a = !src_a;
     }
-    // Element t of the load/store loops: row r of the workgroup's G, element e of that row; side
-    // by side, consecutive invocations take the same element of consecutive rows.
-    auto map = [&](bool side) {
-      return side ? "    let r = t % " + u(G) + ";\n    let e = t / " + u(G) + ";\n"
-                  : "    let r = t / " + u(N) + ";\n    let e = t % " + u(N) + ";\n";
-    };
     // Row g's first element in x and y: b = g / inner, i = g % inner (b = c bn + b' with three levels).
     const std::string at =
         in.bn ? "  let q = row / P.inner;\n  let i = row % P.inner;\n  let b = q % P.bn;\n"
@@ -319,16 +353,10 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
                         {{"G", I(G)},
                          {"ROW_AT", at},
                          {"T", I(T)},
-                         {"N", I(N)},
-                         {"NP", I(NP)},
                          {"SB", inplace ? "" : "var<workgroup> sb: array<vec2<f32>, " + I(cap_pts) + ">;"},
                          {"CAP", I(cap_pts)},
                          {"IX", sw ? "a + (a >> 4u)" : "a"},
-                         {"LOAD_MAP", map(side_in)},
-                         {"STORE_MAP", map(side_out)},
                          {"PASSES", passes},
-                         {"RESULT", src_a || inplace ? "sa" : "sb"},
-                         {"MID", mid ? "      v = cmul(v, twid2((row % P.inner) * e));" : ""},
                          {"MID_FN", mid ? "fn twm(m: u32) -> vec2<f32> {\n  let w = bitcast<vec2<f32>>(ld3(m));\n  "
                                           "return vec2<f32>(w.x, P.sg * w.y);\n}\n"
                                           "fn twid2(m: u32) -> vec2<f32> {\n  let lo = m & 1023u;\n  if (lo == m) { "

@@ -1,11 +1,11 @@
 // Batched complex64 FFTs in workgroup memory (ops/fft.cpp). One workgroup transforms G rows of
-// length N: loads them, runs the Stockham passes (radix 2, 3, 4, 5, 7, one pass per radix of the plan,
-// ping-ponging between two workgroup arrays), and stores them, optionally times the four-step
-// twiddle W_n^(i k) and a scale. Twiddles come from a table computed on the host in double:
+// length N: the Stockham passes (radix 2, 3, 4, 5, 7, 8, 16, one pass per radix of the plan,
+// ping-ponging between two workgroup arrays), the first reading its butterflies' inputs from x and
+// the last storing its outputs to y, optionally times the four-step twiddle W_n^(i k) and a scale. Twiddles come from a table computed on the host in double:
 // W[m] = exp(-2 pi i m / n); a sub-transform of length N reads W[m * tstride] (n = N * tstride;
 // tstride 1 for the four-step passes, which get their own length's table).
-// With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations load and store
-// the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
+// With G rows side by side (four-step passes, ops/fft.cpp) consecutive invocations of the first
+// and last passes load and store the same element of consecutive rows; in place (SB empty) each pass keeps its results in registers
 // across a barrier. Rows: g = b * inner + i; element e of row g is x[x_off + b x_bs + i x_is + e x_es],
 // output k goes to y[y_off + b y_bs + i y_is + k y_es]; with three levels (the last pass of a
 // three-pass transform) b = c bn + b', adding c x_cs and c y_cs. Rows lie NP >= N points apart in
@@ -40,20 +40,5 @@ fn row_at(row: u32) -> vec2<u32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g0 = linear_id(wid, nwg, 0u, 1u) * {{G}}u;
-  for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
-{{LOAD_MAP}}    let row = g0 + r;
-    if (row < P.rows) {
-      sa[ix(r * {{NP}}u + e)] = bitcast<vec2<f32>>(ld0(row_at(row).x + e * P.x_es));
-    }
-  }
-  workgroupBarrier();
 {{PASSES}}
-  for (var t = lid; t < {{G}}u * {{N}}u; t = t + {{T}}u) {
-{{STORE_MAP}}    let row = g0 + r;
-    if (row < P.rows) {
-      var v = {{RESULT}}[ix(r * {{NP}}u + e)] * P.scale;
-{{MID}}
-      st2(row_at(row).y + e * P.y_es, bitcast<vec2<u32>>(v));
-    }
-  }
 }
