@@ -108,16 +108,18 @@ void rows_params(Kernel& k, const std::string& x, const Rows& r) {
 // TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
 // most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
 // multi-pass transform (lengths past it take three passes) and flags (1 row padding, 2 the bank
-// spread of every index, 4 twiddles of power-of-two butterflies as products of fewer loads; 2 and 4
-// not yet measured on a GPU and so off by default), for tuning (read once).
+// spread of every index, 4 twiddles of power-of-two butterflies as products of fewer loads), for
+// tuning (read once). The defaults are the fastest of a sweep at 2^20 on an H100 (GPU timestamps,
+// docs/design.md "FFT"): 512 invocations and twiddle products, 47.5 us against 53.8 with 1024
+// invocations and every twiddle loaded; the bank spread made no difference (53.3).
 struct FftTune {
-  int64_t side = 4, tmax = 1024, radix = 8, len = 1024, pad = 1;
+  int64_t side = 4, tmax = 512, radix = 8, len = 1024, pad = 5;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
-    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 1;
+    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 5;
     if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
         len >= 8 && len <= 4096 && pad >= 0 && pad <= 7)
       r = {v[0], v[1], c, len, pad};
