@@ -129,13 +129,11 @@ void BufferPool::free(Block* b) {
   stats_.num_frees++;
   // Work already recorded on the stream that uses this block runs before any later reuse, since
   // one queue executes in order; so a freed block is reusable at once.
-  // 0: the oldest freed first; 1: the lowest address; 2: the newest freed first.
-  static const int order = [] {
+  static const bool by_address = [] {
     const char* e = std::getenv("TORCH_WEBGPU_ALLOC_REUSE");
-    return !e ? 0 : std::strcmp(e, "lowest") == 0 ? 1 : std::strcmp(e, "newest") == 0 ? 2 : 0;
+    return e && std::strcmp(e, "lowest") == 0;
   }();
-  const uint64_t n = frees_++;
-  cached_.emplace(std::make_pair(b->size, order == 1 ? b->va : order == 2 ? ~n : n), b);
+  cached_.emplace(std::make_pair(b->size, by_address ? b->va : frees_++), b);
 }
 
 void BufferPool::release_cached_locked() {

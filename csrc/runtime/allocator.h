@@ -55,8 +55,7 @@ class BufferPool {
   // when the block was freed (the oldest first, the default), or with TORCH_WEBGPU_ALLOC_REUSE=lowest
   // its address: a choice that depends only on which blocks are free, so a training step's tensors
   // get the same blocks step after step and the Stream's bind groups (keyed by buffer) keep hitting,
-  // but a freed block is reused at once, by the next dispatches; with =newest, the block freed last
-  // (still in the GPU's caches, and the same choice again in a loop that frees and allocates alike).
+  // but a freed block is reused at once, by the next dispatches.
   std::map<std::pair<uint64_t, uint64_t>, Block*> cached_;
   uint64_t frees_ = 0;
   std::unordered_set<Block*> live_;
