@@ -198,23 +198,13 @@ void index_put_kernel(at::TensorIterator& iter, at::IntArrayRef sizes, at::IntAr
 // rebuilds what _index_put_impl_ builds for index_put_stub (ATen's make_info is not exported).
 void index_put_with_sort_kernel(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& orig,
                                 const at::Tensor& value, bool accumulate, bool unsafe) {
-  if (accumulate && self.scalar_type() == at::kComplexFloat) {
-    // complex64 sums are the float32 sums of the parts: the real parts, then the imaginary parts,
-    // each through the float32 accumulation below (atomics, or CPU's order where deterministic).
-    TORCH_CHECK(value.scalar_type() == self.scalar_type(),
-                "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
-                " for the destination and ", value.scalar_type(), " for the source.");
-    TORCH_CHECK(!self.is_conj() && !self.is_neg(),
-                "webgpu: index_put_ with accumulate=True into a conjugate or negative view of a complex tensor; "
-                "resolve it first (tensor.resolve_conj()).");
-    const at::Tensor s2 = at::view_as_real(self);
-    const at::Tensor v2 = at::view_as_real(value.resolve_conj().resolve_neg().to(self.device()));
-    for (int64_t k = 0; k < 2; ++k) {
-      at::Tensor sk = s2.select(-1, k);
-      index_put_with_sort_kernel(sk, orig, v2.select(-1, k), true, unsafe);
-    }
-    return;
-  }
+  // Complex64 values are split into parts before ATen (index_put_impl_fn); other value dtypes get
+  // CPU's error here.
+  TORCH_CHECK(value.scalar_type() == self.scalar_type(),
+              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+              " for the destination and ", value.scalar_type(), " for the source.");
+  TORCH_CHECK(!at::isComplexType(self.scalar_type()),
+              "webgpu: internal: complex index_put_ with accumulate=True reached the sort stub");
   std::vector<at::Tensor> ind;
   for (size_t k = 0; k < orig.size(); ++k) {
     const std::optional<at::Tensor> o = orig.get(k);
@@ -446,6 +436,23 @@ at::Tensor& index_out_fn(const at::Tensor& self, const c10::List<std::optional<a
 at::Tensor& index_put_impl_fn(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                               const at::Tensor& values, bool accumulate, bool unsafe) {
   check_host_indices(self, indices);
+  if (accumulate && self.scalar_type() == at::kComplexFloat && values.scalar_type() == at::kComplexFloat) {
+    // complex64 sums are the float32 sums of the parts: the real parts, then the imaginary parts,
+    // each through ATen's float32 path (atomics, or CPU's order where deterministic). Split here,
+    // before ATen: torch 2.13 sends accumulation on this device to index_put_with_sort_stub, 2.11
+    // to index_put_stub, whose index kernel does not take complex elements (found on the GPU
+    // machine's torch 2.11). Other value dtypes go to ATen, which raises CPU's error.
+    TORCH_CHECK(!self.is_conj() && !self.is_neg(),
+                "webgpu: index_put_ with accumulate=True into a conjugate or negative view of a complex tensor; "
+                "resolve it first (tensor.resolve_conj()).");
+    const at::Tensor s2 = at::view_as_real(self);
+    const at::Tensor v2 = at::view_as_real(values.resolve_conj().resolve_neg());
+    for (int64_t k = 0; k < 2; ++k) {
+      at::Tensor sk = s2.select(-1, k);
+      at::native::_index_put_impl_(sk, indices, v2.select(-1, k), true, unsafe);
+    }
+    return self;
+  }
   return at::native::_index_put_impl_(self, indices, values, accumulate, unsafe);
 }
 
