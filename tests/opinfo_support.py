@@ -300,6 +300,8 @@ def _relayout(tree, make_base, bases):
     sizes, strides, storage offset and the storage sharing between tensors (bases memoizes)."""
 
     def move(x):
+        if isinstance(x, torch.Tensor) and x.device.type == "meta":
+            return x  # a sample's deliberately foreign-device tensor (error inputs) stays where it is
         if isinstance(x, torch.Tensor):
             _check_dtype(x)
             x = x.detach().resolve_conj().resolve_neg()
