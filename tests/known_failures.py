@@ -51,6 +51,14 @@ KNOWN_FAILURES = {
     "float16, and webgpu rounds its coordinates the same way but sums in float32; on the large sample both "
     "are 9-60 away from a float64 reference (the float16 coordinates jump), and they differ from each "
     "other by up to 0.375 in 14 of 480480 elements; the input gradients agree within 0.002",
+    **{
+        ("baddbmm", "complex64", v): (
+            "CPU's own result is wrong on the transposed-layout sample with complex beta and alpha, in 39 of 60 "
+            "runs in one process (off by up to 1132 from a complex128 computation of the same inputs, the same "
+            "wrong value each time); webgpu's is within 9e-5 of it in every run"
+        )
+        for v in ("op", "noncontig", "inplace", "out")
+    },
     (
         "grid_sampler_2d",
         "bfloat16",
