@@ -43,7 +43,22 @@ ALL_DTYPES = DTYPES + (torch.float64,) + UINT_FP8_DTYPES + COMPLEX_DTYPES
 FULL = os.environ.get("TORCH_WEBGPU_OPINFO", "").lower() == "full"
 CI_DTYPES = (torch.float32, torch.float16, torch.int64, torch.bool)
 # Emulated float64 in the CI subset for a few entries only (its kernels are slow on lavapipe).
-CI_F64_ENTRIES = ("add", "mul", "sqrt", "where", "clamp", "eq", "sum", "amax", "argmax", "var", "cumsum", "sort")
+CI_F64_ENTRIES = (
+    "add",
+    "mul",
+    "sqrt",
+    "exp",
+    "log",
+    "where",
+    "clamp",
+    "eq",
+    "sum",
+    "amax",
+    "argmax",
+    "var",
+    "cumsum",
+    "sort",
+)
 CI_MAX_SAMPLES = 4
 MODE_DTYPES = ALL_DTYPES if FULL else CI_DTYPES
 MODE_MAX_SAMPLES = None if FULL else CI_MAX_SAMPLES

@@ -567,6 +567,95 @@ def test_backward_through_native_ops():
     assert_same_bits(db.grad, b.grad)
 
 
+# ---- exp, log and what is built on them ----------------------------------------------------------
+
+
+def ulps_apart(got, want):
+    """Units in the last place between two float64 tensors (0 where equal or both NaN)."""
+    d = (got.view(torch.int64) - want.view(torch.int64)).abs()
+    d[(got == want) | (torch.isnan(got) & torch.isnan(want))] = 0
+    return d
+
+
+TRANSCENDENTAL = {"exp": 1, "exp2": 1, "expm1": 2, "log": 1, "log2": 2, "log10": 2, "log1p": 2, "sigmoid": 3}
+TRANSCENDENTAL.update(tanh=2, sinh=2, cosh=2)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSCENDENTAL))
+def test_transcendentals_within_ulps_of_cpu(name):
+    # Native (the fallback is off here), within a few ulps of CPU's results, which are themselves
+    # within about 1 ulp of exact: special values, subnormals, the overflow and underflow edges, and
+    # random values of every scale. sinh and cosh stop short of 709.78, where CPU overflows early.
+    g = torch.Generator().manual_seed(len(name))
+    edges = [709.78, 709.79, -745.13, -745.14, -708.5, 710.0, 1e-20, -1e-20, 22.0, 23.0, 0.49, 0.51, 1000.0, -40.5]
+    x = torch.cat(
+        [torch.tensor(SPECIAL + edges, dtype=F64)]
+        + [torch.randn(3000, dtype=F64, generator=g) * s for s in (1e-8, 0.3, 3, 30, 300)]
+        + [torch.exp(torch.rand(3000, dtype=F64, generator=g) * 1400 - 700)]
+    )
+    if name in ("sinh", "cosh"):
+        x = x[~(x.abs() > 709.5)]
+    f = getattr(torch, name)
+    with np.errstate(all="ignore"):
+        want = f(x)
+    if name == "log1p":
+        # CPU's log1p of a subnormal is 0 or off in the 14th digit (1e-310 -> 1.00000000000005e-310);
+        # the exact result rounds to x itself, as math.log1p gives.
+        sub = (x != 0) & (x.abs() < 2.2250738585072014e-308)
+        want = torch.where(sub, x, want)
+    got = f(x.to(DEV)).cpu()
+    assert got.dtype == F64
+    u = ulps_apart(got, want)
+    assert u.max().item() <= TRANSCENDENTAL[name], (name, x[u.argmax()].item(), got[u.argmax()].item())
+
+
+ACTIVATIONS = {
+    "silu": torch.nn.functional.silu,
+    "mish": torch.nn.functional.mish,
+    "elu": lambda x: torch.nn.functional.elu(x, alpha=0.7),
+    "celu": lambda x: torch.nn.functional.celu(x, alpha=1.3),
+    "selu": torch.nn.functional.selu,
+    "softplus": lambda x: torch.nn.functional.softplus(x, beta=2.0, threshold=5.0),
+    "logit": lambda x: torch.logit(torch.sigmoid(x)),
+    "logit_eps": lambda x: torch.logit(torch.sigmoid(x), eps=0.1),
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activations_and_their_gradients(name):
+    # float64 activations and their backward rows natively (the fallback is off here), against CPU.
+    x = torch.cat(
+        [torch.randn(400, dtype=F64, generator=torch.Generator().manual_seed(3)) * 4, torch.tensor([0.0, -0.0])]
+    )
+    f = ACTIVATIONS[name]
+    xc = x.clone().requires_grad_(True)
+    xd = x.to(DEV).requires_grad_(True)
+    yc, yd = f(xc), f(xd)
+    g = torch.randn(x.shape, dtype=F64, generator=torch.Generator().manual_seed(4))
+    yc.backward(g)
+    yd.backward(g.to(DEV))
+    torch.testing.assert_close(yd.detach().cpu(), yc.detach(), rtol=1e-14, atol=1e-300)
+    # 1 - tanh^2 and the like cancel where the function saturates: an ulp of the output there is a
+    # large relative difference of the gradient, not an absolute one
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-13, atol=1e-15)
+
+
+def test_sinh_cosh_finite_past_exp_overflow():
+    # sinh and cosh stay finite up to 710.47 (CPU's vectorised kernels overflow from 709.78; Python's
+    # math module, like CUDA, does not): against math.sinh / math.cosh.
+    x = torch.tensor([709.79, 710.0, 710.4, -710.4, 710.5], dtype=F64)
+    for name in ("sinh", "cosh"):
+        got = getattr(torch, name)(x.to(DEV)).cpu()
+        for v, r in zip(x.tolist(), got.tolist()):
+            try:
+                want = getattr(math, name)(v)
+            except OverflowError:
+                want = math.copysign(math.inf, v) if name == "sinh" else math.inf
+            assert r == want or abs(r - want) <= 4e-16 * abs(want), (name, v, r, want)
+
+
 # ---- the stub fallback and the guard --------------------------------------------------------------
 
 
@@ -574,17 +663,17 @@ def test_fallback_warns_for_transcendental():
     x = torch.rand(5, dtype=F64)
     d = x.to(DEV)
     with pytest.raises(NotImplementedError, match="fallback is off"):
-        torch.exp(d)
+        torch.sin(d)
     reset_fallback_counts()
     with fallback_enabled(True), warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        y = torch.exp(d)
-        y2 = torch.exp(d)
+        y = torch.sin(d)
+        y2 = torch.sin(d)
     assert y.device.type == DEV and y.dtype == F64
-    assert torch.equal(y.cpu(), torch.exp(x)) and torch.equal(y2.cpu(), torch.exp(x))
+    assert torch.equal(y.cpu(), torch.sin(x)) and torch.equal(y2.cpu(), torch.sin(x))
     msgs = [str(m.message) for m in w if "runs on the CPU" in str(m.message)]
-    assert len(msgs) == 1 and "exp" in msgs[0]
-    assert fallback_counts().get("exp (float64)") == 2
+    assert len(msgs) == 1 and "sin" in msgs[0]
+    assert fallback_counts().get("sin (float64)") == 2
 
 
 def test_fallback_reduction_and_comparison_shapes():

@@ -36,7 +36,8 @@ void raise_no_float64_kernel(const char* op) {
 namespace {
 
 // name of the row -> its float64 expression (inputs x1.., scalars s0.., all vec2<u32> binary64 bits).
-// Each is bit-identical to CPU's result (NaN payloads aside: a NaN stays a NaN).
+// Each is bit-identical to CPU's result (NaN payloads aside: a NaN stays a NaN), except the
+// transcendental rows marked below.
 const std::map<std::string, const char*>& float64_rows() {
   static const std::map<std::string, const char*> rows = {
       // unary
@@ -62,6 +63,36 @@ const std::map<std::string, const char*>& float64_rows() {
       {"isposinf", "b2d(f64_is_inf(x1) && f64_sign(x1) == 0u)"},
       {"isneginf", "b2d(f64_is_inf(x1) && f64_sign(x1) == 1u)"},
       {"logical_not", "b2d(!f64_nz(x1))"},
+      // exp, log and what is built on them: within about 1 ulp of the exact result (CPU's are too),
+      // so not always bit-identical to CPU's (wgsl/lib/f64.wgsl).
+      {"exp", "f64_exp_fn(x1)"},
+      {"exp2", "f64_exp2_fn(x1)"},
+      {"expm1", "f64_expm1_fn(x1)"},
+      {"log", "f64_log_fn(x1)"},
+      {"log2", "f64_log2_fn(x1)"},
+      {"log10", "f64_log10_fn(x1)"},
+      {"log1p", "f64_log1p_fn(x1)"},
+      {"sigmoid", "f64_sigmoid_fn(x1)"},
+      {"tanh", "f64_tanh_fn(x1)"},
+      {"sinh", "f64_sinh_fn(x1)"},
+      {"cosh", "f64_cosh_fn(x1)"},
+      {"logit", "f64_log_fn(f64_div(x1, f64_sub(F64_ONE, x1)))"},
+      {"logit_eps", "f64_logit_eps(x1, s0)"},
+      {"silu", "f64_div(x1, f64_add(F64_ONE, f64_exp_fn(f64_neg(x1))))"},
+      {"elu", "select(f64_mul(x1, s1), f64_mul(f64_expm1_fn(f64_mul(x1, s2)), f64_mul(s0, s1)), f64_le(x1, F64_ZERO))"},
+      {"softplus", "f64_softplus(x1, s0, s1)"},
+      {"mish", "f64_mul(x1, f64_tanh_fn(f64_log1p_fn(f64_exp_fn(x1))))"},
+      {"elu_backward", "f64_elu_bwd(x1, x2, s0, s1, s2)"},
+      {"elu_backward_result",
+       "select(f64_mul(x1, s1), f64_mul(f64_mul(x1, s2), f64_add(x2, f64_mul(s0, s1))), f64_le(x2, F64_ZERO))"},
+      {"silu_backward", "f64_silu_bwd(x1, x2)"},
+      {"mish_backward", "f64_mish_bwd(x1, x2)"},
+      {"softplus_backward", "f64_softplus_bwd(x1, x2, s0, s1)"},
+      {"logit_backward", "f64_logit_bwd(x1, x2)"},
+      {"logit_backward_eps", "f64_logit_bwd_eps(x1, x2, s0, s1)"},
+      // CPU's formulas, each step rounded (its scalar tail loops may contract one into an fma).
+      {"sigmoid_backward", "f64_mul(f64_mul(x1, f64_sub(F64_ONE, x2)), x2)"},
+      {"tanh_backward", "f64_mul(x1, f64_sub(F64_ONE, f64_mul(x2, x2)))"},
       // binary
       {"add", "f64_add(x1, x2)"},
       // CPU's vectorised add with alpha is one fused multiply-add (vec::fmadd(other, alpha, self)).

@@ -620,3 +620,207 @@ fn f64_hypot(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   m.x = m.x | select(0u, 1u, sticky);
   return f64_round_pack(0u, ex + i32(j) - 7, m);
 }
+
+// ---- exp and log and what is built on them (within about 1 ulp, not bit-identical to CPU) --------
+// exp: x = k ln2 + r (Cody-Waite, ln2 in two parts whose first times k is exact), |r| <= ln2 / 2,
+// e^r by its Taylor series to r^16 / 16! (remainder below 2^-60 of the result) in fused
+// multiply-adds, times 2^k in two exact steps (so that a subnormal result is rounded once).
+// log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f):
+// log(m) = 2 atanh(s) = 2s + s R(s^2), 2s taken as f - s f (a fused multiply-add that cancels most
+// of s's rounding), R = sum 2 z^k / (2k + 1) to z^12 (z = s^2 <= 0.0295); log(x) = e ln2_hi +
+// (log(m) + e ln2_lo).
+const F64_LN2_HI = vec2<u32>(0xfee00000u, 0x3fe62e42u);  // ln 2 to 32 bits: k ln2_hi is exact for |k| < 2^21
+const F64_LN2_LO = vec2<u32>(0x35793c76u, 0x3dea39efu);  // ln 2 - ln2_hi
+const F64_LN2 = vec2<u32>(0xfefa39efu, 0x3fe62e42u);
+const F64_INV_LN2 = vec2<u32>(0x652b82feu, 0x3ff71547u);
+const F64_INV_LN10 = vec2<u32>(0x1526e50eu, 0x3fdbcb7bu);
+const F64_ONE = vec2<u32>(0u, 0x3ff00000u);
+const F64_TWO = vec2<u32>(0u, 0x40000000u);
+// 1 / n! for n = 16 down to 2.
+const F64_INV_FACT = array<vec2<u32>, 15>(
+  vec2<u32>(0xe733b81fu, 0x3d2ae7f3u), vec2<u32>(0xe733b81fu, 0x3d6ae7f3u), vec2<u32>(0xa8c07c9du, 0x3da93974u),
+  vec2<u32>(0x13a86d09u, 0x3de61246u), vec2<u32>(0xeff8d898u, 0x3e21eed8u), vec2<u32>(0x67f544e4u, 0x3e5ae645u),
+  vec2<u32>(0xb7789f5cu, 0x3e927e4fu), vec2<u32>(0xa556c734u, 0x3ec71de3u), vec2<u32>(0x1a01a01au, 0x3efa01a0u),
+  vec2<u32>(0x1a01a01au, 0x3f2a01a0u), vec2<u32>(0x16c16c17u, 0x3f56c16cu), vec2<u32>(0x11111111u, 0x3f811111u),
+  vec2<u32>(0x55555555u, 0x3fa55555u), vec2<u32>(0x55555555u, 0x3fc55555u), vec2<u32>(0x00000000u, 0x3fe00000u));
+// 2 / (2k + 1) for k = 12 down to 1.
+const F64_ATANH_C = array<vec2<u32>, 12>(
+  vec2<u32>(0x47ae147bu, 0x3fb47ae1u), vec2<u32>(0x590b2164u, 0x3fb642c8u), vec2<u32>(0x18618618u, 0x3fb86186u),
+  vec2<u32>(0xbca1af28u, 0x3fbaf286u), vec2<u32>(0x1e1e1e1eu, 0x3fbe1e1eu), vec2<u32>(0x11111111u, 0x3fc11111u),
+  vec2<u32>(0x13b13b14u, 0x3fc3b13bu), vec2<u32>(0x745d1746u, 0x3fc745d1u), vec2<u32>(0x1c71c71cu, 0x3fcc71c7u),
+  vec2<u32>(0x92492492u, 0x3fd24924u), vec2<u32>(0x9999999au, 0x3fd99999u), vec2<u32>(0x55555555u, 0x3fe55555u));
+
+// 2^k for -1022 <= k <= 1023.
+fn f64_pow2(k: i32) -> vec2<u32> { return vec2<u32>(0u, u32(k + 1023) << 20u); }
+// a * 2^k, |k| <= 2100, rounded once (two factors, the first of which keeps a normal).
+fn f64_ldexp(a: vec2<u32>, k: i32) -> vec2<u32> {
+  let k1 = k / 2;
+  return f64_mul(f64_mul(a, f64_pow2(k1)), f64_pow2(k - k1));
+}
+// e^r - 1 - r for |r| <= 0.5 (Taylor series from r^2 / 2 to r^16 / 16!), and e^r.
+fn f64_exp_tail(r: vec2<u32>) -> vec2<u32> {
+  var p = F64_INV_FACT[0];
+  for (var i = 1u; i < 15u; i = i + 1u) { p = f64_fma(p, r, F64_INV_FACT[i]); }
+  return f64_mul(f64_mul(p, r), r);
+}
+fn f64_exp_small(r: vec2<u32>) -> vec2<u32> { return f64_add(F64_ONE, f64_add(r, f64_exp_tail(r))); }
+fn f64_exp_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  if (f64_lt(vec2<u32>(0xfefa39efu, 0x40862e42u), x)) { return f64_inf(0u); }  // past log(DBL_MAX)
+  if (f64_lt(x, vec2<u32>(0xd52d3052u, 0xc0874910u))) { return f64_zero(0u); }  // below log of half the least subnormal
+  let kf = f64_round_mode(f64_mul(x, F64_INV_LN2), 3u);
+  let r = f64_fma(f64_neg(kf), F64_LN2_LO, f64_fma(f64_neg(kf), F64_LN2_HI, x));
+  return f64_ldexp(f64_exp_small(r), f64_to_i32(kf));
+}
+// 2^x: x = k + d (exact), 2^d = e^(d ln2).
+fn f64_exp2_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  if (!f64_lt(x, vec2<u32>(0u, 0x40900000u))) { return f64_inf(0u); }  // 1024
+  if (!f64_lt(vec2<u32>(0u, 0xc090cc00u), x)) { return f64_zero(0u); }  // -1075
+  let kf = f64_round_mode(x, 3u);
+  return f64_ldexp(f64_exp_small(f64_mul(f64_sub(x, kf), F64_LN2)), f64_to_i32(kf));
+}
+// e^x - 1: the series itself for |x| <= 0.5, e^x - 1 past it (at most 1.3 bits cancel), -1 below -40.
+fn f64_expm1_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  if (f64_le(f64_abs(x), vec2<u32>(0u, 0x3fe00000u))) { return f64_add(x, f64_exp_tail(x)); }
+  if (f64_lt(x, vec2<u32>(0u, 0xc0440000u))) { return f64_neg(F64_ONE); }
+  return f64_sub(f64_exp_fn(x), F64_ONE);
+}
+// log(1 + f) for f = m - 1, m in [sqrt(1/2), sqrt(2)).
+fn f64_log_m(f: vec2<u32>) -> vec2<u32> {
+  let s = f64_div(f, f64_add(F64_TWO, f));
+  let z = f64_mul(s, s);
+  var p = F64_ATANH_C[0];
+  for (var i = 1u; i < 12u; i = i + 1u) { p = f64_fma(p, z, F64_ATANH_C[i]); }
+  let two_s = f64_fma(f64_neg(s), f, f);
+  return f64_add(two_s, f64_mul(s, f64_mul(p, z)));
+}
+// x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)), for finite x > 0: (f, e).
+struct F64Split {
+  f: vec2<u32>,
+  e: i32,
+}
+fn f64_log_split(x: vec2<u32>) -> F64Split {
+  let u = f64_unpack(x);  // significand with its leading one at bit 52, biased exponent
+  var e = bitcast<i32>(u.z) - 1023;
+  var m = vec2<u32>(u.x, (u.y & 0xfffffu) | 0x3ff00000u);  // in [1, 2)
+  if (f64_lt(vec2<u32>(0x667f3bcdu, 0x3ff6a09eu), m)) {  // past sqrt(2)
+    m = vec2<u32>(m.x, (m.y & 0xfffffu) | 0x3fe00000u);
+    e = e + 1;
+  }
+  return F64Split(f64_sub(m, F64_ONE), e);
+}
+// The special values of log, log2, log10: NaN, negative, zero, +inf (else x itself, with ok set).
+fn f64_log_special(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  if (f64_is_zero(x)) { return f64_inf(1u); }
+  if (f64_sign(x) == 1u) { return F64_QNAN; }
+  return f64_inf(0u);
+}
+fn f64_log_ok(x: vec2<u32>) -> bool { return f64_is_finite(x) && !f64_is_zero(x) && f64_sign(x) == 0u; }
+fn f64_log_fn(x: vec2<u32>) -> vec2<u32> {
+  if (!f64_log_ok(x)) { return f64_log_special(x); }
+  let sp = f64_log_split(x);
+  let ef = f64_from_i32(sp.e);
+  return f64_add(f64_mul(ef, F64_LN2_HI), f64_fma(ef, F64_LN2_LO, f64_log_m(sp.f)));
+}
+// log2: e + log(1 + f) / ln2 (exact for powers of two).
+fn f64_log2_fn(x: vec2<u32>) -> vec2<u32> {
+  if (!f64_log_ok(x)) { return f64_log_special(x); }
+  let sp = f64_log_split(x);
+  return f64_add(f64_from_i32(sp.e), f64_mul(f64_log_m(sp.f), F64_INV_LN2));
+}
+fn f64_log10_fn(x: vec2<u32>) -> vec2<u32> {
+  if (!f64_log_ok(x)) { return f64_log_special(x); }
+  return f64_mul(f64_log_fn(x), F64_INV_LN10);
+}
+// log(1 + x): u = 1 + x rounded, log(u) x / (u - 1) (the quotient corrects u's rounding); x where
+// u == 1, -inf at -1, NaN below.
+fn f64_log1p_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  let u = f64_add(F64_ONE, x);
+  if (f64_eq(u, F64_ONE)) { return x; }
+  if (!f64_log_ok(u) || f64_is_inf(x)) { return f64_log_special(u); }
+  return f64_mul(f64_log_fn(u), f64_div(x, f64_sub(u, F64_ONE)));
+}
+// sigmoid as CPU: 1 / (1 + e^-x).
+fn f64_sigmoid_fn(x: vec2<u32>) -> vec2<u32> { return f64_div(F64_ONE, f64_add(F64_ONE, f64_exp_fn(f64_neg(x)))); }
+// tanh(|x|) = t / (t + 2), t = e^(2|x|) - 1; 1 past 22; the sign of x (and -0 for -0).
+fn f64_tanh_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  let a = f64_abs(x);
+  var r = F64_ONE;
+  if (f64_lt(a, vec2<u32>(0u, 0x40360000u))) {
+    let t = f64_expm1_fn(f64_add(a, a));
+    r = f64_div(t, f64_add(t, F64_TWO));
+  }
+  return vec2<u32>(r.x, r.y | (x.y & 0x80000000u));
+}
+// sinh(|x|) = (t + t / (t + 1)) / 2 with t = e^|x| - 1 (no cancellation near 0), e^|x| / 2 twice
+// past 709 (overflows only where sinh does); the sign of x.
+fn f64_sinh_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  let a = f64_abs(x);
+  var r: vec2<u32>;
+  if (f64_lt(a, vec2<u32>(0u, 0x40862000u))) {  // 708
+    let t = f64_expm1_fn(a);
+    r = f64_mul(f64_add(t, f64_div(t, f64_add(t, F64_ONE))), vec2<u32>(0u, 0x3fe00000u));
+  } else {
+    let h = f64_exp_fn(f64_mul(a, vec2<u32>(0u, 0x3fe00000u)));
+    r = f64_mul(f64_mul(h, vec2<u32>(0u, 0x3fe00000u)), h);
+  }
+  return vec2<u32>(r.x, r.y | (x.y & 0x80000000u));
+}
+// cosh = (e^|x| + e^-|x|) / 2, e^|x| / 2 twice past 708.
+fn f64_cosh_fn(x: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(x)) { return f64_quiet(x); }
+  let a = f64_abs(x);
+  if (f64_lt(a, vec2<u32>(0u, 0x40862000u))) {
+    let e = f64_exp_fn(a);
+    return f64_mul(f64_add(e, f64_div(F64_ONE, e)), vec2<u32>(0u, 0x3fe00000u));
+  }
+  let h = f64_exp_fn(f64_mul(a, vec2<u32>(0u, 0x3fe00000u)));
+  return f64_mul(f64_mul(h, vec2<u32>(0u, 0x3fe00000u)), h);
+}
+const F64_ZERO = vec2<u32>(0u, 0u);
+// logit with the input clamped to [eps, 1 - eps] (NaN stays NaN), as CPU's.
+fn f64_logit_eps(x: vec2<u32>, eps: vec2<u32>) -> vec2<u32> {
+  let z = f64_clamp_s(x, eps, f64_sub(F64_ONE, eps));
+  return f64_log_fn(f64_div(z, f64_sub(F64_ONE, z)));
+}
+// softplus: x where x beta > threshold, else log1p(e^(x beta)) / beta.
+fn f64_softplus(x: vec2<u32>, beta: vec2<u32>, threshold: vec2<u32>) -> vec2<u32> {
+  let xb = f64_mul(x, beta);
+  if (f64_lt(threshold, xb)) { return x; }
+  return f64_div(f64_log1p_fn(f64_exp_fn(xb)), beta);
+}
+// Backward rows of the activations above, in the float32 rows' order of operations
+// (ops/activation_backward.cpp; g the incoming gradient, x the input).
+fn f64_elu_bwd(g: vec2<u32>, x: vec2<u32>, alpha: vec2<u32>, scale: vec2<u32>, iscale: vec2<u32>) -> vec2<u32> {
+  if (!f64_le(x, F64_ZERO)) { return f64_mul(g, scale); }
+  return f64_mul(f64_mul(f64_mul(f64_mul(g, iscale), alpha), scale), f64_exp_fn(f64_mul(x, iscale)));
+}
+fn f64_silu_bwd(g: vec2<u32>, x: vec2<u32>) -> vec2<u32> {
+  let s = f64_sigmoid_fn(x);
+  return f64_mul(f64_mul(g, s), f64_add(F64_ONE, f64_mul(x, f64_sub(F64_ONE, s))));
+}
+fn f64_mish_bwd(g: vec2<u32>, x: vec2<u32>) -> vec2<u32> {
+  let t = f64_tanh_fn(f64_log1p_fn(f64_exp_fn(x)));
+  let d = f64_mul(f64_mul(x, f64_sigmoid_fn(x)), f64_sub(F64_ONE, f64_mul(t, t)));
+  return f64_mul(g, f64_add(t, d));
+}
+fn f64_softplus_bwd(g: vec2<u32>, x: vec2<u32>, beta: vec2<u32>, threshold: vec2<u32>) -> vec2<u32> {
+  let xb = f64_mul(x, beta);
+  if (f64_lt(threshold, xb)) { return g; }
+  return f64_mul(g, f64_sigmoid_fn(xb));
+}
+fn f64_logit_bwd(g: vec2<u32>, x: vec2<u32>) -> vec2<u32> {
+  if (f64_lt(x, F64_ZERO) || f64_lt(F64_ONE, x)) { return F64_QNAN; }
+  if (f64_is_zero(x) || f64_eq(x, F64_ONE)) { return f64_mul(g, f64_inf(0u)); }
+  return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x)));
+}
+fn f64_logit_bwd_eps(g: vec2<u32>, x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> {
+  if (f64_lt(x, lo) || f64_lt(hi, x)) { return F64_ZERO; }
+  return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x)));
+}
