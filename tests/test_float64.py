@@ -607,6 +607,8 @@ def test_transcendentals_within_ulps_of_cpu(name):
     assert got.dtype == F64
     u = ulps_apart(got, want)
     assert u.max().item() <= TRANSCENDENTAL[name], (name, x[u.argmax()].item(), got[u.argmax()].item())
+    zeros = want == 0  # signed zeros as CPU's (expm1(-0) is -0, not -0 + 0)
+    assert torch.equal(torch.signbit(got[zeros]), torch.signbit(want[zeros])), name
 
 
 ACTIVATIONS = {
@@ -637,6 +639,7 @@ def test_activations_and_their_gradients(name):
     yc.backward(g)
     yd.backward(g.to(DEV))
     torch.testing.assert_close(yd.detach().cpu(), yc.detach(), rtol=1e-14, atol=1e-300)
+    assert torch.equal(torch.signbit(yd.detach().cpu()[-1]), torch.signbit(yc.detach()[-1])), "f(-0)"
     # 1 - tanh^2 and the like cancel where the function saturates: an ulp of the output there is a
     # large relative difference of the gradient, not an absolute one
     torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-13, atol=1e-15)

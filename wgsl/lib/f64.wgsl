@@ -682,7 +682,7 @@ fn f64_exp2_fn(x: vec2<u32>) -> vec2<u32> {
 }
 // e^x - 1: the series itself for |x| <= 0.5, e^x - 1 past it (at most 1.3 bits cancel), -1 below -40.
 fn f64_expm1_fn(x: vec2<u32>) -> vec2<u32> {
-  if (f64_is_nan(x)) { return f64_quiet(x); }
+  if (f64_is_nan(x) || f64_is_zero(x)) { return select(x, f64_quiet(x), f64_is_nan(x)); }  // -0 stays -0
   if (f64_le(f64_abs(x), vec2<u32>(0u, 0x3fe00000u))) { return f64_add(x, f64_exp_tail(x)); }
   if (f64_lt(x, vec2<u32>(0u, 0xc0440000u))) { return f64_neg(F64_ONE); }
   return f64_sub(f64_exp_fn(x), F64_ONE);
