@@ -645,6 +645,42 @@ def test_activations_and_their_gradients(name):
     torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-13, atol=1e-15)
 
 
+def test_softmax_log_softmax_logsumexp():
+    # CPU's formulas over the device's float64 ops: forward and backward along every dim, rows of
+    # -inf, +inf and NaN, a 0-dim input, empty rows, and logsumexp over several dims.
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(5, 6, 7, dtype=F64, generator=g) * 10
+    x[0, 0, :] = float("-inf")
+    x[1, 1, 2] = float("inf")
+    x[2, 2, 3] = float("nan")
+    for dim in (0, 1, 2, -1):
+        for f in (torch.softmax, torch.log_softmax):
+            xc = x.clone().requires_grad_(True)
+            xd = x.to(DEV).requires_grad_(True)
+            yc, yd = f(xc, dim), f(xd, dim)
+            torch.testing.assert_close(yd.detach().cpu(), yc.detach(), rtol=1e-14, atol=1e-15, equal_nan=True)
+            gr = torch.randn(x.shape, dtype=F64, generator=g)
+            yc.backward(gr)
+            yd.backward(gr.to(DEV))
+            torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-13, atol=1e-14, equal_nan=True)
+        for keep in (False, True):
+            want = torch.logsumexp(x, dim, keep)
+            torch.testing.assert_close(
+                torch.logsumexp(x.to(DEV), dim, keep).cpu(), want, rtol=1e-14, atol=0, equal_nan=True
+            )
+    torch.testing.assert_close(torch.logsumexp(x.to(DEV), (0, 2)).cpu(), torch.logsumexp(x, (0, 2)), equal_nan=True)
+    s = torch.tensor(1.5, dtype=F64)
+    assert torch.softmax(s.to(DEV), 0).item() == 1.0 and torch.log_softmax(s.to(DEV), 0).item() == 0.0
+    e = torch.empty(3, 0, dtype=F64)
+    assert torch.softmax(e.to(DEV), 1).shape == (3, 0)
+    assert torch.equal(torch.logsumexp(e.to(DEV), 1).cpu(), torch.logsumexp(e, 1))
+    # softmax in float64 of a float32 input (OpInfo's softmax.with_dtype)
+    xf = torch.randn(4, 9, generator=g)
+    torch.testing.assert_close(
+        torch.softmax(xf.to(DEV), 1, dtype=F64).cpu(), torch.softmax(xf, 1, dtype=F64), rtol=1e-14, atol=1e-15
+    )
+
+
 def test_sinh_cosh_finite_past_exp_overflow():
     # sinh and cosh stay finite up to 710.47 (CPU's vectorised kernels overflow from 709.78; Python's
     # math module, like CUDA, does not): against math.sinh / math.cosh.

@@ -39,6 +39,7 @@
 
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 #include "engines/elementwise.h"
 #include "engines/reduce.h"
 #include "ops/pointwise.h"
@@ -336,9 +337,21 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
   no_complex(self.scalar_type(), "logsumexp");
   TORCH_CHECK(at::isFloatingType(result.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
-  check_supported_dtype(self.scalar_type(), "logsumexp");
+  const bool f64 = self.scalar_type() == at::kDouble && result.scalar_type() == at::kDouble && float64_enabled();
+  if (!f64) check_supported_dtype(self.scalar_type(), "logsumexp");
   no_complex(self.scalar_type(), "logsumexp");
   const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
+  if (f64 && in.numel() > 0) {
+    // float64: CPU's composite over the device's float64 ops: the max, set to 0 where infinite,
+    // then log(sum(e^(x - max))) + max.
+    at::Tensor m = at::amax(in, dims, true);
+    m = m.masked_fill(m.abs() == std::numeric_limits<double>::infinity(), 0.0);
+    at::Tensor r = at::exp(in - m).sum(dims, true).log_().add_(m);
+    if (!keepdim) r = dims.empty() ? r.squeeze() : r.squeeze(dims);
+    at::native::resize_output(result, r.sizes());
+    result.copy_(r);
+    return result;
+  }
   auto iter = at::native::make_reduction("logsumexp", result, in, dims, keepdim, result.scalar_type());
   if (iter.numel() == 0)
     result.fill_(-std::numeric_limits<float>::infinity());

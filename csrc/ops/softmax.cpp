@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
+#include "ops/float64.h"
 #include "kernel/kernel.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
@@ -191,21 +192,46 @@ void run(int mode, std::vector<at::Tensor> ins, int64_t dim, const at::Tensor& r
   }
 }
 
+// float64 (no kernel of its own): CPU's formulas over the device's float64 ops (amax, sub, exp, sum,
+// log, mul are native), by run()'s mode. softmax: e^(x - max) times 1 / sum; log_softmax:
+// (x - max) - log(sum); their backward: out (g - sum(g out)) and g - e^out sum(g).
+void run_float64(int mode, const std::vector<at::Tensor>& ins, int64_t dim, const at::Tensor& result) {
+  const int64_t d = ins[0].dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, ins[0].dim());
+  at::Tensor r;
+  if (mode < 2) {
+    const at::Tensor shifted = ins[0] - at::amax(ins[0], d, true);
+    const at::Tensor e = at::exp(shifted);
+    r = mode == 0 ? e * at::reciprocal(e.sum(d, true)) : shifted - at::log(e.sum(d, true));
+  } else {
+    const at::Tensor &g = ins[0], &out = ins[1];
+    r = mode == 2 ? out * (g - (g * out).sum(d, true)) : g - at::exp(out) * g.sum(d, true);
+  }
+  result.copy_(r);
+}
+
 // The structured ops of the four kernels, by run()'s mode: 0 softmax, 1 log_softmax (forward), 2 and
 // 3 their backward; the names are the ones CPU's checks report.
 template <class Meta, int Mode>
 struct ForwardOp : Meta {
   void impl(const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor& out) {
     const char* name = Mode == 0 ? "softmax" : "log_softmax";
-    check_float(self, name);
     TORCH_CHECK(!half_to_float || self.scalar_type() == at::kHalf, name,
                 ": conversion is supported for Half type only");
+    if (self.scalar_type() == at::kDouble && float64_enabled()) {
+      if (out.numel() > 0) run_float64(Mode, {self}, dim, out);
+      return;
+    }
+    check_float(self, name);
     run(Mode, {self}, dim, out);
   }
 };
 template <class Meta, int Mode>
 struct BackwardOp : Meta {
   void impl(const at::Tensor& grad, const at::Tensor& output, int64_t dim, at::ScalarType, const at::Tensor& out) {
+    if (grad.scalar_type() == at::kDouble && output.scalar_type() == at::kDouble && float64_enabled()) {
+      if (out.numel() > 0) run_float64(Mode, {grad, output}, dim, out);
+      return;
+    }
     check_float(grad, Mode == 2 ? "softmax_backward_data" : "log_softmax_backward_data");
     run(Mode, {grad, output}, dim, out);
   }

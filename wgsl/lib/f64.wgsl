@@ -824,3 +824,31 @@ fn f64_logit_bwd_eps(g: vec2<u32>, x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -
   if (f64_lt(x, lo) || f64_lt(hi, x)) { return F64_ZERO; }
   return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x)));
 }
+// logaddexp(2) as CPU: the larger plus log1p(e^-|a - b|) (times 1 / ln2 for base 2); a where both
+// are the same infinity; NaN with a NaN.
+fn f64_logaddexp_b(a: vec2<u32>, b: vec2<u32>, two: bool) -> vec2<u32> {
+  if (f64_is_nan(a) || f64_is_nan(b)) { return F64_QNAN; }
+  if (f64_is_inf(a) && f64_eq(a, b)) { return a; }
+  let m = select(a, b, f64_lt(a, b));
+  let d = f64_neg(f64_abs(f64_sub(a, b)));
+  if (two) { return f64_add(m, f64_mul(f64_log1p_fn(f64_exp2_fn(d)), F64_INV_LN2)); }
+  return f64_add(m, f64_log1p_fn(f64_exp_fn(d)));
+}
+// xlogy: NaN for a NaN y, 0 for x == 0, else x log(y).
+fn f64_xlogy(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+  if (f64_is_nan(y)) { return F64_QNAN; }
+  if (f64_is_zero(x)) { return F64_ZERO; }
+  return f64_mul(x, f64_log_fn(y));
+}
+// log_sigmoid as CPU: min(x, 0) - log1p(e^-|x|); its backward g (max_deriv - sign z / (1 + z)).
+fn f64_log_sigmoid(x: vec2<u32>) -> vec2<u32> {
+  let m = select(F64_ZERO, x, f64_lt(x, F64_ZERO));
+  return f64_sub(m, f64_log1p_fn(f64_exp_fn(f64_neg(f64_abs(x)))));
+}
+fn f64_log_sigmoid_bwd(x: vec2<u32>, g: vec2<u32>) -> vec2<u32> {
+  let neg = f64_lt(x, F64_ZERO);
+  let z = f64_exp_fn(f64_neg(f64_abs(x)));
+  let q = f64_div(z, f64_add(F64_ONE, z));
+  let t = select(q, f64_sub(F64_ONE, q), neg);  // 0 - (-1) q = q, or 1 - 1 q
+  return f64_mul(g, t);
+}
