@@ -283,12 +283,6 @@ KNOWN_FAILURES = {
     "the distribution",
     ("randn", "*", "out"): "as randn op: random values compared with CPU's",
     (
-        "gradient",
-        "*",
-        "errors",
-    ): "harness limit: one error sample passes a meta-device spacing tensor; moving the sample to webgpu "
-    "fails in set_ (a meta storage) before torch.gradient's same-device check runs",
-    (
         "nn.functional.conv_transpose3d",
         "float16",
         "op",
