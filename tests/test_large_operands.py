@@ -272,6 +272,7 @@ def test_gpt2_small_default_config_trains_like_cpu():
     cpu = T.GPT2LMHeadModel(T.GPT2Config()).eval()  # eval: no dropout, so both runs are deterministic
     dev = copy.deepcopy(cpu).to("webgpu")
     ids = torch.randint(0, 50257, (2, 16), generator=torch.Generator().manual_seed(1))
+    w0 = cpu.transformer.wte.weight.detach().double()
     out = {}
     for name, m, x in (("cpu", cpu, ids), ("webgpu", dev, ids.to("webgpu"))):
         opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
@@ -291,9 +292,18 @@ def test_gpt2_small_default_config_trains_like_cpu():
     assert abs(lc - lw) < 1e-4 * abs(lc), (lc, lw)
     assert abs(nc - nw) < 1e-3 * abs(nc), (nc, nw)
     torch.testing.assert_close(gw, gc, atol=1e-5, rtol=1e-3)
-    # AdamW's first step moves each weight by about lr = 1e-3 (g / |g|); where |g| is near eps the
-    # step depends on g's last bits, so a few elements differ by up to ~5e-5.
-    torch.testing.assert_close(ww, wc, atol=1e-4, rtol=1e-4)
+
+    # AdamW's first step (bias-corrected moments g and g^2) is w0 (1 - lr wd) - lr g / (|g| + eps): about
+    # lr where |g| >> eps, but where |g| is near eps it follows g's last bits, and the two gradients
+    # agree to rtol 1e-3 only (one element of 38.6M was 1.3e-4 apart on an H100). So each side's
+    # weights are checked against that step computed from its own (clipped) gradient.
+    def adamw_step(g, lr=1e-3, wd=1e-2, eps=1e-8):
+        g = g.double()
+        return (w0 * (1 - lr * wd) - lr * g / (g.abs() + eps)).float()
+
+    torch.testing.assert_close(wc, adamw_step(gc), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(ww, adamw_step(gw), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(ww, wc, atol=2e-3, rtol=0)  # at most two steps apart
     torch.testing.assert_close(zw, zc, atol=2e-3, rtol=1e-3)
 
 

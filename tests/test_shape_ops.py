@@ -268,7 +268,11 @@ def test_trace_diag(dtype):
     x = make((4, 6), dtype)
     if dtype not in (torch.bool,):
         t = dev(x, nc=True).trace()
-        torch.testing.assert_close(t.cpu(), x.trace(), rtol=1e-2, atol=1e-2) if dtype in FLOATS else same(t, x.trace())
+        if dtype in FLOATS:
+            # CPU's trace of float16/bfloat16 sums in float32 and rounds once (torch 2.11's CPU has none)
+            torch.testing.assert_close(t.cpu(), x.float().trace().to(dtype), rtol=1e-2, atol=1e-2)
+        else:
+            same(t, x.trace())
     for k in (0, 1, -2, 7):
         same(torch.diag(dev(x), k), torch.diag(x, k))
     v = make((5,), dtype)

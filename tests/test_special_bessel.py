@@ -99,6 +99,18 @@ def test_unary_wide_range(name):
     f = getattr(S, name)
     x = _x()
     atol, rtol = UNARY[name]
+    if name == "airy_ai":
+        # Far out on the negative axis Ai oscillates with phase z = (2/3)|x|^1.5 (2e7 radians at
+        # -1.2e5): one float32 ulp of z, or of the sqrt that makes it, moves the value by up to its
+        # envelope |x|^-1/4 / sqrt(pi), so CPU's value there is as much rounding as ours (NVIDIA's sqrt
+        # is not correctly rounded). There each result must lie within 8 ulps of phase of CPU's.
+        far = x < -1e3
+        got, want = f(x[far].to(DEV)).cpu(), f(x[far])
+        envelope = x[far].abs() ** -0.25 / math.sqrt(math.pi)
+        phase_ulps = (2 / 3) * x[far].abs() ** 1.5 * 2.0**-23
+        near = (got - want).abs() <= atol + envelope * torch.clamp(8 * phase_ulps, max=2)
+        assert torch.equal(got.isnan(), want.isnan()) and (near | want.isnan()).all(), name
+        x = x[~far]
     _close(f(x.to(DEV)), f(x), atol, rtol, name)
     # Signs of zeros and infinities exactly (assert_close treats -0.0 == 0.0).
     got, want = f(x.to(DEV)).cpu(), f(x)
