@@ -105,7 +105,7 @@ void rows_params(Kernel& k, const std::string& x, const Rows& r) {
 // whole (one row at a time reads 8 bytes of every sector: 4x the traffic). If two arrays of `side`
 // rows do not fit workgroup memory, one array is used in place: each pass holds its butterflies'
 // results in registers across a barrier before writing them back.
-// TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,pad]]]" overrides the rows side by side (1: off), the
+// TORCH_WEBGPU_FFT_TUNE="side,tmax[,radix[,len[,flags]]]" overrides the rows side by side (1: off), the
 // most invocations of a four-step workgroup, the largest radix (4, 8, 16), the longest pass of a
 // multi-pass transform (lengths past it take three passes) and flags (1 row padding, 2 the bank
 // spread of every index, 4 twiddles of power-of-two butterflies as products of fewer loads), for
@@ -113,16 +113,18 @@ void rows_params(Kernel& k, const std::string& x, const Rows& r) {
 // docs/design.md "FFT"): 512 invocations and twiddle products, 47.5 us against 53.8 with 1024
 // invocations and every twiddle loaded; the bank spread made no difference (53.3).
 struct FftTune {
-  int64_t side = 4, tmax = 512, radix = 8, len = 1024, pad = 5;
+  int64_t side = 4, tmax = 512, radix = 8, len = 1024, flags = 5;
 };
 const FftTune& fft_tune() {
   static const FftTune t = [] {
     FftTune r;
     const std::vector<long> v = kernel::env_numbers("TORCH_WEBGPU_FFT_TUNE", 2);
-    const long c = v.size() > 2 ? v[2] : 4, len = v.size() > 3 ? v[3] : 1024, pad = v.size() > 4 ? v[4] : 5;
+    // fields left out keep their defaults
+    const long c = v.size() > 2 ? v[2] : r.radix, len = v.size() > 3 ? v[3] : r.len,
+               flags = v.size() > 4 ? v[4] : r.flags;
     if (!v.empty() && v[0] >= 1 && v[0] <= 64 && v[1] >= 32 && v[1] <= 1024 && (c == 4 || c == 8 || c == 16) &&
-        len >= 8 && len <= 4096 && pad >= 0 && pad <= 7)
-      r = {v[0], v[1], c, len, pad};
+        len >= 8 && len <= 4096 && flags >= 0 && flags <= 7)
+      r = {v[0], v[1], c, len, flags};
     return r;
   }();
   return t;
@@ -210,13 +212,13 @@ void wg_fft(const at::Tensor& x, const Rows& in, const at::Tensor& y, const Rows
   const int64_t bytes = kernel::device_info(x).max_workgroup_storage;
   const int64_t per_point = inplace ? 8 : 16;
   const int64_t NP =
-      (side_in || side_out) && G > 1 && (fft_tune().pad & 1) && G * (N + 1) * per_point <= bytes ? N + 1 : N;
+      (side_in || side_out) && G > 1 && (fft_tune().flags & 1) && G * (N + 1) * per_point <= bytes ? N + 1 : N;
   // The first Stockham passes store with strides of R and R p points (all in one or two banks, 8-way
   // conflicts at radix 8); index a goes to a + a / 16 (16 points of 8 bytes span the 32 banks), which
   // spreads them, where it fits.
   const auto spread = [](int64_t a) { return a + a / 16; };
-  const bool tw_products = fft_tune().pad & 4;
-  const bool sw = (fft_tune().pad & 2) && N >= 16 && spread(G * NP - 1) + 1 <= bytes / per_point;
+  const bool tw_products = fft_tune().flags & 4;
+  const bool sw = (fft_tune().flags & 2) && N >= 16 && spread(G * NP - 1) + 1 <= bytes / per_point;
   const int64_t cap_pts = sw ? spread(G * NP - 1) + 1 : G * NP;
   std::string key = "fft:" + std::to_string(N) + ":" + std::to_string(G) + ":" + std::to_string(T) + ":r" +
                     std::to_string(rad.empty() ? 0 : rad[0]) + (mid ? ":m" : "") + (side_in ? ":si" : "") +

@@ -76,7 +76,7 @@ const std::map<std::string, const char*>& float64_rows() {
       {"tanh", "f64_tanh_fn(x1)"},
       {"sinh", "f64_sinh_fn(x1)"},
       {"cosh", "f64_cosh_fn(x1)"},
-      {"logit", "f64_log_fn(f64_div(x1, f64_sub(F64_ONE, x1)))"},
+      {"logit", "f64_logit(x1)"},
       {"logit_eps", "f64_logit_eps(x1, s0)"},
       {"silu", "f64_div(x1, f64_add(F64_ONE, f64_exp_fn(f64_neg(x1))))"},
       {"elu", "select(f64_mul(x1, s1), f64_mul(f64_expm1_fn(f64_mul(x1, s2)), f64_mul(s0, s1)), f64_le(x1, F64_ZERO))"},

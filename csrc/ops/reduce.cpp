@@ -339,7 +339,6 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dims, bool kee
               "logsumexp(): Expected floating point type for result tensor, but got: ", result.scalar_type());
   const bool f64 = self.scalar_type() == at::kDouble && result.scalar_type() == at::kDouble && float64_enabled();
   if (!f64) check_supported_dtype(self.scalar_type(), "logsumexp");
-  no_complex(self.scalar_type(), "logsumexp");
   const at::Tensor in = at::isIntegralType(self.scalar_type(), true) ? self.to(result.scalar_type()) : self;
   if (f64 && in.numel() > 0) {
     // float64: CPU's composite over the device's float64 ops: the max, set to 0 where infinite,

@@ -561,7 +561,7 @@ fn f64_div_floor(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   if (f64_nz(m) && (f64_lt(b, z) != f64_lt(m, z))) { d = f64_sub(d, b2d(true)); }
   if (f64_nz(d)) {
     var fd = f64_round_mode(d, 1u);
-    if (f64_lt(vec2<u32>(0u, 0x3fe00000u), f64_sub(d, fd))) { fd = f64_add(fd, b2d(true)); }
+    if (f64_lt(F64_HALF, f64_sub(d, fd))) { fd = f64_add(fd, b2d(true)); }
     return fd;
   }
   return f64_zero(f64_sign(f64_div(a, b)));
@@ -570,7 +570,7 @@ fn f64_div_floor(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 // multiply-add (Vectorized's fmadd; the scalar loop contracts the same way).
 fn f64_lerp(a: vec2<u32>, b: vec2<u32>, w: vec2<u32>) -> vec2<u32> {
   let d = f64_sub(b, a);
-  if (f64_lt(f64_abs(w), vec2<u32>(0u, 0x3fe00000u))) { return f64_fma(w, d, a); }
+  if (f64_lt(f64_abs(w), F64_HALF)) { return f64_fma(w, d, a); }
   return f64_fma(f64_sub(w, b2d(true)), d, b);
 }
 // std::nextafter: y when x == y, the smallest subnormal toward y from a zero, else one step of the
@@ -635,6 +635,8 @@ const F64_LN2 = vec2<u32>(0xfefa39efu, 0x3fe62e42u);
 const F64_INV_LN2 = vec2<u32>(0x652b82feu, 0x3ff71547u);
 const F64_INV_LN10 = vec2<u32>(0x1526e50eu, 0x3fdbcb7bu);
 const F64_ONE = vec2<u32>(0u, 0x3ff00000u);
+const F64_ZERO = vec2<u32>(0u, 0u);
+const F64_HALF = vec2<u32>(0u, 0x3fe00000u);
 const F64_TWO = vec2<u32>(0u, 0x40000000u);
 // 1 / n! for n = 16 down to 2.
 const F64_INV_FACT = array<vec2<u32>, 15>(
@@ -683,7 +685,7 @@ fn f64_exp2_fn(x: vec2<u32>) -> vec2<u32> {
 // e^x - 1: the series itself for |x| <= 0.5, e^x - 1 past it (at most 1.3 bits cancel), -1 below -40.
 fn f64_expm1_fn(x: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(x) || f64_is_zero(x)) { return select(x, f64_quiet(x), f64_is_nan(x)); }  // -0 stays -0
-  if (f64_le(f64_abs(x), vec2<u32>(0u, 0x3fe00000u))) { return f64_add(x, f64_exp_tail(x)); }
+  if (f64_le(f64_abs(x), F64_HALF)) { return f64_add(x, f64_exp_tail(x)); }
   if (f64_lt(x, vec2<u32>(0u, 0xc0440000u))) { return f64_neg(F64_ONE); }
   return f64_sub(f64_exp_fn(x), F64_ONE);
 }
@@ -711,7 +713,8 @@ fn f64_log_split(x: vec2<u32>) -> F64Split {
   }
   return F64Split(f64_sub(m, F64_ONE), e);
 }
-// The special values of log, log2, log10: NaN, negative, zero, +inf (else x itself, with ok set).
+// The special values of log, log2, log10 (where f64_log_ok fails): NaN quieted, -inf for +-0, NaN
+// below zero, +inf for +inf.
 fn f64_log_special(x: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(x)) { return f64_quiet(x); }
   if (f64_is_zero(x)) { return f64_inf(1u); }
@@ -741,7 +744,7 @@ fn f64_log1p_fn(x: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(x)) { return f64_quiet(x); }
   let u = f64_add(F64_ONE, x);
   if (f64_eq(u, F64_ONE)) { return x; }
-  if (!f64_log_ok(u) || f64_is_inf(x)) { return f64_log_special(u); }
+  if (!f64_log_ok(u)) { return f64_log_special(u); }  // -1, below, +inf
   return f64_mul(f64_log_fn(u), f64_div(x, f64_sub(u, F64_ONE)));
 }
 // sigmoid as CPU: 1 / (1 + e^-x).
@@ -757,37 +760,38 @@ fn f64_tanh_fn(x: vec2<u32>) -> vec2<u32> {
   }
   return vec2<u32>(r.x, r.y | (x.y & 0x80000000u));
 }
-// sinh(|x|) = (t + t / (t + 1)) / 2 with t = e^|x| - 1 (no cancellation near 0), e^|x| / 2 twice
-// past 709 (overflows only where sinh does); the sign of x.
+// e^a / 2 for a past 708, as (e^(a/2) / 2) e^(a/2): overflows only where e^a / 2 does.
+fn f64_exp_half_large(a: vec2<u32>) -> vec2<u32> {
+  let h = f64_exp_fn(f64_mul(a, F64_HALF));
+  return f64_mul(f64_mul(h, F64_HALF), h);
+}
+// sinh(|x|) = (t + t / (t + 1)) / 2 with t = e^|x| - 1 (no cancellation near 0), e^|x| / 2 past
+// 708; the sign of x.
 fn f64_sinh_fn(x: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(x)) { return f64_quiet(x); }
   let a = f64_abs(x);
-  var r: vec2<u32>;
+  var r = f64_exp_half_large(a);
   if (f64_lt(a, vec2<u32>(0u, 0x40862000u))) {  // 708
     let t = f64_expm1_fn(a);
-    r = f64_mul(f64_add(t, f64_div(t, f64_add(t, F64_ONE))), vec2<u32>(0u, 0x3fe00000u));
-  } else {
-    let h = f64_exp_fn(f64_mul(a, vec2<u32>(0u, 0x3fe00000u)));
-    r = f64_mul(f64_mul(h, vec2<u32>(0u, 0x3fe00000u)), h);
+    r = f64_mul(f64_add(t, f64_div(t, f64_add(t, F64_ONE))), F64_HALF);
   }
   return vec2<u32>(r.x, r.y | (x.y & 0x80000000u));
 }
-// cosh = (e^|x| + e^-|x|) / 2, e^|x| / 2 twice past 708.
+// cosh = (e^|x| + e^-|x|) / 2, e^|x| / 2 past 708.
 fn f64_cosh_fn(x: vec2<u32>) -> vec2<u32> {
   if (f64_is_nan(x)) { return f64_quiet(x); }
   let a = f64_abs(x);
   if (f64_lt(a, vec2<u32>(0u, 0x40862000u))) {
     let e = f64_exp_fn(a);
-    return f64_mul(f64_add(e, f64_div(F64_ONE, e)), vec2<u32>(0u, 0x3fe00000u));
+    return f64_mul(f64_add(e, f64_div(F64_ONE, e)), F64_HALF);
   }
-  let h = f64_exp_fn(f64_mul(a, vec2<u32>(0u, 0x3fe00000u)));
-  return f64_mul(f64_mul(h, vec2<u32>(0u, 0x3fe00000u)), h);
+  return f64_exp_half_large(a);
 }
-const F64_ZERO = vec2<u32>(0u, 0u);
-// logit with the input clamped to [eps, 1 - eps] (NaN stays NaN), as CPU's.
+// logit(z) = log(z / (1 - z)); f64_logit_eps clamps z to [eps, 1 - eps] first (NaN stays NaN), as
+// CPU's.
+fn f64_logit(z: vec2<u32>) -> vec2<u32> { return f64_log_fn(f64_div(z, f64_sub(F64_ONE, z))); }
 fn f64_logit_eps(x: vec2<u32>, eps: vec2<u32>) -> vec2<u32> {
-  let z = f64_clamp_s(x, eps, f64_sub(F64_ONE, eps));
-  return f64_log_fn(f64_div(z, f64_sub(F64_ONE, z)));
+  return f64_logit(f64_clamp_s(x, eps, f64_sub(F64_ONE, eps)));
 }
 // softplus: x where x beta > threshold, else log1p(e^(x beta)) / beta.
 fn f64_softplus(x: vec2<u32>, beta: vec2<u32>, threshold: vec2<u32>) -> vec2<u32> {
@@ -815,14 +819,17 @@ fn f64_softplus_bwd(g: vec2<u32>, x: vec2<u32>, beta: vec2<u32>, threshold: vec2
   if (f64_lt(threshold, xb)) { return g; }
   return f64_mul(g, f64_sigmoid_fn(xb));
 }
+// logit's gradient g / (x (1 - x)): NaN outside [0, 1] and g inf at its ends; with eps, zero outside
+// [lo, hi] (the clamp's flat parts).
+fn f64_logit_grad(g: vec2<u32>, x: vec2<u32>) -> vec2<u32> { return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x))); }
 fn f64_logit_bwd(g: vec2<u32>, x: vec2<u32>) -> vec2<u32> {
   if (f64_lt(x, F64_ZERO) || f64_lt(F64_ONE, x)) { return F64_QNAN; }
   if (f64_is_zero(x) || f64_eq(x, F64_ONE)) { return f64_mul(g, f64_inf(0u)); }
-  return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x)));
+  return f64_logit_grad(g, x);
 }
 fn f64_logit_bwd_eps(g: vec2<u32>, x: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> {
   if (f64_lt(x, lo) || f64_lt(hi, x)) { return F64_ZERO; }
-  return f64_div(g, f64_mul(x, f64_sub(F64_ONE, x)));
+  return f64_logit_grad(g, x);
 }
 // logaddexp(2) as CPU: the larger plus log1p(e^-|a - b|) (times 1 / ln2 for base 2); a where both
 // are the same infinity; NaN with a NaN.
