@@ -324,3 +324,34 @@ def test_reduced_float_trunc_division_as_cpu(dtype):
     want = torch.div(a, b, rounding_mode="trunc")
     got = torch.div(a.to(DEV), b.to(DEV), rounding_mode="trunc").cpu()
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_fmod_remainder_by_zero_as_cuda(dtype):
+    # CPU raises ZeroDivisionError; a kernel cannot, and CUDA's values (PyTorch's own
+    # test_fmod_remainder_by_zero_integral expects them off the CPU) are all ones: -1, 255 for uint8,
+    # and for int64 2^32 - 1 where the dividend is >= 0. Nonzero divisors in the same tensor as CPU.
+    lo = 0 if dtype == torch.uint8 else -9
+    x = torch.arange(lo, lo + 18, dtype=dtype).reshape(3, 6)
+    d = torch.zeros_like(x)
+    d[0] = 4  # the first row has a divisor: CPU's values there
+    for fn in (torch.fmod, torch.remainder):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(x, d)
+        got = fn(x.to(DEV), d.to(DEV)).cpu()
+        assert torch.equal(got[0], fn(x[0], d[0])), fn
+        if dtype == torch.int64:
+            want = torch.where(x[1:] >= 0, torch.tensor(2**32 - 1), torch.tensor(-1))
+        else:
+            want = torch.full_like(x[1:], 255 if dtype == torch.uint8 else -1)
+        assert torch.equal(got[1:], want), (fn, got[1:])
+        # a zero Python-number divisor too, and in place
+        assert torch.equal(
+            fn(x.to(DEV), 0).cpu(),
+            torch.cat([want[:1], want])
+            if dtype != torch.int64
+            else torch.where(x >= 0, torch.tensor(2**32 - 1), torch.tensor(-1)),
+        )
+        y = x.to(DEV)
+        getattr(y, fn.__name__ + "_")(d.to(DEV))
+        assert torch.equal(y.cpu(), got)

@@ -131,6 +131,8 @@ void begin_cpu_fallback(const std::string& name) {
   count_and_warn(name);
 }
 
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) { fallback_as(op, op, stack); }
+
 void set_fallback_enabled(std::optional<bool> enabled) { g_override = enabled ? int(*enabled) : -1; }
 
 std::optional<bool> fallback_override() {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 namespace webgpu::core {
 
 // Calls that went through the fallback, keyed by operator ("aten::igamma.out").
@@ -21,5 +23,7 @@ std::optional<bool> fallback_override();
 void begin_cpu_fallback(const std::string& name);
 // Whether the fallback runs now: the override if set, else TORCH_WEBGPU_FALLBACK != "0".
 bool fallback_enabled();
+// The boxed CPU fallback itself, for kernels that hand a call over to it (ops/register.h).
+void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 }  // namespace webgpu::core

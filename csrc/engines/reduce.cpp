@@ -205,7 +205,7 @@ const Reduction& reduction(const char* name) {
 // rounds each step (sums, products, extremes, counts; mean divides by the row length in float64, as
 // CPU's sum-then-divide). Partials fold in a fixed tree, so results are deterministic and within a
 // few ulps of CPU's pairwise order; extremes and indices are bit-identical. Rows without one
-// (logsumexp, norm_p, var/std: ops/reduce.cpp composes those) raise Float64NoKernel.
+// (logsumexp, norm_p, var/std: ops/reduce.cpp composes those) raise NoDtypeKernel.
 const Way* double_way(const char* r) {
   static const char* kNegInf = "vec2<u32>(0u, 0xfff00000u)";
   static const char* kPosInf = "vec2<u32>(0u, 0x7ff00000u)";
@@ -895,7 +895,7 @@ void run_split(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launc
 // outs[k]) into outs (1 or 2 tensors, of out_storage() dtypes, any strides).
 void run(const Op& op, const at::Tensor& in_, std::vector<Dim> od, std::vector<Dim> rd,
          const std::vector<at::Tensor>& outs, const char* name) {
-  const Acc acc = acc_for(in_.scalar_type(), op.red);  // before anything is recorded: may raise Float64NoKernel
+  const Acc acc = acc_for(in_.scalar_type(), op.red);  // before anything is recorded: may raise NoDtypeKernel
   at::Tensor in = in_;
   for (const auto& o : outs)
     if (kernel::block_id(o) == kernel::block_id(in)) in = in_.clone();  // an output overlapping the input: read a copy
@@ -970,7 +970,7 @@ void reduce_iter(at::TensorIteratorBase& iter, const Op& op_in, const char* name
   TORCH_CHECK(iter.ntensors() == nout + 1 && nout >= 1 && nout <= 2, "webgpu: ", name, ": unexpected reduction form");
   const at::Tensor& in = iter.input(0);
   if (in.is_complex() || iter.output(0).is_complex()) return complex_reduce(iter, name);  // ops/complex.cpp
-  // float64 is checked by the row (way_for): the rows without a float64 way raise Float64NoKernel.
+  // float64 is checked by the row (way_for): the rows without a float64 way raise NoDtypeKernel.
   check_kernel_dtype(in.scalar_type(), name);
   for (int k = 0; k < nout; ++k) check_kernel_dtype(iter.output(k).scalar_type(), name);
   // CPU reduces the unsigned and float8 types into int64 or bool only (sum(dtype=torch.uint32) raises).

@@ -149,7 +149,7 @@ namespace s = structured;
 using T = const at::Tensor&;
 using S = const at::Scalar&;
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   s::reg<at::native::structured_elu_backward_out, T, S, S, S, bool, T>(m, "elu_backward", "elu_backward.grad_input",
                                                                        nullptr);
   s::reg<at::native::structured_leaky_relu_backward_out, T, T, S, bool>(m, "leaky_relu_backward",

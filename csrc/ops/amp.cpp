@@ -32,6 +32,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -327,7 +328,7 @@ TORCH_LIBRARY_FRAGMENT(webgpu, m) { m.def("_amp_inv_scale(Tensor scale) -> Tenso
 
 TORCH_LIBRARY_IMPL(webgpu, PrivateUse1, m) { m.impl("_amp_inv_scale", TORCH_FN(amp_inv_scale)); }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(amp_check_and_unscale));
   m.impl("_amp_update_scale_", TORCH_FN(amp_update_scale));
 }

@@ -20,6 +20,7 @@
 #include "kernel/wgsl.h"
 #include "ops/pointwise.h"
 #include "ops/rows.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
@@ -355,7 +356,7 @@ namespace at::native {
 WEBGPU_STUB(_fused_sdp_choice_stub, &webgpu::ops::choose_backend)
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_fused_sdp_choice", TORCH_FN(webgpu::ops::choose_backend));
   m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(webgpu::ops::sdpa_fused));
   m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(webgpu::ops::sdpa_fused_backward));

@@ -14,6 +14,7 @@
 #include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -241,7 +242,7 @@ using at::native::structured_eq_Scalar_out;
 
 // Registration macros, laid out by hand (clang-format would chain them as one expression).
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   s::reg<AddOp, T, T, S>(m, "add.Tensor", "add.out");
   s::reg<at::native::structured_sub_out, T, T, S>(m, "sub.Tensor", "sub.out");
   s::reg<at::native::structured_mul_out, T, T>(m, "mul.Tensor", "mul.out");

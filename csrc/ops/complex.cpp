@@ -17,13 +17,15 @@
 #include "engines/elementwise.h"
 #include "ops/common.h"
 #include "ops/pointwise.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
 void refuse_complex(const std::string& op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "webgpu: \"", op,
-                              "\" is not implemented for complex64 on the webgpu device yet; compute on the CPU, "
-                              "e.g. tensor.cpu(), or on the real and imaginary parts (torch.view_as_real).");
+  throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
+                      "webgpu: \"" + op +
+                          "\" is not implemented for complex64 on the webgpu device yet; compute on the CPU, "
+                          "e.g. tensor.cpu(), or on the real and imaginary parts (torch.view_as_real).");
 }
 
 namespace {
@@ -412,7 +414,7 @@ WEBGPU_STUB(complex_stub, &complex_kernel)
 WEBGPU_STUB(polar_stub, &polar_kernel)
 WEBGPU_STUB(conj_physical_stub, &conj_physical_kernel)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("view_as_real", at::native::view_as_real);
   m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("complex.out", at::native::complex_out);

@@ -15,6 +15,7 @@
 #include "kernel/wgsl.h"
 #include "ops/nn_common.h"
 #include "ops/rows.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -558,7 +559,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("convolution_overrideable", TORCH_FN(webgpu::ops::conv_forward));
   m.impl("convolution_backward_overrideable", TORCH_FN(webgpu::ops::conv_backward));
 }

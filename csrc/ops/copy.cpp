@@ -12,6 +12,7 @@
 #include "ops/common.h"
 #include "engines/elementwise.h"
 #include "ops/complex.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -170,7 +171,7 @@ at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);

@@ -12,6 +12,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -19,8 +20,7 @@ namespace {
 std::string section(const char* name) { return kernel::section("ctc", name); }
 
 void check_dtype(const at::Tensor& log_probs, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(log_probs.scalar_type() == at::kFloat, "\"", op, "\" not implemented for '",
-                              c10::toString(log_probs.scalar_type()), "' on the webgpu device");
+  check_kernel_dtype(log_probs.scalar_type() == at::kFloat, log_probs.scalar_type(), op);
 }
 
 // What both kernels share: the pointwise library, the operands 0-2 (log_probs, targets, meta [3, B]
@@ -99,7 +99,7 @@ at::Tensor ctc_loss_backward(const at::Tensor& grad, const at::Tensor& log_probs
 }  // namespace
 
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_ctc_loss", TORCH_FN(ctc_loss));
   m.impl("_ctc_loss.Tensor", TORCH_FN(at::native::ctc_loss_tensor));
   m.impl("_ctc_loss_backward", TORCH_FN(ctc_loss_backward));

@@ -13,6 +13,7 @@
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -133,7 +134,7 @@ at::Tensor pdist_backward(const at::Tensor& grad, const at::Tensor& self, double
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("_cdist_forward", TORCH_FN(cdist_forward));
   m.impl("_cdist_backward", TORCH_FN(cdist_backward));

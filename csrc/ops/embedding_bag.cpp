@@ -16,6 +16,7 @@
 #include "ops/common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
@@ -249,7 +250,7 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("_embedding_bag", TORCH_FN(embedding_bag));
   m.impl("_embedding_bag_forward_only", TORCH_FN(embedding_bag));

@@ -8,6 +8,7 @@
 #include "ops/common.h"
 #include "ops/uint_fp8.h"
 #include "ops/float64.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 
@@ -103,7 +104,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);

@@ -23,6 +23,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/float64.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -584,7 +585,7 @@ at::Tensor& fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_fft_c2c", fft_c2c);
   m.impl("_fft_r2c", fft_r2c);
   m.impl("_fft_c2r", fft_c2r);

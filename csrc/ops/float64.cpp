@@ -26,11 +26,11 @@ bool float64_enabled() {
 }
 
 void raise_no_float64_kernel(const char* op) {
-  throw Float64NoKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
-                        std::string("webgpu: ") + op +
-                            ": no float64 kernel on the webgpu device yet (float64 tensors are stored, copied and "
-                            "converted natively; this op computes in float32 or integers only). Convert with "
-                            "tensor.to(torch.float32), or compute on the CPU.");
+  throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
+                      std::string("webgpu: ") + op +
+                          ": no float64 kernel on the webgpu device yet (float64 tensors are stored, copied and "
+                          "converted natively; this op computes in float32 or integers only). Convert with "
+                          "tensor.to(torch.float32), or compute on the CPU.");
 }
 
 namespace {
@@ -177,6 +177,12 @@ bool iter_has_float64(const at::TensorIteratorBase& iter) {
   return false;
 }
 
+bool iter_has_guarded_dtype(const at::TensorIteratorBase& iter) {
+  for (int i = 0; i < iter.ntensors(); ++i)
+    if (iter.dtype(i) == at::kDouble || iter.dtype(i) == at::kComplexFloat) return true;
+  return false;
+}
+
 namespace {
 
 // The CPU kernel of a DispatchStub for this machine's capability, as DispatchStub::choose_cpu_impl
@@ -207,14 +213,15 @@ void run_stub_on_cpu(at::TensorIteratorBase& iter, const char* stub, const void*
                      const std::function<void(void* fn, at::TensorIterator&)>& call) {
   std::string name(stub);
   if (name.size() > 5 && name.compare(name.size() - 5, 5, "_stub") == 0) name.resize(name.size() - 5);
-  TORCH_CHECK_NOT_IMPLEMENTED(!kNoMirror.count(stub), "webgpu: ", name,
-                              ": no float64 kernel on the webgpu device yet, and this op cannot run through the "
-                              "CPU fallback. Convert with tensor.to(torch.float32).");
-  void* fn = cpu_kernel_of(stub_object, stub_type);
-  TORCH_CHECK_NOT_IMPLEMENTED(fn, "webgpu: ", name,
-                              ": no float64 kernel on the webgpu device yet, and no CPU kernel to fall back on. "
-                              "Convert with tensor.to(torch.float32).");
-  core::begin_cpu_fallback(name + " (float64)");
+  const std::string dt = iter_has_float64(iter) ? "float64" : "complex64";
+  // Stubs not mirrored here raise NoDtypeKernel, so that a guarded registration (ops/register.h) runs
+  // the whole op on the CPU.
+  void* fn = kNoMirror.count(stub) ? nullptr : cpu_kernel_of(stub_object, stub_type);
+  if (fn == nullptr)
+    throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
+                        "webgpu: " + name + ": no " + dt + " kernel on the webgpu device yet, and this op cannot run " +
+                            "through the CPU fallback. Compute on the CPU.");
+  core::begin_cpu_fallback(name + " (" + dt + ")");
 
   const bool reduction = IterFlags::reduction(iter);
   const at::ScalarType common = IterFlags::common(iter);

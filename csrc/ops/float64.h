@@ -10,6 +10,8 @@
 #include <initializer_list>
 #include <typeinfo>
 
+#include "ops/register.h"
+
 namespace webgpu::ops {
 
 struct Row;
@@ -17,11 +19,8 @@ struct Row;
 // Whether float64 tensors may live on the device (TORCH_WEBGPU_FLOAT64 != "0", read once).
 bool float64_enabled();
 
-// An op with float64 operands but no float64 kernel. A NotImplementedError, like a missing kernel:
-// the stub guard below catches it and runs the CPU stub instead.
-struct Float64NoKernel : c10::NotImplementedError {
-  using c10::NotImplementedError::NotImplementedError;
-};
+// An op with float64 operands but no float64 kernel: NoDtypeKernel (ops/register.h), which the stub
+// guard below and the registration guard catch, running the op on the CPU instead.
 [[noreturn]] void raise_no_float64_kernel(const char* op);
 
 // The float64 expression of a pointwise row (by its name), or nullptr.
@@ -30,6 +29,9 @@ const char* float64_expr(const char* row);
 void run_row_float64(const Row& r, at::TensorIteratorBase& iter, std::initializer_list<c10::Scalar> scalars);
 
 bool iter_has_float64(const at::TensorIteratorBase& iter);
+// Whether iter has a float64 or complex64 operand: the dtypes whose kernels may be missing (the stub
+// guard's condition).
+bool iter_has_guarded_dtype(const at::TensorIteratorBase& iter);
 // Runs the stub's CPU kernel on CPU copies of iter's operands and copies the outputs back; counted and
 // warned once like the boxed CPU fallback (core/fallback.h), refused when the fallback is off.
 // `stub_type` is the typeid name of the stub's DispatchStub<FnPtr, T> base: its CPU kernels are that
@@ -38,7 +40,8 @@ bool iter_has_float64(const at::TensorIteratorBase& iter);
 void run_stub_on_cpu(at::TensorIteratorBase& iter, const char* stub, const void* stub_object, const char* stub_type,
                      const std::function<void(void* fn, at::TensorIterator&)>& call);
 
-// Wraps a stub kernel: float64 operands that it has no kernel for run the CPU stub of the same op.
+// Wraps a stub kernel: float64 or complex64 operands that it has no kernel for run the CPU stub of the
+// same op.
 // Stubs over a TensorIterator only; any other stub signature is registered unchanged.
 template <typename Stub, Stub& S, const char* Name, typename It, typename... A>
 struct Float64GuardIter {
@@ -46,8 +49,8 @@ struct Float64GuardIter {
   static void run(It& iter, A... a) {
     try {
       Fn(iter, a...);
-    } catch (const Float64NoKernel&) {
-      if (!iter_has_float64(iter)) throw;
+    } catch (const NoDtypeKernel&) {
+      if (!iter_has_guarded_dtype(iter)) throw;
       using FnPtr = typename Stub::FnPtr;
       run_stub_on_cpu(iter, Name, &S, typeid(at::native::DispatchStub<FnPtr, Stub>).name(),
                       [&](void* fn, at::TensorIterator& cpu) { reinterpret_cast<FnPtr>(fn)(cpu, a...); });

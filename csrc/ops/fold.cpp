@@ -124,7 +124,7 @@ constexpr auto col2im = via_out<&col2im_out>;
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   WEBGPU_IMPL_OUT(m, "im2col", "out", im2col);
   WEBGPU_IMPL_OUT(m, "col2im", "out", col2im);

@@ -13,6 +13,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -368,7 +369,7 @@ std::vector<at::Tensor> foreach_pow_scalar_tensor(const at::Scalar& base, at::Te
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_foreach_pow.ScalarAndTensor", TORCH_FN(foreach_pow_scalar_tensor));
   m.impl("_fused_adam_", TORCH_FN(fused_adam));
   m.impl("_fused_adam_.tensor_lr", TORCH_FN(fused_adam_tensor_lr));

@@ -22,6 +22,7 @@
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -511,7 +512,7 @@ WEBGPU_FOREACH_ADDC(addcmul, "x1 + x4 * x2 * x3")
 WEBGPU_FOREACH_ADDC(addcdiv, "x1 + x4 * (x2 / x3)")
 #undef WEBGPU_FOREACH_ADDC
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
 // Overload OVL of _foreach_NAME and of its in-place _foreach_NAME_: kernels FN and FN_.
 #define WEBGPU_REG(NAME, OVL, FN)                   \
   m.impl("_foreach_" #NAME "." #OVL, TORCH_FN(FN)); \

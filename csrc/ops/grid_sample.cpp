@@ -17,6 +17,7 @@
 #include "ops/nn_common.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -176,7 +177,7 @@ std::tuple<at::Tensor, at::Tensor> gs3d_bwd(const at::Tensor& grad, const at::Te
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("grid_sampler_2d", TORCH_FN(gs2d));
   m.impl("grid_sampler_3d", TORCH_FN(gs3d));

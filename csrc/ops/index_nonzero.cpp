@@ -12,6 +12,7 @@
 #include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "ops/common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -198,7 +199,7 @@ at::Tensor nonzero_static_fn(const at::Tensor& self, c10::SymInt size_s, int64_t
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("nonzero", TORCH_FN(nonzero_fn));
   m.impl("nonzero.out", TORCH_FN(nonzero_out_fn));
   m.impl("nonzero_static", TORCH_FN(nonzero_static_fn));

@@ -768,7 +768,7 @@ WEBGPU_STUB(index_fill_stub, index_fill_kernel)
 WEBGPU_STUB(take_stub, take_kernel)
 WEBGPU_STUB(put_stub, put_kernel)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using T = const at::Tensor&;
   using SV = c10::string_view;
   structured::reg<at::native::structured_gather_out, T, int64_t, T, bool>(m, "gather", "gather.out", nullptr);

@@ -169,6 +169,6 @@ Tensor int_mm(const Tensor& self, const Tensor& mat2) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { WEBGPU_IMPL_OUT(m, "_int_mm", "out", int_mm); }
+WEBGPU_LIBRARY_IMPL(m) { WEBGPU_IMPL_OUT(m, "_int_mm", "out", int_mm); }
 
 }  // namespace webgpu::ops

@@ -177,7 +177,7 @@ Tensor& vdot_out(const Tensor& self, const Tensor& other, Tensor& out) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using T = const at::Tensor&;
   using S = const c10::Scalar&;
   namespace s = structured;

@@ -27,6 +27,8 @@ inline void check_f32(const at::Tensor& t, const char* op) {
 // Dtypes CPU supports but these kernels do not (half types: CPU has no kernel either): CPU's
 // exception type, NotImplementedError.
 inline void check_f32_kernel(const at::Tensor& t, const char* kernel) {
+  no_complex(t.scalar_type(), kernel);  // complex64 and float64: the guarded CPU fallback
+  if (t.scalar_type() == at::kDouble) raise_no_float64_kernel(kernel);
   TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat, "\"", kernel, "\" not implemented for '",
                               c10::toString(t.scalar_type()), "' on webgpu (float32 only)");
 }

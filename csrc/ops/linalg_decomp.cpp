@@ -438,7 +438,8 @@ std::tuple<Tensor&, Tensor&> inv_ex_out(const Tensor& A, bool check_errors, Tens
   return {inverse, info};
 }
 
-// ---- _linalg_det / _linalg_slogdet (as CPU: LU of A^T when A is contiguous)
+// ---- _linalg_det / _linalg_slogdet (as CPU: LU of A^T when A is contiguous and real; of A itself for
+// complex A, whose det(A^H) is the conjugate)
 
 // The permutation's determinant: (-1)^(number of pivots i with pivots[i] != i + 1).
 Tensor lu_det_P(const Tensor& pivots) {
@@ -452,7 +453,7 @@ Tensor lu_det_P(const Tensor& pivots) {
 void det_impl(const Tensor& A, const Tensor& result, const Tensor& LU, const Tensor& pivots) {
   Tensor info = at::empty({0}, A.options().dtype(at::kInt));
   at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), info,
-                              A.is_contiguous() ? A.mH() : A);
+                              A.is_contiguous() && !A.is_complex() ? A.mH() : A);
   at::mul_out(const_cast<Tensor&>(result), lu_det_P(pivots), at::prod(LU.diagonal(0, -2, -1), -1));
 }
 
@@ -476,7 +477,7 @@ void slogdet_impl(const Tensor& A, const Tensor& sign, const Tensor& logabsdet, 
                   const Tensor& pivots) {
   Tensor info = at::empty({0}, A.options().dtype(at::kInt));
   at::linalg_lu_factor_ex_out(const_cast<Tensor&>(LU), const_cast<Tensor&>(pivots), info,
-                              A.is_contiguous() ? A.mH() : A);
+                              A.is_contiguous() && !A.is_complex() ? A.mH() : A);
   Tensor diag_U = LU.diagonal(0, -2, -1);
   at::mul_out(const_cast<Tensor&>(sign), diag_U.sgn().prod(-1), lu_det_P(pivots));
   at::sum_out(const_cast<Tensor&>(logabsdet), diag_U.abs().log_(), -1);
@@ -758,7 +759,7 @@ constexpr auto cholesky_inverse = via_out<&cholesky_inverse_out>;
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   WEBGPU_IMPL_OUT(m, "linalg_lu_factor_ex", "out", lu_factor_ex);
   WEBGPU_IMPL_OUT(m, "linalg_lu_solve", "out", lu_solve);
   WEBGPU_IMPL_OUT(m, "_linalg_solve_ex", "result", solve_ex);

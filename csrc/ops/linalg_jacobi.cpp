@@ -182,7 +182,7 @@ std::tuple<Tensor&, Tensor&> eigh_out(const Tensor& A, c10::string_view uplo, bo
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   WEBGPU_IMPL_OUT(m, "_linalg_svd", "U", svd);
   WEBGPU_IMPL_OUT(m, "_linalg_eigh", "eigenvalues", eigh);
 }

@@ -107,7 +107,7 @@ Tensor& ldl_solve_out(const Tensor& LD, const Tensor& pivots, const Tensor& B, b
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   WEBGPU_IMPL_OUT(m, "linalg_ldl_factor_ex", "out", ldl_factor_ex);
   WEBGPU_IMPL_OUT(m, "linalg_ldl_solve", "out", ldl_solve);

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "ops/linalg_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -126,8 +127,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> lstsq_out(const Tensor& input, co
   const std::string drv = driver_of(driver);
   const auto st = input.scalar_type();
   no_complex(st, op);
-  TORCH_CHECK_NOT_IMPLEMENTED(st != at::kDouble,
-                              "\"linalg_lstsq\" not implemented for 'Double' on webgpu (float32 only)");
+  if (st == at::kDouble) raise_no_float64_kernel("linalg_lstsq");
   TORCH_CHECK(st == at::kFloat, "This function doesn't handle types other than float and double");
   const double rc = rcond.has_value() ? *rcond
                                       : double(std::numeric_limits<float>::epsilon()) *
@@ -195,7 +195,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> lstsq_out(const Tensor& input, co
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("linalg_lstsq.out", TORCH_FN(lstsq_out));
 }

@@ -234,7 +234,7 @@ std::tuple<Tensor&, Tensor&> linalg_qr_out(const Tensor& A, c10::string_view mod
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   WEBGPU_IMPL_OUT(m, "geqrf", "a", geqrf);
   WEBGPU_IMPL_OUT(m, "linalg_householder_product", "out", householder_product);
   WEBGPU_IMPL_OUT(m, "ormqr", "out", ormqr);

@@ -193,7 +193,7 @@ void register_composites(torch::Library& m) {
   m.impl("linalg_matrix_rank.out_tol_tensor", TORCH_FN(rank_tol_tensor_out));
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   // CompositeExplicitAutogradNonFunctional: its derivative formula stays in force.
   m.impl("linalg_pinv.atol_rtol_tensor", TORCH_FN(pinv_tensor));
   register_composites(m);

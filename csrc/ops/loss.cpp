@@ -206,9 +206,8 @@ void nll_gather(const at::Tensor& input, const at::Tensor& target, const at::Ten
 std::tuple<at::Tensor, at::Tensor> nll_forward(const at::Tensor& self, const at::Tensor& target,
                                                const at::Tensor& weight, int64_t reduction, int64_t ignore_index,
                                                const Nll& g, at::IntArrayRef none_shape) {
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      self.scalar_type() == at::kFloat || self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16,
-      "\"nll_loss\" not implemented for '", c10::toString(self.scalar_type()), "' on webgpu");
+  const auto st = self.scalar_type();
+  check_kernel_dtype(st == at::kFloat || st == at::kHalf || st == at::kBFloat16, st, "nll_loss");
   const at::Tensor x = self.contiguous(), t = target.contiguous();
   const at::Tensor w = weight.defined() ? weight.contiguous() : weight;
   const auto f = self.options().dtype(at::kFloat);
@@ -402,7 +401,7 @@ WEBGPU_STUB(huber_backward_stub, &huber_backward_kernel)
 namespace s = structured;
 using T = const at::Tensor&;
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   s::reg<at::native::structured_mse_loss_out, T, T, int64_t>(m, "mse_loss", "mse_loss.out", nullptr);
   s::reg<at::native::structured_smooth_l1_loss_out, T, T, int64_t, double>(m, "smooth_l1_loss", "smooth_l1_loss.out",
                                                                            nullptr);

@@ -11,13 +11,13 @@
 #include <torch/library.h>
 
 #include <optional>
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
 
 void check_float32(const at::Tensor& self, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"", op, "\" not implemented for '",
-                              c10::toString(self.scalar_type()), "'");
+  check_kernel_dtype(self.scalar_type() == at::kFloat, self.scalar_type(), op);
 }
 
 void check_long(const at::Tensor& target) {
@@ -181,7 +181,7 @@ at::Tensor& multilabel_margin_loss_backward_out(const at::Tensor& grad_output, c
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("multi_margin_loss", TORCH_FN(webgpu_multi_margin_loss));
   m.impl("multi_margin_loss.out", TORCH_FN(multi_margin_loss_out));

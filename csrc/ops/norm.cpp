@@ -19,6 +19,7 @@
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -26,8 +27,7 @@ namespace {
 bool reduced(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
 void check_float(const at::Tensor& t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat || reduced(t.scalar_type()), "\"", op,
-                              "\" not implemented for '", c10::toString(t.scalar_type()), "' on webgpu");
+  check_kernel_dtype(t.scalar_type() == at::kFloat || reduced(t.scalar_type()), t.scalar_type(), op);
 }
 
 // CPU's statistics dtype: float when the input is a half type and a parameter is float.
@@ -924,7 +924,7 @@ std::tuple<at::Tensor, at::Tensor> weight_norm_interface_backward(const at::Tens
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index)); }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("_batch_norm_impl_index", TORCH_FN(batch_norm_impl_index));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));

@@ -289,7 +289,7 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
 // "NAME" -> FN<ARGS...> and "NAME.OVL" -> FN_out<ARGS...>: WEBGPU_IMPL_OUT for these templates.
 #define WEBGPU_PAD(NAME, OVL, FN, ...)       \
   m.impl(NAME, TORCH_FN((FN<__VA_ARGS__>))); \

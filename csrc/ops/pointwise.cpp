@@ -300,7 +300,7 @@ using S = const at::Scalar&;
 
 // Registration macros, laid out by hand (clang-format would chain them as one expression).
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
   WEBGPU_UNARY(neg) WEBGPU_UNARY(sign) WEBGPU_UNARY(sgn) WEBGPU_UNARY(exp) WEBGPU_UNARY(exp2)
   WEBGPU_UNARY(expm1) WEBGPU_UNARY(log) WEBGPU_UNARY(log2) WEBGPU_UNARY(log10) WEBGPU_UNARY(log1p)

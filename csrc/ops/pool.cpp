@@ -433,7 +433,7 @@ at::Tensor amax3d_bwd(const at::Tensor& g, const at::Tensor& self, const at::Ten
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   WEBGPU_IMPL_OUT(m, "max_pool2d_with_indices", "out", max_pool2d_wi);
   WEBGPU_IMPL_OUT(m, "max_pool2d_with_indices_backward", "grad_input", max_pool2d_wi_bwd);

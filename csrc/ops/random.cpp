@@ -646,7 +646,7 @@ at::Tensor multinomial(const at::Tensor& self, int64_t n_sample, bool replacemen
   return result;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("uniform_", TORCH_FN(at::native::uniform_));
   m.impl("normal_", TORCH_FN(at::native::normal_));
   m.impl("normal.Tensor_float", TORCH_FN(normal_tf));

@@ -13,6 +13,7 @@
 #include "ops/complex.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -334,7 +335,7 @@ at::Tensor& eye_out(int64_t n, at::Tensor& result) { return eye_m_out(n, n, resu
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("arange.start_out", arange_out);
   m.impl("range.out", range_out);
   m.impl("linspace.out", linspace_out);

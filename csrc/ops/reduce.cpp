@@ -410,7 +410,7 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("equal", TORCH_FN(equal));
   using T = const at::Tensor&;
   using OptDims = at::OptionalIntArrayRef;

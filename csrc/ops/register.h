@@ -1,10 +1,21 @@
 // Registration by ATen's naming rules: an op's out= (and in-place) overloads go to the kernels named
 // by the same rule as its functional one, so a family registers one line per op, not per overload.
+//
+// WEBGPU_LIBRARY_IMPL(m) opens a registration block for aten on PrivateUse1 in which every
+// `m.impl(name, TORCH_FN(f))` is guarded: when f raises NoDtypeKernel (a float64 or complex64 operand
+// that f has no kernel for, raised before anything is recorded), the call runs through the boxed CPU
+// fallback instead (core/fallback.h: counted, warned once, an error when the fallback is off), as an
+// operator with no webgpu kernel at all does. Other registrations pass through unchanged.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/core/boxing/impl/boxing.h>
 #include <torch/library.h>
 
+#include <string>
 #include <utility>
+
+#include "core/fallback.h"
+#include "ops/register.h"
 
 // "NAME" -> FN and "NAME.OVL" -> FN_out (OVL: the out= overload's name: out, output, grad_input, ...).
 #define WEBGPU_IMPL_OUT(M, NAME, OVL, FN) \
@@ -58,3 +69,77 @@ template <auto Out>
 constexpr auto via_out = &via_out_detail::OutForm<Out>::type::call;
 
 }  // namespace webgpu::ops
+
+namespace webgpu::ops {
+
+// An operand dtype (float64, complex64) that a kernel has no way for. A NotImplementedError, like a
+// missing kernel: the guards (above; ops/float64.h for DispatchStub kernels) run the op on the CPU
+// instead, unless the fallback is off, where the error reaches the user.
+struct NoDtypeKernel : c10::NotImplementedError {
+  using c10::NotImplementedError::NotImplementedError;
+};
+
+// NotImplementedError "\"op\" not implemented for '<t>'" unless ok: NoDtypeKernel for float64 and
+// complex64 (so the guards run the op on the CPU), a plain one for other dtypes (those CPU has no
+// kernel for either).
+inline void check_kernel_dtype(bool ok, at::ScalarType t, const char* op) {
+  if (ok) return;
+  const std::string msg = std::string("\"") + op + "\" not implemented for '" + c10::toString(t) + "' on webgpu";
+  if (t == at::kDouble || t == at::kComplexFloat)
+    throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)}, msg);
+  TORCH_CHECK_NOT_IMPLEMENTED(false, msg);
+}
+
+namespace guard_detail {
+
+template <class Sig, Sig* Fn>
+struct Guarded;
+template <class R, class... A, R (*Fn)(A...)>
+struct Guarded<R(A...), Fn> {
+  std::string name;  // "op.overload", as registered
+  R operator()(A... a) const {
+    try {
+      return Fn(a...);
+    } catch (const NoDtypeKernel&) {
+      if (!core::fallback_enabled()) throw;
+    }
+    const auto dot = name.find('.');
+    const auto& op = c10::Dispatcher::singleton().findSchemaOrThrow(
+        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
+    return c10::impl::BoxedKernelWrapper<R(A...)>::call(c10::BoxedKernel::makeFromFunction<&core::cpu_fallback_boxed>(),
+                                                        op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), a...);
+  }
+};
+
+}  // namespace guard_detail
+
+// The torch::Library of a WEBGPU_LIBRARY_IMPL block: impl() of a TORCH_FN kernel registers it guarded.
+class GuardedLibrary {
+ public:
+  explicit GuardedLibrary(torch::Library& m) : m_(m) {}
+  operator torch::Library&() { return m_; }  // for helpers that register on the library itself
+  template <class Sig, Sig* Fn>
+  GuardedLibrary& impl(const std::string& name, c10::CompileTimeFunctionPointer<Sig, Fn>) {
+    m_.impl(name.c_str(), torch::CppFunction(guard_detail::Guarded<Sig, Fn>{name}));
+    return *this;
+  }
+  template <class F>
+  GuardedLibrary& impl(const std::string& name, F&& f) {
+    m_.impl(name.c_str(), std::forward<F>(f));
+    return *this;
+  }
+
+ private:
+  torch::Library& m_;
+};
+
+}  // namespace webgpu::ops
+
+#define WEBGPU_LIBRARY_IMPL_(M, UID)                                                  \
+  static void C10_CONCATENATE(webgpu_register_, UID)(::webgpu::ops::GuardedLibrary&); \
+  TORCH_LIBRARY_IMPL(aten, PrivateUse1, C10_CONCATENATE(webgpu_library_, UID)) {      \
+    ::webgpu::ops::GuardedLibrary guarded(C10_CONCATENATE(webgpu_library_, UID));     \
+    C10_CONCATENATE(webgpu_register_, UID)(guarded);                                  \
+  }                                                                                   \
+  static void C10_CONCATENATE(webgpu_register_, UID)(::webgpu::ops::GuardedLibrary & M)
+#define WEBGPU_LIBRARY_IMPL(M) WEBGPU_LIBRARY_IMPL_(M, C10_UID)

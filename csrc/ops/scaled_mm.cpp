@@ -110,6 +110,6 @@ Tensor scaled_mm(const Tensor& a, const Tensor& b, const Tensor& scale_a, const 
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { WEBGPU_IMPL_OUT(m, "_scaled_mm", "out", scaled_mm); }
+WEBGPU_LIBRARY_IMPL(m) { WEBGPU_IMPL_OUT(m, "_scaled_mm", "out", scaled_mm); }
 
 }  // namespace webgpu::ops

@@ -299,6 +299,7 @@ void cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indic
 }
 
 void check_lse_dtype(const at::Tensor& self) {
+  no_complex(self.scalar_type(), "logcumsumexp");  // CPU has one; not here (the guarded fallback)
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_out_cpu\" not implemented for '",
                               self.scalar_type(), "'");
 }
@@ -324,7 +325,7 @@ at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& ou
 WEBGPU_STUB(cumsum_stub, &cumsum_kernel)
 WEBGPU_STUB(cumprod_stub, &cumprod_kernel)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using T = const at::Tensor&;
   using OptDtype = std::optional<at::ScalarType>;
   structured::reg<at::native::structured_cumsum_out, T, int64_t, OptDtype>(m, "cumsum", "cumsum.out", "cumsum_");

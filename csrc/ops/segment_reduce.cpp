@@ -14,6 +14,7 @@
 #include "ops/common.h"
 #include "ops/nn_common.h"
 #include "ops/pointwise.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -149,7 +150,7 @@ WEBGPU_STUB(_segment_reduce_lengths_backward_stub, &lengths_bwd)
 WEBGPU_STUB(_segment_reduce_offsets_backward_stub, &offsets_bwd)
 
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   m.impl("segment_reduce", TORCH_FN(at::native::segment_reduce_kernel));
   m.impl("_segment_reduce_backward", TORCH_FN(at::native::_segment_reduce_backward_kernel));
 }

@@ -486,7 +486,7 @@ at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   WEBGPU_IMPL_OUT(m, "cat", "out", cat);
   m.impl("flip", TORCH_FN(flip));
   m.impl("roll", TORCH_FN(roll));

@@ -16,6 +16,7 @@
 #include "ops/rows.h"
 #include "ops/structured.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -244,7 +245,7 @@ using LogSoftmaxBackwardOp = BackwardOp<at::meta::structured__log_softmax_backwa
 namespace s = structured;
 using T = const at::Tensor&;
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   s::reg<SoftmaxOp, T, int64_t, bool>(m, "_softmax", "_softmax.out", nullptr);
   s::reg<LogSoftmaxOp, T, int64_t, bool>(m, "_log_softmax", "_log_softmax.out", nullptr);
   s::reg<SoftmaxBackwardOp, T, T, int64_t, at::ScalarType>(m, "_softmax_backward_data", "_softmax_backward_data.out",

@@ -28,6 +28,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/complex.h"
+#include "ops/float64.h"
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "ops/structured.h"
@@ -1132,9 +1133,8 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
                 "weights should be 1-d and have the same length as input");
   const int64_t nbins = std::max(self.amax().item<int64_t>() + 1, minlength);
   const bool wf = weights.defined();
-  TORCH_CHECK_NOT_IMPLEMENTED(!wf || weights.scalar_type() == at::kFloat, "webgpu: bincount: weights of dtype ",
-                              weights.defined() ? weights.scalar_type() : at::kFloat,
-                              " give a float64 result, which has no webgpu kernel yet (use float32 weights)");
+  // weights of another dtype give a float64 result, as on CPU: no kernel here (the guarded fallback)
+  if (wf && weights.scalar_type() != at::kFloat) raise_no_float64_kernel("bincount");
   const bool wide = self.scalar_type() == at::kLong;
   const std::string bin_of =
       std::string("fn bin_of(t: u32) -> u32 { return ") + (wide ? "xv(t).x" : "u32(xv(t))") + "; }\n";
@@ -1211,7 +1211,7 @@ WEBGPU_STUB(histogramdd_stub, histogramdd_kernel)
 WEBGPU_STUB(histogramdd_linear_stub, histogramdd_linear_kernel)
 WEBGPU_STUB(histogram_select_outer_bin_edges_stub, histogram_select_outer_bin_edges)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   WEBGPU_IMPL_OUT(m, "sort", "values", sort_plain);
   m.impl("sort.stable", TORCH_FN(sort_stable));
   m.impl("sort.values_stable", TORCH_FN(sort_out));

@@ -140,7 +140,7 @@ using T = const at::Tensor&;
 
 // Registration macros, laid out by hand (clang-format would chain them as one expression).
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
 #define WEBGPU_UNARY(op) s::reg<at::native::structured_##op##_out, T>(m, #op, #op ".out");
   WEBGPU_UNARY(lgamma) WEBGPU_UNARY(digamma) WEBGPU_UNARY(i0) WEBGPU_UNARY(special_i0e) WEBGPU_UNARY(special_i1)
   WEBGPU_UNARY(special_i1e) WEBGPU_UNARY(special_erfcx) WEBGPU_UNARY(special_ndtri) WEBGPU_UNARY(special_log_ndtr)

@@ -8,6 +8,7 @@
 #include "ops/common.h"
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -87,7 +88,7 @@ using T = const at::Tensor&;
 // (Tensor x, Scalar n) overloads are ATen composites that wrap the scalar and land here.
 // Registration macros, laid out by hand (clang-format would chain them as one expression).
 // clang-format off
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
 #define WEBGPU_SPECIAL_UNARY(op) \
   s::reg<at::native::structured_special_##op##_out, T>(m, "special_" #op, "special_" #op ".out");
 #define WEBGPU_SPECIAL_BINARY(op) \

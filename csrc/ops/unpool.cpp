@@ -125,7 +125,7 @@ constexpr auto max_unpool3d = via_out<&max_unpool3d_out>;
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   WEBGPU_IMPL_OUT(m, "max_unpool2d", "out", max_unpool2d);
   WEBGPU_IMPL_OUT(m, "max_unpool3d", "out", max_unpool3d);

@@ -16,6 +16,7 @@
 #include "ops/upsample_sep.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -181,7 +182,7 @@ at::Tensor bicubic2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRe
 }  // namespace
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("upsample_nearest1d", TORCH_FN(nearest1d));
   m.impl("upsample_nearest2d", TORCH_FN(nearest2d));

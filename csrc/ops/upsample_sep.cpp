@@ -19,6 +19,7 @@
 #include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "ops/nn_common.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -262,7 +263,7 @@ Tensor separable_interp2d(const Tensor& self, at::IntArrayRef out_sizes, bool al
 
 }  // namespace webgpu::ops
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   m.impl("_upsample_bilinear2d_aa", TORCH_FN(bilinear_aa));
   m.impl("_upsample_bicubic2d_aa", TORCH_FN(bicubic_aa));

@@ -10,6 +10,7 @@
 
 #include "ops/pointwise.h"
 #include "ops/structured.h"
+#include "ops/register.h"
 
 namespace webgpu::ops {
 namespace {
@@ -49,7 +50,7 @@ at::Tensor channel_shuffle(const at::Tensor& self, int64_t groups) {
 WEBGPU_STUB(renorm_scale_factor_stub, &webgpu::ops::renorm_scale_factor)
 WEBGPU_STUB(cross_stub, &webgpu::ops::cross_kernel)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+WEBGPU_LIBRARY_IMPL(m) {
   using namespace webgpu::ops;
   namespace s = structured;
   using T = const at::Tensor&;

@@ -89,15 +89,16 @@ fn u64_divmod(n: vec2<u32>, d: vec2<u32>) -> vec4<u32> {
   }
   return vec4<u32>(q, r);
 }
-// Truncating division and C remainder. Division by zero gives -1 (and the remainder the dividend),
-// as a GPU cannot raise; CPU raises ZeroDivisionError there.
+// Truncating division and C remainder. By zero (CPU raises ZeroDivisionError, which a kernel
+// cannot) both give CUDA's values: -1 for the quotient; for the remainder 2^32 - 1 where the
+// dividend is >= 0 and -1 where it is negative (and so remainder's too).
 fn i64_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   if (!i64_nz(b)) { return vec2<u32>(0xffffffffu); }
   let qr = u64_divmod(i64_abs(a), i64_abs(b));
   return select(qr.xy, i64_neg(qr.xy), i64_is_neg(a) != i64_is_neg(b));
 }
 fn i64_rem(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  if (!i64_nz(b)) { return a; }
+  if (!i64_nz(b)) { return vec2<u32>(0xffffffffu, select(0u, 0xffffffffu, i64_is_neg(a))); }
   let qr = u64_divmod(i64_abs(a), i64_abs(b));
   return select(qr.zw, i64_neg(qr.zw), i64_is_neg(a));
 }

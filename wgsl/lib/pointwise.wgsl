@@ -513,9 +513,11 @@ fn i32_div_floor(a: i32, b: i32) -> i32 {
   if (r != 0 && ((r < 0) != (b < 0))) { return q - 1; }
   return q;
 }
-fn i32_fmod(a: i32, b: i32) -> i32 { if (b == 0) { return a; } return a % b; }
+// By zero: CPU raises ZeroDivisionError, which a kernel cannot; CUDA gives all ones (-1, and 255
+// once stored as uint8), and so do these (int64's: int64.wgsl, i64_rem).
+fn i32_fmod(a: i32, b: i32) -> i32 { if (b == 0) { return -1; } return a % b; }
 fn i32_remainder(a: i32, b: i32) -> i32 {
-  if (b == 0) { return a; }
+  if (b == 0) { return -1; }
   let r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
   return r;

@@ -1,0 +1,123 @@
+"""Ops whose webgpu kernels have no way for a float64 or complex64 operand: with the CPU fallback on
+(the default) they run on the CPU and give CPU's results, as an operator with no webgpu kernel at all
+does (ops/register.h, the guarded registrations; ops/float64.h, the stub guard); with it off they raise
+NotImplementedError naming the op. Each case is compared with CPU's own result."""
+
+import warnings
+
+import pytest
+import torch
+from webgpu_env import DEV
+
+import torch_webgpu  # noqa: F401
+from torch_webgpu.fallback import fallback_counts, fallback_enabled, reset_fallback_counts
+
+C64, F64 = torch.complex64, torch.float64
+
+
+def _c(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.complex(torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
+
+
+def _mat(n=4, seed=0, dtype=C64):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(2, n, n, generator=g, dtype=F64) + n * torch.eye(n, dtype=F64)
+    if dtype == C64:
+        a = torch.complex(a, torch.randn(2, n, n, generator=g, dtype=F64) * 0.3).to(C64)
+    return a.to(dtype)
+
+
+def _cases():
+    x, m = _c(5, 6), _mat()
+    xf, mf = torch.randn(5, 6, dtype=F64), _mat(dtype=F64)
+    logp = torch.randn(7, 2, 5, dtype=F64).log_softmax(2)
+    return [
+        # complex64: pointwise (stubs), reductions and ops registered directly
+        ("sin c64", lambda t: t.sin(), x, 1e-5),
+        ("tanh c64", lambda t: torch.tanh(t), x, 1e-5),
+        ("sin_ c64", lambda t: t.clone().sin_(), x, 1e-5),
+        ("sin out c64", lambda t: torch.sin(t, out=torch.empty_like(t)), x, 1e-5),
+        ("asinh strided c64", lambda t: t.t().asinh(), x, 1e-5),
+        ("prod c64", lambda t: t.prod(1), x, 1e-4),
+        ("logsumexp c64", lambda t: torch.logsumexp(t, 1), x, 1e-5),
+        ("logcumsumexp c64", lambda t: torch.logcumsumexp(t, 0), x, 1e-5),
+        ("vector_norm c64", lambda t: torch.linalg.vector_norm(t, 3, 1), x, 1e-5),
+        ("det c64", torch.linalg.det, m, 1e-4),
+        (
+            "slogdet c64",
+            lambda t: torch.stack(torch.linalg.slogdet(t)[:1] + (torch.linalg.slogdet(t)[1].to(C64),)),
+            m,
+            1e-4,
+        ),
+        ("inv c64", torch.linalg.inv, m, 1e-4),
+        ("svdvals c64", torch.linalg.svdvals, m, 1e-4),
+        ("cholesky c64", lambda t: torch.linalg.cholesky(t @ t.mH), m, 1e-4),
+        ("matrix_exp c64", torch.linalg.matrix_exp, m * 0.1, 1e-4),
+        # float64: ops registered directly whose kernels are float32/half only
+        ("logcumsumexp f64", lambda t: t.logcumsumexp(1), xf, 1e-12),
+        ("matrix_exp f64", torch.linalg.matrix_exp, mf * 0.1, 1e-12),
+        (
+            "nll_loss f64",
+            lambda t: torch.nn.functional.nll_loss(t, (torch.arange(5) % 6).to(t.device)),
+            xf.log_softmax(1),
+            1e-12,
+        ),
+        (
+            "multi_margin_loss f64",
+            lambda t: torch.nn.functional.multi_margin_loss(t, (torch.arange(5) % 6).to(t.device)),
+            xf,
+            1e-12,
+        ),
+        (
+            "ctc_loss f64",
+            lambda t: torch.nn.functional.ctc_loss(t, torch.tensor([[1, 2], [3, 3]]).to(t.device), [7, 6], [2, 2]),
+            logp,
+            1e-10,
+        ),
+        ("histc f64", lambda t: torch.histc(t, 5, -1, 1), xf, 0),
+        (
+            "bincount int8 weights",
+            lambda t: torch.bincount(torch.tensor([0, 2, 2, 5]).to(t.device), t),
+            torch.tensor([1, -2, 3, 4], dtype=torch.int8),
+            0,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("name,f,x,tol", _cases(), ids=[c[0] for c in _cases()])
+def test_runs_on_the_cpu_as_cpu(name, f, x, tol):
+    want = f(x)
+    reset_fallback_counts()
+    with fallback_enabled(True), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = f(x.to(DEV))
+    assert got.device.type == DEV
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want, rtol=tol, atol=tol)
+    assert sum(fallback_counts().values()) >= 1, "not through the fallback"
+    assert any("runs on the CPU" in str(m.message) for m in w)
+    # with the fallback off, the kernel's own refusal reaches the caller
+    with fallback_enabled(False), pytest.raises(NotImplementedError):
+        f(x.to(DEV))
+
+
+def test_gradient_through_the_fallback():
+    # autograd sits above the fallback: sin's backward (cos, conj, mul) also on complex64
+    x = _c(4, 3, seed=2)
+    a = x.clone().requires_grad_()
+    d = x.to(DEV).requires_grad_()
+    with fallback_enabled(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (d.sin().abs() ** 2).sum().backward()
+    (a.sin().abs() ** 2).sum().backward()
+    torch.testing.assert_close(d.grad.cpu(), a.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_other_refusals_are_not_hidden():
+    # a float16 ctc_loss has no kernel here and none on CPU: CPU's own error, fallback on or off
+    logp = torch.randn(7, 2, 5).log_softmax(2).half()
+    with fallback_enabled(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises((NotImplementedError, RuntimeError)):
+            torch.nn.functional.ctc_loss(logp.to(DEV), torch.tensor([[1, 2], [3, 3]]).to(DEV), [7, 6], [2, 2])
