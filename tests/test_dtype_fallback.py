@@ -54,6 +54,14 @@ def _cases():
         ("svdvals c64", torch.linalg.svdvals, m, 1e-4),
         ("cholesky c64", lambda t: torch.linalg.cholesky(t @ t.mH), m, 1e-4),
         ("matrix_exp c64", torch.linalg.matrix_exp, m * 0.1, 1e-4),
+        ("renorm c64", lambda t: torch.renorm(t, 2, 0, 1.0), x, 1e-5),
+        ("scatter_add c64", lambda t: t.scatter_add(0, (torch.arange(6) % 5).view(1, 6).to(t.device), t[:1]), x, 1e-5),
+        ("unfold c64", lambda t: torch.nn.functional.unfold(t.view(1, 1, 5, 6), 2), x, 0),
+        ("logical_and c64 f64", lambda t: torch.logical_and(t, t.real.double()), x, 0),
+        ("matrix_power c64", lambda t: torch.linalg.matrix_power(t, 0), m, 0),
+        # factories (registered as plain function pointers)
+        ("linspace c64", lambda t: torch.linspace(0, 1 + 2j, 5, device=t.device), x, 1e-6),
+        ("eye c64", lambda t: torch.eye(3, 4, dtype=C64, device=t.device), x, 0),
         # float64: ops registered directly whose kernels are float32/half only
         ("logcumsumexp f64", lambda t: t.logcumsumexp(1), xf, 1e-12),
         ("matrix_exp f64", torch.linalg.matrix_exp, mf * 0.1, 1e-12),

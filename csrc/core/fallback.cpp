@@ -133,6 +133,10 @@ void begin_cpu_fallback(const std::string& name) {
 
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) { fallback_as(op, op, stack); }
 
+bool may_fall_back(const c10::OperatorHandle& op) {
+  return !kNeverFallBack.count(op.schema().name()) && !returns_a_view(op.schema());
+}
+
 void set_fallback_enabled(std::optional<bool> enabled) { g_override = enabled ? int(*enabled) : -1; }
 
 std::optional<bool> fallback_override() {

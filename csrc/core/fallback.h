@@ -23,7 +23,9 @@ std::optional<bool> fallback_override();
 void begin_cpu_fallback(const std::string& name);
 // Whether the fallback runs now: the override if set, else TORCH_WEBGPU_FALLBACK != "0".
 bool fallback_enabled();
-// The boxed CPU fallback itself, for kernels that hand a call over to it (ops/register.h).
+// The boxed CPU fallback itself, for kernels that hand a call over to it (ops/register.h), and whether
+// it may serve op at all (not one of the device's core operators, not a view).
 void cpu_fallback_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+bool may_fall_back(const c10::OperatorHandle& op);
 
 }  // namespace webgpu::core

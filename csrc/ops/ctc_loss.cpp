@@ -20,7 +20,7 @@ namespace {
 std::string section(const char* name) { return kernel::section("ctc", name); }
 
 void check_dtype(const at::Tensor& log_probs, const char* op) {
-  check_kernel_dtype(log_probs.scalar_type() == at::kFloat, log_probs.scalar_type(), op);
+  check_kernel_dtype(log_probs.scalar_type() == at::kFloat, log_probs.scalar_type(), op, " on the webgpu device");
 }
 
 // What both kernels share: the pointwise library, the operands 0-2 (log_probs, targets, meta [3, B]

@@ -262,8 +262,16 @@ void run_stub_on_cpu(at::TensorIteratorBase& iter, const char* stub, const void*
     ins.push_back(t);
   }
   for (const auto& t : ins) cfg.add_owned_const_input(t);
-  at::TensorIterator cpu_iter = cfg.build();
-  call(fn, cpu_iter);
+  // CPU's own iterator may differ from this rebuilt one (an op whose CPU stub expects operands it
+  // casts itself): its error becomes NoDtypeKernel, so a guarded registration runs the whole op on the
+  // CPU instead (nothing on the device is written before this point).
+  try {
+    at::TensorIterator cpu_iter = cfg.build();
+    call(fn, cpu_iter);
+  } catch (const c10::Error& e) {
+    throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
+                        "webgpu: " + name + " (" + dt + "): " + e.what_without_backtrace());
+  }
   for (auto& o : outs) o.dev.copy_(o.cpu);
 }
 

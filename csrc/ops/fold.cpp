@@ -69,8 +69,8 @@ at::Tensor& im2col_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntAr
   check_pairs(kernel, dilation, padding, stride);
   at::native::im2col_shape_check(self, at::Tensor(), kernel[0], kernel[1], dilation[0], dilation[1], padding[0],
                                  padding[1], stride[0], stride[1]);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool,
-                              "\"im2col\" not implemented for '", c10::toString(self.scalar_type()), "'");
+  check_kernel_dtype(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool, self.scalar_type(),
+                     "im2col", "");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "im2col: expected out of dtype ", self.scalar_type(),
               " but got ", out.scalar_type());
   at::Tensor in = self.contiguous();
@@ -98,8 +98,7 @@ at::Tensor& col2im_out(const at::Tensor& self, at::IntArrayRef output_size, at::
   check_pairs(kernel, dilation, padding, stride);
   at::native::col2im_shape_check(self, at::Tensor(), output_size[0], output_size[1], kernel[0], kernel[1], dilation[0],
                                  dilation[1], padding[0], padding[1], stride[0], stride[1]);
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"col2im\" not implemented for '",
-                              c10::toString(self.scalar_type()), "'");
+  check_kernel_dtype(at::isFloatingType(self.scalar_type()), self.scalar_type(), "col2im", "");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "col2im: expected out of dtype ", self.scalar_type(),
               " but got ", out.scalar_type());
   at::Tensor in = self.contiguous();

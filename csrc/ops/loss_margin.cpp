@@ -17,7 +17,7 @@ namespace webgpu::ops {
 namespace {
 
 void check_float32(const at::Tensor& self, const char* op) {
-  check_kernel_dtype(self.scalar_type() == at::kFloat, self.scalar_type(), op);
+  check_kernel_dtype(self.scalar_type() == at::kFloat, self.scalar_type(), op, "");
 }
 
 void check_long(const at::Tensor& target) {

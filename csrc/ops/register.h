@@ -2,7 +2,7 @@
 // by the same rule as its functional one, so a family registers one line per op, not per overload.
 //
 // WEBGPU_LIBRARY_IMPL(m) opens a registration block for aten on PrivateUse1 in which every
-// `m.impl(name, TORCH_FN(f))` is guarded: when f raises NoDtypeKernel (a float64 or complex64 operand
+// `m.impl(name, TORCH_FN(f))` (or a plain `f`) is guarded: when f raises NoDtypeKernel (a float64 or complex64 operand
 // that f has no kernel for, raised before anything is recorded), the call runs through the boxed CPU
 // fallback instead (core/fallback.h: counted, warned once, an error when the fallback is off), as an
 // operator with no webgpu kernel at all does. Other registrations pass through unchanged.
@@ -11,6 +11,7 @@
 #include <ATen/core/boxing/impl/boxing.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -82,9 +83,9 @@ struct NoDtypeKernel : c10::NotImplementedError {
 // NotImplementedError "\"op\" not implemented for '<t>'" unless ok: NoDtypeKernel for float64 and
 // complex64 (so the guards run the op on the CPU), a plain one for other dtypes (those CPU has no
 // kernel for either).
-inline void check_kernel_dtype(bool ok, at::ScalarType t, const char* op) {
+inline void check_kernel_dtype(bool ok, at::ScalarType t, const char* op, const char* suffix = " on webgpu") {
   if (ok) return;
-  const std::string msg = std::string("\"") + op + "\" not implemented for '" + c10::toString(t) + "' on webgpu";
+  const std::string msg = std::string("\"") + op + "\" not implemented for '" + c10::toString(t) + "'" + suffix;
   if (t == at::kDouble || t == at::kComplexFloat)
     throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)}, msg);
   TORCH_CHECK_NOT_IMPLEMENTED(false, msg);
@@ -92,35 +93,44 @@ inline void check_kernel_dtype(bool ok, at::ScalarType t, const char* op) {
 
 namespace guard_detail {
 
-template <class Sig, Sig* Fn>
+template <class Sig>
 struct Guarded;
-template <class R, class... A, R (*Fn)(A...)>
-struct Guarded<R(A...), Fn> {
+template <class R, class... A>
+struct Guarded<R(A...)> {
   std::string name;  // "op.overload", as registered
+  R (*fn)(A...);
   R operator()(A... a) const {
+    std::optional<c10::OperatorHandle> op;
     try {
-      return Fn(a...);
+      return fn(a...);
     } catch (const NoDtypeKernel&) {
+      // (also from an op this one called: the CPU then runs this whole op, from the caller's operands)
       if (!core::fallback_enabled()) throw;
+      const auto dot = name.find('.');
+      op = c10::Dispatcher::singleton().findSchemaOrThrow(("aten::" + name.substr(0, dot)).c_str(),
+                                                          dot == std::string::npos ? "" : name.c_str() + dot + 1);
+      if (!core::may_fall_back(*op)) throw;  // a core operator or a view: the error goes on up
     }
-    const auto dot = name.find('.');
-    const auto& op = c10::Dispatcher::singleton().findSchemaOrThrow(
-        ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
     return c10::impl::BoxedKernelWrapper<R(A...)>::call(c10::BoxedKernel::makeFromFunction<&core::cpu_fallback_boxed>(),
-                                                        op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), a...);
+                                                        *op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), a...);
   }
 };
 
 }  // namespace guard_detail
 
-// The torch::Library of a WEBGPU_LIBRARY_IMPL block: impl() of a TORCH_FN kernel registers it guarded.
+// The torch::Library of a WEBGPU_LIBRARY_IMPL block: impl() of a function (TORCH_FN or a plain
+// pointer) registers it guarded; anything else (a lambda, a CppFunction) as it is.
 class GuardedLibrary {
  public:
   explicit GuardedLibrary(torch::Library& m) : m_(m) {}
   operator torch::Library&() { return m_; }  // for helpers that register on the library itself
   template <class Sig, Sig* Fn>
-  GuardedLibrary& impl(const std::string& name, c10::CompileTimeFunctionPointer<Sig, Fn>) {
-    m_.impl(name.c_str(), torch::CppFunction(guard_detail::Guarded<Sig, Fn>{name}));
+  GuardedLibrary& impl(const std::string& name, c10::CompileTimeFunctionPointer<Sig, Fn> f) {
+    return impl(name, f.func_ptr());
+  }
+  template <class R, class... A>
+  GuardedLibrary& impl(const std::string& name, R (*f)(A...)) {
+    m_.impl(name.c_str(), torch::CppFunction(guard_detail::Guarded<R(A...)>{name, f}));
     return *this;
   }
   template <class F>

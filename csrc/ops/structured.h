@@ -17,6 +17,7 @@
 #include <torch/library.h>
 
 #include "ops/common.h"
+#include "ops/register.h"
 
 #include <type_traits>
 
@@ -177,7 +178,7 @@ struct OutFn {
 // given, else `name_.overload` when that schema exists; for structured class B whose meta() takes
 // (Self, Rest...).
 template <class B, class Self, class... Rest>
-void reg(torch::Library& m, const char* fn, const char* out, const char* inplace_name = "") {
+void reg(GuardedLibrary& m, const char* fn, const char* out, const char* inplace_name = "") {
   if (!OpName<B>::name) OpName<B>::name = fn ? fn : out;
   if (fn) m.impl(fn, TORCH_FN((functional<B, Self, Rest...>)));
   if (out) m.impl(out, TORCH_FN((OutFn<B, Self, Rest...>::call)));
