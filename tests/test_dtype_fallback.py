@@ -129,3 +129,25 @@ def test_other_refusals_are_not_hidden():
         warnings.simplefilter("ignore")
         with pytest.raises((NotImplementedError, RuntimeError)):
             torch.nn.functional.ctc_loss(logp.to(DEV), torch.tensor([[1, 2], [3, 3]]).to(DEV), [7, 6], [2, 2])
+
+
+def test_embedding_bag_float64_gradients_keep_float64():
+    # the backward kernels accumulated in float32 whatever the dtype: a float64 gradient lost digits
+    g = torch.Generator().manual_seed(5)
+    w = torch.randn(10, 5, dtype=F64, generator=g)
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    off = torch.tensor([0, 3])
+    psw = torch.rand(8, dtype=F64, generator=g)
+    for mode, weights in (("sum", psw), ("mean", None), ("sum", None)):
+        a = w.clone().requires_grad_()
+        pa = None if weights is None else weights.clone().requires_grad_()
+        torch.nn.functional.embedding_bag(idx, a, off, mode=mode, per_sample_weights=pa).pow(2).sum().backward()
+        d = w.to(DEV).requires_grad_()
+        pd = None if weights is None else weights.to(DEV).requires_grad_()
+        with fallback_enabled(True), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = torch.nn.functional.embedding_bag(idx.to(DEV), d, off.to(DEV), mode=mode, per_sample_weights=pd)
+            out.pow(2).sum().backward()
+        torch.testing.assert_close(d.grad.cpu(), a.grad, rtol=1e-12, atol=1e-12)
+        if weights is not None:
+            torch.testing.assert_close(pd.grad.cpu(), pa.grad, rtol=1e-12, atol=1e-12)

@@ -159,15 +159,16 @@ Out4 embedding_bag(const at::Tensor& weight, const at::Tensor& indices, const at
 }
 
 // The weight of each index's contribution to its row's gradient: per_sample_weights, 1 / bag size
-// (mean), 1 / the index's frequency (scale_grad_by_freq), 0 for padding_idx. f32, one per index.
+// (mean), 1 / the index's frequency (scale_grad_by_freq), 0 for padding_idx. One per index, in acc
+// (float32, or float64 for a float64 gradient).
 // The frequency is the index's own, as CUDA and CPU's sparse path take it (CPU's dense path divides
 // by the count of another index, the i-th in sorted order).
 at::Tensor index_scale(const at::Tensor& indices, const at::Tensor& offset2bag, const at::Tensor& bag_size,
                        int64_t num_weights, bool scale_grad_by_freq, int64_t mode, const at::Tensor& psw,
-                       int64_t padding_idx) {
-  const auto fopt = indices.options().dtype(at::kFloat);
-  at::Tensor scale = psw.defined() ? psw.to(at::kFloat) : at::ones({indices.numel()}, fopt);
-  if (mode == kMean) scale = scale / bag_size.index_select(0, offset2bag).to(at::kFloat).clamp_min(1);
+                       int64_t padding_idx, at::ScalarType acc) {
+  const auto fopt = indices.options().dtype(acc);
+  at::Tensor scale = psw.defined() ? psw.to(acc) : at::ones({indices.numel()}, fopt);
+  if (mode == kMean) scale = scale / bag_size.index_select(0, offset2bag).to(acc).clamp_min(1);
   if (scale_grad_by_freq) {
     at::Tensor counts = at::zeros({num_weights}, fopt).index_add_(0, indices, at::ones({indices.numel()}, fopt));
     scale = scale / counts.index_select(0, indices);
@@ -183,7 +184,8 @@ at::Tensor dense_backward(const at::Tensor& grad_, const at::Tensor& indices_, c
   const at::Tensor psw = psw_opt.has_value() ? *psw_opt : at::Tensor();
   TORCH_CHECK(grad_.dim() == 2, "embedding_bag_backward: expected a 2-D grad, got ", grad_.dim(), "-D");
   const int64_t D = grad_.size(1);
-  at::Tensor grad = grad_.to(at::kFloat);
+  // half types accumulate in float32, float64 in float64 (not rounded to float32 on the way)
+  at::Tensor grad = grad_.to(at::promote_types(grad_.scalar_type(), at::kFloat));
   const at::Tensor indices = indices_.reshape(-1).to(at::kLong);
   at::Tensor gw = at::zeros({num_weights, D}, grad.options());
   if (indices.numel() != 0 && grad.numel() != 0) {
@@ -195,7 +197,7 @@ at::Tensor dense_backward(const at::Tensor& grad_, const at::Tensor& indices_, c
     } else {
       const at::Tensor offset2bag = offset2bag_.to(at::kLong);
       at::Tensor scale = index_scale(indices, offset2bag, bag_size_.to(at::kLong), num_weights, scale_grad_by_freq,
-                                     mode, psw, padding_idx);
+                                     mode, psw, padding_idx, grad.scalar_type());
       gw.index_add_(0, indices, grad.index_select(0, offset2bag) * scale.unsqueeze(1));
     }
   }
@@ -223,9 +225,9 @@ at::Tensor psw_backward(const at::Tensor& grad, const at::Tensor& weight, const 
   TORCH_CHECK(grad.dim() == 2 && weight.dim() == 2 && grad.size(1) == weight.size(1),
               "embedding_bag_backward: grad and weight must be 2-D with the same embedding dim");
   const at::Tensor indices = indices_.reshape(-1).to(at::kLong);
+  const auto acc = at::promote_types(grad.scalar_type(), at::kFloat);  // float32, or float64 for float64
   at::Tensor r =
-      (grad.index_select(0, offset2bag.to(at::kLong)).to(at::kFloat) * weight.index_select(0, indices).to(at::kFloat))
-          .sum(1);
+      (grad.index_select(0, offset2bag.to(at::kLong)).to(acc) * weight.index_select(0, indices).to(acc)).sum(1);
   if (padding_idx >= 0) r = r.masked_fill(indices == padding_idx, 0);
   return r.to(grad.scalar_type());
 }
