@@ -18,17 +18,22 @@
 
 namespace webgpu::ops::linalg {
 
+// complex64 and float64, which these kernels have no way for: NoDtypeKernel (a NotImplementedError;
+// with the fallback on, the guarded registration runs the op on the CPU).
+inline void no_complex_or_float64(at::ScalarType t, const char* op) {
+  no_complex(t, op);
+  if (t == at::kDouble) raise_no_float64_kernel(op);
+}
+
 inline void check_f32(const at::Tensor& t, const char* op) {
-  no_complex(t.scalar_type(), op);  // complex64 factorizations: not yet (NotImplementedError)
-  if (t.scalar_type() == at::kDouble) raise_no_float64_kernel(op);  // NotImplementedError, as elsewhere
+  no_complex_or_float64(t.scalar_type(), op);
   TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": expected a float32 tensor on webgpu, but got ", t.scalar_type());
 }
 
 // Dtypes CPU supports but these kernels do not (half types: CPU has no kernel either): CPU's
 // exception type, NotImplementedError.
 inline void check_f32_kernel(const at::Tensor& t, const char* kernel) {
-  no_complex(t.scalar_type(), kernel);  // complex64 and float64: the guarded CPU fallback
-  if (t.scalar_type() == at::kDouble) raise_no_float64_kernel(kernel);
+  no_complex_or_float64(t.scalar_type(), kernel);
   TORCH_CHECK_NOT_IMPLEMENTED(t.scalar_type() == at::kFloat, "\"", kernel, "\" not implemented for '",
                               c10::toString(t.scalar_type()), "' on webgpu (float32 only)");
 }

@@ -21,8 +21,7 @@ Tensor matrix_exp(const Tensor& self) {
   at::native::squareCheckInputs(self, "linalg.matrix_exp");
   at::native::checkFloatingOrComplex(self, "linalg.matrix_exp");
   const auto dt = self.scalar_type();
-  no_complex(dt, "linalg.matrix_exp");  // complex64 and float64: the guarded CPU fallback
-  if (dt == at::kDouble) raise_no_float64_kernel("linalg.matrix_exp");
+  linalg::no_complex_or_float64(dt, "linalg.matrix_exp");
   TORCH_CHECK_NOT_IMPLEMENTED(dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16,
                               "linalg.matrix_exp: not implemented for '", c10::toString(dt), "' on webgpu");
   const int64_t n = self.size(-1);

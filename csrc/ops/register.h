@@ -11,12 +11,10 @@
 #include <ATen/core/boxing/impl/boxing.h>
 #include <torch/library.h>
 
-#include <optional>
 #include <string>
 #include <utility>
 
 #include "core/fallback.h"
-#include "ops/register.h"
 
 // "NAME" -> FN and "NAME.OVL" -> FN_out (OVL: the out= overload's name: out, output, grad_input, ...).
 #define WEBGPU_IMPL_OUT(M, NAME, OVL, FN) \
@@ -69,10 +67,6 @@ struct OutForm<Out, R (*)(P...)> {
 template <auto Out>
 constexpr auto via_out = &via_out_detail::OutForm<Out>::type::call;
 
-}  // namespace webgpu::ops
-
-namespace webgpu::ops {
-
 // An operand dtype (float64, complex64) that a kernel has no way for. A NotImplementedError, like a
 // missing kernel: the guards (above; ops/float64.h for DispatchStub kernels) run the op on the CPU
 // instead, unless the fallback is off, where the error reaches the user.
@@ -100,19 +94,19 @@ struct Guarded<R(A...)> {
   std::string name;  // "op.overload", as registered
   R (*fn)(A...);
   R operator()(A... a) const {
-    std::optional<c10::OperatorHandle> op;
     try {
       return fn(a...);
     } catch (const NoDtypeKernel&) {
       // (also from an op this one called: the CPU then runs this whole op, from the caller's operands)
       if (!core::fallback_enabled()) throw;
       const auto dot = name.find('.');
-      op = c10::Dispatcher::singleton().findSchemaOrThrow(("aten::" + name.substr(0, dot)).c_str(),
-                                                          dot == std::string::npos ? "" : name.c_str() + dot + 1);
-      if (!core::may_fall_back(*op)) throw;  // a core operator or a view: the error goes on up
+      const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+          ("aten::" + name.substr(0, dot)).c_str(), dot == std::string::npos ? "" : name.c_str() + dot + 1);
+      if (!core::may_fall_back(op)) throw;  // a core operator or a view: the error goes on up
+      return c10::impl::BoxedKernelWrapper<R(A...)>::call(
+          c10::BoxedKernel::makeFromFunction<&core::cpu_fallback_boxed>(), op,
+          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), a...);
     }
-    return c10::impl::BoxedKernelWrapper<R(A...)>::call(c10::BoxedKernel::makeFromFunction<&core::cpu_fallback_boxed>(),
-                                                        *op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), a...);
   }
 };
 
