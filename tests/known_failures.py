@@ -82,6 +82,15 @@ KNOWN_FAILURES = {
     "~1e4 logcumsumexp results, so a 1-ulp (1e-3) float32 difference in the forward (CPU accumulates "
     "in double) becomes a 3e-3 relative gradient difference",
     ("mode", "bfloat16", "grad"): "ties: CPU's mode index is another occurrence of the mode value",
+    ("mode", "float16", "grad"): "ties (seen on torch 2.11's samples): webgpu returns the last occurrence of the "
+    "mode value, CPU an occurrence its unstable sort leaves last (CUDA's choice is unspecified too)",
+    (
+        "grid_sampler_2d",
+        "float16",
+        "grad",
+    ): "the grid gradient in float16 (H100, not lavapipe): 3 of 520 elements of the bicubic, reflection, "
+    "align_corners sample differ by up to 0.16, where float16 coordinates put sample points on either side of "
+    "a pixel edge (as grid_sampler_2d bfloat16 grad); the float32 gradient agrees to 3.2e-5",
     ("msort", "bfloat16", "grad"): "ties: CPU's unstable sort puts the gradient on another of the equal elements",
     ("msort", "float16", "grad"): "ties: CPU's unstable sort puts the gradient on another of the equal elements",
     (

@@ -278,6 +278,8 @@ at::Tensor max_pool3d_wi_bwd(const at::Tensor& grad, const at::Tensor& self, at:
 at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                        std::optional<int64_t> divisor) {
+  // (CPU's message; torch 2.11's avg_pool3d meta function does not check it)
+  TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
   at::Tensor m = dims == 2
                      ? at::avg_pool2d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
                      : at::avg_pool3d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor);
@@ -308,6 +310,7 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
 at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self, at::IntArrayRef kernel,
                                 at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                 std::optional<int64_t> divisor) {
+  TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
   if (dims == 2)
     at::avg_pool2d_backward(meta_of(grad_), meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad,
                             divisor);
