@@ -84,6 +84,25 @@ def _cases():
             1e-10,
         ),
         ("histc f64", lambda t: torch.histc(t, 5, -1, 1), xf, 0),
+        # convolution_overrideable, which CPU does not have: the kernel runs CPU's at::convolution itself
+        (
+            "conv2d f64",
+            lambda t: torch.nn.functional.conv2d(
+                t.view(1, 2, 3, 5), t.view(3, 2, 5)[:, :, :3].reshape(2, 1, 3, 3), groups=2
+            ),
+            xf,
+            1e-12,
+        ),
+        (
+            "conv_transpose1d f64",
+            lambda t: torch.nn.functional.conv_transpose1d(
+                t.view(1, 5, 6), t[:, :4].reshape(5, 2, 2), t[0, :2], stride=2
+            ),
+            xf,
+            1e-12,
+        ),
+        # a stub whose CPU kernel keeps the integer exponent (its CPU iterator does not promote)
+        ("ldexp f64", lambda t: torch.ldexp(t, (torch.arange(6) * 300 - 900).to(t.device)), xf, 0),
         (
             "bincount int8 weights",
             lambda t: torch.bincount(torch.tensor([0, 2, 2, 5]).to(t.device), t),
@@ -120,6 +139,21 @@ def test_gradient_through_the_fallback():
         (d.sin().abs() ** 2).sum().backward()
     (a.sin().abs() ** 2).sum().backward()
     torch.testing.assert_close(d.grad.cpu(), a.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_float64_convolution_gradients():
+    # convolution_backward_overrideable: CPU's at::convolution_backward on copies, every output of the mask
+    g = torch.Generator().manual_seed(3)
+    x, w, b = (torch.randn(*s, dtype=F64, generator=g) for s in ((2, 4, 7, 6), (6, 2, 3, 3), (6,)))
+    want = [t.clone().requires_grad_() for t in (x, w, b)]
+    got = [t.to(DEV).requires_grad_() for t in (x, w, b)]
+    with fallback_enabled(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for ts in (want, got):
+            torch.nn.functional.conv2d(*ts, stride=(2, 1), padding=1, groups=2).square().sum().backward()
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a.grad.cpu(), e.grad, rtol=1e-12, atol=1e-12)
+        assert a.grad.dtype == F64 and a.grad.device.type == DEV
 
 
 def test_other_refusals_are_not_hidden():

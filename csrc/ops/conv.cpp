@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engines/gemm.h"
+#include "core/fallback.h"
 #include "kernel/env.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
@@ -398,9 +399,30 @@ at::Tensor weight_grad(const at::Tensor& y, const at::Tensor& x, const Geo& g, a
   return gw;
 }
 
+// float64 (or complex64) operands: no kernel. The registration guard cannot hand these to the boxed
+// CPU fallback (CPU has no convolution_overrideable: its convolutions dispatch below
+// at::convolution), so they run CPU's at::convolution / at::convolution_backward on copies here, counted
+// and warned like the fallback, and refused like it when the fallback is off.
+bool conv_on_cpu(std::initializer_list<const at::Tensor*> ts, const char* op) {
+  for (const at::Tensor* t : ts) {
+    if (!t->defined() || (t->scalar_type() != at::kDouble && t->scalar_type() != at::kComplexFloat)) continue;
+    core::begin_cpu_fallback(std::string("aten::") + op + " (" + c10::toString(t->scalar_type()) + ")");
+    return true;
+  }
+  return false;
+}
+
+at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
+
 at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, const std::optional<at::Tensor>& bias_,
                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                         at::IntArrayRef output_padding, int64_t groups) {
+  if (conv_on_cpu({&input_, &weight_}, "convolution_overrideable")) {
+    const std::optional<at::Tensor> bias = bias_.has_value() ? std::optional<at::Tensor>(cpu_of(*bias_)) : bias_;
+    return at::convolution(input_.cpu(), weight_.cpu(), bias, stride, padding, dilation, transposed, output_padding,
+                           groups)
+        .to(input_.device());
+  }
   check_dtype(input_, "convolution");
   check_dtype(weight_, "convolution");
   // ATen checks the bias's dtype against the input's before dispatch, the weight's only in each
@@ -471,6 +493,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
                                                              at::IntArrayRef padding, at::IntArrayRef dilation,
                                                              bool transposed, at::IntArrayRef output_padding,
                                                              int64_t groups, std::array<bool, 3> mask) {
+  if (conv_on_cpu({&grad_output_, &input_, &weight_}, "convolution_backward_overrideable")) {
+    const std::vector<int64_t> bias_sizes{transposed ? weight_.size(1) * groups : weight_.size(0)};
+    auto [gi, gw, gb] = at::convolution_backward(grad_output_.cpu(), input_.cpu(), weight_.cpu(), bias_sizes, stride,
+                                                 padding, dilation, transposed, output_padding, groups, mask);
+    const auto dev = input_.device();
+    return {gi.defined() ? gi.to(dev) : gi, gw.defined() ? gw.to(dev) : gw, gb.defined() ? gb.to(dev) : gb};
+  }
   check_dtype(grad_output_, "convolution_backward");
   check_dtype(input_, "convolution_backward");
   check_dtype(weight_, "convolution_backward");

@@ -225,16 +225,12 @@ void run_stub_on_cpu(at::TensorIteratorBase& iter, const char* stub, const void*
 
   const bool reduction = IterFlags::reduction(iter);
   const at::ScalarType common = IterFlags::common(iter);
-  at::TensorIteratorConfig cfg;
-  cfg.set_check_mem_overlap(false).check_all_same_dtype(false).resize_outputs(false);
-  if (reduction) cfg.is_reduction(true);
-  if (common != at::ScalarType::Undefined) cfg.promote_inputs_to_common_dtype(true);
 
   // Outputs: a CPU tensor per output; an output with stride-0 dims (a reduction's result viewed over
   // the input's shape) is a compact tensor expanded the same way, so CPU's kernel sees the same
   // aliasing.
   struct Out {
-    at::Tensor dev, cpu;
+    at::Tensor dev, cpu, operand;
   };
   std::vector<Out> outs;
   for (int k = 0; k < iter.noutputs(); ++k) {
@@ -248,26 +244,39 @@ void run_stub_on_cpu(at::TensorIteratorBase& iter, const char* stub, const void*
       }
     at::Tensor dev = expanded ? o.as_strided(compact, o.strides(), o.storage_offset()) : o;
     at::Tensor cpu = at::empty(dev.sizes(), dev.options().device(at::kCPU));
-    outs.push_back({dev, cpu});
-    cfg.add_owned_output(expanded ? cpu.expand(o.sizes()) : cpu);
+    outs.push_back({dev, cpu, expanded ? cpu.expand(o.sizes()) : cpu});
   }
-  // Inputs as CPU copies. When the iterator promotes, CPU's would have cast them to the common dtype
-  // (a dtype the op forces, such as bool for a predicate, is not a promotion: left alone).
   std::vector<at::Tensor> ins;
-  for (int k = iter.noutputs(); k < iter.ntensors(); ++k) {
-    at::Tensor t = iter.tensor(k).to(at::kCPU);
-    if (common != at::ScalarType::Undefined && t.scalar_type() != common &&
-        (at::isFloatingType(common) || at::isComplexType(common)))
-      t = t.to(common);
-    ins.push_back(t);
-  }
-  for (const auto& t : ins) cfg.add_owned_const_input(t);
+  for (int k = iter.noutputs(); k < iter.ntensors(); ++k) ins.push_back(iter.tensor(k).to(at::kCPU));
+
+  // CPU's iterator for the op. When this one promotes, CPU's would have cast the inputs to the common
+  // dtype (a dtype the op forces, such as bool for a predicate, is not a promotion: left alone) --
+  // unless the op's own iterator keeps an input's dtype (ldexp's integer exponent), which its CPU
+  // kernel then checks: on that refusal the kernel runs again on the inputs as they are.
+  auto run = [&](bool promote) {
+    at::TensorIteratorConfig cfg;
+    cfg.set_check_mem_overlap(false).check_all_same_dtype(false).resize_outputs(false);
+    if (reduction) cfg.is_reduction(true);
+    if (promote) cfg.promote_inputs_to_common_dtype(true);
+    for (const auto& o : outs) cfg.add_owned_output(o.operand);
+    for (const auto& t : ins)
+      cfg.add_owned_const_input(promote && t.scalar_type() != common &&
+                                        (at::isFloatingType(common) || at::isComplexType(common))
+                                    ? t.to(common)
+                                    : t);
+    at::TensorIterator cpu_iter = cfg.build();
+    call(fn, cpu_iter);
+  };
   // CPU's own iterator may differ from this rebuilt one (an op whose CPU stub expects operands it
   // casts itself): its error becomes NoDtypeKernel, so a guarded registration runs the whole op on the
   // CPU instead (nothing on the device is written before this point).
   try {
-    at::TensorIterator cpu_iter = cfg.build();
-    call(fn, cpu_iter);
+    try {
+      run(common != at::ScalarType::Undefined);
+    } catch (const c10::Error&) {
+      if (common == at::ScalarType::Undefined) throw;
+      run(false);
+    }
   } catch (const c10::Error& e) {
     throw NoDtypeKernel(c10::SourceLocation{__func__, __FILE__, uint32_t(__LINE__)},
                         "webgpu: " + name + " (" + dt + "): " + e.what_without_backtrace());
