@@ -101,6 +101,12 @@ def _cases():
             xf,
             1e-12,
         ),
+        (
+            "interpolate antialias f64",
+            lambda t: torch.nn.functional.interpolate(t.view(1, 1, 5, 6), size=(3, 4), mode="bicubic", antialias=True),
+            xf,
+            1e-12,
+        ),
         # a stub whose CPU kernel keeps the integer exponent (its CPU iterator does not promote)
         ("ldexp f64", lambda t: torch.ldexp(t, (torch.arange(6) * 300 - 900).to(t.device)), xf, 0),
         (

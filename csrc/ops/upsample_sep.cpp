@@ -200,9 +200,9 @@ Tensor pass(const Tensor& src, const Axis& ax, int64_t outer, int64_t inner, boo
 
 void check_dtype(const Tensor& t, bool allow_u8, const char* kernel_name) {
   const auto s = t.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(s == at::kFloat || (allow_u8 && s == at::kByte), "\"", kernel_name,
-                              "\" not implemented for '", c10::toString(s), "'",
-                              s == at::kDouble ? " on webgpu (float32 and uint8 only)" : "");
+  // (float64: NoDtypeKernel, which the registration guard hands to the CPU fallback)
+  check_kernel_dtype(s == at::kFloat || (allow_u8 && s == at::kByte), s, kernel_name,
+                     s == at::kDouble ? " on webgpu (float32 and uint8 only)" : "");
 }
 
 Tensor aa_forward(const Tensor& self, at::IntArrayRef out_sizes, bool align, OS sh, OS sw, bool cubic) {
