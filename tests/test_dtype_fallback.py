@@ -57,7 +57,6 @@ def _cases():
         ("renorm c64", lambda t: torch.renorm(t, 2, 0, 1.0), x, 1e-5),
         ("scatter_add c64", lambda t: t.scatter_add(0, (torch.arange(6) % 5).view(1, 6).to(t.device), t[:1]), x, 1e-5),
         ("unfold c64", lambda t: torch.nn.functional.unfold(t.view(1, 1, 5, 6), 2), x, 0),
-        ("logical_and c64 f64", lambda t: torch.logical_and(t, t.real.double()), x, 0),
         ("matrix_power c64", lambda t: torch.linalg.matrix_power(t, 0), m, 0),
         # factories (registered as plain function pointers)
         ("linspace c64", lambda t: torch.linspace(0, 1 + 2j, 5, device=t.device), x, 1e-6),
@@ -107,6 +106,14 @@ def _cases():
             xf,
             1e-12,
         ),
+        (
+            "segment_reduce f64",
+            lambda t: torch.segment_reduce(t.view(-1), "max", lengths=torch.tensor([4, 0, 26]).to(t.device)),
+            xf,
+            0,
+        ),
+        ("histogram f64", lambda t: torch.histogram(t.view(-1), 4, weight=t.view(-1).abs())[0], xf, 1e-12),
+        ("histogramdd f64", lambda t: torch.histogramdd(t.view(15, 2), [3, 2])[0], xf, 0),
         # a stub whose CPU kernel keeps the integer exponent (its CPU iterator does not promote)
         ("ldexp f64", lambda t: torch.ldexp(t, (torch.arange(6) * 300 - 900).to(t.device)), xf, 0),
         (
@@ -160,6 +167,32 @@ def test_float64_convolution_gradients():
     for a, e in zip(got, want):
         torch.testing.assert_close(a.grad.cpu(), e.grad, rtol=1e-12, atol=1e-12)
         assert a.grad.dtype == F64 and a.grad.device.type == DEV
+
+
+def test_float64_complex64_conversions_are_native():
+    # CPU's casts: the real part converts, the imaginary part is zero (or dropped, with CPU's warning)
+    x = torch.tensor([1.5, -2.25, 1e300, float("nan"), 3e-40], dtype=F64)
+    z = _c(5, seed=4)
+    reset_fallback_counts()
+
+    def same(a, b):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+
+    with fallback_enabled(False):
+        same(x.to(DEV).to(C64).cpu(), x.to(C64))
+        same(x.to(DEV).cfloat()[1:].cpu(), x.cfloat()[1:])
+        same(x.to(DEV)[::2].to(C64).conj().resolve_conj().cpu(), x[::2].to(C64).conj().resolve_conj())
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = z.to(DEV).to(F64).cpu()
+        same(got, z.real.to(F64))
+        assert any("discards the imaginary part" in str(m.message) for m in w)
+        out = torch.zeros(5, dtype=C64, device=DEV)
+        out.copy_(x.to(DEV).view(5, 1).expand(5, 1)[:, 0])
+        same(out.cpu(), x.to(C64))
+        # (through the fallback before: the float64 operand's conversion had no kernel)
+        assert torch.equal(torch.logical_and(z.to(DEV), x.to(DEV)).cpu(), torch.logical_and(z, x))
+    assert sum(fallback_counts().values()) == 0
 
 
 def test_other_refusals_are_not_hidden():

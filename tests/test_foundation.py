@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import pytest
 import torch
@@ -181,6 +182,23 @@ def test_float64_stored_and_complex128_refused():
     assert torch.equal(torch.ones(3, dtype=torch.float64).to(DEV).cpu(), torch.ones(3, dtype=torch.float64))
     with pytest.raises(TypeError, match="complex64 is supported"):
         torch.zeros(3, dtype=torch.complex128, device=DEV)
+
+
+def test_quantized_tensors_refused_by_name():
+    # not "Could not run 'aten::empty_quantized' ... 'Quantizedwebgpu' backend"
+    x = torch.tensor([0.1, 0.5, -0.3, 1.2])
+    q = torch.quantize_per_tensor(x, 0.1, 5, torch.quint8)
+    with pytest.raises(TypeError, match="quantized tensors are not supported on the webgpu device"):
+        q.to(DEV)
+    with pytest.raises(TypeError, match="_empty_affine_quantized: quantized tensors"):
+        torch._empty_affine_quantized([2, 2], scale=2.0, zero_point=3, dtype=torch.quint8, device=DEV)
+    from torch_webgpu.fallback import fallback_enabled
+
+    with fallback_enabled(True), warnings.catch_warnings():  # quantize_per_tensor runs on the CPU
+        warnings.simplefilter("ignore")
+        with pytest.raises(TypeError, match="quantized tensors"):
+            torch.quantize_per_tensor(x.to(DEV), 0.1, 5, torch.quint8)
+    assert torch.equal((x.to(DEV) + 1).cpu(), x + 1)  # the device is unaffected
 
 
 # ---------------------------------------------------------------- copies
@@ -452,6 +470,71 @@ def test_cache_reuses_freed_blocks():
         del x
     after = torch.webgpu.memory_stats()
     assert after["cache_hits"] - before["cache_hits"] >= 19
+
+
+def test_memory_stats_as_cuda_keys_them_and_torch_accelerator_agrees():
+    torch.webgpu.synchronize()
+    gc.collect()
+    torch.webgpu.empty_cache()
+    torch.webgpu.reset_peak_memory_stats()
+    torch.webgpu.reset_accumulated_memory_stats()
+    s0 = torch.webgpu.memory_stats()
+    assert s0["allocated_bytes.all.allocated"] == 0 and s0["num_ooms"] == 0
+    small = torch.empty(1000, device=DEV)  # 4000 bytes: a small-pool block
+    large = torch.empty(2**19, device=DEV)  # 2 MiB: a large-pool block
+    s1 = torch.webgpu.memory_stats()
+    assert s1["allocation.all.current"] == s0["allocation.all.current"] + 2
+    assert s1["allocation.small_pool.current"] == s0["allocation.small_pool.current"] + 1
+    assert s1["allocation.large_pool.current"] == s0["allocation.large_pool.current"] + 1
+    grown = s1["allocated_bytes.all.current"] - s0["allocated_bytes.all.current"]
+    assert grown >= 4000 + 2**21 and s1["allocated_bytes.all.allocated"] == grown
+    for stat in ("allocation", "segment", "allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes"):
+        for m in ("current", "peak", "allocated", "freed"):
+            parts = s1[f"{stat}.small_pool.{m}"] + s1[f"{stat}.large_pool.{m}"]
+            assert s1[f"{stat}.all.{m}"] == parts, (stat, m)
+    assert s1["reserved_bytes.all.current"] >= s1["allocated_bytes.all.current"]
+    del small, large
+    gc.collect()
+    s2 = torch.webgpu.memory_stats()
+    assert s2["allocated_bytes.all.current"] == s0["allocated_bytes.all.current"]
+    assert (
+        s2["allocated_bytes.all.freed"] == grown and s2["allocated_bytes.all.peak"] >= s1["allocated_bytes.all.current"]
+    )
+    nested = torch.webgpu.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["large_pool"]["freed"] == s2["allocated_bytes.large_pool.freed"]
+    summary = torch.webgpu.memory_summary()
+    assert "Allocated memory" in summary and "large pool" in summary
+    # torch.accelerator finds the device allocator (it raised an internal assert before)
+    acc = torch.accelerator.memory_stats()
+    assert acc["allocated_bytes.all.current"] == torch.webgpu.memory_allocated()
+    assert torch.accelerator.memory_allocated() == torch.webgpu.memory_allocated()
+    assert torch.accelerator.max_memory_allocated() == torch.webgpu.max_memory_allocated()
+    assert torch.accelerator.memory_reserved() == torch.webgpu.memory_reserved()
+    torch.accelerator.empty_cache()
+    torch.accelerator.reset_peak_memory_stats()
+    assert torch.accelerator.max_memory_allocated() == torch.webgpu.memory_allocated()
+    torch.accelerator.reset_accumulated_memory_stats()
+    assert torch.webgpu.memory_stats()["allocated_bytes.all.allocated"] == 0
+
+
+def test_device_properties_and_mem_get_info():
+    info = torch.webgpu.info()
+    props = torch.webgpu.get_device_properties()
+    assert props.name == torch.webgpu.get_device_name() == info["adapter"]
+    assert props.total_memory == info["memory_bytes"] and props.backend == info["backend"]
+    assert props.subgroup_min_size == info["subgroup_min_size"] and "name=" in repr(props)
+    assert torch.webgpu.get_device_name(0) == torch.webgpu.get_device_name(f"{DEV}:0")
+    if info["memory_bytes"] == 0:
+        with pytest.raises(NotImplementedError, match="memory"):
+            torch.webgpu.mem_get_info()
+        return
+    x = torch.empty(2**22, device=DEV)
+    free, total = torch.webgpu.mem_get_info()
+    assert total == info["memory_bytes"] and 0 <= free <= total - x.numel() * 4
+    assert torch.accelerator.get_memory_info() == (free, total)
+    assert torch.webgpu.OutOfMemoryError is torch.OutOfMemoryError
+    with torch.webgpu.device_of(x):
+        assert torch.webgpu.current_device() == x.get_device()
 
 
 def test_out_of_memory_then_usable():

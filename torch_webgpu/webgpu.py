@@ -149,34 +149,198 @@ def set_rng_state_all(new_states) -> None:
         set_rng_state(state, i)
 
 
+# ---- memory (the caching pool, runtime/allocator.cpp) ----------------------------------------------
+
+OutOfMemoryError = torch.OutOfMemoryError  # what an allocation that does not fit raises, as on CUDA
+
+
 def memory_stats(device: _Device = None) -> Dict[str, int]:
-    return dict(_C._memory_stats(_index(device)))
+    """The pool's statistics under ``torch.cuda.memory_stats()``'s keys (``"allocated_bytes.all.current"``,
+    ``"reserved_bytes.large_pool.peak"``, ``"num_ooms"``, ...; small_pool is blocks of at most 1 MiB),
+    sorted, plus ``cache_hits`` (allocations served from the cache). Each block counts its rounded size,
+    so ``requested_bytes`` equals ``allocated_bytes``; nothing is split, so ``inactive_split*`` stay 0."""
+    return dict(sorted(_C._memory_stats(_index(device)).items()))
+
+
+def memory_stats_as_nested_dict(device: _Device = None) -> Dict[str, Any]:
+    """``memory_stats()`` as nested dicts (``["allocated_bytes"]["all"]["current"]``), as torch.cuda's."""
+    nested: Dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *path, leaf = key.split(".")
+        d = nested
+        for part in path:
+            d = d.setdefault(part, {})
+        d[leaf] = value
+    return nested
 
 
 def memory_allocated(device: _Device = None) -> int:
     """Bytes held by live tensors (block sizes, as the caching allocator hands them out)."""
-    return _C._memory_stats(_index(device))["allocated_bytes"]
+    return _C._memory_stats(_index(device))["allocated_bytes.all.current"]
 
 
 def max_memory_allocated(device: _Device = None) -> int:
-    return _C._memory_stats(_index(device))["max_allocated_bytes"]
+    """The peak of ``memory_allocated()`` since the start or ``reset_peak_memory_stats()``."""
+    return _C._memory_stats(_index(device))["allocated_bytes.all.peak"]
 
 
 def memory_reserved(device: _Device = None) -> int:
-    return _C._memory_stats(_index(device))["reserved_bytes"]
+    """Bytes of the buffers the pool holds: live tensors' and cached ones."""
+    return _C._memory_stats(_index(device))["reserved_bytes.all.current"]
 
 
 def max_memory_reserved(device: _Device = None) -> int:
-    return _C._memory_stats(_index(device))["max_reserved_bytes"]
+    return _C._memory_stats(_index(device))["reserved_bytes.all.peak"]
 
 
 def reset_peak_memory_stats(device: _Device = None) -> None:
+    """Every ``*.peak`` statistic starts again from its current value."""
     _C._reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device: _Device = None) -> None:
+    """Every ``*.allocated`` and ``*.freed`` sum, ``num_ooms``, ``num_alloc_retries`` and ``cache_hits``
+    start again from 0."""
+    _C._reset_accumulated_memory_stats(_index(device))
+
+
+def reset_max_memory_allocated(device: _Device = None) -> None:
+    """Deprecated in torch.cuda as here: ``reset_peak_memory_stats()``."""
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device: _Device = None) -> None:
+    """Deprecated in torch.cuda as here: ``reset_peak_memory_stats()``."""
+    reset_peak_memory_stats(device)
+
+
+def memory_cached(device: _Device = None) -> int:
+    """Deprecated in torch.cuda as here: ``memory_reserved()``."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: _Device = None) -> int:
+    """Deprecated in torch.cuda as here: ``max_memory_reserved()``."""
+    return max_memory_reserved(device)
+
+
+def mem_get_info(device: _Device = None) -> tuple:
+    """(free, total) bytes of the device. total is the adapter's device-local memory heaps as WebGPU
+    reports them; free is total less what this process's pool holds (WebGPU does not report other
+    processes' use). NotImplementedError where the adapter reports no memory heaps."""
+    return tuple(_C._mem_get_info(_index(device)))
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def memory_summary(device: _Device = None, abbreviated: bool = False) -> str:
+    """A readable table of ``memory_stats()``, as ``torch.cuda.memory_summary()`` prints: current,
+    peak, allocated and freed, for all blocks and (unless abbreviated) small and large ones."""
+    stats = memory_stats(device)
+    rows = [
+        ("Allocated memory", "allocated_bytes", True),
+        ("Active memory", "active_bytes", True),
+        ("Requested memory", "requested_bytes", True),
+        ("GPU reserved memory", "reserved_bytes", True),
+        ("Allocations", "allocation", False),
+        ("Active allocs", "active", False),
+        ("GPU reserved segments", "segment", False),
+    ]
+    kinds = ("all",) if abbreviated else ("all", "large_pool", "small_pool")
+    index = device if isinstance(device, int) else current_device() if device is None else _index(device)
+    width = 75
+    lines = [
+        "=" * width,
+        f" webgpu memory summary, device {index}, {stats['num_ooms']} OOMs, "
+        f"{stats['num_alloc_retries']} retries after emptying the cache",
+        "-" * width,
+        f" {'Metric':<24}| {'Cur Usage':>11} | {'Peak Usage':>11} | {'Tot Alloc':>11} | {'Tot Freed':>11}",
+        "-" * width,
+    ]
+    for title, key, in_bytes in rows:
+        for kind in kinds:
+            fmt = _bytes if in_bytes else str
+            label = title if kind == "all" else f"  from {kind.replace('_pool', '')} pool"
+            vals = [fmt(stats[f"{key}.{kind}.{m}"]) for m in ("current", "peak", "allocated", "freed")]
+            lines.append(f" {label:<24}| " + " | ".join(f"{v:>11}" for v in vals))
+        lines.append("-" * width)
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
 
 
 def empty_cache() -> None:
     """Releases cached, unused device buffers."""
     _C._empty_cache()
+
+
+# ---- the adapter --------------------------------------------------------------------------------
+
+
+class _DeviceProperties:
+    """``torch.webgpu.get_device_properties()``: what ``torch.cuda``'s properties say that WebGPU can
+    tell (name, total_memory, is_integrated), and the adapter's own facts (vendor, backend, driver,
+    subgroup sizes, features, limits)."""
+
+    def __init__(self, info: Dict[str, Any]):
+        self.name = info["adapter"]
+        self.total_memory = int(info.get("memory_bytes", 0))  # 0 where the adapter does not report it
+        self.type = info["adapter_type"]
+        self.is_integrated = int(info["adapter_type"] in ("integrated-gpu", "cpu"))
+        self.vendor = info["vendor"]
+        self.architecture = info["architecture"]
+        self.driver = info["driver"]
+        self.backend = info["backend"]
+        self.subgroup_min_size = info["subgroup_min_size"]
+        self.subgroup_max_size = info["subgroup_max_size"]
+        self.features = list(info["features"])
+        self.limits = dict(info["limits"])
+        self.subgroup_matrix_configs = list(info["subgroup_matrix_configs"])
+
+    def __repr__(self):
+        return (
+            f"_WebGPUDeviceProperties(name='{self.name}', backend='{self.backend}', type='{self.type}', "
+            f"total_memory={self.total_memory // (1024 * 1024)}MB, subgroup_size={self.subgroup_min_size}-"
+            f"{self.subgroup_max_size}, features={self.features})"
+        )
+
+
+def get_device_properties(device: _Device = None) -> _DeviceProperties:
+    return _DeviceProperties(info(device))
+
+
+def get_device_name(device: _Device = None) -> str:
+    """The adapter's name, as the driver reports it (e.g. "NVIDIA H100 80GB HBM3")."""
+    return info(device)["adapter"]
+
+
+def is_tf32_supported() -> bool:
+    """False: float32 matmuls and convolutions compute in float32 (no TF32 path)."""
+    return False
+
+
+def get_arch_list() -> List[str]:
+    """[]: WGSL is compiled for the adapter at run time; the package has no per-architecture code."""
+    return []
+
+
+def can_device_access_peer(device: _Device, peer_device: _Device) -> bool:
+    """False: copies between webgpu devices go through host memory."""
+    _index(device), _index(peer_device)
+    return False
+
+
+class device_of(device):
+    """Context manager that makes the device of ``obj`` (a tensor) current; a no-op for a tensor on
+    another device type, as ``torch.cuda.device_of``."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "webgpu" else -1)
 
 
 def info(device: _Device = None) -> Dict[str, Any]:

@@ -1,6 +1,7 @@
 // The c10::Allocator for webgpu storage: DataPtrs whose address is the block's place in the fake
 // address space and whose context is the Block, returned to the device's pool on free.
 #include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <unistd.h>
@@ -61,7 +62,25 @@ void free_block(void* ctx) {
   rt::get_device(b->device).pool().free(b);
 }
 
-struct WebGPUAllocator final : c10::Allocator {
+// The c10::DeviceAllocator that torch.accelerator's memory functions (memory_allocated,
+// memory_stats, empty_cache, get_memory_info, ...) find for the device type: the pool's statistics
+// in PyTorch's shape (runtime/allocator.h keeps them so).
+c10::CachingDeviceAllocator::Stat to_c10(const rt::Stat& s) {
+  c10::CachingDeviceAllocator::Stat r;
+  r.current = s.current;
+  r.peak = s.peak;
+  r.allocated = s.allocated;
+  r.freed = s.freed;
+  return r;
+}
+
+c10::CachingDeviceAllocator::StatArray to_c10(const rt::StatArray& a) {
+  c10::CachingDeviceAllocator::StatArray r;
+  for (size_t i = 0; i < a.size() && i < r.size(); ++i) r[i] = to_c10(a[i]);
+  return r;
+}
+
+struct WebGPUAllocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t n) override {
     const int idx = current_device();
     c10::Device dev(c10::DeviceType::PrivateUse1, idx);
@@ -75,6 +94,40 @@ struct WebGPUAllocator final : c10::Allocator {
     return c10::DataPtr(reinterpret_cast<void*>(b->va), b, &free_block, dev);
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+
+  bool initialized() override { return !rt::created_devices().empty(); }
+  void emptyCache(c10::MempoolId_t /*one pool per device*/) override { empty_caches(); }
+  // One queue per device executes in order: a block freed while work that reads it is queued is
+  // safe to reuse at once (runtime/allocator.cpp), so there is nothing to record.
+  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    const rt::PoolStats s = rt::get_device(device).pool().stats();
+    c10::CachingDeviceAllocator::DeviceStats d;
+    d.allocation = to_c10(s.allocation);
+    d.segment = to_c10(s.segment);
+    d.active = d.allocation;  // a live block is active until freed: no stream-deferred frees
+    d.allocated_bytes = to_c10(s.allocated_bytes);
+    d.reserved_bytes = to_c10(s.reserved_bytes);
+    d.active_bytes = d.allocated_bytes;
+    d.requested_bytes = d.allocated_bytes;  // (rounded to 4 bytes: the pool keeps no request sizes)
+    d.num_alloc_retries = s.num_alloc_retries;
+    d.num_ooms = s.num_ooms;
+    d.num_device_alloc = s.segment[rt::kAllBlocks].allocated;
+    d.num_device_free = s.segment[rt::kAllBlocks].freed;
+    return d;
+  }
+  void resetAccumulatedStats(c10::DeviceIndex device) override { rt::get_device(device).pool().reset_accumulated(); }
+  void resetPeakStats(c10::DeviceIndex device) override { rt::get_device(device).pool().reset_peak(); }
+  // (free, total): total is the adapter's device-local heaps; free is what this process has not
+  // reserved of it -- WebGPU reports no other process's use.
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) {
+    rt::GpuDevice& d = rt::get_device(device);
+    const uint64_t total = d.memory_bytes();
+    TORCH_CHECK_NOT_IMPLEMENTED(total > 0, "webgpu: the adapter '", d.info()["adapter"],
+                                "' does not report its memory size (no adapter-properties-memory-heaps)");
+    const int64_t reserved = d.pool().stats().reserved_bytes[rt::kAllBlocks].current;
+    return {size_t(total > uint64_t(reserved) ? total - uint64_t(reserved) : 0), size_t(total)};
+  }
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     TORCH_CHECK(false, "webgpu: raw copies between device addresses are not supported; use Tensor.copy_");
   }
@@ -85,6 +138,13 @@ WebGPUAllocator g_allocator;
 }  // namespace
 
 c10::Allocator* allocator() { return &g_allocator; }
+
+void empty_caches() {
+  check_not_forked();
+  for (auto* d : rt::created_devices()) d->pool().empty_cache();
+}
+
+std::pair<size_t, size_t> memory_info(int device) { return g_allocator.getMemoryInfo(c10::DeviceIndex(device)); }
 
 rt::Block* block_of_data_ptr(const c10::DataPtr& p) {
   if (p.get_deleter() == &free_block) return static_cast<rt::Block*>(p.get_context());

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace webgpu::rt {
 struct Block;
@@ -19,6 +20,11 @@ bool has_kernel_profiler();
 int current_device();
 void set_current_device(int index);
 c10::Allocator* allocator();
+// torch.webgpu.empty_cache(): every created device's pool gives its cached buffers back.
+void empty_caches();
+// (free, total) bytes of a device (torch.webgpu.mem_get_info); NotImplementedError where the
+// adapter does not report its memory.
+std::pair<size_t, size_t> memory_info(int device);
 const at::Generator& default_generator(int index);
 
 // The Philox key (seed) and counter offset for one random kernel on device `index`: `gen` (or the

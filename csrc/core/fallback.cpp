@@ -149,10 +149,23 @@ bool fallback_enabled() {
   return o < 0 ? env_enabled() : o == 1;
 }
 
+// Quantized tensors (quint8, qint8, qint32, ...) on webgpu: every operator that reaches the device's
+// quantized dispatch key (creating one, or copying a CPU quantized tensor over) raises a TypeError
+// naming the op, as an unsupported dtype does (ops/factory.cpp), not "Could not run ... 'Quantizedwebgpu'".
+void refuse_quantized(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  TORCH_CHECK_TYPE(false, "webgpu: ", op.schema().name(),
+                   ": quantized tensors are not supported on the webgpu device. Quantize on the CPU, or keep "
+                   "int8 data in torch.int8 tensors (torch._int_mm multiplies them on the device).");
+}
+
 }  // namespace webgpu::core
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::webgpu_cpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::refuse_quantized>());
 }
 
 // convolution_overrideable / convolution_backward_overrideable: native kernels in ops/conv.cpp.

@@ -59,6 +59,17 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
     dst.copy_(src.cpu().to(d));
     return;
   }
+  if ((s == at::kDouble && d == at::kComplexFloat) || (s == at::kComplexFloat && d == at::kDouble)) {
+    // float64 <-> complex64, as CPU casts: the real part converts (natively), the imaginary part is
+    // zero or dropped. (Lazy conjugate / negative bits were resolved above.)
+    if (d == at::kComplexFloat) {
+      at::view_as_real(dst).select(-1, 0).copy_(src);
+      at::view_as_real(dst).select(-1, 1).zero_();
+    } else {
+      dst.copy_(at::view_as_real(src).select(-1, 0));
+    }
+    return;
+  }
   const CT ct = copy_compute_type(s, d);
   run_elementwise(iter, "copy", "x1", ct == CT::F64 ? lib::Float64 : lib::None, ct);
 }

@@ -1014,8 +1014,7 @@ constexpr auto histc = via_out<&histc_out>;
 // edges or NaN are skipped. Counts are exact; weights add in float32 with atomics (any order).
 void histogramdd_kernel(const at::Tensor& self, const std::optional<at::Tensor>& weight, bool density, at::Tensor& hist,
                         const at::TensorList& bin_edges) {
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() == at::kFloat, "\"histogramdd\" not implemented for '",
-                              self.scalar_type(), "' on the webgpu device");
+  check_kernel_dtype(self.scalar_type() == at::kFloat, self.scalar_type(), "histogramdd", " on the webgpu device");
   const int64_t D = self.size(-1), M = D ? self.numel() / D : 0;  // samples: every dimension but the last
   std::vector<int64_t> starts, counts, strides(D, 1);
   std::vector<at::Tensor> edges;
@@ -1081,8 +1080,7 @@ void histogramdd_linear_kernel(const at::Tensor& self, const std::optional<at::T
 // The outer edges from the data when no range is given: per-dimension min and max (aminmax over M).
 void histogram_select_outer_bin_edges(const at::Tensor& input, const int64_t N, std::vector<double>& leftmost,
                                       std::vector<double>& rightmost) {
-  TORCH_CHECK_NOT_IMPLEMENTED(input.scalar_type() == at::kFloat, "\"histogramdd\" not implemented for '",
-                              input.scalar_type(), "' on the webgpu device");
+  check_kernel_dtype(input.scalar_type() == at::kFloat, input.scalar_type(), "histogramdd", " on the webgpu device");
   auto [mn, mx] = at::aminmax(input, 0);
   const at::Tensor lo = mn.cpu(), hi = mx.cpu();
   for (int64_t d = 0; d < N; ++d) {

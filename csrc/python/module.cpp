@@ -131,16 +131,37 @@ py::dict counter_dict(std::initializer_list<std::pair<const char*, uint64_t>> co
   return d;
 }
 
+// torch.cuda.memory_stats()'s flat keys ("allocated_bytes.all.current", ...) from the pool's
+// statistics, and the pool's own counters under their names (cache_hits).
 py::dict memory_stats(int index) {
-  auto s = rt::get_device(resolve(index)).pool().stats();
-  return counter_dict({{"allocated_bytes", s.allocated},
-                       {"max_allocated_bytes", s.max_allocated},
-                       {"reserved_bytes", s.reserved},
-                       {"max_reserved_bytes", s.max_reserved},
-                       {"num_allocs", s.num_allocs},
-                       {"num_frees", s.num_frees},
-                       {"cache_hits", s.cache_hits},
-                       {"num_ooms", s.num_ooms}});
+  const rt::PoolStats s = rt::get_device(resolve(index)).pool().stats();
+  const rt::StatArray none{};
+  const std::pair<const char*, const rt::StatArray*> arrays[] = {{"allocation", &s.allocation},
+                                                                 {"segment", &s.segment},
+                                                                 {"active", &s.allocation},
+                                                                 {"inactive_split", &none},
+                                                                 {"allocated_bytes", &s.allocated_bytes},
+                                                                 {"reserved_bytes", &s.reserved_bytes},
+                                                                 {"active_bytes", &s.allocated_bytes},
+                                                                 {"inactive_split_bytes", &none},
+                                                                 {"requested_bytes", &s.allocated_bytes}};
+  py::dict d;
+  for (const auto& [name, a] : arrays)
+    for (const char* kind : {"all", "small_pool", "large_pool"}) {
+      const rt::Stat& st = (*a)[std::string(kind) == "all" ? 0 : std::string(kind) == "small_pool" ? 1 : 2];
+      const std::string key = std::string(name) + "." + kind + ".";
+      d[py::str(key + "current")] = st.current;
+      d[py::str(key + "peak")] = st.peak;
+      d[py::str(key + "allocated")] = st.allocated;
+      d[py::str(key + "freed")] = st.freed;
+    }
+  d["num_alloc_retries"] = s.num_alloc_retries;
+  d["num_ooms"] = s.num_ooms;
+  d["num_device_alloc"] = s.segment[rt::kAllBlocks].allocated;
+  d["num_device_free"] = s.segment[rt::kAllBlocks].freed;
+  d["num_sync_all_streams"] = 0;
+  d["cache_hits"] = s.cache_hits;
+  return d;
 }
 
 py::dict stream_counters(int index) {
@@ -172,6 +193,7 @@ py::dict info(int index) {
   d["features"] = dev.feature_names();
   d["subgroup_min_size"] = dev.subgroup_min_size();
   d["subgroup_max_size"] = dev.subgroup_max_size();
+  d["memory_bytes"] = dev.memory_bytes();  // 0: not reported
   py::list configs;
   for (const auto& c : dev.matrix_configs()) {
     py::dict e;
@@ -233,10 +255,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_memory_stats", &memory_stats, py::arg("index") = -1);
   m.def(
       "_reset_peak_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_peak(); }, py::arg("index") = -1);
-  m.def("_empty_cache", []() {
-    core::check_not_forked();
-    for (auto* d : rt::created_devices()) d->pool().empty_cache();
-  });
+  m.def(
+      "_reset_accumulated_memory_stats", [](int i) { rt::get_device(resolve(i)).pool().reset_accumulated(); },
+      py::arg("index") = -1);
+  m.def("_empty_cache", &core::empty_caches);
+  m.def("_mem_get_info", [](int i) { return core::memory_info(resolve(i)); }, py::arg("index") = -1);
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
   // Device-side index errors (runtime/stream.h): armed slots, errors found and not raised yet,
   // tainted buffers. For tests.

@@ -89,9 +89,8 @@ Block* BufferPool::allocate(uint64_t nbytes) {
     cached_.erase(it);
     live_.insert(b);
     stats_.cache_hits++;
-    stats_.num_allocs++;
-    stats_.allocated += b->size;
-    stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
+    count_block(&PoolStats::allocation, b->size, 1);
+    count_block(&PoolStats::allocated_bytes, b->size, int64_t(b->size));
     return b;
   }
   std::string err;
@@ -99,6 +98,7 @@ Block* BufferPool::allocate(uint64_t nbytes) {
   Buffer buf = create_buffer(size, &err, &oom);
   if (oom) {
     // Give the cache back and try once more.
+    stats_.num_alloc_retries++;
     lock.unlock();
     empty_cache();
     lock.lock();
@@ -106,16 +106,16 @@ Block* BufferPool::allocate(uint64_t nbytes) {
     if (oom) {
       stats_.num_ooms++;
       TORCH_CHECK_WITH(OutOfMemoryError, false, "webgpu: out of memory: tried to allocate ", nbytes, " bytes (",
-                       stats_.allocated, " bytes allocated by tensors). Dawn: ", err);
+                       stats_.allocated_bytes[kAllBlocks].current, " bytes allocated by tensors, ",
+                       stats_.reserved_bytes[kAllBlocks].current, " reserved). Dawn: ", err);
     }
   }
   auto* b = new Block{std::move(buf), size, reserve_va(size), dev_.index()};
   live_.insert(b);
-  stats_.num_allocs++;
-  stats_.allocated += size;
-  stats_.reserved += size;
-  stats_.max_allocated = std::max(stats_.max_allocated, stats_.allocated);
-  stats_.max_reserved = std::max(stats_.max_reserved, stats_.reserved);
+  count_block(&PoolStats::allocation, size, 1);
+  count_block(&PoolStats::allocated_bytes, size, int64_t(size));
+  count_block(&PoolStats::segment, size, 1);
+  count_block(&PoolStats::reserved_bytes, size, int64_t(size));
   return b;
 }
 
@@ -125,8 +125,8 @@ void BufferPool::free(Block* b) {
   dev_.stream().forget_buffer(b->buffer.get());
   std::lock_guard<std::mutex> lock(mu_);
   if (!live_.erase(b)) return;
-  stats_.allocated -= b->size;
-  stats_.num_frees++;
+  count_block(&PoolStats::allocation, b->size, -1);
+  count_block(&PoolStats::allocated_bytes, b->size, -int64_t(b->size));
   // Work already recorded on the stream that uses this block runs before any later reuse, since
   // one queue executes in order; so a freed block is reusable at once.
   static const bool by_address = [] {
@@ -138,7 +138,8 @@ void BufferPool::free(Block* b) {
 
 void BufferPool::release_cached_locked() {
   for (auto& [s, b] : cached_) {
-    stats_.reserved -= b->size;
+    count_block(&PoolStats::segment, b->size, -1);
+    count_block(&PoolStats::reserved_bytes, b->size, -int64_t(b->size));
     {
       std::lock_guard<std::mutex> lock(g_owner_mu);
       g_owner.erase(b->buffer.get());
@@ -170,10 +171,23 @@ PoolStats BufferPool::stats() {
   return stats_;
 }
 
+void BufferPool::count_block(StatArray PoolStats::* stat, uint64_t size, int64_t n) {
+  StatArray& a = stats_.*stat;
+  for (int kind : {int(kAllBlocks), size <= (1u << 20) ? int(kSmallBlocks) : int(kLargeBlocks)})
+    n >= 0 ? a[size_t(kind)].increase(n) : a[size_t(kind)].decrease(-n);
+}
+
 void BufferPool::reset_peak() {
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.max_allocated = stats_.allocated;
-  stats_.max_reserved = stats_.reserved;
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.allocated_bytes, &stats_.reserved_bytes})
+    for (Stat& st : *a) st.peak = st.current;
+}
+
+void BufferPool::reset_accumulated() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (StatArray* a : {&stats_.allocation, &stats_.segment, &stats_.allocated_bytes, &stats_.reserved_bytes})
+    for (Stat& st : *a) st.allocated = st.freed = 0;
+  stats_.cache_hits = stats_.num_ooms = stats_.num_alloc_retries = 0;
 }
 
 }  // namespace webgpu::rt

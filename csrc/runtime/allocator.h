@@ -1,6 +1,8 @@
 // The caching pool of storage buffers behind every webgpu tensor. A Block owns one WGPUBuffer and a
 // range of a fake address space: tensors see that address as data_ptr(), kernels see (buffer, offset).
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -20,9 +22,33 @@ struct Block {
   int device = 0;
 };
 
+// One statistic as PyTorch's device allocators keep it (c10::CachingDeviceAllocator::Stat): the
+// current value, its peak since the last reset_peak, and the sums of increases and decreases since
+// the last reset_accumulated.
+struct Stat {
+  int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void increase(int64_t n) {
+    current += n;
+    allocated += n;
+    peak = std::max(peak, current);
+  }
+  void decrease(int64_t n) {
+    current -= n;
+    freed += n;
+  }
+};
+// Per kind of block, as CUDA's caching allocator splits them: all, small (<= 1 MiB), large.
+enum StatKind { kAllBlocks = 0, kSmallBlocks = 1, kLargeBlocks = 2 };
+using StatArray = std::array<Stat, 3>;
+
 struct PoolStats {
-  uint64_t allocated = 0, max_allocated = 0, reserved = 0, max_reserved = 0;
-  uint64_t num_allocs = 0, num_frees = 0, cache_hits = 0, num_ooms = 0;
+  StatArray allocation;  // live blocks (tensors' storages), by count
+  StatArray segment;  // buffers the pool holds (live or cached), by count
+  StatArray allocated_bytes;  // bytes of live blocks
+  StatArray reserved_bytes;  // bytes of the pool's buffers
+  int64_t cache_hits = 0;  // allocations served from the cache
+  int64_t num_ooms = 0;  // out-of-memory errors raised
+  int64_t num_alloc_retries = 0;  // allocations that emptied the cache to retry
 };
 
 // Which device a storage buffer belongs to, for refusing operands of another device at dispatch
@@ -42,6 +68,7 @@ class BufferPool {
   void empty_cache();
   PoolStats stats();
   void reset_peak();
+  void reset_accumulated();
 
   static uint64_t round_size(uint64_t nbytes);
 
@@ -60,6 +87,7 @@ class BufferPool {
   uint64_t frees_ = 0;
   std::unordered_set<Block*> live_;
   PoolStats stats_;
+  void count_block(StatArray PoolStats::* stat, uint64_t size, int64_t n);
 };
 
 // The address space tensors see. Not dereferenceable on the CPU: it lies above 2^48.

@@ -379,13 +379,25 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   WGPUAdapter a = adapter_.get();
 
   const bool has_matrix = P.wgpuAdapterHasFeature(a, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix);
+  const bool has_heaps =
+      P.wgpuAdapterHasFeature(a, static_cast<WGPUFeatureName>(WGPUFeatureName_AdapterPropertiesMemoryHeaps));
   WGPUAdapterInfo ai{};
   WGPUAdapterPropertiesSubgroupMatrixConfigs mc{};
+  WGPUAdapterPropertiesMemoryHeaps heaps{};
+  WGPUChainedStruct** next = &ai.nextInChain;
   if (has_matrix) {
     mc.chain.sType = WGPUSType_AdapterPropertiesSubgroupMatrixConfigs;
-    ai.nextInChain = &mc.chain;
+    *next = &mc.chain;
+    next = &mc.chain.next;
+  }
+  if (has_heaps) {
+    heaps.chain.sType = static_cast<WGPUSType>(WGPUSType_AdapterPropertiesMemoryHeaps);  // (an int in the cdef)
+    *next = &heaps.chain;
   }
   P.wgpuAdapterGetInfo(a, &ai);
+  for (size_t i = 0; i < heaps.heapCount; ++i)
+    if (heaps.heapInfo[i].properties & WGPUHeapProperty_DeviceLocal) memory_bytes_ += heaps.heapInfo[i].size;
+  if (has_heaps) P.wgpuAdapterPropertiesMemoryHeapsFreeMembers(heaps);
   info_["adapter"] = str(ai.device);
   info_["vendor"] = str(ai.vendor);
   info_["architecture"] = str(ai.architecture);

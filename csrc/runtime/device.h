@@ -38,6 +38,9 @@ class GpuDevice {
     uint32_t M, N, K, min_subgroup, max_subgroup;
   };
   const std::vector<MatrixConfig>& matrix_configs() const { return matrix_configs_; }
+  // Bytes of the adapter's device-local memory heaps (AdapterPropertiesMemoryHeaps), 0 where the
+  // adapter does not report them.
+  uint64_t memory_bytes() const { return memory_bytes_; }
 
   Stream& stream() { return *stream_; }
   BufferPool& pool() { return *pool_; }
@@ -68,6 +71,7 @@ class GpuDevice {
   WGPULimits limits_{};
   bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false, has_subgroup_matrix_ = false;
   uint32_t subgroup_min_ = 0, subgroup_max_ = 0;
+  uint64_t memory_bytes_ = 0;
   std::vector<MatrixConfig> matrix_configs_;
   std::vector<WGPUFeatureName> features_;
   std::vector<std::string> toggles_;  // Dawn toggles asked for ("-name": disabled)

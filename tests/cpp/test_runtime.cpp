@@ -23,20 +23,28 @@ const char* kParamSlot =
 
 TEST(allocator_reuses_and_counts_exactly) {
   auto& pool = get_device(0).pool();
+  auto live = [&] { return pool.stats().allocated_bytes[kAllBlocks].current; };
+  auto reserved = [&] { return pool.stats().reserved_bytes[kAllBlocks].current; };
   const auto s0 = pool.stats();
   Block* a = pool.allocate(1000);
   EXPECT(a->size >= 1000 && a->size % 4 == 0);
-  EXPECT(pool.stats().allocated == s0.allocated + a->size);
+  EXPECT(live() == s0.allocated_bytes[kAllBlocks].current + int64_t(a->size));
+  EXPECT(pool.stats().allocation[kSmallBlocks].current == s0.allocation[kSmallBlocks].current + 1);
   pool.free(a);
-  EXPECT(pool.stats().allocated == s0.allocated);
+  EXPECT(live() == s0.allocated_bytes[kAllBlocks].current);
   const auto s1 = pool.stats();
+  EXPECT(s1.allocated_bytes[kAllBlocks].freed == s0.allocated_bytes[kAllBlocks].freed + int64_t(a->size));
   Block* b = pool.allocate(900);  // same size class: a cached block comes back, no new buffer
   EXPECT(b->size == a->size || b->size >= 900);
   EXPECT(pool.stats().cache_hits == s1.cache_hits + 1);
-  EXPECT(pool.stats().reserved == s1.reserved);
+  EXPECT(reserved() == s1.reserved_bytes[kAllBlocks].current);
+  EXPECT(pool.stats().segment[kAllBlocks].current == s1.segment[kAllBlocks].current);
   pool.free(b);
   pool.empty_cache();
-  EXPECT(pool.stats().reserved == s0.reserved - (s0.reserved - pool.stats().reserved));
+  EXPECT(reserved() < s1.reserved_bytes[kAllBlocks].current);  // a, cached, was released
+  EXPECT(pool.stats().segment[kAllBlocks].freed >= 1);
+  pool.reset_accumulated();
+  EXPECT(pool.stats().allocated_bytes[kAllBlocks].allocated == 0 && pool.stats().cache_hits == 0);
 }
 
 TEST(allocator_oom_is_out_of_memory_error) {
