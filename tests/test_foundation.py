@@ -184,6 +184,17 @@ def test_float64_stored_and_complex128_refused():
         torch.zeros(3, dtype=torch.complex128, device=DEV)
 
 
+def test_accelerator_device_capability_lists_the_dtypes_held():
+    if not hasattr(torch.accelerator, "get_device_capability"):
+        pytest.skip("torch.accelerator.get_device_capability needs a newer torch")
+    dtypes = torch.accelerator.get_device_capability()["supported_dtypes"]
+    for t in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.complex64, torch.int64, torch.bool):
+        assert t in dtypes, t
+        torch.empty(2, dtype=t, device=DEV)
+    for t in (torch.complex128, torch.complex32, torch.quint8):
+        assert t not in dtypes, t
+
+
 def test_quantized_tensors_refused_by_name():
     # not "Could not run 'aten::empty_quantized' ... 'Quantizedwebgpu' backend"
     x = torch.tensor([0.1, 0.5, -0.3, 1.2])

@@ -14,6 +14,8 @@
 #include <memory>
 
 #include "core/core.h"
+#include "kernel/dtype.h"
+#include "ops/common.h"
 #include "runtime/device.h"
 #include "runtime/stream.h"
 
@@ -72,6 +74,19 @@ struct WebGPUGuardImpl final : c10::impl::DeviceGuardImplInterface {
     return old;
   }
   c10::DeviceIndex deviceCount() const noexcept override { return c10::DeviceIndex(rt::device_count()); }
+#if __has_include(<c10/core/DeviceCapability.h>)
+  // torch.accelerator.get_device_capability(): the dtypes a webgpu tensor can hold (float64 stored
+  // and emulated; no complex128, complex32 or quantized types).
+  c10::DeviceCapability getDeviceCapability(c10::Device) const override {
+    c10::DeviceCapability cap;
+    auto holds = [](c10::ScalarType t) { return ops::is_storable_dtype(t) || kernel::is_uint_fp8(t); };
+    // (one bit per entry of this list, in its order: not ScalarType's numbering)
+#define WEBGPU_SET_CAPABILITY(_1, n) cap.capability_data.supported_scalar_types.has_##n = holds(c10::ScalarType::n);
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(WEBGPU_SET_CAPABILITY)
+#undef WEBGPU_SET_CAPABILITY
+    return cap;
+  }
+#endif
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
               const c10::EventFlag flag) const override {
