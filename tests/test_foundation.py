@@ -212,6 +212,20 @@ def test_quantized_tensors_refused_by_name():
     assert torch.equal((x.to(DEV) + 1).cpu(), x + 1)  # the device is unaffected
 
 
+def test_sparse_tensors_refused_by_name():
+    # not "Could not run 'aten::...' with arguments from the 'Sparsewebgpu' backend"
+    s = torch.eye(3).to_sparse()
+    with pytest.raises(NotImplementedError, match="sparse tensors are not supported on the webgpu device"):
+        s.to(DEV)
+    with pytest.raises(NotImplementedError, match="sparse_coo_tensor.*sparse tensors are not supported"):
+        torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2), device=DEV)
+    # a CSR tensor moves (ATen builds it from dense parts), but its ops have no webgpu kernels
+    csr = torch.eye(3).to_sparse_csr().to(DEV)
+    with pytest.raises(NotImplementedError, match="sparse tensors are not supported"):
+        csr @ torch.ones(3, 2, device=DEV)
+    assert torch.equal(s.to_dense().to(DEV).cpu(), torch.eye(3))
+
+
 # ---------------------------------------------------------------- copies
 
 

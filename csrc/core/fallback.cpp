@@ -158,6 +158,14 @@ void refuse_quantized(const c10::OperatorHandle& op, torch::jit::Stack*) {
                    "int8 data in torch.int8 tensors (torch._int_mm multiplies them on the device).");
 }
 
+// Sparse layouts (COO, CSR, ...) on webgpu: the same, as the NotImplementedError c10 raises for a
+// missing kernel, but naming what is missing instead of "Could not run ... 'Sparsewebgpu'".
+void refuse_sparse(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "webgpu: ", op.schema().name(),
+                              ": sparse tensors are not supported on the webgpu device. Use dense tensors "
+                              "(t.to_dense()) on webgpu, or keep the sparse tensor on the CPU.");
+}
+
 }  // namespace webgpu::core
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
@@ -166,6 +174,14 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::refuse_quantized>());
+}
+
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::refuse_sparse>());
+}
+
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&webgpu::core::refuse_sparse>());
 }
 
 // convolution_overrideable / convolution_backward_overrideable: native kernels in ops/conv.cpp.
