@@ -296,3 +296,53 @@ def test_max_pool_backward_disjoint_windows_scatter(shape, kw, scatter):
     torch.testing.assert_close(xd.grad.cpu(), xc.grad)
     if scatter:
         assert any(k.startswith("pool:max_bwd_scatter") for k in torch_webgpu._C._pipeline_keys(-1))
+
+
+# ---- memory format: a channels-last input gives a channels-last result, as on CPU and CUDA ----------
+
+_CL_X = torch.randn(2, 4, 8, 8, generator=torch.Generator().manual_seed(7)).contiguous(
+    memory_format=torch.channels_last
+)
+_CL_X3 = torch.randn(2, 4, 4, 6, 6, generator=torch.Generator().manual_seed(8)).contiguous(
+    memory_format=torch.channels_last_3d
+)
+_CL_W = torch.randn(6, 4, 3, 3, generator=torch.Generator().manual_seed(9))
+_CL_CASES = {
+    "max_pool2d": (_CL_X, lambda t: F.max_pool2d(t, 2)),
+    "max_pool2d indices": (_CL_X, lambda t: F.max_pool2d(t, 2, return_indices=True)[1]),
+    "avg_pool2d": (_CL_X, lambda t: F.avg_pool2d(t, 2)),
+    "adaptive_avg_pool2d": (_CL_X, lambda t: F.adaptive_avg_pool2d(t, 3)),
+    "adaptive_max_pool2d": (_CL_X, lambda t: F.adaptive_max_pool2d(t, 3)),
+    "conv2d": (_CL_X, lambda t: F.conv2d(t, _CL_W.to(t.device), padding=1)),
+    "conv2d channels-last weight": (
+        _CL_X.contiguous(),
+        lambda t: F.conv2d(t, _CL_W.to(t.device).contiguous(memory_format=torch.channels_last)),
+    ),
+    "batch_norm train": (_CL_X, lambda t: F.batch_norm(t, None, None, training=True)),
+    "batch_norm eval": (
+        _CL_X,
+        lambda t: F.batch_norm(t, torch.zeros(4, device=t.device), torch.ones(4, device=t.device), training=False),
+    ),
+    "bilinear": (_CL_X, lambda t: F.interpolate(t, scale_factor=2, mode="bilinear")),
+    "nearest": (_CL_X, lambda t: F.interpolate(t, size=(5, 11))),
+    "bicubic": (_CL_X, lambda t: F.interpolate(t, scale_factor=1.5, mode="bicubic", align_corners=True)),
+    "max_pool3d": (_CL_X3, lambda t: F.max_pool3d(t, 2)),
+    "avg_pool3d (contiguous on CPU too)": (_CL_X3, lambda t: F.avg_pool3d(t, 2)),
+    "trilinear": (_CL_X3, lambda t: F.interpolate(t, scale_factor=2, mode="trilinear")),
+}
+
+
+@pytest.mark.parametrize("name", list(_CL_CASES))
+def test_channels_last_results_keep_cpus_memory_format(name):
+    x, f = _CL_CASES[name]
+    want = f(x)
+    got = f(x.to(DEV))
+    assert got.stride() == want.stride(), (got.stride(), want.stride())
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+    # and the gradient keeps the input's format too
+    if want.is_floating_point():
+        a, b = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+        f(a).square().sum().backward()
+        f(b).square().sum().backward()
+        assert b.grad.stride() == a.grad.stride(), (b.grad.stride(), a.grad.stride())
+        torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-4, atol=1e-4)

@@ -37,7 +37,7 @@ enum : Libs {
   None = 0,
   Int64 = kInt64,  // int64.wgsl: i64_*, u64_*, b2l
   Pointwise = kPointwise,  // pointwise.wgsl: f_*, i32_*, b2f, b2i, is_nan, ...
-  BesselI = kBesselI | Pointwise,  // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
+  BesselI = kBesselI | Pointwise | kFloat64File | Int64,  // bessel_i.wgsl: f_bessel_i0, i0e, i1, i1e (Cephes)
   Special = kSpecial | Int64 | Pointwise,  // special.wgsl: sp_* (gamma, erfcx, zeta, ...)
   Bessel = kBessel | Pointwise | BesselI,  // bessel.wgsl: Bessel, Airy, orthogonal polynomials
   Complex = kComplex | Pointwise,  // complex.wgsl: c_ld, c_st, c_mul, c_div, c_exp (complex64)

@@ -414,6 +414,11 @@ bool conv_on_cpu(std::initializer_list<const at::Tensor*> ts, const char* op) {
 
 at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
 
+// CPU's and cuDNN's rule: a channels-last input or weight gives a channels-last output.
+at::Tensor conv_output_format(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight) {
+  return in_memory_format_of(out, input.suggest_memory_format() != at::MemoryFormat::Contiguous ? input : weight);
+}
+
 at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, const std::optional<at::Tensor>& bias_,
                         at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                         at::IntArrayRef output_padding, int64_t groups) {
@@ -475,7 +480,7 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
       out.narrow(0, n0, nb).copy_(conv_forward(input.narrow(0, n0, nb).clone(), weight, bias, stride, padding, dilation,
                                                transposed, output_padding, groups));
     }
-    return out;
+    return conv_output_format(out, input_, weight_);
   }
   if (!transposed && nhwc_wanted(input, g))
     nhwc_forward(input_, weight, bias, out, g);  // input_: a channels-last input needs no copy
@@ -485,7 +490,7 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
     transposed ? implicit_input_grad(input, weight, bias, out, g) : implicit_forward(input, weight, bias, out, g);
   else
     run_gemm(transposed ? 1 : 0, input, weight, out, bias, g);
-  return out;
+  return conv_output_format(out, input_, weight_);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& grad_output_, const at::Tensor& input_,

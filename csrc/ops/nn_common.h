@@ -19,6 +19,15 @@ inline at::Tensor meta_of(const at::Tensor& t) {
 // their section: invocation t < P.n runs the section's run(t).
 inline std::string per_element_main() { return kernel::library("per_element"); }
 
+// A result the kernels wrote contiguous (NC(D)HW), in the memory format CPU and CUDA give it: that of
+// `like` (the input, or the meta function's output), so a channels-last input keeps channels_last
+// (channels_last_3d) through convolutions, norms, pools and interpolation.
+inline at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.dim() != like.dim() || t.dim() < 4) return t;
+  const at::MemoryFormat mf = like.suggest_memory_format();
+  return mf == at::MemoryFormat::Contiguous || t.is_contiguous(mf) ? t : t.contiguous(mf);
+}
+
 // A 16-bit x [N, C, positions...] with its channels last, [N, S, C] (S the positions): a view of a
 // channels-last x, else a tiled transpose (ops/conv.cpp; the half convolution on matrix units).
 at::Tensor to_positions_channels(const at::Tensor& x);

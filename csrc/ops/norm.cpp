@@ -19,6 +19,7 @@
 #include "ops/pointwise.h"
 #include "ops/rows.h"
 #include "kernel/wgsl.h"
+#include "ops/nn_common.h"
 #include "ops/register.h"
 
 namespace webgpu::ops {
@@ -681,6 +682,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   at::Tensor mean, var, invstd;
   at::Tensor out = out_given ? *out_given : at::empty_like(input, at::MemoryFormat::Contiguous);
   if (out_given) at::native::resize_output(out, input.sizes());
+  // (the result in the input's memory format, as CPU and CUDA give it; out= keeps its own)
+  auto result = [&] { return out_given ? out : in_memory_format_of(out, input); };
   if (training) {
     const int64_t n = input.numel() / std::max<int64_t>(C, 1);
     TORCH_CHECK(n > 1 || input.numel() == 0, "Expected more than 1 value per channel when training, got input size ",
@@ -689,7 +692,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
       at::Tensor scale, shift;
       bn_stats_fused(input, weight, bias, rm, rv, momentum, eps, mean, invstd, scale, shift);
       apply_affine(input, scale, shift, out);
-      return {out, mean, invstd};
+      return {result(), mean, invstd};
     }
     const at::Tensor x = input.to(at::kFloat);
     const auto dims = reduce_dims(input);
@@ -705,7 +708,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
       at::Tensor scale, shift;
       bn_eval_affine(weight, bias, rm, rv, eps, scale, shift);
       apply_affine(input, scale, shift, out);
-      return {out, at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
+      return {result(), at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
     }
     mean = rm.to(at::kFloat);
     invstd = (rv.to(at::kFloat) + eps).rsqrt();
@@ -718,8 +721,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   at::Tensor shift = -mean * scale;
   if (bias.defined()) shift = shift + bias.to(at::kFloat);
   if (input.numel() > 0) apply_affine(input, scale, shift, out);
-  if (!training) return {out, at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
-  return {out, mean.to(sd), invstd.to(sd)};
+  if (!training)
+    return {result(), at::empty({0}, input.options().dtype(sd)), at::empty({0}, input.options().dtype(sd))};
+  return {result(), mean.to(sd), invstd.to(sd)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(const at::Tensor& input,

@@ -123,6 +123,12 @@ void max_forward(const at::Tensor& in, const at::Tensor& out, const at::Tensor& 
 
 // Values and int64 indices of a max pool (adaptive or not) of self, of the sizes ATen's meta function
 // gave; g has its window set, the sizes come from here.
+// A result (output, indices, grad_input) in the memory format CPU and CUDA give it: a batched
+// channels-last input keeps channels_last (3d) for them. The kernels compute contiguous NC(D)HW.
+at::Tensor in_format_of(const at::Tensor& t, const at::Tensor& self, const PoolGeo& g) {
+  return self.dim() == g.dims + 2 ? in_memory_format_of(t, self) : t;
+}
+
 std::tuple<at::Tensor, at::Tensor> max_pool_outputs(const at::Tensor& self, at::IntArrayRef sizes, PoolGeo& g,
                                                     bool adaptive) {
   at::Tensor in = self.contiguous();
@@ -130,7 +136,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool_outputs(const at::Tensor& self, at::
   at::Tensor out = at::empty(sizes, self.options());
   at::Tensor idx = at::empty(sizes, self.options().dtype(at::kLong));
   max_forward(in, out, idx, g, adaptive);
-  return {out, idx};
+  return {in_format_of(out, self, g), in_format_of(idx, self, g)};
 }
 
 // grad_input (contiguous, self's sizes) gathered by pool.wgsl's backward section `sec` from grad
@@ -146,7 +152,7 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
   at::Tensor gi = at::empty(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
   const uint64_t n = uint64_t(gi.numel());
   if (n == 0) return gi;
-  if (grad.numel() == 0) return gi.zero_();
+  if (grad.numel() == 0) return in_format_of(gi.zero_(), self, g);
   per_planes(g, {gi, grad, idx ? *idx : grad}, key, [&](const std::vector<at::Tensor>& t) {
     const uint64_t m = uint64_t(t[0].numel());
     Kernel k(key);
@@ -160,7 +166,7 @@ at::Tensor gather_backward(const char* key, const char* sec, const std::string& 
     if (avg) avg_params(k, avg->count_include_pad, avg->divisor);
     k.launch(grid(m), [&] { return per_element_main() + prefix + kernel::section("pool", sec); });
   });
-  return gi;
+  return in_format_of(gi, self, g);
 }
 
 // Windows that cannot overlap: the stride at least the dilated window's span in every dim.
@@ -177,7 +183,7 @@ at::Tensor max_backward_scatter(const at::Tensor& grad, const at::Tensor& self, 
                                 const PoolGeo& g) {
   at::Tensor gi = at::zeros(self.sizes(), self.options().memory_format(at::MemoryFormat::Contiguous));
   const uint64_t n = uint64_t(grad.numel());
-  if (n == 0) return gi;
+  if (n == 0) return in_format_of(gi, self, g);
   per_planes(g, {grad, idx, gi}, "max_pool_backward", [&](const std::vector<at::Tensor>& t) {
     Kernel k("pool:max_bwd_scatter");
     k.in(t[0], CT::F32);
@@ -191,7 +197,7 @@ at::Tensor max_backward_scatter(const at::Tensor& grad, const at::Tensor& self, 
     k.param_index("gi_off", t[2].storage_offset());
     k.launch(grid(uint64_t(t[0].numel())), [] { return per_element_main() + kernel::library("pool_scatter"); });
   });
-  return gi;
+  return in_format_of(gi, self, g);
 }
 
 at::Tensor max_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx_, const PoolGeo& g,
@@ -304,7 +310,7 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
     k.launch(grid(uint64_t(t[1].numel())),
              [&] { return per_element_main() + value_prelude(ct) + kernel::section("pool", "avg_fwd"); });
   });
-  return out;
+  return in_memory_format_of(out, m);  // (the meta function's: avg_pool3d's output is contiguous)
 }
 
 at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self, at::IntArrayRef kernel,
@@ -372,7 +378,7 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
     k.launch(grid(uint64_t(t[1].numel())),
              [&] { return per_element_main() + kernel::section("pool", "adaptive_avg_fwd"); });
   });
-  return out;
+  return in_memory_format_of(out, m);
 }
 
 at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self) {

@@ -100,7 +100,7 @@ at::Tensor forward(Mode mode, bool align, const at::Tensor& self, at::IntArrayRe
   at::Tensor in = self.contiguous();
   at::Tensor out = at::empty(out_meta_sizes, self.options());
   run(mode, false, align, in, out, in.sizes(), out.sizes(), sc);
-  return out;
+  return in_memory_format_of(out, self);  // (ATen's upsample meta functions: the input's format)
 }
 
 at::Tensor backward(Mode mode, bool align, const at::Tensor& grad_, at::IntArrayRef input_size, const Scales& sc,
