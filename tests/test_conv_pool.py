@@ -346,3 +346,17 @@ def test_channels_last_results_keep_cpus_memory_format(name):
         f(b).square().sum().backward()
         assert b.grad.stride() == a.grad.stride(), (b.grad.stride(), a.grad.stride())
         torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_gemm_grid_folded_past_65535_workgroups_leaves_no_zeros():
+    # A 1x1 convolution with one output channel and 2897^2 outputs needs 65540 GEMM workgroups: the
+    # grid folds into two rows, and its spare workgroups stored zeros over the first tiles (a race:
+    # a different count each run, up to millions of elements). Several runs, against CPU.
+    g = torch.Generator().manual_seed(11)
+    x, w = torch.randn(1, 1, 2897, 2897, generator=g), torch.randn(1, 1, 1, 1, generator=g)
+    want = F.conv2d(x, w)
+    xd, wd = x.to(DEV), w.to(DEV)
+    for _ in range(3):
+        torch.testing.assert_close(F.conv2d(xd, wd).cpu(), want, rtol=1e-5, atol=1e-5)
+    a, b = torch.randn(3, 5, generator=g), torch.randn(5, 16 * 2**19 + 300, generator=g)
+    torch.testing.assert_close((a.to(DEV) @ b.to(DEV)).cpu(), a @ b, rtol=1e-4, atol=1e-4)

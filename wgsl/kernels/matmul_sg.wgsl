@@ -76,6 +76,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   // Loop control from uniform values only (workgroupBarrier sits in the loop).
   let tile = tile_of(wid, nwg, BM, BN);
+  // A grid folded past 65535 workgroups per dimension has spare workgroups past the last split-K
+  // part; they would store zeros over the first tiles (a uniform early return: wid-derived).
+  if (tile.k0 >= P.K) { return; }
   T = tile;
   let k0 = tile.k0;
   let k1 = tile.k1;
