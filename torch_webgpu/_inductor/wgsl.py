@@ -1398,10 +1398,11 @@ class WGSLKernel(SIMDKernel):
         sizes = list(self.args.sizevars.keys())
         groups = xtree.numel if self.row_guard else sympy.ceiling(xtree.numel / (WG * ilp))
         special = "sp_" in src  # special.wgsl uses int64.wgsl's helpers
+        bessel_i = "f_bessel_i" in src  # bessel_i.wgsl's series run in binary64 (f64.wgsl, on int64.wgsl)
         libraries = (
             ["pointwise"]
-            + (["int64"] if special or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
-            + (["bessel_i"] if "f_bessel_i" in src else [])
+            + (["int64"] if special or bessel_i or any(f in src for f in ("i64_", "u64_", "b2l(")) else [])
+            + (["bessel_i", "f64"] if bessel_i else [])
             + (["special"] if special else [])
         )
         # Only graph inputs can share storage with each other (Inductor's own buffers are distinct):
