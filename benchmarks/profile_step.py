@@ -3,7 +3,7 @@
 Prints the kernels (pipeline keys, shortened) with their share of the step's GPU time: what to
 speed up first (issue 17's "measure first").
 
-    python benchmarks/profile_step.py [cnn|cnn_amp|gpt2|<op>] [--steps 5] [--top 20]
+    python benchmarks/profile_step.py [cnn|cnn_amp|gpt2|gpt2_fwd|gpt2_fwd_amp|<op>] [--steps 5] [--top 20]
 
 The single-op workloads (fft, matvec, mm128, mm16, layer_norm, layer_norm_bwd, softmax, conv, conv16) are
 benchmarks/run.py's rows; for them the wall time per call is printed too, so that GPU time and
@@ -55,6 +55,22 @@ def cnn_step(dev, amp):
 def gpt2_step(dev):
     """benchmarks/run.py's GPT-2-small training step (batch 4 x 128 tokens, AdamW)."""
     return run.gpt2_train_setup(dev)[0]
+
+
+def gpt2_forward_step(dev, amp):
+    """benchmarks/run.py's GPT-2-small forward (128 tokens, batch 1), under autocast f16 if amp."""
+    run._examples()
+    import contextlib
+
+    import gpt
+
+    torch.manual_seed(0)
+    model = gpt.GPT(50257, 768, 12, 12, 1024).eval().to(dev)
+    idx = torch.randint(0, 50257, (1, 128), generator=torch.Generator().manual_seed(7)).to(dev)
+    ctx = torch.autocast(dev.type, dtype=torch.float16) if amp else contextlib.nullcontext()
+    ctx.__enter__()  # one autocast region for every step, as the benchmark row times it
+    torch.set_grad_enabled(False)
+    return lambda: model(idx)
 
 
 def op_step(dev, name):
@@ -128,7 +144,9 @@ OPS = [
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2", *OPS])
+    ap.add_argument(
+        "workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2", "gpt2_fwd", "gpt2_fwd_amp", *OPS]
+    )
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=20)
     a = ap.parse_args()
@@ -137,6 +155,8 @@ def main():
         step = op_step(dev, a.workload)
     elif a.workload == "gpt2":
         step = gpt2_step(dev)
+    elif a.workload.startswith("gpt2_fwd"):
+        step = gpt2_forward_step(dev, a.workload.endswith("amp"))
     else:
         step = cnn_step(dev, a.workload == "cnn_amp")
     for _ in range(2):  # compile the pipelines, fill the allocator's cache

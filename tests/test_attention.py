@@ -198,3 +198,21 @@ def test_output_in_query_layout_without_copy(heads_per_kv):
     assert o.stride() == (L * H * E, E, H * E, 1)
     assert o.transpose(1, 2).is_contiguous()
     torch.testing.assert_close(o.cpu(), want, atol=2e-5, rtol=2e-5)
+
+
+@pytest.mark.parametrize("rows", ["16", "8", "4"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("E,EV", [(64, 64), (40, 24), (128, 96)])
+def test_forward_row_blocks(monkeypatch, rows, causal, E, EV):
+    """Every forward workgroup shape (ROWS x LANES = 16x8, 8x16, 4x32; the default picks by how many
+    workgroups a problem makes), with ragged query and key blocks, head dims that the lanes do not
+    divide, and the backward reading the forward's log-sum-exp."""
+    monkeypatch.setenv("TORCH_WEBGPU_SDPA_ROWS", rows)
+    run_case(2, 3, 45, 45 if causal else 70, E, EV, causal=causal)
+
+
+@pytest.mark.parametrize("H,L", [(16, 256), (16, 128), (12, 128), (2, 37)])
+def test_forward_default_row_blocks(H, L):
+    """The shapes that pick 16, 8 and 4 rows a workgroup by themselves (256 workgroups or more)."""
+    run_case(1, H, L, L, 64, 64, causal=True, grad=False)
+    run_case(1, H, L, L, 64, 64, mask=torch.rand(L, L) > 0.3, grad=False)

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernel/env.h"
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/pointwise.h"
@@ -26,7 +27,7 @@ namespace webgpu::ops {
 
 namespace {
 
-constexpr uint32_t kRows = 16;  // rows per workgroup (ROWS in wgsl/kernels/attention.wgsl)
+constexpr int64_t kRows = 16;  // rows per workgroup of the backward kernels (ROWS in wgsl/kernels/attention.wgsl)
 constexpr int64_t kMaxHeadDim = 128;
 
 bool is_half_or_float(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
@@ -63,9 +64,22 @@ struct Shape {
   int64_t B, H, L, S, E, EV, HK;  // H query heads, HK key/value heads
 };
 
-std::string prelude(int64_t E, int64_t EV) {
+// Query rows per forward workgroup (of 128 invocations, 128 / rows lanes a row): 16 where that makes
+// enough workgroups to fill a GPU, else 8 or 4 (a short sequence over few heads: GPT-2's 128 tokens x
+// 12 heads give 96 workgroups of 16 rows; each lane's chain of dependent sums is then shorter too).
+// TORCH_WEBGPU_SDPA_ROWS=16|8|4 fixes it (tuning; tests run every shape on small problems).
+int64_t forward_rows(int64_t pairs, int64_t L) {
+  const std::vector<long> fixed = kernel::env_numbers("TORCH_WEBGPU_SDPA_ROWS", 1);
+  if (fixed.size() == 1 && (fixed[0] == 16 || fixed[0] == 8 || fixed[0] == 4)) return fixed[0];
+  for (int64_t rows : {16, 8})
+    if (pairs * grid(L, uint32_t(rows)) >= 256) return rows;
+  return 4;
+}
+
+std::string prelude(int64_t E, int64_t EV, int64_t rows = kRows) {
   const int64_t EP = E + 1, EVP = EV + 1;
-  return "const E: u32 = " + std::to_string(E) + "u;\nconst EV: u32 = " + std::to_string(EV) +
+  return "const ROWS: u32 = " + std::to_string(rows) + "u;\nconst LANES: u32 = " + std::to_string(128 / rows) +
+         "u;\nconst E: u32 = " + std::to_string(E) + "u;\nconst EV: u32 = " + std::to_string(EV) +
          "u;\nconst EP: u32 = " + std::to_string(EP) + "u;\nconst EVP: u32 = " + std::to_string(EVP) +
          "u;\nconst MP: u32 = " + std::to_string(std::max(EP, EVP)) +
          "u;\nfn ld_mask(e: u32) -> f32 { return ld3(e); }\n";
@@ -171,26 +185,28 @@ sdpa_fused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const 
   at::Tensor mask = expanded_mask(attn_bias, s);
   at::Tensor out = empty_in_query_layout({s.B, s.H, s.L, s.EV}, q);
   at::Tensor lse = at::empty({s.B, s.H, s.L}, q.options().dtype(at::kFloat));
-  const int64_t blocks = grid(s.L, kRows);
+  const int64_t rows = forward_rows(s.B * s.H, s.L);
+  const int64_t blocks = grid(s.L, uint32_t(rows));
   // Operands past the binding limit: slices of the batch (ops/rows.h).
-  attention_slices({q, k, v, mask, out, lse}, {true, false, false, true, true, true}, s, "scaled_dot_product_attention",
-                   [&](const std::vector<at::Tensor>& t) {
-                     Shape sb = s;
-                     sb.B = t[0].size(0), sb.H = t[0].size(1), sb.HK = t[1].size(1);
-                     Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
-                     kr.in(t[0], CT::F32);
-                     kr.in(t[1], CT::F32);
-                     kr.in(t[2], CT::F32);
-                     kr.in(t[3].defined() ? t[3] : t[0], CT::F32);
-                     kr.out(t[4], CT::F32);
-                     kr.out(t[5], CT::F32);
-                     common_params(kr, sb, scale_of(scale, s.E), is_causal, t[3], blocks, t[0], t[1], t[2]);
-                     kr.param_index("out_off", t[4].storage_offset());
-                     kr.param_array("out_stride", t[4].strides().vec());
-                     kr.param_index("lse_off", t[5].storage_offset());
-                     kr.launch(uint64_t(sb.B * sb.H * blocks),
-                               [&] { return prelude(s.E, s.EV) + kernel::section("attention", "fwd"); });
-                   });
+  attention_slices(
+      {q, k, v, mask, out, lse}, {true, false, false, true, true, true}, s, "scaled_dot_product_attention",
+      [&](const std::vector<at::Tensor>& t) {
+        Shape sb = s;
+        sb.B = t[0].size(0), sb.H = t[0].size(1), sb.HK = t[1].size(1);
+        Kernel kr("sdpa:fwd:" + std::to_string(s.E) + ":" + std::to_string(s.EV) + ":r" + std::to_string(rows));
+        kr.in(t[0], CT::F32);
+        kr.in(t[1], CT::F32);
+        kr.in(t[2], CT::F32);
+        kr.in(t[3].defined() ? t[3] : t[0], CT::F32);
+        kr.out(t[4], CT::F32);
+        kr.out(t[5], CT::F32);
+        common_params(kr, sb, scale_of(scale, s.E), is_causal, t[3], blocks, t[0], t[1], t[2]);
+        kr.param_index("out_off", t[4].storage_offset());
+        kr.param_array("out_stride", t[4].strides().vec());
+        kr.param_index("lse_off", t[5].storage_offset());
+        kr.launch(uint64_t(sb.B * sb.H * blocks),
+                  [&] { return prelude(s.E, s.EV, rows) + kernel::section("attention", "fwd"); });
+      });
   const auto lo = q.options().dtype(at::kLong);
   return {out,
           lse,
@@ -236,7 +252,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   if (gmask[0] || want_bias) {
     dq = at::empty({s.B, s.H, s.L, s.E}, q.options());
     at::Tensor ds = want_bias ? at::empty({s.B, s.H, s.L, s.S}, q.options().dtype(at::kFloat)) : at::Tensor();
-    const int64_t blocks = grid(s.L, kRows);
+    const int64_t blocks = grid(s.L, uint32_t(kRows));
     attention_slices({q, k, v, mask, go, lsec, D, dq, ds}, {true, false, false, true, true, true, true, true, true}, s,
                      "scaled_dot_product_attention_backward", [&](const std::vector<at::Tensor>& t) {
                        Kernel kr("sdpa:dq:" + std::to_string(s.E) + ":" + std::to_string(s.EV));
@@ -256,7 +272,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> sdpa_fused_backward(
   if (gmask[1] || gmask[2]) {
     dk = at::empty({s.B, s.HK, s.S, s.E}, k.options());
     dv = at::empty({s.B, s.HK, s.S, s.EV}, v.options());
-    const int64_t blocks = grid(s.S, kRows);
+    const int64_t blocks = grid(s.S, uint32_t(kRows));
     attention_slices({q, k, v, mask, go, lsec, D, dk, dv}, {true, false, false, true, true, true, true, false, false},
                      s, "scaled_dot_product_attention_backward", [&](const std::vector<at::Tensor>& t) {
                        Kernel kr("sdpa:dkv:" + std::to_string(s.E) + ":" + std::to_string(s.EV));

@@ -1,16 +1,14 @@
 // Fused scaled-dot-product attention (ops/attention.cpp), flash-attention style: a workgroup owns a
 // block of query rows (or, for dK/dV, of key rows) and streams the other side through workgroup memory
 // in blocks, with an online softmax in the forward pass and the saved log-sum-exp in the backward.
-// 128 invocations: 16 rows x 8 lanes; a row's 8 lanes split the head dimension and the key block.
-// The host prepends E (q/k head dim), EV (v head dim), EP / EVP (padded row strides in workgroup memory)
-// and keeps one section (from its marker line to the next).
+// 128 invocations: ROWS rows x LANES lanes; a row's lanes split the head dimension and the key block.
+// The host prepends E (q/k head dim), EV (v head dim), EP / EVP (padded row strides in workgroup memory),
+// ROWS and LANES (16 x 8 for the backward; the forward takes 8 x 16 or 4 x 32 where 16-row blocks
+// would leave the GPU short of workgroups) and keeps one section (from its marker line to the next).
 // Parameters: B, H (query heads), L, S, q_per_kv (query heads per key/value head), scale (f32), causal,
 // has_mask, blocks (row blocks per (batch, head) pair), q_stride/k_stride/v_stride/m_stride (arrays of
 // the 4 strides B, H, L or S, E; m_*: the mask's B, H, L, S), q_off, k_off, v_off, m_off (element
 // offsets); per-kernel offsets in each section.
-
-const ROWS: u32 = 16u;
-const LANES: u32 = 8u;
 
 fn q_at(b: u32, h: u32, i: u32, e: u32) -> u32 { return P.q_off + b * P_q_stride(0u) + h * P_q_stride(1u) + i * P_q_stride(2u) + e * P_q_stride(3u); }
 fn k_at(b: u32, h: u32, j: u32, e: u32) -> u32 { return P.k_off + b * P_k_stride(0u) + (h / P.q_per_kv) * P_k_stride(1u) + j * P_k_stride(2u) + e * P_k_stride(3u); }
@@ -82,10 +80,16 @@ fn rows_of(wid: vec3<u32>, nwg: vec3<u32>, heads: u32) -> Rows {
 // Operands: 0 q, 1 k, 2 v, 3 mask, 4 out ([B, H, L, EV] through out_stride: the host gives it the
 // query's memory layout), 5 logsumexp (f32 [B, H, L], contiguous).
 // Extra parameters: out_off, out_stride (4 strides: B, H, L, EV), lse_off.
+// Each lane scores KPL keys of a block at once (independent sums over e), keeps its own share of
+// the row's exp-sum, and accumulates NC output columns per key: short dependent chains, so that a
+// short sequence (few workgroups) is not bound by workgroup-memory latency.
 const BKV: u32 = 32u;
+const KPL: u32 = BKV / LANES;
 const NC: u32 = (EV + LANES - 1u) / LANES;
+const PSP: u32 = BKV + 1u;  // Ps row pitch: the rows of a subgroup read their own weights in other banks
 var<workgroup> Blk: array<f32, BKV * MP>;
-var<workgroup> Ps: array<f32, ROWS * BKV>;
+var<workgroup> Ps: array<f32, ROWS * PSP>;
+var<workgroup> Red: array<f32, ROWS * LANES>;
 
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -97,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = q0 + r;
   stage_own(0u, b, h, q0, L, tid);
   var m = neg_inf();
-  var l = 0.0;
+  var l = 0.0;  // this lane's share of the row's sum of exp(s - m)
   var o: array<f32, NC>;
   for (var c = 0u; c < NC; c = c + 1u) { o[c] = 0.0; }
   var kend = S;
@@ -106,45 +110,60 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     stage(1u, b, h, k0, BKV, S, E, EP, tid);
     workgroupBarrier();
-    for (var t = 0u; t < BKV / LANES; t = t + 1u) {
-      let jj = lane + LANES * t;
-      let j = k0 + jj;
-      var s = neg_inf();
-      if (j < S && i < L) { s = logit(own_dot(r, jj), b, h, i, j); }
-      Ps[r * BKV + jj] = s;
+    var acc: array<f32, KPL>;
+    for (var t = 0u; t < KPL; t = t + 1u) { acc[t] = 0.0; }
+    for (var e = 0u; e < E; e = e + 1u) {
+      let qe = Own[r * EP + e];
+      for (var t = 0u; t < KPL; t = t + 1u) { acc[t] = acc[t] + qe * Blk[(lane + LANES * t) * EP + e]; }
     }
-    workgroupBarrier();
+    var lmx = neg_inf();
+    for (var t = 0u; t < KPL; t = t + 1u) {
+      let j = k0 + lane + LANES * t;
+      var sv = neg_inf();
+      if (j < S && i < L) { sv = logit(acc[t], b, h, i, j); }
+      acc[t] = sv;
+      lmx = max(lmx, sv);
+    }
+    Red[r * LANES + lane] = lmx;
+    workgroupBarrier();  // also: every lane is done with the key block
     var mx = m;
-    for (var jj = 0u; jj < BKV; jj = jj + 1u) { mx = max(mx, Ps[r * BKV + jj]); }
-    // Every lane of the row read the scores; now each turns its own into probabilities.
+    for (var u = 0u; u < LANES; u = u + 1u) { mx = max(mx, Red[r * LANES + u]); }
     var alpha = 1.0;
     if (mx != neg_inf()) { alpha = exp(m - mx); }
-    workgroupBarrier();
-    for (var t = 0u; t < BKV / LANES; t = t + 1u) {
-      let jj = lane + LANES * t;
+    var ls = 0.0;
+    for (var t = 0u; t < KPL; t = t + 1u) {
       var p = 0.0;
-      if (mx != neg_inf()) { p = exp(Ps[r * BKV + jj] - mx); }
-      Ps[r * BKV + jj] = p;
+      if (mx != neg_inf()) { p = exp(acc[t] - mx); }
+      Ps[r * PSP + lane + LANES * t] = p;
+      ls = ls + p;
     }
+    l = l * alpha + ls;
+    m = mx;
     stage(2u, b, h, k0, BKV, S, EV, EVP, tid);
     workgroupBarrier();
-    var rs = 0.0;
-    for (var jj = 0u; jj < BKV; jj = jj + 1u) { rs = rs + Ps[r * BKV + jj]; }
-    l = l * alpha + rs;
-    m = mx;
-    for (var c = 0u; c < NC; c = c + 1u) {
-      let col = lane + LANES * c;
-      if (col < EV) { o[c] = ps_blk(o[c] * alpha, r * BKV, 1u, BKV, EVP, col); }
+    for (var c = 0u; c < NC; c = c + 1u) { o[c] = o[c] * alpha; }
+    for (var jj = 0u; jj < BKV; jj = jj + 1u) {
+      let p = Ps[r * PSP + jj];
+      for (var c = 0u; c < NC; c = c + 1u) {
+        let col = min(lane + LANES * c, EV - 1u);  // past EV: a column never stored
+        o[c] = o[c] + p * Blk[jj * EVP + col];
+      }
     }
   }
+  // The row's exp-sum from its lanes' shares.
+  workgroupBarrier();
+  Red[r * LANES + lane] = l;
+  workgroupBarrier();
+  var lt = 0.0;
+  for (var u = 0u; u < LANES; u = u + 1u) { lt = lt + Red[r * LANES + u]; }
   if (i >= L) { return; }
-  let inv = select(0.0, 1.0 / l, l > 0.0);
+  let inv = select(0.0, 1.0 / lt, lt > 0.0);
   let out_base = P.out_off + b * P_out_stride(0u) + h * P_out_stride(1u) + i * P_out_stride(2u);
   for (var c = 0u; c < NC; c = c + 1u) {
     let col = lane + LANES * c;
     if (col < EV) { st4(out_base + col * P_out_stride(3u), o[c] * inv); }
   }
-  if (lane == 0u) { st5(P.lse_off + bh * L + i, select(pos_inf(), m + log(l), l > 0.0)); }
+  if (lane == 0u) { st5(P.lse_off + bh * L + i, select(pos_inf(), m + log(lt), lt > 0.0)); }
 }
 
 //== bwd_dq
@@ -182,7 +201,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     stage(1u, b, h, k0, BKV, S, E, EP, tid);
     workgroupBarrier();
-    var p: array<f32, 2>;
+    var p: array<f32, BKV / LANES>;
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
       let jj = lane + LANES * t;
       let j = k0 + jj;
