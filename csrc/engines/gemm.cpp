@@ -1023,7 +1023,10 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   // one dispatch, no split-K parts for the epilogue to sum (TORCH_WEBGPU_GEMV_STRIP=0: 64 lanes).
   int64_t lanes = 64;
   if (!rows) {
-    if (kernel::env_switch("TORCH_WEBGPU_GEMV_STRIP", 1) == 1)
+    const std::vector<long> fixed = kernel::env_numbers("TORCH_WEBGPU_GEMV_LANES", 1);  // 4 .. 64: tuning
+    if (fixed.size() == 1 && (fixed[0] == 4 || fixed[0] == 8 || fixed[0] == 16 || fixed[0] == 32 || fixed[0] == 64))
+      lanes = fixed[0];
+    else if (kernel::env_switch("TORCH_WEBGPU_GEMV_STRIP", 1) == 1)
       for (int64_t l : {16, 4})
         if (batch * grid(J, uint32_t(4 * lanes)) < 256 && batch * grid(J, uint32_t(4 * l)) <= 4096) lanes = l;
     groups_j = grid(J, uint32_t(4 * lanes));

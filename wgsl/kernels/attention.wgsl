@@ -35,11 +35,31 @@ fn row_of(which: u32, b: u32, h: u32, row: u32, limit: u32, e: u32) -> f32 {
   return ld2(v_at(b, h, row, e));
 }
 
-// Rows row0 .. row0 + n - 1 of q, k or v (which) into the block streamed through workgroup memory
-// (Blk, each section's own), `width` elements per row at `pitch`.
+// Rows row0 .. row0 + n - 1 (n <= 32) of q, k or v (which) into the block streamed through workgroup
+// memory (Blk, each section's own), `width` elements per row at `pitch`. Every load is issued before
+// the first store, so that their latencies overlap (one after another, a stage of 16 loads an
+// invocation cost more than the arithmetic on the block).
+const SN: u32 = (32u * (MP - 1u) + 127u) / 128u;
 fn stage(which: u32, b: u32, h: u32, row0: u32, n: u32, limit: u32, width: u32, pitch: u32, tid: u32) {
-  for (var x = tid; x < n * width; x = x + 128u) {
-    Blk[(x / width) * pitch + x % width] = row_of(which, b, h, row0 + x / width, limit, x % width);
+  var base = v_at(b, h, row0, 0u);
+  var rs = P_v_stride(2u);
+  var es = P_v_stride(3u);
+  if (which == 0u) { base = q_at(b, h, row0, 0u); rs = P_q_stride(2u); es = P_q_stride(3u); }
+  if (which == 1u) { base = k_at(b, h, row0, 0u); rs = P_k_stride(2u); es = P_k_stride(3u); }
+  var vals: array<f32, SN>;
+  for (var u = 0u; u < SN; u = u + 1u) {
+    let x = tid + u * 128u;
+    let row = x / width;
+    var v = 0.0;
+    if (x < n * width && row0 + row < limit) {
+      let a = base + row * rs + (x % width) * es;
+      if (which == 0u) { v = ld0(a); } else if (which == 1u) { v = ld1(a); } else { v = ld2(a); }
+    }
+    vals[u] = v;
+  }
+  for (var u = 0u; u < SN; u = u + 1u) {
+    let x = tid + u * 128u;
+    if (x < n * width) { Blk[(x / width) * pitch + x % width] = vals[u]; }
   }
 }
 
