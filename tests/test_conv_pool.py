@@ -329,6 +329,17 @@ _CL_CASES = {
     "max_pool3d": (_CL_X3, lambda t: F.max_pool3d(t, 2)),
     "avg_pool3d (contiguous on CPU too)": (_CL_X3, lambda t: F.avg_pool3d(t, 2)),
     "trilinear": (_CL_X3, lambda t: F.interpolate(t, scale_factor=2, mode="trilinear")),
+    "max_pool3d unbatched slice": (_CL_X3[1], lambda t: F.max_pool3d(t, 2)),
+    "max_pool3d unbatched slice indices": (_CL_X3[1], lambda t: F.max_pool3d(t, 2, return_indices=True)[1]),
+    "adaptive_max_pool3d unbatched slice": (_CL_X3[1], lambda t: F.adaptive_max_pool3d(t, 2)),
+    "group_norm": (_CL_X, lambda t: F.group_norm(t, 2)),
+    "group_norm affine": (_CL_X, lambda t: F.group_norm(t, 2, torch.ones(4, device=t.device) * 2, None)),
+    "layer_norm (contiguous on CPU too)": (_CL_X, lambda t: F.layer_norm(t, (8,))),
+    "reflection_pad2d": (_CL_X, lambda t: F.pad(t, (1, 2, 3, 1), mode="reflect")),
+    "replication_pad2d": (_CL_X, lambda t: F.pad(t, (1, 2, 3, 1), mode="replicate")),
+    "reflection_pad3d": (_CL_X3, lambda t: F.pad(t, (1, 2, 1, 1, 2, 1), mode="reflect")),
+    "replication_pad3d": (_CL_X3, lambda t: F.pad(t, (1, 2, 1, 1, 2, 1), mode="replicate")),
+    "circular pad (contiguous on CPU too)": (_CL_X, lambda t: F.pad(t, (1, 1, 1, 1), mode="circular")),
 }
 
 
@@ -360,3 +371,23 @@ def test_gemm_grid_folded_past_65535_workgroups_leaves_no_zeros():
         torch.testing.assert_close(F.conv2d(xd, wd).cpu(), want, rtol=1e-5, atol=1e-5)
     a, b = torch.randn(3, 5, generator=g), torch.randn(5, 16 * 2**19 + 300, generator=g)
     torch.testing.assert_close((a.to(DEV) @ b.to(DEV)).cpu(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "pool,shape",
+    [
+        (lambda t: F.adaptive_avg_pool1d(t, 0), (1, 2, 4)),
+        (lambda t: F.adaptive_avg_pool2d(t, 0), (1, 2, 4, 4)),
+        (lambda t: F.adaptive_avg_pool3d(t, 0), (1, 2, 4, 4, 4)),
+        (lambda t: F.adaptive_max_pool2d(t, 0), (1, 2, 4, 4)),
+        (lambda t: F.adaptive_max_pool3d(t, 0), (1, 2, 4, 4, 4)),
+    ],
+)
+def test_adaptive_pool_backward_of_empty_output_raises_like_cpu(pool, shape):
+    # output_size 0 makes an empty result; its backward is CPU's error, not an all-zero gradient.
+    for dev in ("cpu", DEV):
+        x = torch.randn(shape, device=dev, requires_grad=True)
+        y = pool(x)
+        assert y.numel() == 0
+        with pytest.raises(RuntimeError, match="Expected grad_output to have non-zero size for non-batch dimensions"):
+            y.sum().backward()

@@ -382,7 +382,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
   const at::Tensor weight = weight_opt.value_or(at::Tensor()), bias = bias_opt.value_or(at::Tensor());
   check_group_norm(input, weight, bias, N, C, HxW, group);
   const Rows r{N * group, (C / group) * HxW, group, C / group, std::max<int64_t>(HxW, 1), true};
-  return norm_forward(input, weight, bias, eps, r, {N, group}, "native_group_norm", "group_norm");
+  auto res = norm_forward(input, weight, bias, eps, r, {N, group}, "native_group_norm", "group_norm");
+  // CPU keeps a channels-last input's layout (layer_norm does not).
+  std::get<0>(res) = in_memory_format_of(std::get<0>(res), input);
+  return res;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(

@@ -163,13 +163,31 @@ WEBGPU_PAD_BWD(ReflectionPad3dBackward, structured_reflection_pad3d_backward, tr
 WEBGPU_PAD_BWD(ReplicationPad1dBackward, structured_replication_pad1d_backward, false)
 #undef WEBGPU_PAD_BWD
 
-template <class Op>
-at::Tensor fwd(const at::Tensor& self, c10::SymIntArrayRef padding) {
-  return structured::functional<Op, const at::Tensor&, at::IntArrayRef>(self, C10_AS_INTARRAYREF_SLOW(padding));
+// A channels-last input (2d and 3d padding of batched images) gives a channels-last result, as on
+// CPU: the output is made in that layout (the kernels write through its strides), where the padded
+// sizes are valid; the op's own checks then run as for out=.
+at::Tensor empty_padded_like(const at::Tensor& self, at::IntArrayRef padding) {
+  const at::MemoryFormat mf = self.dim() >= 4 ? self.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  const int64_t K = int64_t(padding.size()) / 2;
+  if (mf == at::MemoryFormat::Contiguous || K > self.dim()) return at::Tensor();
+  std::vector<int64_t> size = self.sizes().vec();
+  for (int64_t k = 0; k < K; ++k) {
+    int64_t& n = size[self.dim() - 1 - k];
+    n += padding[2 * k] + padding[2 * k + 1];
+    if (n < 1) return at::Tensor();
+  }
+  return at::empty(size, self.options().memory_format(mf));
 }
+
 template <class Op>
 at::Tensor& fwd_out(const at::Tensor& self, c10::SymIntArrayRef padding, at::Tensor& out) {
   return structured::OutFn<Op, const at::Tensor&, at::IntArrayRef>::call(self, C10_AS_INTARRAYREF_SLOW(padding), out);
+}
+template <class Op>
+at::Tensor fwd(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  at::Tensor out = empty_padded_like(self, C10_AS_INTARRAYREF_SLOW(padding));
+  if (out.defined()) return fwd_out<Op>(self, padding, out);
+  return structured::functional<Op, const at::Tensor&, at::IntArrayRef>(self, C10_AS_INTARRAYREF_SLOW(padding));
 }
 template <class Op>
 at::Tensor bwd(const at::Tensor& g, const at::Tensor& self, c10::SymIntArrayRef padding) {
@@ -215,7 +233,11 @@ at::Tensor& reflection_pad2d_out(const at::Tensor& self, c10::SymIntArrayRef pad
   return out;
 }
 
-constexpr auto reflection_pad2d = via_out<&reflection_pad2d_out>;
+at::Tensor reflection_pad2d(const at::Tensor& self, c10::SymIntArrayRef padding) {
+  at::Tensor out = empty_padded_like(self, C10_AS_INTARRAYREF_SLOW(padding));
+  if (!out.defined()) out = at::empty({0}, self.options());
+  return reflection_pad2d_out(self, padding, out);
+}
 
 template <int D, bool kReflect>
 at::Tensor& bwd_unstructured_out(const at::Tensor& g, const at::Tensor& self, c10::SymIntArrayRef padding_,

@@ -229,7 +229,16 @@ std::tuple<at::Tensor, at::Tensor> max_pool_nd(int dims, const at::Tensor& self,
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, dilation);
-  return max_pool_outputs(self, std::get<0>(m).sizes(), g, false);
+  auto r = max_pool_outputs(self, std::get<0>(m).sizes(), g, false);
+  if (dims == 3 && self.dim() == 4) {
+    // Unbatched (C, D, H, W) whose batch of one is channels_last_3d and not contiguous (a slice of a
+    // channels_last_3d batch): CPU gives the results that layout (adaptive and average pools do not).
+    const at::Tensor batch = self.unsqueeze(0);
+    if (!batch.is_contiguous() && batch.is_contiguous(at::MemoryFormat::ChannelsLast3d))
+      for (at::Tensor* t : {&std::get<0>(r), &std::get<1>(r)})
+        *t = t->unsqueeze(0).contiguous(at::MemoryFormat::ChannelsLast3d).squeeze(0);
+  }
+  return r;
 }
 
 std::tuple<at::Tensor, at::Tensor> max_pool2d_wi(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
@@ -381,7 +390,17 @@ at::Tensor adaptive_avg_nd(int dims, const at::Tensor& self, c10::SymIntArrayRef
   return in_memory_format_of(out, m);
 }
 
+// CPU's check of an adaptive pool's backward (its meta functions do not make it for every op and
+// torch version): an empty non-batch dimension of grad_output is an error, not an empty gradient.
+void check_grad_nonempty(const at::Tensor& grad, const char* op) {
+  for (int64_t i = 1; i < grad.dim(); ++i)
+    TORCH_CHECK(grad.size(i) > 0, op,
+                "(): Expected grad_output to have non-zero size for non-batch dimensions, but grad_output has sizes ",
+                grad.sizes(), " with dimension ", i, " being empty");
+}
+
 at::Tensor adaptive_avg_nd_backward(int dims, const at::Tensor& grad_, const at::Tensor& self) {
+  check_grad_nonempty(grad_, dims == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward");
   check_grad_dtype(self, dims == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward");
   TORCH_CHECK(grad_.dim() == self.dim(), "webgpu: adaptive_avg_pool", dims,
               "d_backward: grad_output and input ranks differ");
@@ -422,6 +441,7 @@ std::tuple<at::Tensor, at::Tensor> amax3d(const at::Tensor& self, at::IntArrayRe
 
 at::Tensor adaptive_max_nd_backward(int dims, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx) {
   if (dims == 2) at::adaptive_max_pool2d_backward(meta_of(grad), meta_of(self), meta_of(idx));
+  check_grad_nonempty(grad, dims == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward");
   check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward");
   PoolGeo g;
   g.dims = dims;
