@@ -23,6 +23,7 @@ CASES = [
 @pytest.fixture
 def conv_gemm(monkeypatch):
     monkeypatch.setenv("TORCH_WEBGPU_CONV_GEMM", "1")
+    monkeypatch.setenv("TORCH_WEBGPU_CONV_POINTWISE", "0")  # the 1x1 case takes the columns too
 
 
 def conv(x, w, b, kw):
@@ -89,3 +90,75 @@ def test_env_zero_keeps_the_direct_kernel(monkeypatch):
     torch.testing.assert_close(got.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
     new = set(torch_webgpu._C._pipeline_keys(-1)) - before
     assert not any(k.startswith("conv:cols") for k in new)
+
+
+# ---- 1x1 convolutions (unit stride, no padding, one group) as plain batched GEMMs -----------------
+
+POINTWISE = [
+    # (input shape, weight shape, transposed)
+    ((2, 16, 6, 6), (32, 16, 1, 1), False),
+    ((3, 5, 7), (4, 5, 1), False),  # 1-d
+    ((2, 3, 2, 3, 4), (6, 3, 1, 1, 1), False),  # 3-d
+    ((2, 1, 4, 5), (1, 1, 1, 1), False),  # one output channel: the mat-vec kernel
+    ((2, 6, 5, 4), (6, 3, 1, 1), True),  # transposed: weight [Ci, Co, 1, 1]
+    ((1, 1, 3, 4, 5), (1, 1, 1, 1, 1), True),
+]
+
+
+def _dispatched(fn):
+    """fn's result and the kernels it dispatched (None where the adapter has no timestamps)."""
+    if "timestamp-query" not in torch_webgpu.info()["features"]:
+        return fn(), None
+    torch.webgpu.synchronize()
+    torch_webgpu._C._take_kernel_times()
+    torch_webgpu._C._kernel_timing(True)
+    try:
+        r = fn()
+        torch.webgpu.synchronize()
+    finally:
+        torch_webgpu._C._kernel_timing(False)
+    return r, [k for k, _ in torch_webgpu._C._take_kernel_times()]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", range(len(POINTWISE)))
+@pytest.mark.parametrize("bias", [True, False])
+def test_pointwise_convolutions_are_plain_gemms(case, dtype, bias):
+    xs, ws, transposed = POINTWISE[case]
+    g = torch.Generator().manual_seed(case)
+    x, w = torch.randn(xs, generator=g).to(dtype), torch.randn(ws, generator=g).to(dtype)
+    co = ws[1] if transposed else ws[0]
+    b = torch.randn(co, generator=g).to(dtype) if bias else None
+    nd = len(xs) - 2
+    f = (
+        {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+        if transposed
+        else {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+    )[nd]
+    want = f(x.float(), w.float(), None if b is None else b.float())
+    got, kernels = _dispatched(lambda: f(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV)))
+    assert got.dtype == dtype and got.shape == want.shape
+    tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}[dtype]
+    torch.testing.assert_close(got.cpu().float(), want, rtol=tol, atol=tol)
+    if kernels is not None:  # a plain GEMM or mat-vec: no gathered operand, no columns
+        assert not any(":gb:" in k or ":ga:" in k or k.startswith("conv:") for k in kernels), kernels
+
+
+def test_pointwise_convolution_layouts_and_backward():
+    g = torch.Generator().manual_seed(3)
+    w = torch.randn(8, 6, 1, 1, generator=g)
+    for x in (
+        torch.randn(2, 6, 5, 7, generator=g).contiguous(memory_format=torch.channels_last),
+        torch.randn(2, 5, 7, 6, generator=g).permute(0, 3, 1, 2),  # not contiguous in any format
+        torch.randn(2, 6, 10, 7, generator=g)[:, :, ::2],  # strided positions
+    ):
+        xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+        wc, wd = w.clone().requires_grad_(), w.to(DEV).requires_grad_()
+        yc, yd = F.conv2d(xc, wc), F.conv2d(xd, wd)
+        assert yd.stride() == yc.stride(), (yd.stride(), yc.stride())
+        torch.testing.assert_close(yd.cpu(), yc, rtol=1e-5, atol=1e-5)
+        go = torch.randn(yc.shape, generator=g)
+        yc.backward(go)
+        yd.backward(go.to(DEV))
+        torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-4, atol=1e-4)
