@@ -507,9 +507,14 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
     }
     return conv_output_format(out, input_, weight_);
   }
-  if (!transposed && nhwc_wanted(input, g))
+  // A 1x1 convolution of a contiguous input is a plain GEMM; a channels-last half one goes on to the
+  // NHWC kernel where that applies (it reads the input as it is, where the GEMM would need a copy).
+  const bool pointwise = pointwise_gemm_wanted(input, g);
+  if (pointwise && input_.is_contiguous())
+    pointwise_gemm(input, weight, bias, out, transposed);
+  else if (!transposed && nhwc_wanted(input, g))
     nhwc_forward(input_, weight, bias, out, g);  // input_: a channels-last input needs no copy
-  else if (pointwise_gemm_wanted(input, g))
+  else if (pointwise)
     pointwise_gemm(input, weight, bias, out, transposed);
   else if (!transposed && cols_gemm_wanted(input, g))
     cols_gemm(input, weight, bias, out, g);
