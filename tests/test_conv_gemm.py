@@ -162,3 +162,32 @@ def test_pointwise_convolution_layouts_and_backward():
         yd.backward(go.to(DEV))
         torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", range(len(POINTWISE)))
+def test_pointwise_convolution_gradients(case, dtype):
+    # Input and weight gradients of the 1x1 forms (plain GEMMs; the weight gradient as per-image
+    # GEMMs summed where that is small, in float32) and the bias gradient, against CPU.
+    xs, ws, transposed = POINTWISE[case]
+    g = torch.Generator().manual_seed(10 + case)
+    x, w = torch.randn(xs, generator=g).to(dtype), torch.randn(ws, generator=g).to(dtype)
+    co = ws[1] if transposed else ws[0]
+    b = torch.randn(co, generator=g).to(dtype)
+    nd = len(xs) - 2
+    f = (
+        {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+        if transposed
+        else {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+    )[nd]
+    grads = []
+    for dev, dt in (("cpu", torch.float32), (DEV, dtype)):
+        ts = [t.detach().to(dev, dt).requires_grad_() for t in (x, w, b)]
+        y = f(*ts)
+        go = torch.randn(y.shape, generator=torch.Generator().manual_seed(99)).to(dev, dt)
+        y.backward(go)
+        grads.append([t.grad.cpu().float() for t in ts])
+    tol = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 6e-2}[dtype]
+    for name, got, want in zip(("input", "weight", "bias"), grads[1], grads[0]):
+        scale = max(1.0, want.abs().max().item())
+        torch.testing.assert_close(got / scale, want / scale, rtol=tol, atol=tol, msg=lambda m, n=name: f"{n}: {m}")

@@ -572,6 +572,30 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
       if (mask[1]) gw = gw.defined() ? gw.add_(std::get<1>(part)) : std::get<1>(part);
     }
   }
+  // 1x1, unit stride, no padding, one group: the gradients are plain GEMMs too. F [Cout, Cin] is the
+  // forward's matrix (W, or W's channel dims swapped when transposed): gI[n] = F^T @ gO[n], and
+  // dF = sum_n gO[n] @ X[n]^T as a batched GEMM and a sum over the images where that [N, Cout, Cin]
+  // is no larger than gO, in float32 (else the gathered weight-gradient GEMM, which splits
+  // K = N x positions and rounds half results once).
+  if (per >= N && input.numel() > 0 && go.numel() > 0 && pointwise_gemm_wanted(input, g)) {
+    const int64_t Cin = input.size(1), Cout = go.size(1), P = go.numel() / (N * Cout);
+    const at::Tensor w2 = weight.view({weight.size(0), weight.size(1)});
+    const at::Tensor F = transposed ? w2.t() : w2;  // [Cout, Cin]
+    const at::Tensor go3 = go.view({N, Cout, P}), x3 = input.view({N, Cin, P});
+    if (mask[0]) {
+      gi = at::empty(input.sizes(), input.options());
+      engines::gemm(gi.view({N, Cin, P}), F.t().unsqueeze(0).expand({N, Cin, Cout}), go3, at::Tensor(), 0, 1,
+                    "convolution_backward");
+      mask[0] = false;
+    }
+    if (mask[1] && go.scalar_type() == at::kFloat && N * Cout * Cin <= go.numel()) {
+      const at::Tensor parts = at::empty({N, Cout, Cin}, go.options());
+      engines::gemm(parts, go3, x3.transpose(1, 2), at::Tensor(), 0, 1, "convolution_backward");
+      const at::Tensor dF = parts.sum(0);
+      gw = (transposed ? dF.t() : dF).contiguous().view(weight.sizes());
+      mask[1] = false;
+    }
+  }
   // A stride-1 convolution's input gradient is the forward convolution of the output gradient with
   // the weights flipped and their channel dims swapped, padding dilation * (k - 1) - padding: for
   // half on matrix units that is the channels-last form above. TORCH_WEBGPU_CONV_GRAD_AS_CONV=1 takes
