@@ -145,6 +145,9 @@ void empty_caches() {
 }
 
 std::pair<size_t, size_t> memory_info(int device) { return g_allocator.getMemoryInfo(c10::DeviceIndex(device)); }
+c10::CachingDeviceAllocator::DeviceStats device_stats(int device) {
+  return g_allocator.getDeviceStats(c10::DeviceIndex(device));
+}
 
 rt::Block* block_of_data_ptr(const c10::DataPtr& p) {
   if (p.get_deleter() == &free_block) return static_cast<rt::Block*>(p.get_context());

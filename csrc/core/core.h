@@ -2,6 +2,7 @@
 #pragma once
 #include <ATen/core/Generator.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 
 #include <atomic>
 #include <cstdint>
@@ -25,6 +26,8 @@ void empty_caches();
 // (free, total) bytes of a device (torch.webgpu.mem_get_info); NotImplementedError where the
 // adapter does not report its memory.
 std::pair<size_t, size_t> memory_info(int device);
+// A device's memory statistics in PyTorch's shape (torch.accelerator / torch.webgpu.memory_stats).
+c10::CachingDeviceAllocator::DeviceStats device_stats(int device);
 const at::Generator& default_generator(int index);
 
 // The Philox key (seed) and counter offset for one random kernel on device `index`: `gen` (or the

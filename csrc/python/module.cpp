@@ -131,25 +131,28 @@ py::dict counter_dict(std::initializer_list<std::pair<const char*, uint64_t>> co
   return d;
 }
 
-// torch.cuda.memory_stats()'s flat keys ("allocated_bytes.all.current", ...) from the pool's
-// statistics, and the pool's own counters under their names (cache_hits).
+// torch.cuda.memory_stats()'s flat keys ("allocated_bytes.all.current", ...) from the statistics
+// the allocator gives torch.accelerator (core::device_stats), and the pool's own counters under their
+// names (cache_hits).
 py::dict memory_stats(int index) {
-  const rt::PoolStats s = rt::get_device(resolve(index)).pool().stats();
-  const rt::StatArray none{};
-  const std::pair<const char*, const rt::StatArray*> arrays[] = {{"allocation", &s.allocation},
-                                                                 {"segment", &s.segment},
-                                                                 {"active", &s.allocation},
-                                                                 {"inactive_split", &none},
-                                                                 {"allocated_bytes", &s.allocated_bytes},
-                                                                 {"reserved_bytes", &s.reserved_bytes},
-                                                                 {"active_bytes", &s.allocated_bytes},
-                                                                 {"inactive_split_bytes", &none},
-                                                                 {"requested_bytes", &s.allocated_bytes}};
+  const int dev = resolve(index);
+  const c10::CachingDeviceAllocator::DeviceStats s = core::device_stats(dev);
+  using Arr = c10::CachingDeviceAllocator::StatArray;
+  const std::pair<const char*, const Arr*> arrays[] = {{"allocation", &s.allocation},
+                                                       {"segment", &s.segment},
+                                                       {"active", &s.active},
+                                                       {"inactive_split", &s.inactive_split},
+                                                       {"allocated_bytes", &s.allocated_bytes},
+                                                       {"reserved_bytes", &s.reserved_bytes},
+                                                       {"active_bytes", &s.active_bytes},
+                                                       {"inactive_split_bytes", &s.inactive_split_bytes},
+                                                       {"requested_bytes", &s.requested_bytes}};
+  const char* kinds[] = {"all", "small_pool", "large_pool"};  // c10's StatType order
   py::dict d;
   for (const auto& [name, a] : arrays)
-    for (const char* kind : {"all", "small_pool", "large_pool"}) {
-      const rt::Stat& st = (*a)[std::string(kind) == "all" ? 0 : std::string(kind) == "small_pool" ? 1 : 2];
-      const std::string key = std::string(name) + "." + kind + ".";
+    for (size_t k = 0; k < 3; ++k) {
+      const auto& st = (*a)[k];
+      const std::string key = std::string(name) + "." + kinds[k] + ".";
       d[py::str(key + "current")] = st.current;
       d[py::str(key + "peak")] = st.peak;
       d[py::str(key + "allocated")] = st.allocated;
@@ -157,10 +160,10 @@ py::dict memory_stats(int index) {
     }
   d["num_alloc_retries"] = s.num_alloc_retries;
   d["num_ooms"] = s.num_ooms;
-  d["num_device_alloc"] = s.segment[rt::kAllBlocks].allocated;
-  d["num_device_free"] = s.segment[rt::kAllBlocks].freed;
-  d["num_sync_all_streams"] = 0;
-  d["cache_hits"] = s.cache_hits;
+  d["num_device_alloc"] = s.num_device_alloc;
+  d["num_device_free"] = s.num_device_free;
+  d["num_sync_all_streams"] = s.num_sync_all_streams;
+  d["cache_hits"] = rt::get_device(dev).pool().stats().cache_hits;
   return d;
 }
 
