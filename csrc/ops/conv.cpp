@@ -438,6 +438,8 @@ bool conv_on_cpu(std::initializer_list<const at::Tensor*> ts, const char* op) {
 }
 
 at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
+// ... and a result back to the device.
+at::Tensor to_device_of(const at::Tensor& t, const at::Tensor& like) { return t.defined() ? t.to(like.device()) : t; }
 
 // CPU's and cuDNN's rule: a channels-last input or weight gives a channels-last output.
 at::Tensor conv_output_format(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight) {
@@ -534,8 +536,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
     const std::vector<int64_t> bias_sizes{transposed ? weight_.size(1) * groups : weight_.size(0)};
     auto [gi, gw, gb] = at::convolution_backward(grad_output_.cpu(), input_.cpu(), weight_.cpu(), bias_sizes, stride,
                                                  padding, dilation, transposed, output_padding, groups, mask);
-    const auto dev = input_.device();
-    return {gi.defined() ? gi.to(dev) : gi, gw.defined() ? gw.to(dev) : gw, gb.defined() ? gb.to(dev) : gb};
+    return {to_device_of(gi, input_), to_device_of(gw, input_), to_device_of(gb, input_)};
   }
   check_dtype(grad_output_, "convolution_backward");
   check_dtype(input_, "convolution_backward");
