@@ -105,6 +105,15 @@ POINTWISE = [
 ]
 
 
+def _pointwise_fn(nd, transposed):
+    """F.conv{nd}d or F.conv_transpose{nd}d."""
+    return (
+        {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+        if transposed
+        else {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+    )[nd]
+
+
 def _dispatched(fn):
     """fn's result and the kernels it dispatched (None where the adapter has no timestamps)."""
     if "timestamp-query" not in torch_webgpu.info()["features"]:
@@ -129,12 +138,7 @@ def test_pointwise_convolutions_are_plain_gemms(case, dtype, bias):
     x, w = torch.randn(xs, generator=g).to(dtype), torch.randn(ws, generator=g).to(dtype)
     co = ws[1] if transposed else ws[0]
     b = torch.randn(co, generator=g).to(dtype) if bias else None
-    nd = len(xs) - 2
-    f = (
-        {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
-        if transposed
-        else {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-    )[nd]
+    f = _pointwise_fn(len(xs) - 2, transposed)
     want = f(x.float(), w.float(), None if b is None else b.float())
     got, kernels = _dispatched(lambda: f(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV)))
     assert got.dtype == dtype and got.shape == want.shape
@@ -174,12 +178,7 @@ def test_pointwise_convolution_gradients(case, dtype):
     x, w = torch.randn(xs, generator=g).to(dtype), torch.randn(ws, generator=g).to(dtype)
     co = ws[1] if transposed else ws[0]
     b = torch.randn(co, generator=g).to(dtype)
-    nd = len(xs) - 2
-    f = (
-        {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
-        if transposed
-        else {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-    )[nd]
+    f = _pointwise_fn(len(xs) - 2, transposed)
     grads = []
     for dev, dt in (("cpu", torch.float32), (DEV, dtype)):
         ts = [t.detach().to(dev, dt).requires_grad_() for t in (x, w, b)]
