@@ -190,3 +190,20 @@ def test_pointwise_convolution_gradients(case, dtype):
     for name, got, want in zip(("input", "weight", "bias"), grads[1], grads[0]):
         scale = max(1.0, want.abs().max().item())
         torch.testing.assert_close(got / scale, want / scale, rtol=tol, atol=tol, msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_pointwise_transposed_with_output_padding():
+    # stride 1 allows output_padding below the dilation: the output gains positions, so it is not
+    # the plain GEMM's shape (the gathered GEMM takes it), forward and backward.
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(2, 3, 4, 5, generator=g), torch.randn(3, 2, 1, 1, generator=g)
+    kw = dict(stride=1, dilation=2, output_padding=1)
+    xc, wc = x.clone().requires_grad_(), w.clone().requires_grad_()
+    xd, wd = x.to(DEV).requires_grad_(), w.to(DEV).requires_grad_()
+    yc, yd = F.conv_transpose2d(xc, wc, **kw), F.conv_transpose2d(xd, wd, **kw)
+    assert yd.shape == yc.shape == (2, 2, 5, 6)
+    torch.testing.assert_close(yd.cpu(), yc, rtol=1e-5, atol=1e-5)
+    yc.square().sum().backward()
+    yd.square().sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-4, atol=1e-4)

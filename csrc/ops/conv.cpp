@@ -198,11 +198,14 @@ void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tens
 // channel dims swapped, a strided view), P the positions. No gathered loads and no columns: a
 // gathered GEMM's per-tile index work dominated such convolutions (lavapipe: a 4M-position
 // single-channel ConvTranspose3d took 2.2 s, 0.02 s on CPU).
-bool pointwise_gemm_wanted(const at::Tensor& input, const Geo& g) {
+// (A transposed one's output_padding, allowed below its dilation, would add positions.)
+bool pointwise_gemm_wanted(const at::Tensor& input, const Geo& g, at::IntArrayRef output_padding) {
   const auto dt = input.scalar_type();
   if (g.G != 1 || !(dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16)) return false;
   for (int i = 0; i < 3; ++i)
     if (g.ks[i] != 1 || g.st[i] != 1 || g.pd[i] != 0) return false;
+  for (const int64_t p : output_padding)
+    if (p != 0) return false;
   return kernel::env_switch("TORCH_WEBGPU_CONV_POINTWISE", 1) == 1;
 }
 
@@ -511,7 +514,7 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
   }
   // A 1x1 convolution of a contiguous input is a plain GEMM; a channels-last half one goes on to the
   // NHWC kernel where that applies (it reads the input as it is, where the GEMM would need a copy).
-  const bool pointwise = pointwise_gemm_wanted(input, g);
+  const bool pointwise = pointwise_gemm_wanted(input, g, output_padding);
   if (pointwise && input_.is_contiguous())
     pointwise_gemm(input, weight, bias, out, transposed);
   else if (!transposed && nhwc_wanted(input, g))
@@ -578,7 +581,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
   // dF = sum_n gO[n] @ X[n]^T as a batched GEMM and a sum over the images where that [N, Cout, Cin]
   // is no larger than gO, in float32 (else the gathered weight-gradient GEMM, which splits
   // K = N x positions and rounds half results once).
-  if (per >= N && input.numel() > 0 && go.numel() > 0 && pointwise_gemm_wanted(input, g)) {
+  if (per >= N && input.numel() > 0 && go.numel() > 0 && pointwise_gemm_wanted(input, g, output_padding)) {
     const int64_t Cin = input.size(1), Cout = go.size(1), P = go.numel() / (N * Cout);
     const at::Tensor w2 = weight.view({weight.size(0), weight.size(1)});
     const at::Tensor F = transposed ? w2.t() : w2;  // [Cout, Cin]
