@@ -133,6 +133,15 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   });
 }
 
+// o3 [N, Co, P] = w3 [N, Co, K] @ b3 [N, K, P] (+ bias [Co] on every position): a forward
+// convolution's batched GEMM (cols_gemm, pointwise_gemm).
+void gemm_plus_bias(const at::Tensor& o3, const at::Tensor& w3, const at::Tensor& b3, const at::Tensor& bias) {
+  if (bias.defined())
+    engines::gemm(o3, w3, b3, bias.view({1, o3.size(1), 1}).expand(o3.sizes()), 1, 1, "convolution");
+  else
+    engines::gemm(o3, w3, b3, at::Tensor(), 0, 1, "convolution");
+}
+
 // The GEMM form of a forward convolution (groups 1): the input's columns [N, Ci*KS, YS]
 // (wgsl/kernels/conv_cols.wgsl), then out[n] = W [Co, Ci*KS] @ cols[n] (+ bias) as one batched
 // GEMM, which for float16 runs on the matrix units where the adapter has them (engines/gemm.cpp).
@@ -186,10 +195,7 @@ void cols_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tens
     });
     const at::Tensor o3 = out.narrow(0, n0, nb).view({nb, g.Co, YS});
     const at::Tensor wexp = w3.expand({nb, g.Co, KC});
-    if (bias.defined())
-      engines::gemm(o3, wexp, cols, bias.view({1, g.Co, 1}).expand({nb, g.Co, YS}), 1, 1, "convolution");
-    else
-      engines::gemm(o3, wexp, cols, at::Tensor(), 0, 1, "convolution");
+    gemm_plus_bias(o3, wexp, cols, bias);
   }
 }
 
@@ -209,16 +215,18 @@ bool pointwise_gemm_wanted(const at::Tensor& input, const Geo& g, at::IntArrayRe
   return kernel::env_switch("TORCH_WEBGPU_CONV_POINTWISE", 1) == 1;
 }
 
+// The matrix F [Cout, Cin] of a 1x1 convolution (out[n] = F @ x[n]): the weight, or a view of it with
+// its channel dims swapped when transposed.
+at::Tensor pointwise_matrix(const at::Tensor& weight, bool transposed) {
+  const at::Tensor w2 = weight.view({weight.size(0), weight.size(1)});
+  return transposed ? w2.t() : w2;
+}
+
 void pointwise_gemm(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& out,
                     bool transposed) {
   const int64_t N = out.size(0), Co = out.size(1), Ci = input.size(1), P = out.numel() / std::max<int64_t>(N * Co, 1);
-  const at::Tensor w2 = weight.view({weight.size(0), weight.size(1)});
-  const at::Tensor wexp = (transposed ? w2.t() : w2).unsqueeze(0).expand({N, Co, Ci});
-  const at::Tensor o3 = out.view({N, Co, P}), x3 = input.view({N, Ci, P});
-  if (bias.defined())
-    engines::gemm(o3, wexp, x3, bias.view({1, Co, 1}).expand({N, Co, P}), 1, 1, "convolution");
-  else
-    engines::gemm(o3, wexp, x3, at::Tensor(), 0, 1, "convolution");
+  gemm_plus_bias(out.view({N, Co, P}), pointwise_matrix(weight, transposed).unsqueeze(0).expand({N, Co, Ci}),
+                 input.view({N, Ci, P}), bias);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,13 +522,11 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
   }
   // A 1x1 convolution of a contiguous input is a plain GEMM; a channels-last half one goes on to the
   // NHWC kernel where that applies (it reads the input as it is, where the GEMM would need a copy).
-  const bool pointwise = pointwise_gemm_wanted(input, g, output_padding);
-  if (pointwise && input_.is_contiguous())
+  const bool nhwc = !transposed && nhwc_wanted(input, g);
+  if (pointwise_gemm_wanted(input, g, output_padding) && (input_.is_contiguous() || !nhwc))
     pointwise_gemm(input, weight, bias, out, transposed);
-  else if (!transposed && nhwc_wanted(input, g))
+  else if (nhwc)
     nhwc_forward(input_, weight, bias, out, g);  // input_: a channels-last input needs no copy
-  else if (pointwise)
-    pointwise_gemm(input, weight, bias, out, transposed);
   else if (!transposed && cols_gemm_wanted(input, g))
     cols_gemm(input, weight, bias, out, g);
   else if (implicit_wanted(input, g))
@@ -583,8 +589,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
   // K = N x positions and rounds half results once).
   if (per >= N && input.numel() > 0 && go.numel() > 0 && pointwise_gemm_wanted(input, g, output_padding)) {
     const int64_t Cin = input.size(1), Cout = go.size(1), P = go.numel() / (N * Cout);
-    const at::Tensor w2 = weight.view({weight.size(0), weight.size(1)});
-    const at::Tensor F = transposed ? w2.t() : w2;  // [Cout, Cin]
+    const at::Tensor F = pointwise_matrix(weight, transposed);  // [Cout, Cin]
     const at::Tensor go3 = go.view({N, Cout, P}), x3 = input.view({N, Cin, P});
     if (mask[0]) {
       gi = at::empty(input.sizes(), input.options());
