@@ -223,6 +223,9 @@ def test_mv_column_strips(strip, dtype, monkeypatch):
     check(lambda a, b: a @ b, rnd(1, 4096, dtype=dtype), rnd(4096, 4096, dtype=dtype), k=4096)
     check(lambda a, b: a @ b, rnd(1, 1000, dtype=dtype), rnd(1000, 4099, dtype=dtype), k=1000)
     check(torch.bmm, rnd(3, 1, 2000, dtype=dtype), rnd(3, 2000, 1030, dtype=dtype), k=2000)
+    # x's block 16-byte aligned but k ragged: rows past the last whole block of 4 (the block path's tail)
+    for k in (1999, 4097, 7):
+        check(lambda a, b: a[:, :k] @ b, rnd(1, k + 4 - k % 4, dtype=dtype), rnd(k, 300, dtype=dtype), k=k)
     check(
         lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2),
         rnd(2050, dtype=dtype),
