@@ -70,11 +70,17 @@ READ_ALL = """
   var acc = vec4<f32>(0.0);
   var i = t;
   for (; i + 3u * T < P.n4; i = i + 4u * T) {
-    let a = b1[i]; let b = b1[i + T]; let c = b1[i + 2u * T]; let d = b1[i + 3u * T];
+    let a = b1[P.base + i]; let b = b1[P.base + i + T]; let c = b1[P.base + i + 2u * T]; let d = b1[P.base + i + 3u * T];
     acc = acc + (a + b) + (c + d);
   }
-  for (; i < P.n4; i = i + T) { acc = acc + b1[i]; }
+  for (; i < P.n4; i = i + T) { acc = acc + b1[P.base + i]; }
   b2[t] = acc;
+}
+"""
+
+EMPTY = """
+@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) lid: u32) {
+  b2[lid] = b2[lid] + vec4<f32>(1.0);
 }
 """
 
@@ -130,7 +136,7 @@ def main():
                     "probe_read_all",
                     READ_ALL,
                     [(xf, "vec4<f32>", False), (w, "vec4<f32>", False), (part, "vec4<f32>", True)],
-                    [("n4", "u32", K * N // 4)],
+                    [("n4", "u32", K * N // 4), ("base", "u32", 0)],
                     groups,
                     "",
                     ["pointwise"],
@@ -138,6 +144,42 @@ def main():
                 )
 
             cases[f"read W once, {groups} workgroups"] = read
+
+        # The same bytes in D dispatches (D parts of W one after another): the fixed cost of a
+        # dispatch is the slope; and a chain of one-workgroup dispatches, each reading what the
+        # previous wrote (the floor of a dependent dispatch).
+        for d in (2, 4, 8, 16):
+
+            def parts(d=d):
+                n4 = K * N // 4 // d
+                for i in range(d):
+                    _C._launch_wgsl(
+                        "probe_read_all",
+                        READ_ALL,
+                        [(xf, "vec4<f32>", False), (w, "vec4<f32>", False), (part, "vec4<f32>", True)],
+                        [("n4", "u32", n4), ("base", "u32", i * n4)],
+                        2048 // d,
+                        "",
+                        ["pointwise"],
+                        "",
+                    )
+
+            cases[f"read W in {d} dispatches (per call: all)"] = parts
+
+        def chain():
+            for _ in range(100):
+                _C._launch_wgsl(
+                    "probe_empty",
+                    EMPTY,
+                    [(xf, "vec4<f32>", False), (w, "vec4<f32>", False), (part, "vec4<f32>", True)],
+                    [],
+                    1,
+                    "",
+                    ["pointwise"],
+                    "",
+                )
+
+        cases["100 dependent one-workgroup dispatches (per call: all)"] = chain
     for name, fn in cases.items():
         t, rec = timed(fn, a.iters)
         print(f"{a.device:6s} {name:40s} {mb / t / 1e3:7.0f} GB/s  {t * 1e6:7.1f} us/call  rec {rec * 1e6:6.1f} us",

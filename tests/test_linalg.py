@@ -74,6 +74,13 @@ def test_mm_large_tile():
     check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5), rnd(1408), rnd(1408, 20), rnd(20, 1408), k=20)
 
 
+def test_mm_huge_tile():
+    # >= 256 tiles of 128x256 select the huge configuration (512 invocations): ragged edges in both
+    # dimensions with scalar loads, then aligned vec4 operands with a bias.
+    check(torch.mm, rnd(2049, 12), rnd(12, 4097), k=12)
+    check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5), rnd(4096), rnd(2048, 12), rnd(12, 4096), k=12)
+
+
 @pytest.mark.parametrize("layout", ["tn", "nt", "tt", "offset", "stepped", "expanded"])
 def test_mm_layouts(layout):
     M, K, N = 67, 45, 70

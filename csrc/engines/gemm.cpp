@@ -13,8 +13,9 @@
 // Operands are read through their strides (transposed operands cost nothing); vec4 loads when an
 // f32 operand's contiguous dimension and alignment allow.
 //
-// Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="L=128x128x16x8x8,
-// M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: large, medium, small-M) overrides
+// Tile shapes are specialisation parameters: TORCH_WEBGPU_MATMUL_TILES="H=128x256x8x8x8,
+// L=128x128x16x8x8,M=64x64x16x4x4,S=16x128x16x4x4" (BMxBNxBKxTMxTN per class: huge, large, medium,
+// small-M; N= the gathered GEMMs' narrow class) overrides
 // the defaults, so each adapter can be tuned without rebuilding; TORCH_WEBGPU_DUMP_WGSL=1 prints
 // each float kernel as it is compiled. The half GEMM on subgroup matrices has its own knobs:
 // TORCH_WEBGPU_MATMUL_SG=0 (off), TORCH_WEBGPU_MATMUL_SG_TILES (shapes, sg_plan),
@@ -136,8 +137,10 @@ Tiles parse_tiles(const std::string& s, Tiles d) {
 }
 
 struct TileSet {
-  // H100, 4096^3 f32: BK=8 reaches 34.5 TFLOP/s (0.67x cuBLAS), BK=16 25.2, BK=32 26.7.
-  Tiles large{128, 128, 8, 8, 8}, medium{64, 64, 16, 4, 4}, small{16, 128, 16, 4, 4};
+  // H100, 4096^3 f32: BK=8 reaches 34.5 TFLOP/s (0.67x cuBLAS), BK=16 25.2, BK=32 26.7. Problems of
+  // at least 256 of the huge class's 128x256 tiles (two per SM on an H100) take those: 39.8 TFLOP/s
+  // at 4096^3 against 36.0 for 128x128 in the same run (stop 43; 64x256x8x4x16 38.1, 256x128 29.6).
+  Tiles huge{128, 256, 8, 8, 8}, large{128, 128, 8, 8, 8}, medium{64, 64, 16, 4, 4}, small{16, 128, 16, 4, 4};
   // The gathered GEMMs' (gemm_gathered) tile for M <= 64, e.g. a convolution's 64 output channels.
   Tiles narrow{64, 128, 8, 4, 8};
 };
@@ -156,6 +159,7 @@ TileSet tile_set() {
   while (std::getline(ss, item, ',')) {
     if (item.size() < 3 || item[1] != '=') continue;
     const std::string v = item.substr(2);
+    if (item[0] == 'H') t.huge = parse_tiles(v, t.huge);
     if (item[0] == 'L') t.large = parse_tiles(v, t.large);
     if (item[0] == 'M') t.medium = parse_tiles(v, t.medium);
     if (item[0] == 'S') t.small = parse_tiles(v, t.small);
@@ -491,6 +495,8 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
     T = ts.small;
   else if ((ga || gb) && M <= 64)
     T = ts.narrow;
+  else if (ntiles(ts.huge) >= 256)
+    T = ts.huge;
   else if (ntiles(ts.large) >= 120)
     T = ts.large;
   else
@@ -501,7 +507,7 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
     const uint64_t inv = uint64_t(t.bm / t.tm) * (t.bn / t.tn), shared = 2ull * t.bk * (t.bm + t.bn) * 4;
     return inv <= dev.max_invocations && inv <= dev.max_workgroup_size_x && shared <= dev.max_workgroup_storage;
   };
-  for (const Tiles& t : {ts.medium, ts.small, Tiles{32, 32, 8, 4, 4}})
+  for (const Tiles& t : {ts.large, ts.medium, ts.small, Tiles{32, 32, 8, 4, 4}})
     if (!fits(T)) T = t;
   TORCH_CHECK(fits(T), "webgpu: matmul: no tile shape fits this adapter's workgroup limits");
   const int64_t tiles_m = (M + T.bm - 1) / T.bm, tiles_n = (N + T.bn - 1) / T.bn;
