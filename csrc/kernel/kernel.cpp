@@ -153,7 +153,8 @@ void launch(std::string key, const std::vector<Storage>& storage, const Params& 
   const rt::Pipeline& p = dev.pipelines().get(key, nb, ro_mask, std::ref(make));
   // A checking kernel's error slot is bound by the Stream (binding nb), which also records which
   // blocks the dispatch writes (they hold a poisoned result if the slot is found set).
-  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(), groups, error_flag);
+  dev.stream().dispatch(p, b.data(), uint32_t(b.size()), params.words(), params.num_words(), groups, error_flag,
+                        source.weight);
 }
 
 void Kernel::param_index(std::string_view name, int64_t v) {

@@ -90,6 +90,10 @@ std::pair<uint64_t, uint64_t> byte_span(const at::TensorBase& t);
 struct Source {
   std::vector<std::string> libraries;  // wgsl/<name>.wgsl after common, in order (e.g. "int64")
   std::string directives;  // "enable f16;\n" ..., placed first
+  // The dispatch's GPU work in workgroups of a pointwise kernel, for the Stream's early-submit rule
+  // (runtime/stream.h); 0: its own workgroup count. Kernels whose few workgroups each loop over
+  // much data (the mat-vec) say so, so that the GPU starts on them while the CPU records more.
+  uint64_t weight = 0;
 };
 
 // Records one dispatch of `groups` workgroups. `key` must determine the WGSL given the storage rows

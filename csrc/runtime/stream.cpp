@@ -213,7 +213,7 @@ void Stream::check_same_device(const Binding* b, uint32_t n, const std::string& 
 }
 
 void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uint32_t* params, uint32_t nwords,
-                      uint64_t workgroups, bool check_indices) {
+                      uint64_t workgroups, bool check_indices, uint64_t weight) {
   TORCH_CHECK(nwords <= kParamWords, "webgpu: kernel '", p.key, "' has too many parameters");
   TORCH_CHECK(n + (check_indices ? 1 : 0) == p.num_storage, "webgpu: kernel '", p.key, "' expects ", p.num_storage,
               " buffers, got ", n + (check_indices ? 1 : 0));
@@ -287,10 +287,11 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   // Neither early rule fires while submit_depth_ batches are still unfinished: the GPU has work,
   // and a submit costs CPU time (H200: 4096x4096 softmax in a loop, every kernel its own submit,
   // 952 GB/s; with the depth rule 2100-3170 GB/s, benchmarks/probe_bw.py).
-  groups_ += workgroups;
+  // `weight` (when larger) stands for a dispatch whose workgroups each do much work.
+  const uint64_t work = std::max(workgroups, weight);
+  groups_ += work;
   if (slots_used_ >= max_batch_ || (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
-      (submit_groups_ && (groups_ >= submit_groups_ || workgroups >= eager_groups_) &&
-       in_flight_count() < submit_depth_))
+      (submit_groups_ && (groups_ >= submit_groups_ || work >= eager_groups_) && in_flight_count() < submit_depth_))
     flush_locked();
 }
 

@@ -60,7 +60,7 @@ class Stream {
   // Raises when a binding is a buffer of another device (checked once several devices exist).
   void check_same_device(const Binding* bindings, uint32_t n, const std::string& what) const;
   void dispatch(const Pipeline& p, const Binding* bindings, uint32_t n, const uint32_t* params, uint32_t nwords,
-                uint64_t workgroups, bool check_indices = false);
+                uint64_t workgroups, bool check_indices = false, uint64_t weight = 0);
   // Records a buffer-to-buffer copy (offsets and size multiples of 4).
   void copy(WGPUBuffer src, uint64_t src_off, WGPUBuffer dst, uint64_t dst_off, uint64_t size);
   // Writes host data into a buffer, ordered after everything recorded so far (the open batch is
