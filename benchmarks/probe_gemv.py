@@ -107,8 +107,19 @@ def main():
 
         out = torch.empty(N, device="webgpu")
         xf = x.reshape(-1)
-        for L, WG, U in [(1, 256, 1), (1, 256, 2), (2, 256, 2), (4, 256, 2), (4, 256, 4), (1, 1024, 1),
-                         (2, 1024, 1), (4, 1024, 1), (4, 1024, 2), (8, 1024, 1), (16, 1024, 1)]:
+        for L, WG, U in [
+            (1, 256, 1),
+            (1, 256, 2),
+            (2, 256, 2),
+            (4, 256, 2),
+            (4, 256, 4),
+            (1, 1024, 1),
+            (2, 1024, 1),
+            (4, 1024, 1),
+            (4, 1024, 2),
+            (8, 1024, 1),
+            (16, 1024, 1),
+        ]:
             src = variant(L, WG, U)
             key = f"probe_gemv_{L}_{WG}_{U}"
             groups = N // (4 * L)
@@ -182,8 +193,10 @@ def main():
         cases["100 dependent one-workgroup dispatches (per call: all)"] = chain
     for name, fn in cases.items():
         t, rec = timed(fn, a.iters)
-        print(f"{a.device:6s} {name:40s} {mb / t / 1e3:7.0f} GB/s  {t * 1e6:7.1f} us/call  rec {rec * 1e6:6.1f} us",
-              flush=True)
+        print(
+            f"{a.device:6s} {name:40s} {mb / t / 1e3:7.0f} GB/s  {t * 1e6:7.1f} us/call  rec {rec * 1e6:6.1f} us",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
