@@ -4,6 +4,14 @@
 // 1d pools reach these through ATen's composites.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/adaptive_max_pool2d_meta.h>
+#include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool3d_meta.h>
+#include <ATen/ops/avg_pool2d_meta.h>
+#include <ATen/ops/avg_pool2d_backward_meta.h>
+#include <ATen/ops/avg_pool3d_meta.h>
+#include <ATen/ops/max_pool2d_with_indices_meta.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_meta.h>
 #include <torch/library.h>
 
 #include "ops/common.h"
@@ -12,6 +20,7 @@
 #include "kernel/wgsl.h"
 #include "ops/register.h"
 #include "ops/rows.h"
+#include "ops/structured.h"
 
 namespace webgpu::ops {
 namespace {
@@ -224,12 +233,14 @@ void copy_out(const at::Tensor& out, const at::Tensor& r) {
 std::tuple<at::Tensor, at::Tensor> max_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
                                                at::IntArrayRef stride, at::IntArrayRef padding,
                                                at::IntArrayRef dilation, bool ceil_mode) {
-  auto m = dims == 2 ? at::max_pool2d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode)
-                     : at::max_pool3d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode);
+  const at::Tensor m =
+      dims == 2 ? structured::meta_output<at::meta::structured_max_pool2d_with_indices, 2>(0, self, kernel, stride,
+                                                                                           padding, dilation, ceil_mode)
+                : std::get<0>(at::max_pool3d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode));
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, dilation);
-  auto r = max_pool_outputs(self, std::get<0>(m).sizes(), g, false);
+  auto r = max_pool_outputs(self, m.sizes(), g, false);
   if (dims == 3 && self.dim() == 4) {
     // Unbatched (C, D, H, W) whose batch of one is channels_last_3d and not contiguous (a slice of a
     // channels_last_3d batch): CPU gives the results that layout (adaptive and average pools do not).
@@ -263,8 +274,8 @@ at::Tensor max_pool_nd_backward(int dims, const at::Tensor& grad, const at::Tens
                                 bool ceil_mode, const at::Tensor& indices) {
   check_grad_dtype(self, dims == 2 ? "max_pool2d_with_indices_backward" : "max_pool3d_with_indices_backward");
   if (dims == 2)
-    at::max_pool2d_with_indices_backward(meta_of(grad), meta_of(self), kernel, stride, padding, dilation, ceil_mode,
-                                         meta_of(indices));
+    structured::meta_output<at::meta::structured_max_pool2d_with_indices_backward>(
+        0, grad, self, kernel, stride, padding, dilation, ceil_mode, indices);
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, dilation);
@@ -295,9 +306,10 @@ at::Tensor avg_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
                        std::optional<int64_t> divisor) {
   // (CPU's message; torch 2.11's avg_pool3d meta function does not check it)
   TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
-  at::Tensor m = dims == 2
-                     ? at::avg_pool2d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
-                     : at::avg_pool3d(meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad, divisor);
+  at::Tensor m = dims == 2 ? structured::meta_output<at::meta::structured_avg_pool2d>(
+                                 0, self, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+                           : structured::meta_output<at::meta::structured_avg_pool3d>(
+                                 0, self, kernel, stride, padding, ceil_mode, count_include_pad, divisor);
   const auto st = self.scalar_type();
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(st) || st == at::kLong, "webgpu: \"avg_pool", dims,
                               "d\" not implemented for '", c10::toString(st), "'");
@@ -327,8 +339,8 @@ at::Tensor avg_pool_nd_backward(int dims, const at::Tensor& grad_, const at::Ten
                                 std::optional<int64_t> divisor) {
   TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
   if (dims == 2)
-    at::avg_pool2d_backward(meta_of(grad_), meta_of(self), kernel, stride, padding, ceil_mode, count_include_pad,
-                            divisor);
+    structured::meta_output<at::meta::structured_avg_pool2d_backward>(0, grad_, self, kernel, stride, padding,
+                                                                      ceil_mode, count_include_pad, divisor);
   check_grad_dtype(self, dims == 2 ? "avg_pool2d_backward" : "avg_pool3d_backward");
   PoolGeo g;
   g.dims = dims;
@@ -418,11 +430,12 @@ at::Tensor aavg2d_bwd(const at::Tensor& g, const at::Tensor& self) { return adap
 at::Tensor aavg3d_bwd(const at::Tensor& g, const at::Tensor& self) { return adaptive_avg_nd_backward(3, g, self); }
 
 std::tuple<at::Tensor, at::Tensor> adaptive_max_nd(int dims, const at::Tensor& self, at::IntArrayRef osize) {
-  auto m = dims == 2 ? at::adaptive_max_pool2d(meta_of(self), osize) : at::adaptive_max_pool3d(meta_of(self), osize);
+  const at::Tensor m = dims == 2 ? structured::meta_output<at::meta::structured_adaptive_max_pool2d, 2>(0, self, osize)
+                                 : structured::meta_output<at::meta::structured_adaptive_max_pool3d, 2>(0, self, osize);
   check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d");
   PoolGeo g;
   g.dims = dims;
-  return max_pool_outputs(self, std::get<0>(m).sizes(), g, true);
+  return max_pool_outputs(self, m.sizes(), g, true);
 }
 
 std::tuple<at::Tensor, at::Tensor> amax2d(const at::Tensor& self, at::IntArrayRef o) {
@@ -440,7 +453,7 @@ std::tuple<at::Tensor, at::Tensor> amax3d(const at::Tensor& self, at::IntArrayRe
 }
 
 at::Tensor adaptive_max_nd_backward(int dims, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& idx) {
-  if (dims == 2) at::adaptive_max_pool2d_backward(meta_of(grad), meta_of(self), meta_of(idx));
+  if (dims == 2) structured::meta_output<at::meta::structured_adaptive_max_pool2d_backward>(0, grad, self, idx);
   check_grad_nonempty(grad, dims == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward");
   check_grad_dtype(self, dims == 2 ? "adaptive_max_pool2d_backward" : "adaptive_max_pool3d_backward");
   PoolGeo g;

@@ -88,6 +88,32 @@ struct FunctionalOuts final : Base {
   at::Tensor outs[K];
 };
 
+// ATen's meta() alone, called directly: outputs as meta tensors (sizes, strides, memory format,
+// dtype), no device memory and no dispatch. The Meta key of several ops is a Python function
+// (torch/_meta_registrations.py): going through the dispatcher cost max_pool2d ~30 us of CPU a
+// call; this is CPU's own meta function, so the checks and their messages are CPU's.
+template <class Base, int K>
+struct MetaOuts final : Base {
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    outs[i] = create_out(sizes, strides, options.device(at::kMeta));
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
+    outs[i] = create_out(sizes, strides, options.device(at::kMeta));
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+  at::Tensor outs[K];
+};
+
+// Output i of meta class B's meta(a...) (a meta tensor).
+template <class B, int K = 1, class... A>
+at::Tensor meta_output(int i, const A&... a) {
+  MetaOuts<B, K> m;
+  m.meta(a...);
+  return m.outs[i];
+}
+
 // out= and in-place: the given tensor is checked (in-place) or resized (out=); when a meta
 // function insists on strides the tensor lacks, a proxy is written and copied back.
 template <class Base, bool kInplace>

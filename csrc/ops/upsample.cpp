@@ -4,12 +4,33 @@
 // output sizes come from the op's meta function; source indices and weights follow ATen's float
 // arithmetic.
 #include <ATen/ATen.h>
+#include <ATen/ops/_upsample_nearest_exact1d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact1d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_backward_meta.h>
+#include <ATen/ops/upsample_bicubic2d_meta.h>
+#include <ATen/ops/upsample_bicubic2d_backward_meta.h>
+#include <ATen/ops/upsample_bilinear2d_meta.h>
+#include <ATen/ops/upsample_bilinear2d_backward_meta.h>
+#include <ATen/ops/upsample_linear1d_meta.h>
+#include <ATen/ops/upsample_linear1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest1d_meta.h>
+#include <ATen/ops/upsample_nearest1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest2d_meta.h>
+#include <ATen/ops/upsample_nearest2d_backward_meta.h>
+#include <ATen/ops/upsample_nearest3d_meta.h>
+#include <ATen/ops/upsample_nearest3d_backward_meta.h>
+#include <ATen/ops/upsample_trilinear3d_meta.h>
+#include <ATen/ops/upsample_trilinear3d_backward_meta.h>
 #include <torch/library.h>
 
 #include <cstring>
 #include <optional>
 #include <vector>
 
+#include "ops/structured.h"
 #include "ops/common.h"
 #include "ops/nn_common.h"
 #include "ops/rows.h"
@@ -120,14 +141,15 @@ using OS = std::optional<double>;
 // nearest / nearest-exact over 1-3 dims: the forward (Op) and its backward (Op_backward), whose scale
 // arguments are DECL (parenthesised) named NAMES.
 #define WEBGPU_UNPAREN(...) __VA_ARGS__
-#define WEBGPU_NEAREST(fwd, bwd, mode, Op, DECL, NAMES)                                                                \
-  at::Tensor fwd(const at::Tensor& self, at::IntArrayRef os, WEBGPU_UNPAREN DECL) {                                    \
-    return forward(mode, false, self, at::Op(meta_of(self), os, WEBGPU_UNPAREN NAMES).sizes(), {WEBGPU_UNPAREN NAMES}, \
-                   #Op);                                                                                               \
-  }                                                                                                                    \
-  at::Tensor bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, WEBGPU_UNPAREN DECL) {                   \
-    at::Op##_backward(meta_of(g), os, is, WEBGPU_UNPAREN NAMES);                                                       \
-    return backward(mode, false, g, is, {WEBGPU_UNPAREN NAMES}, #Op "_backward");                                      \
+#define WEBGPU_NEAREST(fwd, bwd, mode, Op, DECL, NAMES)                                                           \
+  at::Tensor fwd(const at::Tensor& self, at::IntArrayRef os, WEBGPU_UNPAREN DECL) {                               \
+    return forward(mode, false, self,                                                                             \
+                   structured::meta_output<at::meta::structured_##Op>(0, self, os, WEBGPU_UNPAREN NAMES).sizes(), \
+                   {WEBGPU_UNPAREN NAMES}, #Op);                                                                  \
+  }                                                                                                               \
+  at::Tensor bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, WEBGPU_UNPAREN DECL) {              \
+    structured::meta_output<at::meta::structured_##Op##_backward>(0, g, os, is, WEBGPU_UNPAREN NAMES);            \
+    return backward(mode, false, g, is, {WEBGPU_UNPAREN NAMES}, #Op "_backward");                                 \
   }
 WEBGPU_NEAREST(nearest1d, nearest1d_bwd, Mode::Nearest, upsample_nearest1d, (OS s), (s))
 WEBGPU_NEAREST(nearest2d, nearest2d_bwd, Mode::Nearest, upsample_nearest2d, (OS h, OS w), (h, w))
@@ -140,42 +162,49 @@ WEBGPU_NEAREST(exact3d, exact3d_bwd, Mode::Exact, _upsample_nearest_exact3d, (OS
 
 // ---- linear ----
 at::Tensor linear1d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS s) {
-  return forward(Mode::Linear, ac, self, at::upsample_linear1d(meta_of(self), os, ac, s).sizes(), {s},
+  return forward(Mode::Linear, ac, self,
+                 structured::meta_output<at::meta::structured_upsample_linear1d>(0, self, os, ac, s).sizes(), {s},
                  "upsample_linear1d");
 }
 at::Tensor bilinear2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
   if (self.scalar_type() == at::kByte)  // CPU's separable fixed-point kernel (ops/upsample_sep.cpp)
-    return separable_interp2d(self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), ac, h, w, false,
-                              false);
-  return forward(Mode::Linear, ac, self, at::upsample_bilinear2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
-                 "upsample_bilinear2d");
+    return separable_interp2d(
+        self, structured::meta_output<at::meta::structured_upsample_bilinear2d>(0, self, os, ac, h, w).sizes(), ac, h,
+        w, false, false);
+  return forward(Mode::Linear, ac, self,
+                 structured::meta_output<at::meta::structured_upsample_bilinear2d>(0, self, os, ac, h, w).sizes(),
+                 {h, w}, "upsample_bilinear2d");
 }
 at::Tensor trilinear3d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS d, OS h, OS w) {
-  return forward(Mode::Linear, ac, self, at::upsample_trilinear3d(meta_of(self), os, ac, d, h, w).sizes(), {d, h, w},
-                 "upsample_trilinear3d");
+  return forward(Mode::Linear, ac, self,
+                 structured::meta_output<at::meta::structured_upsample_trilinear3d>(0, self, os, ac, d, h, w).sizes(),
+                 {d, h, w}, "upsample_trilinear3d");
 }
 at::Tensor linear1d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS s) {
-  at::upsample_linear1d_backward(meta_of(g), os, is, ac, s);
+  structured::meta_output<at::meta::structured_upsample_linear1d_backward>(0, g, os, is, ac, s);
   return backward(Mode::Linear, ac, g, is, {s}, "upsample_linear1d_backward");
 }
 at::Tensor bilinear2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
-  at::upsample_bilinear2d_backward(meta_of(g), os, is, ac, h, w);
+  structured::meta_output<at::meta::structured_upsample_bilinear2d_backward>(0, g, os, is, ac, h, w);
   return backward(Mode::Linear, ac, g, is, {h, w}, "upsample_bilinear2d_backward");
 }
 at::Tensor trilinear3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS d, OS h, OS w) {
-  at::upsample_trilinear3d_backward(meta_of(g), os, is, ac, d, h, w);
+  structured::meta_output<at::meta::structured_upsample_trilinear3d_backward>(0, g, os, is, ac, d, h, w);
   return backward(Mode::Linear, ac, g, is, {d, h, w}, "upsample_trilinear3d_backward");
 }
 
 // ---- bicubic ----
 at::Tensor bicubic2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
   if (self.scalar_type() == at::kByte)
-    return separable_interp2d(self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), ac, h, w, true, false);
-  return forward(Mode::Cubic, ac, self, at::upsample_bicubic2d(meta_of(self), os, ac, h, w).sizes(), {h, w},
-                 "upsample_bicubic2d");
+    return separable_interp2d(
+        self, structured::meta_output<at::meta::structured_upsample_bicubic2d>(0, self, os, ac, h, w).sizes(), ac, h, w,
+        true, false);
+  return forward(Mode::Cubic, ac, self,
+                 structured::meta_output<at::meta::structured_upsample_bicubic2d>(0, self, os, ac, h, w).sizes(),
+                 {h, w}, "upsample_bicubic2d");
 }
 at::Tensor bicubic2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
-  at::upsample_bicubic2d_backward(meta_of(g), os, is, ac, h, w);
+  structured::meta_output<at::meta::structured_upsample_bicubic2d_backward>(0, g, os, is, ac, h, w);
   return backward(Mode::Cubic, ac, g, is, {h, w}, "upsample_bicubic2d_backward");
 }
 

@@ -8,6 +8,10 @@
 #include "ops/upsample_sep.h"
 
 #include <ATen/ATen.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_meta.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_backward_meta.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include "ops/common.h"
 #include "ops/nn_common.h"
 #include "ops/register.h"
+#include "ops/structured.h"
 
 namespace webgpu::ops {
 namespace {
@@ -227,17 +232,21 @@ Tensor aa_backward(const Tensor& grad_, at::IntArrayRef input_size, bool align, 
 }
 
 Tensor bilinear_aa(const Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
-  return aa_forward(self, at::_upsample_bilinear2d_aa(meta_of(self), os, ac, h, w).sizes(), ac, h, w, false);
+  return aa_forward(
+      self, structured::meta_output<at::meta::structured__upsample_bilinear2d_aa>(0, self, os, ac, h, w).sizes(), ac, h,
+      w, false);
 }
 Tensor bicubic_aa(const Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
-  return aa_forward(self, at::_upsample_bicubic2d_aa(meta_of(self), os, ac, h, w).sizes(), ac, h, w, true);
+  return aa_forward(self,
+                    structured::meta_output<at::meta::structured__upsample_bicubic2d_aa>(0, self, os, ac, h, w).sizes(),
+                    ac, h, w, true);
 }
 Tensor bilinear_aa_bwd(const Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
-  at::_upsample_bilinear2d_aa_backward(meta_of(g), os, is, ac, h, w);
+  structured::meta_output<at::meta::structured__upsample_bilinear2d_aa_backward>(0, g, os, is, ac, h, w);
   return aa_backward(g, is, ac, h, w, false, "upsample_bilinear2d_aa_backward_cpu");
 }
 Tensor bicubic_aa_bwd(const Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
-  at::_upsample_bicubic2d_aa_backward(meta_of(g), os, is, ac, h, w);
+  structured::meta_output<at::meta::structured__upsample_bicubic2d_aa_backward>(0, g, os, is, ac, h, w);
   return aa_backward(g, is, ac, h, w, true, "upsample_bicubic2d_aa_backward_cpu");
 }
 

@@ -102,6 +102,7 @@ struct AdapterOptions {
     return s == "vulkan"  ? WGPUBackendType_Vulkan
            : s == "metal" ? WGPUBackendType_Metal
            : s == "d3d12" ? WGPUBackendType_D3D12
+           : s == "null"  ? WGPUBackendType_Null
                           : WGPUBackendType_Undefined;
   }
 };
