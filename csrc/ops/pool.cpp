@@ -3,6 +3,7 @@
 // the op's own meta function on meta tensors, so errors are CPU's; the kernels read contiguous input.
 // 1d pools reach these through ATen's composites.
 #include <ATen/ATen.h>
+#include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/adaptive_max_pool2d_meta.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
@@ -230,17 +231,54 @@ void copy_out(const at::Tensor& out, const at::Tensor& r) {
 
 // ---- max_pool2d / 3d with indices ----
 
+// max_pool3d's output size with CPU's argument and shape checks (its Meta key is a Python function,
+// ~40 us of CPU a call): kernel, stride, padding and dilation of 1 or 3 values (stride: none for the
+// kernel's), then ATen's pooling_output_shape and pool3d_shape_check.
+std::vector<int64_t> max_pool3d_sizes(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride,
+                                      at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  TORCH_CHECK(kernel.size() == 1 || kernel.size() == 3,
+              "max_pool3d: kernel_size must either be a single int, or a tuple of three ints");
+  TORCH_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 3,
+              "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints");
+  TORCH_CHECK(padding.size() == 1 || padding.size() == 3,
+              "max_pool3d: padding must either be a single int, or a tuple of three ints");
+  TORCH_CHECK(dilation.size() == 1 || dilation.size() == 3,
+              "max_pool3d: dilation must be either a single int, or a tuple of three ints");
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, "non-empty 4D or 5D (batch mode) tensor expected for input");
+  auto at3 = [](at::IntArrayRef v, size_t i) {
+    return c10::checked_convert<int, int64_t>(v[v.size() == 1 ? 0 : i], "int");
+  };
+  const at::IntArrayRef st = stride.empty() ? kernel : stride;
+  const int kT = at3(kernel, 0), kH = at3(kernel, 1), kW = at3(kernel, 2);
+  const int dT = at3(st, 0), dH = at3(st, 1), dW = at3(st, 2);
+  const int pT = at3(padding, 0), pH = at3(padding, 1), pW = at3(padding, 2);
+  const int lT = at3(dilation, 0), lH = at3(dilation, 1), lW = at3(dilation, 2);
+  const int64_t C = self.size(-4), T = self.size(-3), H = self.size(-2), W = self.size(-1);
+  const int64_t oT = at::native::pooling_output_shape<int64_t>(T, kT, pT, dT, lT, ceil_mode);
+  const int64_t oH = at::native::pooling_output_shape<int64_t>(H, kH, pH, dH, lH, ceil_mode);
+  const int64_t oW = at::native::pooling_output_shape<int64_t>(W, kW, pW, dW, lW, ceil_mode);
+  at::native::pool3d_shape_check(self, C, kT, kH, kW, dT, dH, dW, pT, pH, pW, lT, lH, lW, T, H, W, oT, oH, oW,
+                                 "max_pool3d_with_indices_out_cpu_template()");
+  std::vector<int64_t> out = self.sizes().vec();
+  out[out.size() - 3] = oT;
+  out[out.size() - 2] = oH;
+  out[out.size() - 1] = oW;
+  return out;
+}
+
 std::tuple<at::Tensor, at::Tensor> max_pool_nd(int dims, const at::Tensor& self, at::IntArrayRef kernel,
                                                at::IntArrayRef stride, at::IntArrayRef padding,
                                                at::IntArrayRef dilation, bool ceil_mode) {
-  const at::Tensor m =
-      dims == 2 ? structured::meta_output<at::meta::structured_max_pool2d_with_indices, 2>(0, self, kernel, stride,
-                                                                                           padding, dilation, ceil_mode)
-                : std::get<0>(at::max_pool3d_with_indices(meta_of(self), kernel, stride, padding, dilation, ceil_mode));
+  const std::vector<int64_t> osize = dims == 2
+                                         ? structured::meta_output<at::meta::structured_max_pool2d_with_indices, 2>(
+                                               0, self, kernel, stride, padding, dilation, ceil_mode)
+                                               .sizes()
+                                               .vec()
+                                         : max_pool3d_sizes(self, kernel, stride, padding, dilation, ceil_mode);
   PoolGeo g;
   g.dims = dims;
   fill(g, kernel, stride, padding, dilation);
-  auto r = max_pool_outputs(self, m.sizes(), g, false);
+  auto r = max_pool_outputs(self, osize, g, false);
   if (dims == 3 && self.dim() == 4) {
     // Unbatched (C, D, H, W) whose batch of one is channels_last_3d and not contiguous (a slice of a
     // channels_last_3d batch): CPU gives the results that layout (adaptive and average pools do not).
