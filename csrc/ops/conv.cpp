@@ -296,9 +296,6 @@ engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const G
 // position, Ci]. Needs Ci a multiple of 8 and a plan for the per-group product.
 // TORCH_WEBGPU_CONV_NHWC=0 keeps the other paths.
 bool nhwc_wanted(const at::Tensor& x, const Geo& g) {
-  // f32 through the register-tiled kernel, 4 channels a load: TORCH_WEBGPU_CONV_NHWC_F32=1 (measuring).
-  if (x.scalar_type() == at::kFloat)
-    return g.Ci % 4 == 0 && g.KS() > 1 && kernel::env_switch("TORCH_WEBGPU_CONV_NHWC_F32", 0) == 1;
   if (x.scalar_type() != at::kHalf || g.Ci % 8 != 0 || kernel::env_switch("TORCH_WEBGPU_CONV_NHWC", 1) == 0)
     return false;
   return engines::half_gemm_uses_matrix_units(x, g.N, g.Co, g.YS(), g.Ci * g.KS());
@@ -350,25 +347,16 @@ void group_gemms(const at::Tensor& out, const at::Tensor& bias, const Geo& g, in
 void nhwc_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bias, const at::Tensor& out,
                   const Geo& g) {
   const int64_t KC = g.Ci * g.KS(), XS = g.XS();
-  const bool f32 = X.scalar_type() == at::kFloat;
   // [N, positions, G * Ci]: free for a channels-last input; its first element on a 16-byte unit.
-  at::Tensor Xl;
-  if (f32) {
-    Xl = X.movedim(1, -1);
-    Xl = Xl.is_contiguous() ? Xl.view({g.N, XS, g.G * g.Ci}) : Xl.contiguous().view({g.N, XS, g.G * g.Ci});
-    if (Xl.storage_offset() % 4 != 0) Xl = Xl.clone();
-  } else {
-    Xl = to_positions_channels(X);
-    if (Xl.storage_offset() % 8 != 0) Xl = Xl.clone();
-  }
+  at::Tensor Xl = to_positions_channels(X);
+  if (Xl.storage_offset() % 8 != 0) Xl = Xl.clone();
   const at::Tensor Wl = W.reshape({g.G * g.Co, g.Ci, g.KS()}).permute({0, 2, 1}).contiguous().view({g.G * g.Co, KC});
   group_gemms(
       out, bias, g, g.Co, g.YS(), KC,
       [&](int64_t gi) { return Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC}); },
       [&](int64_t gi) {
-        engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g,
-                                        f32 ? "forward_nhwc4" : "forward_nhwc", true);
-        gb.units8 = !f32;
+        engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
+        gb.units8 = true;
         return gb;
       },
       "convolution");

@@ -86,19 +86,6 @@ fn gload8_b(n: u32, k: u32) -> vec4<u32> {
   return Bm[(P.b_off + T.b * P.b_sb + ((u.x * X1 + u.y) * X2 + u.z) * XC + k % CI) >> 3u];
 }
 
-//== forward_nhwc4
-// Forward through the register-tiled kernel (f32): X with its channels last as above, 4 channels
-// (CI a multiple of 4) in one 16-byte load of Bm, zero in the padding and outside the GEMM.
-fn at(row: u32, x: vec3<i32>) -> f32 { return x_at(row, x); }
-
-fn load_b(k: u32, n: u32) -> vec4<f32> {
-  if (n >= YS || k >= T.k1) { return vec4<f32>(0.0); }
-  let x = split_y(n) * STR - PAD + split_k(k / CI) * DIL;  // k / CI: the kernel position
-  if (any(x < vec3<i32>(0)) || any(x >= vec3<i32>(XD))) { return vec4<f32>(0.0); }
-  let u = vec3<u32>(x);
-  return Bm[(P.b_off + T.b * P.b_sb + ((u.x * X1 + u.y) * X2 + u.z) * XC + k % CI) >> 2u];
-}
-
 //== input_grad
 // Input gradient (and transposed convolution), B[k, n] = Y[image T.b, channel k / KS, y] where
 // y * stride = x(n) + pad - (kernel position of k) * dilation, 0 where no such y: 4 along n.
