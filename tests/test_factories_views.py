@@ -471,6 +471,38 @@ def test_contiguous_of_views_copies_on_device():
     same(make_base("offset", torch.float16, "cpu").permute(3, 0, 2, 1).contiguous(), y)
 
 
+TRANSPOSES = {
+    "t": ((70, 45), lambda t: t.t()),
+    "t of an offset slice": ((70, 45), lambda t: t[3:, 1:].t()),
+    "NCHW to NHWC": ((3, 20, 9, 11), lambda t: t.permute(0, 2, 3, 1)),
+    "NHWC to NCHW": ((3, 9, 11, 20), lambda t: t.permute(0, 3, 1, 2)),
+    "channels_last": ((2, 16, 10, 10), lambda t: t.contiguous(memory_format=torch.channels_last)),
+    "batched": ((5, 40, 36), lambda t: t.transpose(1, 2)),
+    "expanded batch": ((1, 40, 36), lambda t: t.expand(3, 40, 36).transpose(1, 2)),
+    "last two of 4-d": ((2, 3, 50, 9), lambda t: t.transpose(-1, -2)),
+    "ragged tiles": ((1000, 33), lambda t: t.t()),
+    "too small for tiles": ((5, 3), lambda t: t.t()),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSPOSES), ids=lambda c: c.replace(" ", "_"))
+@pytest.mark.parametrize(
+    "dt", [torch.float32, torch.int32, torch.float16], ids=ids([torch.float32, torch.int32, torch.float16])
+)
+@pytest.mark.parametrize("tiled", ["1", "0"])
+def test_contiguous_of_transposes(case, dt, tiled, monkeypatch):
+    # .contiguous() / copy_ of a transposed 32-bit source: 32 x 32 tiles through workgroup memory
+    # (wgsl/kernels/transpose32.wgsl); TORCH_WEBGPU_TRANSPOSE_COPY=0, 16-bit types and shapes not of
+    # that form take the element-wise copy. Bit-exact either way.
+    monkeypatch.setenv("TORCH_WEBGPU_TRANSPOSE_COPY", tiled)
+    shape, f = TRANSPOSES[case]
+    x = (torch.randn(shape) * 100).to(dt)
+    same(f(x).contiguous(), f(x.to(DEV)).contiguous())
+    dst = torch.empty(f(x).shape, dtype=dt, device=DEV)
+    dst.copy_(f(x.to(DEV)))
+    same(f(x).contiguous(), dst)
+
+
 def test_views_do_not_allocate():
     x = torch.zeros(1024, 1024, device=DEV)
     torch.webgpu.synchronize()

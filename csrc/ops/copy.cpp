@@ -9,6 +9,9 @@
 #include <cstring>
 
 #include "kernel/device.h"
+#include "kernel/env.h"
+#include "kernel/kernel.h"
+#include "kernel/wgsl.h"
 #include "ops/common.h"
 #include "engines/elementwise.h"
 #include "ops/complex.h"
@@ -34,6 +37,44 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   return CT::I32;
 }
 
+// A copy of 32-bit elements into a contiguous destination whose source is a batched transpose:
+// with size-1 dimensions dropped and neighbours merged where the source's strides allow, the source
+// is [batch, P, Q] with P of stride 1 (x.t(), NCHW <-> NHWC, ...). wgsl/kernels/transpose32.wgsl
+// moves 32 x 32 tiles through workgroup memory. False where the copy is not of that form.
+bool transpose_copy(const at::Tensor& dst, const at::Tensor& src) {
+  if (src.scalar_type() != dst.scalar_type() || dst.element_size() != 4 || !src.sizes().equals(dst.sizes()) ||
+      !dst.is_contiguous() || src.is_contiguous() || kernel::block_id(src) == kernel::block_id(dst) ||
+      kernel::env_switch("TORCH_WEBGPU_TRANSPOSE_COPY", 1) == 0)
+    return false;
+  const uint64_t limit = kernel::device_info(dst).max_binding;  // (larger operands: the windowed copy)
+  if (kernel::block_bytes(src) > limit || kernel::block_bytes(dst) > limit) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (size, source stride), outermost first, merged
+  for (int64_t i = 0; i < src.dim(); ++i) {
+    if (src.size(i) == 1) continue;
+    if (!dims.empty() && dims.back().second == src.stride(i) * src.size(i))
+      dims.back() = {dims.back().first * src.size(i), src.stride(i)};
+    else
+      dims.emplace_back(src.size(i), src.stride(i));
+  }
+  if (dims.size() == 2) dims.insert(dims.begin(), {1, 0});
+  if (dims.size() != 3 || dims[1].second != 1 || dims[1].first < 8 || dims[2].first < 8) return false;
+  const int64_t B = dims[0].first, P = dims[1].first, Q = dims[2].first;
+  const int64_t tiles_p = (P + 31) / 32, tiles_q = (Q + 31) / 32;
+  Kernel k("transpose32");
+  k.in(src, CT::RAW);
+  k.out(dst, CT::RAW);
+  k.param_index("P", P);
+  k.param_index("Q", Q);
+  k.param_index("sQ", dims[2].second);
+  k.param_index("sB", dims[0].second);
+  k.param_index("tiles_p", tiles_p);
+  k.param_index("tiles_q", tiles_q);
+  k.param_index("in_off", src.storage_offset());
+  k.param_index("out_off", dst.storage_offset());
+  k.launch(uint64_t(B * tiles_p * tiles_q), [] { return kernel::library("transpose32"); });
+  return true;
+}
+
 // Copy on the device: dst and src are webgpu tensors, src broadcastable to dst.
 void device_copy(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.numel() == 0) return;
@@ -51,6 +92,7 @@ void device_copy(const at::Tensor& dst, const at::Tensor& src) {
     kernel::copy_bytes(src, byte_offset_of(src), dst, byte_offset_of(dst), n);
     return;
   }
+  if (transpose_copy(dst, src)) return;
   auto iter = as_is_iter(dst, {src});
   const auto s = src.scalar_type(), d = dst.scalar_type();
   if ((s == at::kDouble && kernel::is_uint_fp8(d)) || (d == at::kDouble && kernel::is_uint_fp8(s))) {
