@@ -503,6 +503,20 @@ def test_contiguous_of_transposes(case, dt, tiled, monkeypatch):
     same(f(x).contiguous(), dst)
 
 
+@pytest.mark.parametrize("tiled", ["1", "0"])
+def test_copy_into_channels_last(tiled, monkeypatch):
+    # A dense destination in another dimension order (channels_last, channels_last_3d) from a
+    # contiguous source: the tiled transpose in the destination's order.
+    monkeypatch.setenv("TORCH_WEBGPU_TRANSPOSE_COPY", tiled)
+    for shape, fmt in (((2, 16, 10, 12), torch.channels_last), ((2, 12, 3, 10, 9), torch.channels_last_3d)):
+        x = torch.randn(shape)
+        dst = torch.empty(shape, device=DEV).contiguous(memory_format=fmt)
+        dst.copy_(x.to(DEV))
+        assert dst.is_contiguous(memory_format=fmt)
+        same(x, dst)
+        same(x.contiguous(memory_format=fmt), x.to(DEV).contiguous(memory_format=fmt))
+
+
 def test_views_do_not_allocate():
     x = torch.zeros(1024, 1024, device=DEV)
     torch.webgpu.synchronize()

@@ -6,7 +6,9 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "kernel/device.h"
 #include "kernel/env.h"
@@ -41,11 +43,18 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
 // with size-1 dimensions dropped and neighbours merged where the source's strides allow, the source
 // is [batch, P, Q] with P of stride 1 (x.t(), NCHW <-> NHWC, ...). wgsl/kernels/transpose32.wgsl
 // moves 32 x 32 tiles through workgroup memory. False where the copy is not of that form.
-bool transpose_copy(const at::Tensor& dst, const at::Tensor& src) {
-  if (src.scalar_type() != dst.scalar_type() || dst.element_size() != 4 || !src.sizes().equals(dst.sizes()) ||
-      !dst.is_contiguous() || src.is_contiguous() || kernel::block_id(src) == kernel::block_id(dst) ||
+bool transpose_copy(const at::Tensor& dst_, const at::Tensor& src_) {
+  if (src_.scalar_type() != dst_.scalar_type() || dst_.element_size() != 4 || !src_.sizes().equals(dst_.sizes()) ||
+      !dst_.is_non_overlapping_and_dense() || kernel::block_id(src_) == kernel::block_id(dst_) ||
       kernel::env_switch("TORCH_WEBGPU_TRANSPOSE_COPY", 1) == 0)
     return false;
+  // A dense destination in another dimension order (channels_last, ...): both in the order that
+  // makes the destination contiguous.
+  std::vector<int64_t> order(dst_.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return dst_.stride(a) > dst_.stride(b); });
+  const at::Tensor dst = dst_.permute(order), src = src_.permute(order);
+  if (!dst.is_contiguous() || src.is_contiguous()) return false;
   const uint64_t limit = kernel::device_info(dst).max_binding;  // (larger operands: the windowed copy)
   if (kernel::block_bytes(src) > limit || kernel::block_bytes(dst) > limit) return false;
   std::vector<std::pair<int64_t, int64_t>> dims;  // (size, source stride), outermost first, merged
