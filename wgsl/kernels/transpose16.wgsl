@@ -10,28 +10,24 @@ var<workgroup> tile: array<u32, 4160>;  // 64 rows of 64 halves, one per word, r
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, 0u, 1u);
-  let per = P.tiles_c * P.tiles_s;
-  let n = g / per;
-  let c0 = ((g % per) / P.tiles_s) * 64u;
-  let s0 = ((g % per) % P.tiles_s) * 64u;
+  let t = transpose_tile(wid, nwg, P.tiles_c, P.tiles_s, 64u);  // (image n, first c, first s)
   let w = lid % 32u;
-  for (var i = 0u; i < 8u; i = i + 1u) {  // rows c0.. of the input: 32 words (64 positions) each
+  for (var i = 0u; i < 8u; i = i + 1u) {  // rows t.y.. of the input: 32 words (64 positions) each
     let cl = lid / 32u + i * 8u;
-    let c = c0 + cl;
-    let s = s0 + 2u * w;
+    let c = t.y + cl;
+    let s = t.z + 2u * w;
     var v = 0u;
-    if (c < P.C && s < P.S) { v = wd0(P.in_word + (n * P.C + c) * (P.S / 2u) + s / 2u); }
+    if (c < P.C && s < P.S) { v = wd0(P.in_word + (t.x * P.C + c) * (P.S / 2u) + s / 2u); }
     tile[cl * 65u + 2u * w] = v & 0xffffu;
     tile[cl * 65u + 2u * w + 1u] = v >> 16u;
   }
   workgroupBarrier();
-  for (var i = 0u; i < 8u; i = i + 1u) {  // rows s0.. of the output: 32 words (64 channels) each
+  for (var i = 0u; i < 8u; i = i + 1u) {  // rows t.z.. of the output: 32 words (64 channels) each
     let sl = lid / 32u + i * 8u;
-    let s = s0 + sl;
-    let c = c0 + 2u * w;
+    let s = t.z + sl;
+    let c = t.y + 2u * w;
     if (s < P.S && c < P.C) {
-      wr1(P.out_word + (n * P.S + s) * (P.C / 2u) + c / 2u, tile[2u * w * 65u + sl] | (tile[(2u * w + 1u) * 65u + sl] << 16u));
+      wr1(P.out_word + (t.x * P.S + s) * (P.C / 2u) + c / 2u, tile[2u * w * 65u + sl] | (tile[(2u * w + 1u) * 65u + sl] << 16u));
     }
   }
 }

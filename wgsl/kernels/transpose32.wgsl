@@ -11,19 +11,15 @@ var<workgroup> tile: array<u32, 1056>;  // 32 rows of 32 words, rows padded to 3
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nwg, 0u, 1u);
-  let per = P.tiles_p * P.tiles_q;
-  let b = g / per;
-  let q0 = ((g % per) / P.tiles_p) * 32u;
-  let p0 = ((g % per) % P.tiles_p) * 32u;
+  let t = transpose_tile(wid, nwg, P.tiles_q, P.tiles_p, 32u);  // (batch b, first q, first p)
   let x = lid % 32u;
-  for (var i = 0u; i < 4u; i = i + 1u) {  // source rows q0.., 32 consecutive p each
+  for (var i = 0u; i < 4u; i = i + 1u) {  // source rows t.y.., 32 consecutive p each
     let r = lid / 32u + i * 8u;
-    if (q0 + r < P.Q && p0 + x < P.P) { tile[r * 33u + x] = wd0(P.in_off + b * P.sB + (q0 + r) * P.sQ + p0 + x); }
+    if (t.y + r < P.Q && t.z + x < P.P) { tile[r * 33u + x] = wd0(P.in_off + t.x * P.sB + (t.y + r) * P.sQ + t.z + x); }
   }
   workgroupBarrier();
-  for (var i = 0u; i < 4u; i = i + 1u) {  // destination rows p0.., 32 consecutive q each
+  for (var i = 0u; i < 4u; i = i + 1u) {  // destination rows t.z.., 32 consecutive q each
     let r = lid / 32u + i * 8u;
-    if (p0 + r < P.P && q0 + x < P.Q) { wr1(P.out_off + (b * P.P + p0 + r) * P.Q + q0 + x, tile[x * 33u + r]); }
+    if (t.z + r < P.P && t.y + x < P.Q) { wr1(P.out_off + (t.x * P.P + t.z + r) * P.Q + t.y + x, tile[x * 33u + r]); }
   }
 }

@@ -18,6 +18,15 @@ fn gemm_tile(wid: vec3<u32>, nwg: vec3<u32>, tiles_m: u32, tiles_n: u32) -> vec3
   return vec3<u32>(g / per, first_m + (r % width) % gsize, (r % width) / gsize);
 }
 
+// The transposes' workgroup order (transpose16.wgsl, transpose32.wgsl): workgroup wid of a grid of
+// batch * tiles_a * tiles_b square tiles of `size` -> (batch index, first a, first b); b varies
+// fastest.
+fn transpose_tile(wid: vec3<u32>, nwg: vec3<u32>, tiles_a: u32, tiles_b: u32, size: u32) -> vec3<u32> {
+  let g = linear_id(wid, nwg, 0u, 1u);
+  let per = tiles_a * tiles_b;
+  return vec3<u32>(g / per, ((g % per) / tiles_b) * size, ((g % per) % tiles_b) * size);
+}
+
 fn pow2(k: i32) -> f32 { return bitcast<f32>(u32(127 + k) << 23u); }
 
 // f16 bits -> f32, exact for every value (subnormals, NaN payloads kept).
