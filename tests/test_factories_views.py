@@ -476,6 +476,8 @@ TRANSPOSES = {
     "t of an offset slice": ((70, 45), lambda t: t[3:, 1:].t()),
     "NCHW to NHWC": ((3, 20, 9, 11), lambda t: t.permute(0, 2, 3, 1)),
     "NHWC to NCHW": ((3, 9, 11, 20), lambda t: t.permute(0, 3, 1, 2)),
+    "NCHW to NHWC, even": ((2, 16, 8, 10), lambda t: t.permute(0, 2, 3, 1)),
+    "offset by one (16-bit: element-wise)": ((41, 64), lambda t: t[1:, :].t()),
     "channels_last": ((2, 16, 10, 10), lambda t: t.contiguous(memory_format=torch.channels_last)),
     "batched": ((5, 40, 36), lambda t: t.transpose(1, 2)),
     "expanded batch": ((1, 40, 36), lambda t: t.expand(3, 40, 36).transpose(1, 2)),
@@ -487,13 +489,16 @@ TRANSPOSES = {
 
 @pytest.mark.parametrize("case", list(TRANSPOSES), ids=lambda c: c.replace(" ", "_"))
 @pytest.mark.parametrize(
-    "dt", [torch.float32, torch.int32, torch.float16], ids=ids([torch.float32, torch.int32, torch.float16])
+    "dt",
+    [torch.float32, torch.int32, torch.float16, torch.bfloat16],
+    ids=ids([torch.float32, torch.int32, torch.float16, torch.bfloat16]),
 )
 @pytest.mark.parametrize("tiled", ["1", "0"])
 def test_contiguous_of_transposes(case, dt, tiled, monkeypatch):
-    # .contiguous() / copy_ of a transposed 32-bit source: 32 x 32 tiles through workgroup memory
-    # (wgsl/kernels/transpose32.wgsl); TORCH_WEBGPU_TRANSPOSE_COPY=0, 16-bit types and shapes not of
-    # that form take the element-wise copy. Bit-exact either way.
+    # .contiguous() / copy_ of a transposed source: tiles through workgroup memory (32-bit elements:
+    # wgsl/kernels/transpose32.wgsl; 16-bit ones with even sizes, strides and offsets:
+    # transpose16.wgsl); TORCH_WEBGPU_TRANSPOSE_COPY=0 and other shapes take the element-wise copy.
+    # Bit-exact either way.
     monkeypatch.setenv("TORCH_WEBGPU_TRANSPOSE_COPY", tiled)
     shape, f = TRANSPOSES[case]
     x = (torch.randn(shape) * 100).to(dt)

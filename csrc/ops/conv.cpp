@@ -314,17 +314,7 @@ at::Tensor to_positions_channels(const at::Tensor& x) {
   const at::Tensor xc = x.contiguous();
   if (C % 2 || S % 2 || xc.storage_offset() % 2 || out.numel() == 0)
     return out.copy_(xc.view({N, C, S}).transpose(1, 2));
-  const int64_t tiles_c = (C + 63) / 64, tiles_s = (S + 63) / 64;
-  Kernel k("transpose16");
-  k.in(xc, CT::RAW);
-  k.out(out, CT::RAW);
-  k.param_index("C", C);
-  k.param_index("S", S);
-  k.param_index("tiles_c", tiles_c);
-  k.param_index("tiles_s", tiles_s);
-  k.param_index("in_word", xc.storage_offset() / 2);
-  k.param_index("out_word", out.storage_offset() / 2);
-  k.launch(uint64_t(N * tiles_c * tiles_s), [] { return kernel::library("transpose16"); });
+  launch_transpose(xc, out, N, S, C, S, C * S);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
+#include "ops/nn_common.h"
 #include "engines/elementwise.h"
 #include "ops/complex.h"
 #include "ops/register.h"
@@ -39,15 +40,43 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   return CT::I32;
 }
 
-// A copy of 32-bit elements into a contiguous destination whose source is a batched transpose:
-// with size-1 dimensions dropped and neighbours merged where the source's strides allow, the source
-// is [batch, P, Q] with P of stride 1 (x.t(), NCHW <-> NHWC, ...). wgsl/kernels/transpose32.wgsl
-// moves 32 x 32 tiles through workgroup memory. False where the copy is not of that form.
+}  // namespace
+
+void launch_transpose(const at::Tensor& src, const at::Tensor& dst, int64_t B, int64_t P, int64_t Q, int64_t sQ,
+                      int64_t sB) {
+  const bool half = dst.element_size() == 2;
+  TORCH_INTERNAL_ASSERT(dst.element_size() == 4 || (half && P % 2 == 0 && Q % 2 == 0 && sQ % 2 == 0 && sB % 2 == 0 &&
+                                                    src.storage_offset() % 2 == 0 && dst.storage_offset() % 2 == 0));
+  const int64_t T = half ? 64 : 32, tiles_p = (P + T - 1) / T, tiles_q = (Q + T - 1) / T;
+  Kernel k(half ? "transpose16" : "transpose32");
+  k.in(src, CT::RAW);
+  k.out(dst, CT::RAW);
+  k.param_index("P", P);
+  k.param_index("Q", Q);
+  k.param_index("sQ", sQ);
+  k.param_index("sB", sB);
+  k.param_index("tiles_p", tiles_p);
+  k.param_index("tiles_q", tiles_q);
+  k.param_index("in_off", src.storage_offset());
+  k.param_index("out_off", dst.storage_offset());
+  k.launch(uint64_t(B * tiles_p * tiles_q), [half] { return kernel::library(half ? "transpose16" : "transpose32"); });
+}
+
+namespace {
+
+// A copy into a dense destination whose source is a batched transpose: with size-1 dimensions
+// dropped and neighbours merged where the source's strides allow (in the order that makes the
+// destination contiguous), the source is [batch, P, Q] with P of stride 1 (x.t(), NCHW <-> NHWC,
+// channels_last, ...). 32-bit elements, and 16-bit ones whose sizes, strides and offsets are even,
+// go through launch_transpose's tiles. False where the copy is not of that form.
 bool transpose_copy(const at::Tensor& dst_, const at::Tensor& src_) {
-  if (src_.scalar_type() != dst_.scalar_type() || dst_.element_size() != 4 || !src_.sizes().equals(dst_.sizes()) ||
+  const int64_t es = dst_.element_size();
+  if (src_.scalar_type() != dst_.scalar_type() || (es != 4 && es != 2) || !src_.sizes().equals(dst_.sizes()) ||
       !dst_.is_non_overlapping_and_dense() || kernel::block_id(src_) == kernel::block_id(dst_) ||
       kernel::env_switch("TORCH_WEBGPU_TRANSPOSE_COPY", 1) == 0)
     return false;
+  const uint64_t limit = kernel::device_info(dst_).max_binding;  // (larger operands: the windowed copy)
+  if (kernel::block_bytes(src_) > limit || kernel::block_bytes(dst_) > limit) return false;
   // A dense destination in another dimension order (channels_last, ...): both in the order that
   // makes the destination contiguous.
   std::vector<int64_t> order(dst_.dim());
@@ -55,8 +84,6 @@ bool transpose_copy(const at::Tensor& dst_, const at::Tensor& src_) {
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return dst_.stride(a) > dst_.stride(b); });
   const at::Tensor dst = dst_.permute(order), src = src_.permute(order);
   if (!dst.is_contiguous() || src.is_contiguous()) return false;
-  const uint64_t limit = kernel::device_info(dst).max_binding;  // (larger operands: the windowed copy)
-  if (kernel::block_bytes(src) > limit || kernel::block_bytes(dst) > limit) return false;
   std::vector<std::pair<int64_t, int64_t>> dims;  // (size, source stride), outermost first, merged
   for (int64_t i = 0; i < src.dim(); ++i) {
     if (src.size(i) == 1) continue;
@@ -67,20 +94,10 @@ bool transpose_copy(const at::Tensor& dst_, const at::Tensor& src_) {
   }
   if (dims.size() == 2) dims.insert(dims.begin(), {1, 0});
   if (dims.size() != 3 || dims[1].second != 1 || dims[1].first < 8 || dims[2].first < 8) return false;
-  const int64_t B = dims[0].first, P = dims[1].first, Q = dims[2].first;
-  const int64_t tiles_p = (P + 31) / 32, tiles_q = (Q + 31) / 32;
-  Kernel k("transpose32");
-  k.in(src, CT::RAW);
-  k.out(dst, CT::RAW);
-  k.param_index("P", P);
-  k.param_index("Q", Q);
-  k.param_index("sQ", dims[2].second);
-  k.param_index("sB", dims[0].second);
-  k.param_index("tiles_p", tiles_p);
-  k.param_index("tiles_q", tiles_q);
-  k.param_index("in_off", src.storage_offset());
-  k.param_index("out_off", dst.storage_offset());
-  k.launch(uint64_t(B * tiles_p * tiles_q), [] { return kernel::library("transpose32"); });
+  const int64_t B = dims[0].first, P = dims[1].first, Q = dims[2].first, sQ = dims[2].second, sB = dims[0].second;
+  if (es == 2 && (P % 2 || Q % 2 || sQ % 2 || sB % 2 || src.storage_offset() % 2 || dst.storage_offset() % 2))
+    return false;
+  launch_transpose(src, dst, B, P, Q, sQ, sB);
   return true;
 }
 
