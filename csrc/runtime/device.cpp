@@ -311,24 +311,23 @@ void note_adapter_for_spin(bool cpu_adapter) {
 }
 }  // namespace
 
-void wait_future(WGPUFuture f, const char* what) {
-  WGPUFutureWaitInfo info{f, 0};
-  if (const int64_t spin = g_spin_ns.load(std::memory_order_relaxed); spin > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
-    do {
-      info.completed = 0;
-      if (procs().wgpuInstanceWaitAny(instance(), 1, &info, 0) == WGPUWaitStatus_Success && info.completed) return;
-    } while (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() <
-             spin);
-  }
-  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
-  TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", int(st), ")");
-}
-
 bool future_done(WGPUFuture f) {
   WGPUFutureWaitInfo info{f, 0};
   WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, 0);
   return st == WGPUWaitStatus_Success && info.completed;
+}
+
+void wait_future(WGPUFuture f, const char* what) {
+  if (const int64_t spin = g_spin_ns.load(std::memory_order_relaxed); spin > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    do {
+      if (future_done(f)) return;
+    } while (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() <
+             spin);
+  }
+  WGPUFutureWaitInfo info{f, 0};
+  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
+  TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", int(st), ")");
 }
 
 int device_count() {
