@@ -1,6 +1,7 @@
 // Pooling with gradients: max_pool2d/3d_with_indices, avg_pool2d/3d, _adaptive_avg_pool2d/3d,
-// adaptive_max_pool2d/3d (kernels: wgsl/kernels/pool.wgsl). Argument checks and output sizes come from running
-// the op's own meta function on meta tensors, so errors are CPU's; the kernels read contiguous input.
+// adaptive_max_pool2d/3d (kernels: wgsl/kernels/pool.wgsl). Argument checks and output sizes come from the op's
+// own meta function (ATen's C++ meta class called directly, structured::meta_output; max_pool3d's shape checks;
+// meta tensors for _adaptive_avg_pool2d/3d), so errors are CPU's; the kernels read contiguous input.
 // 1d pools reach these through ATen's composites.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>

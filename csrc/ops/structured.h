@@ -73,43 +73,29 @@ struct Functional final : Base {
 };
 
 // The functional overload of a structured op with K outputs that is not a TensorIterator op
-// (max.dim, aminmax, nll_loss_forward, ...): meta() sizes fresh tensors, outs[i].
-template <class Base, int K>
+// (max.dim, aminmax, nll_loss_forward, ...): meta() sizes fresh tensors, outs[i]. With kMeta they are
+// meta tensors (sizes, strides, memory format, dtype; no device memory): meta_output below.
+template <class Base, int K, bool kMeta = false>
 struct FunctionalOuts final : Base {
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = create_out(sizes, strides, options);
+    outs[i] = create_out(sizes, strides, kMeta ? options.device(at::kMeta) : options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                               at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = create_out(sizes, strides, options);
+    outs[i] = create_out(sizes, strides, kMeta ? options.device(at::kMeta) : options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
   at::Tensor outs[K];
 };
 
-// ATen's meta() alone, called directly: outputs as meta tensors (sizes, strides, memory format,
-// dtype), no device memory and no dispatch. The Meta key of several ops is a Python function
-// (torch/_meta_registrations.py): going through the dispatcher cost max_pool2d ~30 us of CPU a
-// call; this is CPU's own meta function, so the checks and their messages are CPU's.
-template <class Base, int K>
-struct MetaOuts final : Base {
-  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = create_out(sizes, strides, options.device(at::kMeta));
-  }
-  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options WEBGPU_NAMES_PARAM) override {
-    outs[i] = create_out(sizes, strides, options.device(at::kMeta));
-  }
-  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
-  at::Tensor outs[K];
-};
-
-// Output i of meta class B's meta(a...) (a meta tensor).
+// Output i of structured class B's meta(a...), a meta tensor: ATen's meta function called directly,
+// with no dispatch. The Meta key of several ops is a Python function (torch/_meta_registrations.py):
+// going through the dispatcher cost max_pool2d ~30 us of CPU a call; this is CPU's own meta
+// function, so the checks and their messages are CPU's.
 template <class B, int K = 1, class... A>
 at::Tensor meta_output(int i, const A&... a) {
-  MetaOuts<B, K> m;
+  FunctionalOuts<B, K, true> m;
   m.meta(a...);
   return m.outs[i];
 }

@@ -167,13 +167,10 @@ at::Tensor linear1d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS s) {
                  "upsample_linear1d");
 }
 at::Tensor bilinear2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
+  const at::Tensor m = structured::meta_output<at::meta::structured_upsample_bilinear2d>(0, self, os, ac, h, w);
   if (self.scalar_type() == at::kByte)  // CPU's separable fixed-point kernel (ops/upsample_sep.cpp)
-    return separable_interp2d(
-        self, structured::meta_output<at::meta::structured_upsample_bilinear2d>(0, self, os, ac, h, w).sizes(), ac, h,
-        w, false, false);
-  return forward(Mode::Linear, ac, self,
-                 structured::meta_output<at::meta::structured_upsample_bilinear2d>(0, self, os, ac, h, w).sizes(),
-                 {h, w}, "upsample_bilinear2d");
+    return separable_interp2d(self, m.sizes(), ac, h, w, false, false);
+  return forward(Mode::Linear, ac, self, m.sizes(), {h, w}, "upsample_bilinear2d");
 }
 at::Tensor trilinear3d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS d, OS h, OS w) {
   return forward(Mode::Linear, ac, self,
@@ -195,13 +192,9 @@ at::Tensor trilinear3d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArray
 
 // ---- bicubic ----
 at::Tensor bicubic2d(const at::Tensor& self, at::IntArrayRef os, bool ac, OS h, OS w) {
-  if (self.scalar_type() == at::kByte)
-    return separable_interp2d(
-        self, structured::meta_output<at::meta::structured_upsample_bicubic2d>(0, self, os, ac, h, w).sizes(), ac, h, w,
-        true, false);
-  return forward(Mode::Cubic, ac, self,
-                 structured::meta_output<at::meta::structured_upsample_bicubic2d>(0, self, os, ac, h, w).sizes(),
-                 {h, w}, "upsample_bicubic2d");
+  const at::Tensor m = structured::meta_output<at::meta::structured_upsample_bicubic2d>(0, self, os, ac, h, w);
+  if (self.scalar_type() == at::kByte) return separable_interp2d(self, m.sizes(), ac, h, w, true, false);
+  return forward(Mode::Cubic, ac, self, m.sizes(), {h, w}, "upsample_bicubic2d");
 }
 at::Tensor bicubic2d_bwd(const at::Tensor& g, at::IntArrayRef os, at::IntArrayRef is, bool ac, OS h, OS w) {
   structured::meta_output<at::meta::structured_upsample_bicubic2d_backward>(0, g, os, is, ac, h, w);
