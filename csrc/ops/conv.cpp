@@ -310,12 +310,9 @@ at::Tensor to_positions_channels(const at::Tensor& x) {
   const int64_t N = x.size(0), C = x.size(1), S = x.numel() / std::max<int64_t>(N * C, 1);
   const at::Tensor moved = x.movedim(1, -1);
   if (moved.is_contiguous()) return moved.view({N, S, C});
-  at::Tensor out = at::empty({N, S, C}, x.options());
-  const at::Tensor xc = x.contiguous();
-  if (C % 2 || S % 2 || xc.storage_offset() % 2 || out.numel() == 0)
-    return out.copy_(xc.view({N, C, S}).transpose(1, 2));
-  launch_transpose(xc, out, N, S, C, S, C * S);
-  return out;
+  // (a device copy of a transposed source: wgsl/kernels/transpose16.wgsl where sizes and offsets are
+  // even, ops/copy.cpp transpose_copy)
+  return at::empty({N, S, C}, x.options()).copy_(x.contiguous().view({N, C, S}).transpose(1, 2));
 }
 
 namespace {

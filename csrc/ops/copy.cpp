@@ -15,7 +15,6 @@
 #include "kernel/kernel.h"
 #include "kernel/wgsl.h"
 #include "ops/common.h"
-#include "ops/nn_common.h"
 #include "engines/elementwise.h"
 #include "ops/complex.h"
 #include "ops/register.h"
@@ -40,8 +39,9 @@ CT copy_compute_type(at::ScalarType s, at::ScalarType d) {
   return CT::I32;
 }
 
-}  // namespace
-
+// dst[(b * P + p) * Q + q] = src[b * sB + q * sQ + p] for b < B, dst contiguous from its offset, the
+// source's strides and offsets in elements: 32-bit elements, or 16-bit ones with P, Q, sQ, sB and both
+// offsets even (wgsl/kernels/transpose32.wgsl, transpose16.wgsl).
 void launch_transpose(const at::Tensor& src, const at::Tensor& dst, int64_t B, int64_t P, int64_t Q, int64_t sQ,
                       int64_t sB) {
   const bool half = dst.element_size() == 2;
@@ -61,8 +61,6 @@ void launch_transpose(const at::Tensor& src, const at::Tensor& dst, int64_t B, i
   k.param_index("out_off", dst.storage_offset());
   k.launch(uint64_t(B * tiles_p * tiles_q), [half] { return kernel::library(half ? "transpose16" : "transpose32"); });
 }
-
-namespace {
 
 // A copy into a dense destination whose source is a batched transpose: with size-1 dimensions
 // dropped and neighbours merged where the source's strides allow (in the order that makes the

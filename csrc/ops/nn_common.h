@@ -29,12 +29,8 @@ inline at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& lik
 }
 
 // A 16-bit x [N, C, positions...] with its channels last, [N, S, C] (S the positions): a view of a
-// channels-last x, else a tiled transpose (ops/conv.cpp; the half convolution on matrix units).
+// channels-last x, else a copy that takes the tiled transpose (ops/conv.cpp; the half convolution on
+// matrix units).
 at::Tensor to_positions_channels(const at::Tensor& x);
-// dst[(b * P + p) * Q + q] = src[b * sB + q * sQ + p] for b < B, dst contiguous from its offset, the
-// source's strides and offsets in elements (ops/copy.cpp): 32-bit elements, or 16-bit ones with P,
-// Q, sQ, sB and both offsets even (wgsl/kernels/transpose32.wgsl, transpose16.wgsl).
-void launch_transpose(const at::Tensor& src, const at::Tensor& dst, int64_t B, int64_t P, int64_t Q, int64_t sQ,
-                      int64_t sB);
 
 }  // namespace webgpu::ops

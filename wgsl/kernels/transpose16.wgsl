@@ -1,5 +1,5 @@
 // Batched transpose of 16-bit elements (ops/copy.cpp, launch_transpose: copies of transposed half
-// tensors, and ops/conv.cpp's channels-last half input for the matrix units):
+// tensors, among them ops/conv.cpp's channels-last half input for the matrix units):
 // out[(b * P + p) * Q + q] = in[b * sB + q * sQ + p]. Each workgroup moves a 64 x 64 tile through
 // workgroup memory, so that both the reads (along p) and the writes (along q) are whole words of
 // neighbouring invocations: a strided element-wise copy reads one word per element written.
