@@ -444,6 +444,28 @@ def test_large_uploads_through_staging(nbytes):
     assert torch.equal(dst.cpu(), host2)
 
 
+@pytest.mark.parametrize("nbytes,start", [((64 << 20) + 4, 0), ((64 << 20) + 7, 1), ((96 << 20) - 3, 3)])
+def test_large_readbacks_in_chunks(nbytes, start):
+    """Reads of 64 MiB and more go through two 32 MiB staging buffers in turns (the last chunk short,
+    the first starting inside a word): every byte arrives, at a byte offset into the storage, and a
+    read with an armed index check still reports it."""
+    gen = torch.Generator().manual_seed(nbytes)
+    host = torch.randint(0, 256, (start + nbytes,), dtype=torch.uint8, generator=gen)
+    base = host.to(DEV)
+    view = base[start:]
+    assert torch.equal(view.cpu(), host[start:])
+    before = torch.webgpu.stream_counters()
+    out = torch.empty(nbytes, dtype=torch.uint8)
+    out.copy_(view)
+    assert torch.equal(out, host[start:])
+    assert torch.webgpu.stream_counters()["readback_bytes"] - before["readback_bytes"] == nbytes
+    # An index error armed before the large read is found by it.
+    idx = torch.tensor([0, 5], device=DEV)
+    torch.zeros(3, device=DEV).index_select(0, idx)
+    with pytest.raises(IndexError):
+        view.cpu()
+
+
 def test_threads_share_the_stream():
     errors = []
 

@@ -359,6 +359,53 @@ void Stream::synchronize() {
   if (!found_.empty()) raise_errors_locked(nullptr);
 }
 
+namespace {
+// memcpy to or from a mapped staging buffer on several threads for large copies: one thread reads
+// mapped memory at about 5 GB/s (measured on an H200 host), well below what the bus and memory give.
+// TORCH_WEBGPU_COPY_THREADS caps the threads (default 8; 1: a plain memcpy).
+uint64_t copy_threads() {
+  static const uint64_t n = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_COPY_THREADS");
+    const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
+    return std::min<uint64_t>(hw, e && *e ? std::max(1, std::atoi(e)) : 8);
+  }();
+  return n;
+}
+
+void parallel_memcpy(void* dst, const void* src, uint64_t n) {
+  constexpr uint64_t kPerThread = 4ull << 20;
+  const uint64_t parts = std::min<uint64_t>(n / kPerThread, copy_threads());
+  if (parts < 2) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  const uint64_t step = ((n / parts) + 63) & ~uint64_t(63);
+  std::vector<std::thread> threads;
+  for (uint64_t i = 1; i < parts; ++i) {
+    const uint64_t b = i * step, e = std::min(n, b + step);
+    if (b < e)
+      threads.emplace_back(
+          [=] { std::memcpy(static_cast<uint8_t*>(dst) + b, static_cast<const uint8_t*>(src) + b, e - b); });
+  }
+  std::memcpy(dst, src, std::min(n, step));
+  for (auto& t : threads) t.join();
+}
+}  // namespace
+
+Buffer Stream::staging_buffer(uint32_t usage, uint64_t size, bool mapped, const char* label, const char* what) {
+  WGPUBufferDescriptor d{};
+  d.label = sv(label);
+  d.usage = usage;
+  d.size = size;
+  d.mappedAtCreation = mapped;
+  dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
+  Buffer b(procs().wgpuDeviceCreateBuffer(dev_.device(), &d));
+  auto err = dev_.pop_error_scope();
+  TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError, "webgpu: out of memory allocating ", what,
+                   " (", size, " bytes): ", err.second);
+  return b;
+}
+
 void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
   TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned queue write");
   if (size == 0) return;
@@ -379,17 +426,8 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
     Staging& st = upload_[next_upload_];
     next_upload_ ^= 1;
     if (!st.buffer) {
-      WGPUBufferDescriptor d{};
-      d.label = sv("torch-webgpu upload");
-      d.usage = WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc;
-      d.size = kUploadChunk;
-      d.mappedAtCreation = 1;
-      dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
-      Buffer b(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
-      auto err = dev_.pop_error_scope();
-      TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError,
-                       "webgpu: out of memory allocating an upload buffer: ", err.second);
-      st.buffer = std::move(b);
+      st.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, kUploadChunk, true,
+                                 "torch-webgpu upload", "an upload buffer");
       st.mapped = true;
     }
     if (!st.mapped) {  // waits for the copy that last read this buffer
@@ -398,7 +436,7 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
     }
     void* p = P.wgpuBufferGetMappedRange(st.buffer.get(), 0, kUploadChunk);
     TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
-    std::memcpy(p, static_cast<const uint8_t*>(data) + done, n);
+    parallel_memcpy(p, static_cast<const uint8_t*>(data) + done, n);
     P.wgpuBufferUnmap(st.buffer.get());
     st.mapped = false;
     ensure_encoder();
@@ -469,51 +507,28 @@ void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
   if (!found_.empty()) raise_errors_locked(src);
 }
 
-namespace {
-// memcpy out of a mapped staging buffer on several threads for large reads: one thread reads mapped
-// memory at about 5 GB/s (measured on an H200 host), well below what the bus and memory give.
-void parallel_memcpy(void* dst, const void* src, uint64_t n) {
-  constexpr uint64_t kPerThread = 8ull << 20;
-  const uint64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t parts = std::min<uint64_t>({n / kPerThread, hw, 8});
-  if (parts < 2) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  const uint64_t step = ((n / parts) + 63) & ~uint64_t(63);
-  std::vector<std::thread> threads;
-  for (uint64_t i = 1; i < parts; ++i) {
-    const uint64_t b = i * step, e = std::min(n, b + step);
-    if (b < e)
-      threads.emplace_back(
-          [=] { std::memcpy(static_cast<uint8_t*>(dst) + b, static_cast<const uint8_t*>(src) + b, e - b); });
-  }
-  std::memcpy(dst, src, std::min(n, step));
-  for (auto& t : threads) t.join();
-}
-}  // namespace
-
 void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors) {
   const Procs& P = procs();
   const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = size ? hi - lo : 0;
   // The armed error slots ride along after the data, in the same copy-and-map.
   with_errors = with_errors && !pending_.empty();
+  static const bool chunked = [] {  // TORCH_WEBGPU_READ_CHUNKED=0: one staging buffer (A/B)
+    const char* e = std::getenv("TORCH_WEBGPU_READ_CHUNKED");
+    return !(e && std::string(e) == "0");
+  }();
+  if (chunked && src && n >= 2 * kReadChunk) {  // large: in chunks, then the error slots on their own
+    read_chunked_locked(src, off, out, size);
+    if (with_errors) read_locked(nullptr, 0, nullptr, 0, true);
+    return;
+  }
   const uint64_t slot_bytes = with_errors ? (pending_.size() - 1) * slot_stride_ + kErrorWords * 4 : 0;
   const uint64_t total = n + slot_bytes;
   if (total == 0) return;
   if (staging_size_ < total) {
     uint64_t s = 1 << 16;
     while (s < total) s <<= 1;
-    WGPUBufferDescriptor d{};
-    d.label = sv("torch-webgpu readback");
-    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-    d.size = s;
-    dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
-    Buffer b(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
-    auto err = dev_.pop_error_scope();
-    TORCH_CHECK_WITH(OutOfMemoryError, err.first == WGPUErrorType_NoError, "webgpu: out of memory allocating a ", s,
-                     "-byte readback buffer: ", err.second);
-    staging_ = std::move(b);
+    staging_ = staging_buffer(WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, s, false, "torch-webgpu readback",
+                              "a readback buffer");
     staging_size_ = s;
   }
   end_pass();
@@ -537,6 +552,58 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   if (with_errors) collect_errors_locked(static_cast<const uint8_t*>(mapped) + n);
   P.wgpuBufferUnmap(staging_.get());
   // Everything submitted before the copy is done: the arena chunks are free again.
+  while (!in_flight_.empty()) {
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
+  dev_.check_errors();
+}
+
+// A large read in chunks of kReadChunk through two staging buffers in turns: while one chunk is
+// copied out of its mapped buffer, the GPU copies the next into the other. The readback of one
+// large buffer at once mapped a staging buffer of the next power of two and copied nothing out
+// until the GPU's whole copy was done.
+void Stream::read_chunked_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
+  const Procs& P = procs();
+  const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull;
+  const uint64_t chunks = (hi - lo + kReadChunk - 1) / kReadChunk;
+  for (auto& b : read_chunks_)
+    if (!b)
+      b = staging_buffer(WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, kReadChunk, false,
+                         "torch-webgpu chunked readback", "a readback buffer");
+  // Chunk k covers source bytes [lo + k * kReadChunk, min(hi, that + kReadChunk)), all multiples of 4.
+  auto begin = [&](uint64_t k) { return lo + k * kReadChunk; };
+  auto end = [&](uint64_t k) { return std::min(hi, begin(k) + kReadChunk); };
+  auto issue = [&](uint64_t k) {
+    end_pass();
+    ensure_encoder();
+    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, begin(k), read_chunks_[k & 1].get(), 0,
+                                           end(k) - begin(k));
+    flush_locked();
+  };
+  using clock = std::chrono::steady_clock;
+  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+  issue(0);
+  if (chunks > 1) issue(1);
+  for (uint64_t k = 0; k < chunks; ++k) {
+    WGPUBuffer b = read_chunks_[k & 1].get();
+    const uint64_t len = end(k) - begin(k);
+    const auto t0 = clock::now();
+    map_locked(b, WGPUMapMode_Read, len, "a readback");
+    const auto t1 = clock::now();
+    const auto* mapped = static_cast<const uint8_t*>(P.wgpuBufferGetConstMappedRange(b, 0, len));
+    TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
+    // The bytes of [off, off + size) inside this chunk.
+    const uint64_t from = std::max(begin(k), off), to = std::min(end(k), off + size);
+    if (to > from) parallel_memcpy(static_cast<uint8_t*>(out) + (from - off), mapped + (from - begin(k)), to - from);
+    P.wgpuBufferUnmap(b);
+    counters_.readback_wait_ns += ns(t1 - t0);
+    counters_.readback_copy_ns += ns(clock::now() - t1);
+    if (k + 2 < chunks) issue(k + 2);
+  }
+  counters_.readbacks++;
+  counters_.readback_bytes += size;
+  // Everything submitted before the last copy is done: the arena chunks are free again.
   while (!in_flight_.empty()) {
     free_chunks_.push_back(in_flight_.front());
     in_flight_.pop_front();

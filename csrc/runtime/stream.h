@@ -81,9 +81,12 @@ class Stream {
   static void begin_exit();
   static void set_park_probe(bool (*may_park)());
   // Uploads past Dawn's 4 MiB upload ring go through the Stream's own staging buffers, in chunks
-  // of kUploadChunk bytes (see write()).
+  // of kUploadChunk bytes (see write()). Reads of at least 2 x kReadChunk bytes go through two
+  // staging buffers of kReadChunk in turns, so that copying one chunk out overlaps the GPU's copy
+  // of the next (see read_chunked_locked()).
   static constexpr uint64_t kUploadDirectMax = 4ull << 20;
-  static constexpr uint64_t kUploadChunk = 8ull << 20;
+  static constexpr uint64_t kUploadChunk = 32ull << 20;
+  static constexpr uint64_t kReadChunk = 32ull << 20;
 
   // Device-side index errors (docs/design.md, "Device-side index errors"): a checked dispatch gets
   // an error slot of its own (kErrorWords atomic u32 words: set flag, op code, dim, index lo/hi,
@@ -149,6 +152,9 @@ class Stream {
   void map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what);
   void wait_idle_locked();
   void read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size, bool with_errors);
+  void read_chunked_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size);
+  // A host-visible buffer for uploads or readbacks; out of memory is an OutOfMemoryError naming `what`.
+  Buffer staging_buffer(uint32_t usage, uint64_t size, bool mapped, const char* label, const char* what);
   void raise_index_error(const uint32_t* words);
   // Error slots: an armed dispatch's record (pending until its slot is read), then, if the slot was
   // set, an error found (its words) until raised. Taint: buffer -> records it may depend on.
@@ -205,6 +211,7 @@ class Stream {
   };
   Staging upload_[2];
   int next_upload_ = 0;
+  Buffer read_chunks_[2];  // chunked readbacks (kReadChunk each, created on first use)
   // Bind groups
   struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& k) const {
