@@ -135,6 +135,10 @@ def main():
     R["backend"] = dist.get_backend()
     # Which transport the webgpu group's all_reduce took: shared memory or gloo's sockets.
     R["shm"] = torch_webgpu.distributed._LAST._shm is not None
+    # How many all-reduces were deferred into the backward pass (DDP's buckets), and how many of
+    # those finished at a later bucket's call rather than at the end of the pass.
+    deferred = torch_webgpu.distributed._LAST._deferred
+    R["deferred"] = (deferred.started, deferred.ready_early) if deferred is not None else (0, 0)
     torch.save(R, f"{out}.{rank}")
     dist.destroy_process_group()
 

@@ -88,12 +88,18 @@ def test_collectives(backend, shm, tmp_path):
         assert R["all_gather_object"] == [{"rank": r} for r in range(WS)]
 
 
-@pytest.mark.parametrize("mode", ["ddp", "fsdp"])
-def test_ddp_matches_single_process_training(mode, tmp_path):
+@pytest.mark.parametrize("mode,overlap", [("ddp", "1"), ("ddp", "0"), ("fsdp", "1")])
+def test_ddp_matches_single_process_training(mode, overlap, tmp_path, monkeypatch):
     # DDP, and FSDP2's fully_shard (sharded parameters: all_gather_into_tensor and
-    # reduce_scatter_tensor through the group, on a DeviceMesh of webgpu devices).
+    # reduce_scatter_tensor through the group, on a DeviceMesh of webgpu devices). DDP's bucket
+    # all-reduces finish during the rest of the backward pass (TORCH_WEBGPU_DIST_OVERLAP=1, the
+    # default) or each before it returns (0).
+    monkeypatch.setenv("TORCH_WEBGPU_DIST_OVERLAP", overlap)
     res = _torchrun(mode, "webgpu", str(tmp_path))
     r0, r1 = res
+    if mode == "ddp":
+        started = [R["deferred"][0] for R in res]
+        assert started == [0, 0] if overlap == "0" else started[0] == started[1] > 0, started
     # Both ranks hold the same model after every step (DDP's gradient averaging and broadcast).
     for k in r0["params"]:
         assert torch.equal(r0["params"][k], r1["params"][k]), k

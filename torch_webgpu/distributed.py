@@ -10,7 +10,9 @@ tensors go to gloo unchanged, so one group serves both (``backend="webgpu"`` or 
     model = DistributedDataParallel(model.to("webgpu"))
 
 Each collective completes before it returns (the returned Work is already done); the copies are
-in the same order as the device's other work, so a later op sees the reduced values.
+in the same order as the device's other work, so a later op sees the reduced values. The exception:
+all-reduces started during a backward pass (DDP's buckets) finish later, overlapped with the rest of
+the backward pass, and all before it returns (``_Deferred``).
 docs/design.md, "Several processes", says how this maps onto c10d.
 """
 
@@ -125,12 +127,17 @@ class _SharedMemory:
         self._regions, self._results = maps[: self._size], maps[self._size :]
         self._bytes = nbytes
 
-    def allreduce(self, t: torch.Tensor, op_name: str) -> None:
+    def allreduce(self, t: torch.Tensor, op_name: str, reader=None) -> None:
+        """reader: an ``_C._AsyncRead`` already started on t (the operand is then copied out of its
+        staging buffer instead of read from the device now)."""
         nbytes = t.numel() * t.element_size()
         if nbytes > self._bytes:
             self._grow(nbytes)
         flat = lambda region: region[:nbytes].view(t.dtype)  # noqa: E731
-        flat(self._regions[self._rank]).copy_(t.reshape(-1))
+        if reader is None:
+            flat(self._regions[self._rank]).copy_(t.reshape(-1))
+        else:
+            reader.finish(self._regions[self._rank][:nbytes])
         self._barrier()
         result = flat(self._results[self._turn])
         self._turn ^= 1
@@ -152,6 +159,74 @@ class _SharedMemory:
         store.set(f"webgpu_shm_host_{rank}", f"{socket.gethostname()}|{int(ok)}")
         hosts = [store.get(f"webgpu_shm_host_{r}").decode() for r in range(size)]
         return size > 1 and all(h == hosts[0] for h in hosts) and hosts[0].endswith("|1")
+
+
+class _Deferred:
+    """All-reduces that DDP starts during the backward pass, finished later (docs/design.md,
+    "Several processes"). A call records the copy of its bucket into a staging buffer of its own
+    (``_C._AsyncRead``), which the GPU runs after the gradients recorded before it, and returns an
+    unfinished future. The host part (copy-out into shared memory, the reduction between ranks,
+    the upload of the result) runs for the oldest buckets whose copies are done at each later call,
+    and for all that are left in a callback at the end of the backward pass (queued before DDP's
+    own finalising callback, which waits on the futures). Meanwhile the GPU computes the rest of the
+    backward pass. Every rank finishes the buckets in the same order, so their barriers pair up."""
+
+    def __init__(self, shm: "_SharedMemory"):
+        self._shm = shm
+        self._pending = []  # (tensor, op name, average, reader, future), oldest first
+        self._readers = []  # idle _AsyncRead tickets (their staging buffers are reused)
+        self._queued = False
+        self.started = 0  # all-reduces deferred so far (tests)
+        self.ready_early = 0  # of which finished at a later call, not at the end of the backward pass
+
+    @staticmethod
+    def possible() -> bool:
+        """Inside a node of a running backward pass (an autograd hook), whose end callbacks are still
+        to run; not inside those callbacks (DDP's static-graph first step reduces from there and
+        waits at once)."""
+        if os.environ.get("TORCH_WEBGPU_DIST_OVERLAP", "1") == "0":
+            return False
+        return torch._C._current_autograd_node() is not None
+
+    def start(self, t: torch.Tensor, op_name: str, avg: bool, size: int):
+        from torch_webgpu import _C
+
+        reader = self._readers.pop() if self._readers else _C._AsyncRead()
+        reader.start(t)
+        fut = torch.futures.Future()
+        self._pending.append((t, op_name, avg, reader, fut, size))
+        self.started += 1
+        if not self._queued:
+            torch.autograd.Variable._execution_engine.queue_callback(self.finish_all)
+            self._queued = True
+        self.progress(block=False)
+        return fut
+
+    def progress(self, block: bool):
+        while self._pending and (block or self._pending[0][3].ready()):
+            self.ready_early += not block
+            t, op_name, avg, reader, fut, size = self._pending.pop(0)
+            try:
+                self._shm.allreduce(t, op_name, reader)
+                if avg:
+                    with torch.no_grad():
+                        if t.is_floating_point():
+                            t.div_(size)
+                        else:
+                            t.floor_divide_(size)
+            except Exception as e:  # the waiter sees it; the rest are failed too
+                fut.set_exception(e)
+                for *_, f, _ in self._pending:
+                    f.set_exception(e)
+                self._pending.clear()
+                raise
+            finally:
+                self._readers.append(reader)
+            fut.set_result([t])
+
+    def finish_all(self):
+        self._queued = False
+        self.progress(block=True)
 
 
 class _Released:
@@ -198,6 +273,7 @@ def _make_group_class():
             self._shm = (
                 _SharedMemory(store, self._gloo, rank, size) if _SharedMemory.usable(store, rank, size) else None
             )
+            self._deferred = _Deferred(self._shm) if self._shm is not None else None
             _live_groups().add(self)
 
         # ---- teardown -------------------------------------------------------------------------
@@ -208,7 +284,7 @@ def _make_group_class():
         # Python is alive: at destroy_process_group (shutdown/abort) or, for a program that never
         # calls it, at exit (atexit). Its destructor joins the worker threads.
         def _release(self):
-            self._shm = None
+            self._shm = self._deferred = None
             if not isinstance(self._gloo, _Released):
                 gloo, self._gloo = self._gloo, _Released()
                 del gloo
@@ -246,6 +322,12 @@ def _make_group_class():
             return name
 
         # ---- helpers --------------------------------------------------------------------------
+        def _drain(self):
+            """Finishes the deferred all-reduces before any other collective (the same order on
+            every rank)."""
+            if self._deferred is not None:
+                self._deferred.progress(block=True)
+
         def _reduce_opts(self, cls, opts):
             """gloo has no AVG: run SUM and divide afterwards."""
             avg = _is_avg(opts.reduceOp)
@@ -286,10 +368,15 @@ def _make_group_class():
                     if t.is_complex() or t.dtype == torch.bool:
                         break
                 else:
+                    if len(tensors) == 1 and tensors[0].is_contiguous() and _Deferred.possible():
+                        fut = self._deferred.start(tensors[0], op_name, avg, self._size)
+                        return C._create_work_from_future(fut)
+                    self._drain()
                     for t in tensors:
                         self._shm.allreduce(t, op_name)
                     self._avg(tensors, avg)
                     return _done(tensors)
+            self._drain()
             hs = _hosts(tensors)
             self._gloo.allreduce(hs, opts).wait()
             self._avg(hs, avg)
@@ -414,6 +501,32 @@ def _make_group_class():
             _copy_back(tensors, hs)
             return work
 
+    def draining(fn):
+        def run(self, *args, **kwargs):
+            self._drain()
+            return fn(self, *args, **kwargs)
+
+        run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+        return run
+
+    for name in (
+        "broadcast",
+        "reduce",
+        "allgather",
+        "_allgather_base",
+        "allgather_into_tensor_coalesced",
+        "gather",
+        "scatter",
+        "reduce_scatter",
+        "reduce_scatter_tensor_coalesced",
+        "alltoall_base",
+        "alltoall",
+        "barrier",
+        "send",
+        "recv",
+        "recv_anysource",
+    ):
+        setattr(ProcessGroupWebGPU, name, draining(getattr(ProcessGroupWebGPU, name)))
     return ProcessGroupWebGPU
 
 

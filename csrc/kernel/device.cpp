@@ -59,4 +59,18 @@ void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n) 
   gpu_of(src).stream().read(block_of(src)->buffer.get(), off, out, n);
 }
 
+void read_start(rt::AsyncRead& a, const at::TensorBase& src) {
+  TORCH_CHECK(src.is_contiguous(), "webgpu: an asynchronous read needs a contiguous tensor");
+  gpu_of(src).stream().read_start(a, block_of(src)->buffer.get(), ops::byte_offset_of(src),
+                                  uint64_t(src.numel()) * src.element_size());
+}
+
+bool read_ready(rt::AsyncRead& a) { return !a.stream || a.stream->read_ready(a); }
+
+void read_finish(rt::AsyncRead& a, const at::TensorBase& out) {
+  TORCH_CHECK(out.device().is_cpu() && out.is_contiguous() && uint64_t(out.numel()) * out.element_size() == a.size,
+              "webgpu: an asynchronous read finishes into a contiguous CPU tensor of its ", a.size, " bytes");
+  if (a.stream) a.stream->read_finish(a, out.data_ptr());
+}
+
 }  // namespace webgpu::kernel

@@ -8,6 +8,10 @@
 
 #include <ATen/ATen.h>
 
+namespace webgpu::rt {
+struct AsyncRead;
+}
+
 namespace webgpu::kernel {
 
 // One subgroup-matrix configuration of the adapter (operand and result component, M x N x K).
@@ -40,5 +44,11 @@ void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBas
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n);
 // Blocks until the device has produced the bytes.
 void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n);
+// The same without blocking (rt::AsyncRead): start copies all of contiguous src into the ticket's
+// staging buffer; ready polls; finish copies its bytes into contiguous host memory `out` of the
+// same byte size (waiting if the GPU is not done).
+void read_start(rt::AsyncRead& a, const at::TensorBase& src);
+bool read_ready(rt::AsyncRead& a);
+void read_finish(rt::AsyncRead& a, const at::TensorBase& out);
 
 }  // namespace webgpu::kernel

@@ -15,6 +15,7 @@
 
 #include "core/core.h"
 #include "engines/gemm.h"
+#include "kernel/device.h"
 #include "kernel/kernel.h"
 #include "ops/nn_common.h"
 #include "runtime/allocator.h"
@@ -264,6 +265,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_empty_cache", &core::empty_caches);
   m.def("_mem_get_info", [](int i) { return core::memory_info(resolve(i)); }, py::arg("index") = -1);
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
+  // A device -> host copy in steps (runtime/stream.h, AsyncRead), for torch_webgpu/distributed.py.
+  py::class_<rt::AsyncRead, std::shared_ptr<rt::AsyncRead>>(m, "_AsyncRead")
+      .def(py::init<>())
+      .def("start", [](rt::AsyncRead& a, const at::Tensor& t) { kernel::read_start(a, t); })
+      .def("ready", [](rt::AsyncRead& a) { return kernel::read_ready(a); })
+      .def(
+          "finish", [](rt::AsyncRead& a, const at::Tensor& out) { kernel::read_finish(a, out); },
+          py::call_guard<py::gil_scoped_release>());
   // Device-side index errors (runtime/stream.h): armed slots, errors found and not raised yet,
   // tainted buffers. For tests.
   m.def(

@@ -559,6 +559,66 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   dev_.check_errors();
 }
 
+void Stream::read_start(AsyncRead& a, WGPUBuffer src, uint64_t off, uint64_t size) {
+  Entry entry(mu_);
+  TORCH_CHECK(!a.pending, "webgpu: internal: an asynchronous read was started twice");
+  a.size = size;
+  if (size == 0) return;
+  const uint64_t lo = off & ~3ull, hi = (off + size + 3) & ~3ull, n = hi - lo;
+  if (a.capacity < n || !a.buffer) {
+    a.capacity = std::max<uint64_t>((n + 0xffff) & ~uint64_t(0xffff), 1 << 16);
+    a.buffer = staging_buffer(WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, a.capacity, false,
+                              "torch-webgpu async readback", "a readback buffer");
+  }
+  a.bytes = n, a.skew = off - lo, a.stream = this;
+  end_pass();
+  ensure_encoder();
+  procs().wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, a.buffer.get(), 0, n);
+  flush_locked();
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
+    auto* r = static_cast<std::shared_ptr<AsyncRead::Result>*>(ud);
+    (*r)->status = status;
+    (*r)->message = str(msg);
+    delete r;
+  };
+  a.result = std::make_shared<AsyncRead::Result>();
+  cb.userdata1 = new std::shared_ptr<AsyncRead::Result>(a.result);
+  a.future = procs().wgpuBufferMapAsync(a.buffer.get(), WGPUMapMode_Read, 0, n, cb);
+  a.pending = true, a.mapped = false;
+}
+
+bool Stream::read_ready(AsyncRead& a) {
+  Entry entry(mu_);
+  if (a.pending && !a.mapped) a.mapped = future_done(a.future);
+  return !a.pending || a.mapped;
+}
+
+void Stream::read_finish(AsyncRead& a, void* out) {
+  Entry entry(mu_);
+  if (a.size == 0) return;
+  TORCH_CHECK(a.pending, "webgpu: internal: finishing an asynchronous read that was not started");
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  if (!a.mapped) wait_future(a.future, "a readback");
+  const auto t1 = clock::now();
+  a.pending = a.mapped = false;
+  TORCH_CHECK(a.result->status == WGPUMapAsyncStatus_Success,
+              "webgpu: mapping a buffer for a readback failed: ", a.result->message);
+  const auto* mapped = static_cast<const uint8_t*>(procs().wgpuBufferGetConstMappedRange(a.buffer.get(), 0, a.bytes));
+  TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
+  parallel_memcpy(out, mapped + a.skew, a.size);
+  procs().wgpuBufferUnmap(a.buffer.get());
+  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+  counters_.readbacks++;
+  counters_.waits++;
+  counters_.readback_bytes += a.size;
+  counters_.readback_wait_ns += ns(t1 - t0);
+  counters_.readback_copy_ns += ns(clock::now() - t1);
+  dev_.check_errors();
+}
+
 // A large read in chunks of kReadChunk through two staging buffers in turns: while one chunk is
 // copied out of its mapped buffer, the GPU copies the next into the other. The readback of one
 // large buffer at once mapped a staging buffer of the next power of two and copied nothing out

@@ -48,6 +48,25 @@ struct StreamCounters {
   uint64_t readback_bytes = 0, readback_wait_ns = 0, readback_copy_ns = 0;
 };
 
+// A device -> host copy that does not block its caller (Stream::read_start / read_ready /
+// read_finish): the range is copied into a MAP_READ buffer of the ticket's own and its mapping is
+// requested; the caller records more work meanwhile and copies the bytes out later. Used by the
+// process group to overlap gradient staging with the backward pass (torch_webgpu/distributed.py).
+class Stream;
+struct AsyncRead {
+  struct Result {  // written by the mapping's callback, which owns a reference
+    WGPUMapAsyncStatus status{};
+    std::string message;
+  };
+  Stream* stream = nullptr;  // of the last start
+  Buffer buffer;
+  uint64_t capacity = 0, bytes = 0, skew = 0,
+           size = 0;  // buffer size; bytes mapped; the data's offset and size in them
+  WGPUFuture future{};
+  bool pending = false, mapped = false;  // started and not finished; its mapping seen complete
+  std::shared_ptr<Result> result;
+};
+
 class Stream {
  public:
   explicit Stream(GpuDevice& dev);
@@ -68,6 +87,11 @@ class Stream {
   void write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size);
   // Copies a buffer range to host memory; blocks until the GPU is done with it.
   void read(WGPUBuffer src, uint64_t off, void* out, uint64_t size);
+  // The same in three steps (AsyncRead): start records the copy, submits and requests the mapping;
+  // ready polls without blocking; finish waits if needed and copies the `size` bytes out.
+  void read_start(AsyncRead& a, WGPUBuffer src, uint64_t off, uint64_t size);
+  bool read_ready(AsyncRead& a);
+  void read_finish(AsyncRead& a, void* out);
 
   void flush();  // submits the open batch, no wait
   void synchronize();  // submits and waits for all work, then raises pending device errors
