@@ -69,7 +69,7 @@ def _is_avg(op) -> bool:
     return op == dist.ReduceOp.AVG
 
 
-# Reduce ops the shared-memory path computes on the host, as ``fn(acc, other)`` in place.
+# Reduce ops of the shared-memory path, as ``fn(acc, other)`` in place (on the device).
 _SHM_OPS = {
     "SUM": lambda a, b: a.add_(b),
     "MAX": lambda a, b: torch.maximum(a, b, out=a),
@@ -81,13 +81,15 @@ _SHM_OPS = {
 class _SharedMemory:
     """All-reduce between the ranks of one host through shared memory instead of gloo's sockets.
 
-    Every rank has a region (a file in /dev/shm, mapped by all ranks) for its operand and there are
-    two result regions, used in turn. A call: each rank copies its operand from the device straight
-    into its region; barrier; rank r reduces the r-th slice of all regions in rank order into the
-    result region; barrier; each rank copies the result back to its device. Every rank gets the same
-    bits. Using the two result regions in turn makes the second barrier of a call also guard the
-    regions the next call writes, so two barriers per call suffice. Regions grow (all ranks alike,
-    since collectives have the same sizes on every rank) by mapping new files of a new generation.
+    Every rank has two regions (files in /dev/shm, mapped by all ranks), used in turns by successive
+    calls. A call: each rank copies its operand from the device straight into its region; barrier;
+    each rank uploads the other ranks' regions and reduces all operands on its GPU in rank order
+    (its own operand is already there), so every rank computes the same bits the same way. The host
+    does no arithmetic: the GPU's reduction costs nothing next to the copies, and the one upload per
+    peer is what the upload of a host-reduced result cost. Regions alternate between calls, so a
+    call's barrier also says that every rank has finished reading the regions the call after writes:
+    one barrier per call. Regions grow (all ranks alike, since collectives have the same sizes on
+    every rank) by mapping new files of a new generation.
     """
 
     def __init__(self, store, gloo, rank: int, size: int):
@@ -98,8 +100,7 @@ class _SharedMemory:
         self._bytes = 0
         self._gen = 0
         self._turn = 0
-        self._regions = []
-        self._results = []
+        self._regions = []  # [turn][rank]
 
     def _map(self, name: str, nbytes: int, create: bool) -> torch.Tensor:
         path = os.path.join("/dev/shm", name)
@@ -115,16 +116,15 @@ class _SharedMemory:
         nbytes = max(nbytes, 2 * self._bytes, 1 << 20)
         self._gen += 1
         base = f"torch_webgpu_{self._id}_{self._gen}"
-        names = [f"{base}_r{r}" for r in range(self._size)] + [f"{base}_res{i}" for i in range(2)]
-        mine = [names[self._rank]] + ([names[-2], names[-1]] if self._rank == 0 else [])
+        names = [[f"{base}_t{turn}_r{r}" for r in range(self._size)] for turn in range(2)]
+        mine = [names[turn][self._rank] for turn in range(2)]
         for n in mine:
             self._map(n, nbytes, create=True)
         self._barrier()
-        maps = [self._map(n, nbytes, create=False) for n in names]
+        self._regions = [[self._map(n, nbytes, create=False) for n in row] for row in names]
         self._barrier()
         for n in mine:  # the mappings stay valid; no file outlives the process group
             os.unlink(os.path.join("/dev/shm", n))
-        self._regions, self._results = maps[: self._size], maps[self._size :]
         self._bytes = nbytes
 
     def allreduce(self, t: torch.Tensor, op_name: str, reader=None) -> None:
@@ -133,23 +133,27 @@ class _SharedMemory:
         nbytes = t.numel() * t.element_size()
         if nbytes > self._bytes:
             self._grow(nbytes)
-        flat = lambda region: region[:nbytes].view(t.dtype)  # noqa: E731
-        if reader is None:
-            flat(self._regions[self._rank]).copy_(t.reshape(-1))
-        else:
-            reader.finish(self._regions[self._rank][:nbytes])
-        self._barrier()
-        result = flat(self._results[self._turn])
+        regions = self._regions[self._turn]
         self._turn ^= 1
-        n = t.numel()
-        lo, hi = n * self._rank // self._size, n * (self._rank + 1) // self._size
-        acc = result[lo:hi]
-        acc.copy_(flat(self._regions[0])[lo:hi])
-        for r in range(1, self._size):
-            _SHM_OPS[op_name](acc, flat(self._regions[r])[lo:hi])
+        if reader is None:
+            regions[self._rank][:nbytes].view(t.dtype).copy_(t.reshape(-1))
+        else:
+            reader.finish(regions[self._rank][:nbytes])
         self._barrier()
         with torch.no_grad():
-            t.copy_(result.view(t.shape))
+            acc = None
+            for r in range(self._size):
+                if r == self._rank:
+                    x = t
+                else:
+                    x = torch.empty_like(t, memory_format=torch.contiguous_format)
+                    x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
+                if acc is None:
+                    acc = x  # rank 0 reduces into its own operand, the others into rank 0's copy
+                else:
+                    _SHM_OPS[op_name](acc, x)
+            if acc is not t:
+                t.copy_(acc)
 
     @staticmethod
     def usable(store, rank: int, size: int) -> bool:
