@@ -444,6 +444,19 @@ def test_large_uploads_through_staging(nbytes):
     assert torch.equal(dst.cpu(), host2)
 
 
+def test_uploads_past_the_staging_pool():
+    """More upload chunks in flight than the Stream keeps staging buffers (8 of 32 MiB): a chunk
+    takes a buffer whose copy is done, a new one, or waits for the oldest; every upload lands."""
+    n = ((32 << 20) + (4 << 20)) // 4  # two chunks each
+    hosts = [torch.full((n,), float(i)) + torch.arange(n, dtype=torch.float32) % 7 for i in range(10)]
+    devs = [torch.empty(n, device=DEV) for _ in hosts]
+    for d, h in zip(devs, hosts):
+        d.copy_(h)
+        d.add_(1)  # recorded work between the uploads
+    for d, h in zip(devs, hosts):
+        assert torch.equal(d.cpu(), h + 1)
+
+
 @pytest.mark.parametrize("nbytes,start", [((64 << 20) + 4, 0), ((64 << 20) + 7, 1), ((96 << 20) - 3, 3)])
 def test_large_readbacks_in_chunks(nbytes, start):
     """Reads of 64 MiB and more go through two 32 MiB staging buffers in turns (the last chunk short,

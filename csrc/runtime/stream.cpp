@@ -416,24 +416,14 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
     procs().wgpuQueueWriteBuffer(dev_.queue(), dst, off, const_cast<void*>(data), size);
     return;
   }
-  // Large uploads go through two staging buffers of our own, in turns: Dawn would stage such a
-  // write in a host buffer allocated for it and free that later, and on NVIDIA that release stalled
-  // an unrelated op's submit for milliseconds per 256 MiB (the sum benchmark's first windows ran at
-  // a quarter of their speed). Filling one buffer overlaps the copy out of the other.
+  // Large uploads go through staging buffers of our own (take_upload_locked): Dawn would stage such
+  // a write in a host buffer allocated for it and free that later, and on NVIDIA that release
+  // stalled an unrelated op's submit for milliseconds per 256 MiB (the sum benchmark's first windows
+  // ran at a quarter of their speed). Filling one buffer overlaps the GPU's copy out of another.
   const Procs& P = procs();
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kUploadChunk, size - done);
-    Staging& st = upload_[next_upload_];
-    next_upload_ ^= 1;
-    if (!st.buffer) {
-      st.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, kUploadChunk, true,
-                                 "torch-webgpu upload", "an upload buffer");
-      st.mapped = true;
-    }
-    if (!st.mapped) {  // waits for the copy that last read this buffer
-      map_locked(st.buffer.get(), WGPUMapMode_Write, kUploadChunk, "an upload");
-      st.mapped = true;
-    }
+    Staging st = take_upload_locked();
     void* p = P.wgpuBufferGetMappedRange(st.buffer.get(), 0, kUploadChunk);
     TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
     parallel_memcpy(p, static_cast<const uint8_t*>(data) + done, n);
@@ -442,8 +432,58 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
     ensure_encoder();
     P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), st.buffer.get(), 0, dst, off + done, n);
     flush_locked();
+    // Ask for the mapping again now: it completes when the GPU has done this copy, and the next
+    // upload finds it done without waiting unless the GPU is still behind.
+    WGPUBufferMapCallbackInfo cb{};
+    cb.mode = WGPUCallbackMode_WaitAnyOnly;
+    cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
+      auto* r = static_cast<std::shared_ptr<AsyncRead::Result>*>(ud);
+      (*r)->status = status;
+      (*r)->message = str(msg);
+      delete r;
+    };
+    st.result = std::make_shared<AsyncRead::Result>();
+    cb.userdata1 = new std::shared_ptr<AsyncRead::Result>(st.result);
+    st.future = P.wgpuBufferMapAsync(st.buffer.get(), WGPUMapMode_Write, 0, kUploadChunk, cb);
+    upload_.push_back(std::move(st));
     done += n;
   }
+}
+
+// An upload buffer mapped for writing: one whose requested mapping is done, else a new one while
+// there are fewer than kUploadBuffers, else the oldest once its mapping completes. A pipeline of
+// uploads recorded ahead of the GPU (DDP's gradient buckets at the end of a backward pass) then
+// does not wait for the GPU to reach each earlier copy.
+Stream::Staging Stream::take_upload_locked() {
+  auto ready = [&](Staging& st) {
+    if (st.result && future_done(st.future)) {
+      TORCH_CHECK(st.result->status == WGPUMapAsyncStatus_Success,
+                  "webgpu: mapping an upload buffer failed: ", st.result->message);
+      st.mapped = true;
+    }
+    return st.mapped;
+  };
+  for (auto it = upload_.begin(); it != upload_.end(); ++it)
+    if (ready(*it)) {
+      Staging st = std::move(*it);
+      upload_.erase(it);
+      return st;
+    }
+  if (upload_.size() < kUploadBuffers) {
+    Staging st;
+    st.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, kUploadChunk, true,
+                               "torch-webgpu upload", "an upload buffer");
+    st.mapped = true;
+    return st;
+  }
+  Staging st = std::move(upload_.front());
+  upload_.pop_front();
+  wait_future(st.future, "an upload buffer");
+  counters_.waits++;
+  TORCH_CHECK(st.result->status == WGPUMapAsyncStatus_Success,
+              "webgpu: mapping an upload buffer failed: ", st.result->message);
+  st.mapped = true;
+  return st;
 }
 
 void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what) {
@@ -481,6 +521,7 @@ void Stream::retire_locked() {
   ensure_encoder();
   wait_idle_locked();
   procs().wgpuDeviceTick(dev_.device());
+  while (upload_.size() > 2) upload_.pop_back();  // keep two upload buffers, as an idle stream needs
   // The driver may finish releasing memory in its next submission (seen on NVIDIA: 3 ms per
   // 256 MiB freed, inside the next op's submit): make that submission here too.
   ensure_encoder();

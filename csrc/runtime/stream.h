@@ -228,13 +228,18 @@ class Stream {
   // Readback staging
   Buffer staging_;
   uint64_t staging_size_ = 0;
-  // Upload staging, used in turns
+  // Upload staging (write()): each buffer's mapping is requested again as soon as its copy is
+  // submitted; a chunk takes a buffer whose mapping is done, else a new one (up to
+  // kUploadBuffers), else waits for the oldest.
   struct Staging {
     Buffer buffer;
-    bool mapped = false;
+    bool mapped = false;  // mapped for writing now
+    WGPUFuture future{};  // its mapping, requested after its last copy (when !mapped)
+    std::shared_ptr<AsyncRead::Result> result;
   };
-  Staging upload_[2];
-  int next_upload_ = 0;
+  static constexpr size_t kUploadBuffers = 8;
+  std::deque<Staging> upload_;  // oldest request first
+  Staging take_upload_locked();
   Buffer read_chunks_[2];  // chunked readbacks (kReadChunk each, created on first use)
   // Bind groups
   struct KeyHash {
