@@ -392,6 +392,25 @@ void parallel_memcpy(void* dst, const void* src, uint64_t n) {
 }
 }  // namespace
 
+namespace {
+// Requests a buffer's mapping without waiting; `result` (new) receives its status when a wait on the
+// returned future sees it complete. The callback owns a reference to it, so a mapping still
+// pending when its requester is gone writes into memory that is still alive.
+WGPUFuture request_map(WGPUBuffer b, uint32_t mode, uint64_t size, std::shared_ptr<AsyncRead::Result>& result) {
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_WaitAnyOnly;
+  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
+    auto* r = static_cast<std::shared_ptr<AsyncRead::Result>*>(ud);
+    (*r)->status = status;
+    (*r)->message = str(msg);
+    delete r;
+  };
+  result = std::make_shared<AsyncRead::Result>();
+  cb.userdata1 = new std::shared_ptr<AsyncRead::Result>(result);
+  return procs().wgpuBufferMapAsync(b, mode, 0, size, cb);
+}
+}  // namespace
+
 Buffer Stream::staging_buffer(uint32_t usage, uint64_t size, bool mapped, const char* label, const char* what) {
   WGPUBufferDescriptor d{};
   d.label = sv(label);
@@ -434,17 +453,7 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
     flush_locked();
     // Ask for the mapping again now: it completes when the GPU has done this copy, and the next
     // upload finds it done without waiting unless the GPU is still behind.
-    WGPUBufferMapCallbackInfo cb{};
-    cb.mode = WGPUCallbackMode_WaitAnyOnly;
-    cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
-      auto* r = static_cast<std::shared_ptr<AsyncRead::Result>*>(ud);
-      (*r)->status = status;
-      (*r)->message = str(msg);
-      delete r;
-    };
-    st.result = std::make_shared<AsyncRead::Result>();
-    cb.userdata1 = new std::shared_ptr<AsyncRead::Result>(st.result);
-    st.future = P.wgpuBufferMapAsync(st.buffer.get(), WGPUMapMode_Write, 0, kUploadChunk, cb);
+    st.future = request_map(st.buffer.get(), WGPUMapMode_Write, kUploadChunk, st.result);
     upload_.push_back(std::move(st));
     done += n;
   }
@@ -616,17 +625,7 @@ void Stream::read_start(AsyncRead& a, WGPUBuffer src, uint64_t off, uint64_t siz
   ensure_encoder();
   procs().wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), src, lo, a.buffer.get(), 0, n);
   flush_locked();
-  WGPUBufferMapCallbackInfo cb{};
-  cb.mode = WGPUCallbackMode_WaitAnyOnly;
-  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView msg, void* ud, void*) {
-    auto* r = static_cast<std::shared_ptr<AsyncRead::Result>*>(ud);
-    (*r)->status = status;
-    (*r)->message = str(msg);
-    delete r;
-  };
-  a.result = std::make_shared<AsyncRead::Result>();
-  cb.userdata1 = new std::shared_ptr<AsyncRead::Result>(a.result);
-  a.future = procs().wgpuBufferMapAsync(a.buffer.get(), WGPUMapMode_Read, 0, n, cb);
+  a.future = request_map(a.buffer.get(), WGPUMapMode_Read, n, a.result);
   a.pending = true, a.mapped = false;
 }
 
