@@ -479,6 +479,33 @@ def test_large_readbacks_in_chunks(nbytes, start):
         view.cpu()
 
 
+def test_async_read_and_staged_write():
+    """The process group's copy tickets (torch_webgpu/distributed.py): an _AsyncRead started on a
+    tensor returns its bytes as they were when started, whatever is recorded after; an _AsyncWrite
+    reused for uploads lands each one in order with the work around it; bad operands raise."""
+    from torch_webgpu import _C
+
+    base = torch.arange(3000, dtype=torch.float32, device=DEV)
+    src = base[2:]  # a storage offset
+    r, w = _C._AsyncRead(), _C._AsyncWrite()
+    r.start(src)
+    src.mul_(2)  # recorded after the start
+    out = torch.empty(2998)
+    r.finish(out)
+    assert torch.equal(out, torch.arange(2, 3000, dtype=torch.float32))
+    assert r.ready()
+    dst = torch.zeros(2998, device=DEV)
+    for k in range(4):
+        host = torch.full((2998,), float(k))
+        w.upload(dst, host)
+        dst.add_(1)
+    assert torch.equal(dst.cpu(), torch.full((2998,), 4.0))
+    with pytest.raises(RuntimeError, match="staged upload"):
+        w.upload(dst, torch.zeros(5))
+    with pytest.raises(RuntimeError, match="asynchronous read"):
+        r.finish(torch.empty(3))
+
+
 def test_threads_share_the_stream():
     errors = []
 

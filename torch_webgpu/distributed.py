@@ -18,6 +18,7 @@ docs/design.md, "Several processes", says how this maps onto c10d.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import os
 import socket
@@ -127,9 +128,10 @@ class _SharedMemory:
             os.unlink(os.path.join("/dev/shm", n))
         self._bytes = nbytes
 
-    def allreduce(self, t: torch.Tensor, op_name: str, reader=None) -> None:
+    def allreduce(self, t: torch.Tensor, op_name: str, reader=None, writers=None) -> None:
         """reader: an ``_C._AsyncRead`` already started on t (the operand is then copied out of its
-        staging buffer instead of read from the device now)."""
+        staging buffer instead of read from the device now); writers: an ``_C._AsyncWrite`` per
+        other rank, through whose own staging buffers the other operands are uploaded."""
         nbytes = t.numel() * t.element_size()
         if nbytes > self._bytes:
             self._grow(nbytes)
@@ -140,6 +142,7 @@ class _SharedMemory:
         else:
             reader.finish(regions[self._rank][:nbytes])
         self._barrier()
+        staged = writers is not None and nbytes % 4 == 0
         with torch.no_grad():
             acc = None
             for r in range(self._size):
@@ -147,7 +150,10 @@ class _SharedMemory:
                     x = t
                 else:
                     x = torch.empty_like(t, memory_format=torch.contiguous_format)
-                    x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
+                    if staged:
+                        writers[r - (r > self._rank)].upload(x, regions[r][:nbytes])
+                    else:
+                        x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
                 if acc is None:
                     acc = x  # rank 0 reduces into its own operand, the others into rank 0's copy
                 else:
@@ -178,7 +184,10 @@ class _Deferred:
     def __init__(self, shm: "_SharedMemory"):
         self._shm = shm
         self._pending = []  # (tensor, op name, average, reader, future), oldest first
-        self._readers = []  # idle _AsyncRead tickets (their staging buffers are reused)
+        # Idle (reader, writers) staging tickets, taken oldest first: DDP reduces the same buckets
+        # in the same order every step, so each bucket gets back the staging buffers of its size
+        # (which the last step's copies have long released).
+        self._tickets = collections.deque()
         self._queued = False
         self.started = 0  # all-reduces deferred so far (tests)
         self.ready_early = 0  # of which finished at a later call, not at the end of the backward pass
@@ -195,10 +204,12 @@ class _Deferred:
     def start(self, t: torch.Tensor, op_name: str, avg: bool, size: int):
         from torch_webgpu import _C
 
-        reader = self._readers.pop() if self._readers else _C._AsyncRead()
-        reader.start(t)
+        ticket = (
+            self._tickets.popleft() if self._tickets else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(size - 1)])
+        )
+        ticket[0].start(t)
         fut = torch.futures.Future()
-        self._pending.append((t, op_name, avg, reader, fut, size))
+        self._pending.append((t, op_name, avg, ticket, fut, size))
         self.started += 1
         if not self._queued:
             torch.autograd.Variable._execution_engine.queue_callback(self.finish_all)
@@ -207,11 +218,11 @@ class _Deferred:
         return fut
 
     def progress(self, block: bool):
-        while self._pending and (block or self._pending[0][3].ready()):
+        while self._pending and (block or self._pending[0][3][0].ready()):
             self.ready_early += not block
-            t, op_name, avg, reader, fut, size = self._pending.pop(0)
+            t, op_name, avg, ticket, fut, size = self._pending.pop(0)
             try:
-                self._shm.allreduce(t, op_name, reader)
+                self._shm.allreduce(t, op_name, *ticket)
                 if avg:
                     with torch.no_grad():
                         if t.is_floating_point():
@@ -225,7 +236,7 @@ class _Deferred:
                 self._pending.clear()
                 raise
             finally:
-                self._readers.append(reader)
+                self._tickets.append(ticket)
             fut.set_result([t])
 
     def finish_all(self):

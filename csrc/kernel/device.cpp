@@ -65,6 +65,15 @@ void read_start(rt::AsyncRead& a, const at::TensorBase& src) {
                                   uint64_t(src.numel()) * src.element_size());
 }
 
+void write_with(rt::AsyncWrite& w, const at::TensorBase& dst, const at::TensorBase& src) {
+  const uint64_t n = uint64_t(src.numel()) * src.element_size(), off = ops::byte_offset_of(dst);
+  TORCH_CHECK(src.device().is_cpu() && src.is_contiguous() && dst.is_contiguous() &&
+                  uint64_t(dst.numel()) * dst.element_size() == n && n % 4 == 0 && off % 4 == 0,
+              "webgpu: a staged upload takes a contiguous CPU tensor into a contiguous device tensor of the same "
+              "byte size, a multiple of 4 at a 4-byte offset");
+  gpu_of(dst).stream().write_with(w, block_of(dst)->buffer.get(), off, src.data_ptr(), n);
+}
+
 bool read_ready(rt::AsyncRead& a) { return !a.stream || a.stream->read_ready(a); }
 
 void read_finish(rt::AsyncRead& a, const at::TensorBase& out) {

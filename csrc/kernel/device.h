@@ -10,7 +10,8 @@
 
 namespace webgpu::rt {
 struct AsyncRead;
-}
+struct AsyncWrite;
+}  // namespace webgpu::rt
 
 namespace webgpu::kernel {
 
@@ -50,5 +51,8 @@ void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n);
 void read_start(rt::AsyncRead& a, const at::TensorBase& src);
 bool read_ready(rt::AsyncRead& a);
 void read_finish(rt::AsyncRead& a, const at::TensorBase& out);
+// An upload of contiguous host src into contiguous device dst (same byte size, a multiple of 4, at
+// a 4-byte offset) through the ticket's own staging buffer (rt::AsyncWrite).
+void write_with(rt::AsyncWrite& w, const at::TensorBase& dst, const at::TensorBase& src);
 
 }  // namespace webgpu::kernel

@@ -273,6 +273,12 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "finish", [](rt::AsyncRead& a, const at::Tensor& out) { kernel::read_finish(a, out); },
           py::call_guard<py::gil_scoped_release>());
+  py::class_<rt::AsyncWrite, std::shared_ptr<rt::AsyncWrite>>(m, "_AsyncWrite")
+      .def(py::init<>())
+      .def(
+          "upload",
+          [](rt::AsyncWrite& w, const at::Tensor& dst, const at::Tensor& src) { kernel::write_with(w, dst, src); },
+          py::call_guard<py::gil_scoped_release>());
   // Device-side index errors (runtime/stream.h): armed slots, errors found and not raised yet,
   // tainted buffers. For tests.
   m.def(

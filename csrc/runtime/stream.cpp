@@ -659,6 +659,35 @@ void Stream::read_finish(AsyncRead& a, void* out) {
   dev_.check_errors();
 }
 
+void Stream::write_with(AsyncWrite& w, WGPUBuffer dst, uint64_t off, const void* data, uint64_t size) {
+  TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned staged write");
+  if (size == 0) return;
+  Entry entry(mu_);
+  const Procs& P = procs();
+  if (w.capacity < size) {
+    w.capacity = (size + 0xffff) & ~uint64_t(0xffff);
+    w.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, w.capacity, true,
+                              "torch-webgpu staged upload", "an upload buffer");
+    w.mapped = true;
+  } else if (!w.mapped) {
+    wait_future(w.future, "an upload buffer");  // done long ago when the ticket is reused per step
+    TORCH_CHECK(w.result->status == WGPUMapAsyncStatus_Success,
+                "webgpu: mapping an upload buffer failed: ", w.result->message);
+    w.mapped = true;
+  }
+  void* p = P.wgpuBufferGetMappedRange(w.buffer.get(), 0, w.capacity);
+  TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
+  parallel_memcpy(p, data, size);
+  P.wgpuBufferUnmap(w.buffer.get());
+  w.mapped = false;
+  end_pass();
+  ensure_encoder();
+  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), w.buffer.get(), 0, dst, off, size);
+  flush_locked();  // a buffer in an unsubmitted command may not be mapped
+  counters_.uploads++;
+  w.future = request_map(w.buffer.get(), WGPUMapMode_Write, w.capacity, w.result);
+}
+
 // A large read in chunks of kReadChunk through two staging buffers in turns: while one chunk is
 // copied out of its mapped buffer, the GPU copies the next into the other. The readback of one
 // large buffer at once mapped a staging buffer of the next power of two and copied nothing out

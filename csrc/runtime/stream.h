@@ -67,6 +67,18 @@ struct AsyncRead {
   std::shared_ptr<Result> result;
 };
 
+// A host -> device copy through a MAP_WRITE buffer of the ticket's own (Stream::write_with), kept
+// mapped-ready between uses: its mapping is requested again as soon as its copy is submitted, so a
+// ticket reused for the same transfer every training step never waits. For the process group's
+// uploads, which are recorded behind the rest of a backward pass (torch_webgpu/distributed.py).
+struct AsyncWrite {
+  Buffer buffer;
+  uint64_t capacity = 0;
+  bool mapped = false;
+  WGPUFuture future{};  // its mapping, when !mapped
+  std::shared_ptr<AsyncRead::Result> result;
+};
+
 class Stream {
  public:
   explicit Stream(GpuDevice& dev);
@@ -92,6 +104,8 @@ class Stream {
   void read_start(AsyncRead& a, WGPUBuffer src, uint64_t off, uint64_t size);
   bool read_ready(AsyncRead& a);
   void read_finish(AsyncRead& a, void* out);
+  // write() through the ticket's own staging buffer (size and off multiples of 4).
+  void write_with(AsyncWrite& w, WGPUBuffer dst, uint64_t off, const void* data, uint64_t size);
 
   void flush();  // submits the open batch, no wait
   void synchronize();  // submits and waits for all work, then raises pending device errors
