@@ -184,10 +184,11 @@ class _Deferred:
     def __init__(self, shm: "_SharedMemory"):
         self._shm = shm
         self._pending = []  # (tensor, op name, average, reader, future), oldest first
-        # Idle (reader, writers) staging tickets, taken oldest first: DDP reduces the same buckets
-        # in the same order every step, so each bucket gets back the staging buffers of its size
-        # (which the last step's copies have long released).
-        self._tickets = collections.deque()
+        # Idle (reader, writers) staging tickets by operand byte size: a bucket gets back staging
+        # buffers of its own size, which the last step's copies have long released. Tickets that a
+        # whole backward pass did not use (DDP's first step buckets differently) are dropped.
+        self._tickets = {}
+        self._used = {}
         self._queued = False
         self.started = 0  # all-reduces deferred so far (tests)
         self.ready_early = 0  # of which finished at a later call, not at the end of the backward pass
@@ -204,9 +205,9 @@ class _Deferred:
     def start(self, t: torch.Tensor, op_name: str, avg: bool, size: int):
         from torch_webgpu import _C
 
-        ticket = (
-            self._tickets.popleft() if self._tickets else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(size - 1)])
-        )
+        nbytes = t.numel() * t.element_size()
+        idle = self._tickets.get(nbytes)
+        ticket = idle.popleft() if idle else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(size - 1)])
         ticket[0].start(t)
         fut = torch.futures.Future()
         self._pending.append((t, op_name, avg, ticket, fut, size))
@@ -236,12 +237,13 @@ class _Deferred:
                 self._pending.clear()
                 raise
             finally:
-                self._tickets.append(ticket)
+                self._used.setdefault(t.numel() * t.element_size(), collections.deque()).append(ticket)
             fut.set_result([t])
 
     def finish_all(self):
         self._queued = False
         self.progress(block=True)
+        self._tickets, self._used = self._used, {}
 
 
 class _Released:
