@@ -393,6 +393,10 @@ void parallel_memcpy(void* dst, const void* src, uint64_t n) {
 }  // namespace
 
 namespace {
+uint64_t ns(std::chrono::steady_clock::duration d) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
 // Requests a buffer's mapping without waiting; `result` (new) receives its status when a wait on the
 // returned future sees it complete. The callback owns a reference to it, so a mapping still
 // pending when its requester is gone writes into memory that is still alive.
@@ -442,18 +446,8 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
   const Procs& P = procs();
   for (uint64_t done = 0; done < size;) {
     const uint64_t n = std::min(kUploadChunk, size - done);
-    Staging st = take_upload_locked();
-    void* p = P.wgpuBufferGetMappedRange(st.buffer.get(), 0, kUploadChunk);
-    TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
-    parallel_memcpy(p, static_cast<const uint8_t*>(data) + done, n);
-    P.wgpuBufferUnmap(st.buffer.get());
-    st.mapped = false;
-    ensure_encoder();
-    P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), st.buffer.get(), 0, dst, off + done, n);
-    flush_locked();
-    // Ask for the mapping again now: it completes when the GPU has done this copy, and the next
-    // upload finds it done without waiting unless the GPU is still behind.
-    st.future = request_map(st.buffer.get(), WGPUMapMode_Write, kUploadChunk, st.result);
+    AsyncWrite st = take_upload_locked();
+    staged_write_locked(st, dst, off + done, static_cast<const uint8_t*>(data) + done, n);
     upload_.push_back(std::move(st));
     done += n;
   }
@@ -463,36 +457,59 @@ void Stream::write(WGPUBuffer dst, uint64_t off, const void* data, uint64_t size
 // there are fewer than kUploadBuffers, else the oldest once its mapping completes. A pipeline of
 // uploads recorded ahead of the GPU (DDP's gradient buckets at the end of a backward pass) then
 // does not wait for the GPU to reach each earlier copy.
-Stream::Staging Stream::take_upload_locked() {
-  auto ready = [&](Staging& st) {
-    if (st.result && future_done(st.future)) {
-      TORCH_CHECK(st.result->status == WGPUMapAsyncStatus_Success,
-                  "webgpu: mapping an upload buffer failed: ", st.result->message);
-      st.mapped = true;
-    }
-    return st.mapped;
-  };
+AsyncWrite Stream::take_upload_locked() {
   for (auto it = upload_.begin(); it != upload_.end(); ++it)
-    if (ready(*it)) {
-      Staging st = std::move(*it);
+    if (write_mapped_locked(*it, false)) {
+      AsyncWrite st = std::move(*it);
       upload_.erase(it);
       return st;
     }
   if (upload_.size() < kUploadBuffers) {
-    Staging st;
+    AsyncWrite st;
+    st.capacity = kUploadChunk;
     st.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, kUploadChunk, true,
                                "torch-webgpu upload", "an upload buffer");
     st.mapped = true;
     return st;
   }
-  Staging st = std::move(upload_.front());
+  AsyncWrite st = std::move(upload_.front());  // staged_write_locked waits for its mapping
   upload_.pop_front();
-  wait_future(st.future, "an upload buffer");
-  counters_.waits++;
-  TORCH_CHECK(st.result->status == WGPUMapAsyncStatus_Success,
-              "webgpu: mapping an upload buffer failed: ", st.result->message);
-  st.mapped = true;
   return st;
+}
+
+bool Stream::write_mapped_locked(AsyncWrite& w, bool wait) {
+  if (w.mapped) return true;
+  if (!wait && !future_done(w.future)) return false;
+  if (wait) {
+    wait_future(w.future, "an upload buffer");
+    counters_.waits++;
+  }
+  TORCH_CHECK(w.result->status == WGPUMapAsyncStatus_Success,
+              "webgpu: mapping an upload buffer failed: ", w.result->message);
+  return w.mapped = true;
+}
+
+void Stream::staged_write_locked(AsyncWrite& w, WGPUBuffer dst, uint64_t off, const void* data, uint64_t n) {
+  const Procs& P = procs();
+  write_mapped_locked(w, true);
+  void* p = P.wgpuBufferGetMappedRange(w.buffer.get(), 0, w.capacity);
+  TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
+  parallel_memcpy(p, data, n);
+  P.wgpuBufferUnmap(w.buffer.get());
+  w.mapped = false;
+  end_pass();
+  ensure_encoder();
+  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), w.buffer.get(), 0, dst, off, n);
+  flush_locked();  // a buffer in an unsubmitted command may not be mapped
+  // Ask for the mapping again now: it completes when the GPU has done this copy.
+  w.future = request_map(w.buffer.get(), WGPUMapMode_Write, w.capacity, w.result);
+}
+
+void Stream::release_in_flight_locked() {
+  while (!in_flight_.empty()) {
+    free_chunks_.push_back(in_flight_.front());
+    in_flight_.pop_front();
+  }
 }
 
 void Stream::map_locked(WGPUBuffer b, uint32_t mode, uint64_t size, const char* what) {
@@ -544,10 +561,7 @@ void Stream::wait_idle_locked() {
   wd.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void*, void*) {};
   wait_future(procs().wgpuQueueOnSubmittedWorkDone(dev_.queue(), wd), "the queue");
   counters_.waits++;
-  while (!in_flight_.empty()) {
-    free_chunks_.push_back(in_flight_.front());
-    in_flight_.pop_front();
-  }
+  release_in_flight_locked();
 }
 
 void Stream::read(WGPUBuffer src, uint64_t off, void* out, uint64_t size) {
@@ -595,17 +609,13 @@ void Stream::read_locked(WGPUBuffer src, uint64_t off, void* out, uint64_t size,
   const void* mapped = P.wgpuBufferGetConstMappedRange(staging_.get(), 0, total);
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
   if (size) parallel_memcpy(out, static_cast<const uint8_t*>(mapped) + (off - lo), size);
-  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
   counters_.readback_bytes += size;
   counters_.readback_wait_ns += ns(t1 - t0);
   counters_.readback_copy_ns += ns(clock::now() - t1);
   if (with_errors) collect_errors_locked(static_cast<const uint8_t*>(mapped) + n);
   P.wgpuBufferUnmap(staging_.get());
   // Everything submitted before the copy is done: the arena chunks are free again.
-  while (!in_flight_.empty()) {
-    free_chunks_.push_back(in_flight_.front());
-    in_flight_.pop_front();
-  }
+  release_in_flight_locked();
   dev_.check_errors();
 }
 
@@ -650,7 +660,6 @@ void Stream::read_finish(AsyncRead& a, void* out) {
   TORCH_CHECK(mapped, "webgpu: mapping the readback buffer failed");
   parallel_memcpy(out, mapped + a.skew, a.size);
   procs().wgpuBufferUnmap(a.buffer.get());
-  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
   counters_.readbacks++;
   counters_.waits++;
   counters_.readback_bytes += a.size;
@@ -663,29 +672,14 @@ void Stream::write_with(AsyncWrite& w, WGPUBuffer dst, uint64_t off, const void*
   TORCH_CHECK(off % 4 == 0 && size % 4 == 0, "webgpu: internal: unaligned staged write");
   if (size == 0) return;
   Entry entry(mu_);
-  const Procs& P = procs();
   if (w.capacity < size) {
     w.capacity = (size + 0xffff) & ~uint64_t(0xffff);
     w.buffer = staging_buffer(WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc, w.capacity, true,
                               "torch-webgpu staged upload", "an upload buffer");
     w.mapped = true;
-  } else if (!w.mapped) {
-    wait_future(w.future, "an upload buffer");  // done long ago when the ticket is reused per step
-    TORCH_CHECK(w.result->status == WGPUMapAsyncStatus_Success,
-                "webgpu: mapping an upload buffer failed: ", w.result->message);
-    w.mapped = true;
   }
-  void* p = P.wgpuBufferGetMappedRange(w.buffer.get(), 0, w.capacity);
-  TORCH_CHECK(p, "webgpu: mapping an upload buffer failed");
-  parallel_memcpy(p, data, size);
-  P.wgpuBufferUnmap(w.buffer.get());
-  w.mapped = false;
-  end_pass();
-  ensure_encoder();
-  P.wgpuCommandEncoderCopyBufferToBuffer(encoder_.get(), w.buffer.get(), 0, dst, off, size);
-  flush_locked();  // a buffer in an unsubmitted command may not be mapped
+  staged_write_locked(w, dst, off, data, size);  // its mapping is done long ago when reused per step
   counters_.uploads++;
-  w.future = request_map(w.buffer.get(), WGPUMapMode_Write, w.capacity, w.result);
 }
 
 // A large read in chunks of kReadChunk through two staging buffers in turns: while one chunk is
@@ -711,7 +705,6 @@ void Stream::read_chunked_locked(WGPUBuffer src, uint64_t off, void* out, uint64
     flush_locked();
   };
   using clock = std::chrono::steady_clock;
-  const auto ns = [](auto d) { return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
   issue(0);
   if (chunks > 1) issue(1);
   for (uint64_t k = 0; k < chunks; ++k) {
@@ -733,10 +726,7 @@ void Stream::read_chunked_locked(WGPUBuffer src, uint64_t off, void* out, uint64
   counters_.readbacks++;
   counters_.readback_bytes += size;
   // Everything submitted before the last copy is done: the arena chunks are free again.
-  while (!in_flight_.empty()) {
-    free_chunks_.push_back(in_flight_.front());
-    in_flight_.pop_front();
-  }
+  release_in_flight_locked();
   dev_.check_errors();
 }
 

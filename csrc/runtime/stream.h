@@ -67,10 +67,11 @@ struct AsyncRead {
   std::shared_ptr<Result> result;
 };
 
-// A host -> device copy through a MAP_WRITE buffer of the ticket's own (Stream::write_with), kept
-// mapped-ready between uses: its mapping is requested again as soon as its copy is submitted, so a
-// ticket reused for the same transfer every training step never waits. For the process group's
-// uploads, which are recorded behind the rest of a backward pass (torch_webgpu/distributed.py).
+// A MAP_WRITE staging buffer kept mapped-ready between uses: its mapping is requested again as soon
+// as its copy is submitted (Stream::staged_write_locked), so the next use finds it done unless the
+// GPU is still behind. write()'s upload pool holds these, and the process group holds one per
+// gradient bucket (Stream::write_with), for uploads recorded behind the rest of a backward pass
+// (torch_webgpu/distributed.py): reused every training step, it never waits.
 struct AsyncWrite {
   Buffer buffer;
   uint64_t capacity = 0;
@@ -245,15 +246,15 @@ class Stream {
   // Upload staging (write()): each buffer's mapping is requested again as soon as its copy is
   // submitted; a chunk takes a buffer whose mapping is done, else a new one (up to
   // kUploadBuffers), else waits for the oldest.
-  struct Staging {
-    Buffer buffer;
-    bool mapped = false;  // mapped for writing now
-    WGPUFuture future{};  // its mapping, requested after its last copy (when !mapped)
-    std::shared_ptr<AsyncRead::Result> result;
-  };
   static constexpr size_t kUploadBuffers = 8;
-  std::deque<Staging> upload_;  // oldest request first
-  Staging take_upload_locked();
+  std::deque<AsyncWrite> upload_;  // oldest request first
+  AsyncWrite take_upload_locked();
+  // Whether w's requested mapping is done (waiting for it when `wait`); raises if it failed.
+  bool write_mapped_locked(AsyncWrite& w, bool wait);
+  // n bytes of data through w's buffer (mapped, waiting if needed) into dst at off; then asks for
+  // w's mapping again.
+  void staged_write_locked(AsyncWrite& w, WGPUBuffer dst, uint64_t off, const void* data, uint64_t n);
+  void release_in_flight_locked();  // after a wait that covers every submission: chunks are free
   Buffer read_chunks_[2];  // chunked readbacks (kReadChunk each, created on first use)
   // Bind groups
   struct KeyHash {
