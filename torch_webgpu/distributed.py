@@ -181,9 +181,10 @@ class _Deferred:
     own finalising callback, which waits on the futures). Meanwhile the GPU computes the rest of the
     backward pass. Every rank finishes the buckets in the same order, so their barriers pair up."""
 
-    def __init__(self, shm: "_SharedMemory"):
+    def __init__(self, shm: "_SharedMemory", avg):
         self._shm = shm
-        self._pending = []  # (tensor, op name, average, reader, future), oldest first
+        self._avg = avg  # the group's AVG division, avg(tensors, is_avg)
+        self._pending = collections.deque()  # (tensor, op name, is_avg, ticket, future), oldest first
         # Idle (reader, writers) staging tickets by operand byte size: a bucket gets back staging
         # buffers of its own size, which the last step's copies have long released. Tickets that a
         # whole backward pass did not use (DDP's first step buckets differently) are dropped.
@@ -202,15 +203,16 @@ class _Deferred:
             return False
         return torch._C._current_autograd_node() is not None
 
-    def start(self, t: torch.Tensor, op_name: str, avg: bool, size: int):
+    def start(self, t: torch.Tensor, op_name: str, avg: bool):
         from torch_webgpu import _C
 
         nbytes = t.numel() * t.element_size()
         idle = self._tickets.get(nbytes)
-        ticket = idle.popleft() if idle else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(size - 1)])
+        peers = self._shm._size - 1
+        ticket = idle.popleft() if idle else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(peers)])
         ticket[0].start(t)
         fut = torch.futures.Future()
-        self._pending.append((t, op_name, avg, ticket, fut, size))
+        self._pending.append((t, op_name, avg, ticket, fut))
         self.started += 1
         if not self._queued:
             torch.autograd.Variable._execution_engine.queue_callback(self.finish_all)
@@ -221,18 +223,13 @@ class _Deferred:
     def progress(self, block: bool):
         while self._pending and (block or self._pending[0][3][0].ready()):
             self.ready_early += not block
-            t, op_name, avg, ticket, fut, size = self._pending.pop(0)
+            t, op_name, avg, ticket, fut = self._pending.popleft()
             try:
                 self._shm.allreduce(t, op_name, *ticket)
-                if avg:
-                    with torch.no_grad():
-                        if t.is_floating_point():
-                            t.div_(size)
-                        else:
-                            t.floor_divide_(size)
+                self._avg([t], avg)
             except Exception as e:  # the waiter sees it; the rest are failed too
                 fut.set_exception(e)
-                for *_, f, _ in self._pending:
+                for *_, f in self._pending:
                     f.set_exception(e)
                 self._pending.clear()
                 raise
@@ -290,7 +287,7 @@ def _make_group_class():
             self._shm = (
                 _SharedMemory(store, self._gloo, rank, size) if _SharedMemory.usable(store, rank, size) else None
             )
-            self._deferred = _Deferred(self._shm) if self._shm is not None else None
+            self._deferred = _Deferred(self._shm, self._avg) if self._shm is not None else None
             _live_groups().add(self)
 
         # ---- teardown -------------------------------------------------------------------------
@@ -386,7 +383,7 @@ def _make_group_class():
                         break
                 else:
                     if len(tensors) == 1 and tensors[0].is_contiguous() and _Deferred.possible():
-                        fut = self._deferred.start(tensors[0], op_name, avg, self._size)
+                        fut = self._deferred.start(tensors[0], op_name, avg)
                         return C._create_work_from_future(fut)
                     self._drain()
                     for t in tensors:
