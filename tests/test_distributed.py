@@ -24,7 +24,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _torchrun(mode, backend, tmp, shm=True):
+def _torchrun(mode, backend, tmp, shm=True, imported="1"):
     out = os.path.join(tmp, "r")
     cmd = [
         sys.executable,
@@ -38,7 +38,7 @@ def _torchrun(mode, backend, tmp, shm=True):
         backend,
         out,
     ]
-    env = native_env(OMP_NUM_THREADS="1", TORCH_WEBGPU_DIST_SHM="1" if shm else "0")
+    env = native_env(OMP_NUM_THREADS="1", TORCH_WEBGPU_DIST_SHM="1" if shm else "0", TORCH_WEBGPU_DIST_IMPORT=imported)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-6000:]
     return [torch.load(f"{out}.{r}", weights_only=False) for r in range(WS)]
@@ -49,13 +49,23 @@ def test_backend_registered():
     assert dist.Backend.default_device_backend_map["webgpu"] == "webgpu"
 
 
-# all_reduce between ranks of one host goes through shared memory; TORCH_WEBGPU_DIST_SHM=0 keeps
-# it on gloo's sockets (the path between hosts). Both are checked.
-@pytest.mark.parametrize("backend,shm", [("webgpu", True), ("cpu:gloo,webgpu:webgpu", False)])
-def test_collectives(backend, shm, tmp_path):
-    res = _torchrun("collectives", backend, str(tmp_path), shm)
+def _imports():
+    # Whether this adapter can use host memory as a device buffer (the shared memory's default path).
+    return torch_webgpu._C._host_import_alignment() > 0
+
+
+# all_reduce between ranks of one host goes through shared memory, which the GPU reads and writes
+# itself where the adapter can (host-mapped-pointer) or through staging copies
+# (TORCH_WEBGPU_DIST_IMPORT=0); TORCH_WEBGPU_DIST_SHM=0 keeps it on gloo's sockets (the path between
+# hosts). All three are checked.
+@pytest.mark.parametrize(
+    "backend,shm,imported", [("webgpu", True, "1"), ("webgpu", True, "0"), ("cpu:gloo,webgpu:webgpu", False, "1")]
+)
+def test_collectives(backend, shm, imported, tmp_path):
+    res = _torchrun("collectives", backend, str(tmp_path), shm, imported)
     assert [r["backend"] for r in res] == [backend] * WS
     assert [r["shm"] for r in res] == [shm] * WS
+    assert [r["imported"] for r in res] == [imported == "1" and _imports()] * WS
     for dt in (torch.float32, torch.float16, torch.int64):
         base = (torch.arange(6) + 1).to(dt)
         per_rank = [base * (r + 1) for r in range(WS)]
@@ -88,14 +98,17 @@ def test_collectives(backend, shm, tmp_path):
         assert R["all_gather_object"] == [{"rank": r} for r in range(WS)]
 
 
-@pytest.mark.parametrize("mode,overlap", [("ddp", "1"), ("ddp", "0"), ("fsdp", "1")])
-def test_ddp_matches_single_process_training(mode, overlap, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "mode,overlap,imported", [("ddp", "1", "1"), ("ddp", "1", "0"), ("ddp", "0", "1"), ("fsdp", "1", "1")]
+)
+def test_ddp_matches_single_process_training(mode, overlap, imported, tmp_path, monkeypatch):
     # DDP, and FSDP2's fully_shard (sharded parameters: all_gather_into_tensor and
     # reduce_scatter_tensor through the group, on a DeviceMesh of webgpu devices). DDP's bucket
     # all-reduces finish during the rest of the backward pass (TORCH_WEBGPU_DIST_OVERLAP=1, the
-    # default) or each before it returns (0).
+    # default) or each before it returns (0); with the shared memory as device buffers or staged.
     monkeypatch.setenv("TORCH_WEBGPU_DIST_OVERLAP", overlap)
-    res = _torchrun(mode, "webgpu", str(tmp_path))
+    res = _torchrun(mode, "webgpu", str(tmp_path), imported=imported)
+    assert [R["imported"] for R in res] == [imported == "1" and _imports()] * WS
     r0, r1 = res
     if mode == "ddp":
         started = [R["deferred"][0] for R in res]

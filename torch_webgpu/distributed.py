@@ -19,6 +19,7 @@ docs/design.md, "Several processes", says how this maps onto c10d.
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime
 import os
 import socket
@@ -70,27 +71,62 @@ def _is_avg(op) -> bool:
     return op == dist.ReduceOp.AVG
 
 
-# Reduce ops of the shared-memory path, as ``fn(acc, other)`` in place (on the device).
+# Reduce ops of the shared-memory path, as ``fn(a, b, out)`` on the device.
 _SHM_OPS = {
-    "SUM": lambda a, b: a.add_(b),
-    "MAX": lambda a, b: torch.maximum(a, b, out=a),
-    "MIN": lambda a, b: torch.minimum(a, b, out=a),
-    "PRODUCT": lambda a, b: a.mul_(b),
+    "SUM": lambda a, b, out: torch.add(a, b, out=out),
+    "MAX": lambda a, b, out: torch.maximum(a, b, out=out),
+    "MIN": lambda a, b, out: torch.minimum(a, b, out=out),
+    "PRODUCT": lambda a, b, out: torch.mul(a, b, out=out),
 }
+
+
+def _reduce_into(t: torch.Tensor, xs, op_name: str) -> None:
+    """t = xs[0] op xs[1] op ... in rank order (xs holds t itself at this rank's place), so every
+    rank computes the same bits. Only t and scratch tensors are written: the other operands may be
+    another rank's shared memory."""
+    op = _SHM_OPS[op_name]
+    acc = xs[0]
+    with torch.no_grad():
+        for x in xs[1:]:
+            out = acc if (acc is t or acc is not xs[0]) else (t if x is t else torch.empty_like(t))
+            op(acc, x, out)
+            acc = out
+        if acc is not t:
+            t.copy_(acc)
+
+
+def _importing(device: torch.device) -> bool:
+    """Whether shared memory serves as device buffers on this device (Dawn's host-mapped-pointer
+    feature; ``TORCH_WEBGPU_DIST_IMPORT=0`` turns it off): then the GPU copies an operand into
+    shared memory and reads the other ranks' operands from there, with no staging copies."""
+    if os.environ.get("TORCH_WEBGPU_DIST_IMPORT", "1") == "0":
+        return False
+    from torch_webgpu import _C
+
+    return _C._host_import_alignment(device.index if device.index is not None else -1) > 0
+
+
+def _mark(device: torch.device) -> torch.Event:
+    """An event after the work recorded so far (recording it submits that work)."""
+    e = torch.Event(device=device)
+    e.record()
+    return e
 
 
 class _SharedMemory:
     """All-reduce between the ranks of one host through shared memory instead of gloo's sockets.
 
     Every rank has two regions (files in /dev/shm, mapped by all ranks), used in turns by successive
-    calls. A call: each rank copies its operand from the device straight into its region; barrier;
-    each rank uploads the other ranks' regions and reduces all operands on its GPU in rank order
-    (its own operand is already there), so every rank computes the same bits the same way. The host
-    does no arithmetic: the GPU's reduction costs nothing next to the copies, and the one upload per
-    peer is what the upload of a host-reduced result cost. Regions alternate between calls, so a
-    call's barrier also says that every rank has finished reading the regions the call after writes:
-    one barrier per call. Regions grow (all ranks alike, since collectives have the same sizes on
-    every rank) by mapping new files of a new generation.
+    calls. A call: each rank copies its operand from the device into its region; barrier; each rank
+    reduces all operands on its GPU in rank order (its own operand is already there), so every rank
+    computes the same bits the same way. Where the device can use host memory as a buffer
+    (``_importing``), the GPU writes the region and reads the other ranks' regions itself; else the
+    operand goes through a staging copy and the others are uploaded. The host does no arithmetic.
+    Regions alternate between calls, and a rank enters a call's barrier only once its GPU finished
+    the copy into its region, which it recorded after its reads of the last call's regions: so a
+    call's barrier also says that every rank is done with the regions the call after writes. One
+    barrier per call. Regions grow (all ranks alike, since collectives have the same sizes on every
+    rank) by mapping new files of a new generation.
     """
 
     def __init__(self, store, gloo, rank: int, size: int):
@@ -102,6 +138,10 @@ class _SharedMemory:
         self._gen = 0
         self._turn = 0
         self._regions = []  # [turn][rank]
+        self._aliases = {}  # (turn, rank, device) -> the region as a webgpu tensor
+        self._tickets = 0  # _Imported tickets made (their files' names)
+        self._barriers = 0
+        self._unlink = []  # (barrier count after which every rank mapped it, path)
 
     def _map(self, name: str, nbytes: int, create: bool) -> torch.Tensor:
         path = os.path.join("/dev/shm", name)
@@ -112,9 +152,12 @@ class _SharedMemory:
 
     def _barrier(self):
         self._gloo.barrier().wait()
+        self._barriers += 1
+        while self._unlink and self._unlink[0][0] < self._barriers:
+            os.unlink(self._unlink.pop(0)[1])
 
     def _grow(self, nbytes: int):
-        nbytes = max(nbytes, 2 * self._bytes, 1 << 20)
+        nbytes = -(-max(nbytes, 2 * self._bytes, 1 << 20) // 65536) * 65536  # a multiple of pages
         self._gen += 1
         base = f"torch_webgpu_{self._id}_{self._gen}"
         names = [[f"{base}_t{turn}_r{r}" for r in range(self._size)] for turn in range(2)]
@@ -123,43 +166,70 @@ class _SharedMemory:
             self._map(n, nbytes, create=True)
         self._barrier()
         self._regions = [[self._map(n, nbytes, create=False) for n in row] for row in names]
+        self._aliases = {}
         self._barrier()
         for n in mine:  # the mappings stay valid; no file outlives the process group
             os.unlink(os.path.join("/dev/shm", n))
         self._bytes = nbytes
 
-    def allreduce(self, t: torch.Tensor, op_name: str, reader=None, writers=None) -> None:
-        """reader: an ``_C._AsyncRead`` already started on t (the operand is then copied out of its
-        staging buffer instead of read from the device now); writers: an ``_C._AsyncWrite`` per
-        other rank, through whose own staging buffers the other operands are uploaded."""
+    def _alias(self, turn: int, r: int, device: torch.device) -> torch.Tensor:
+        key = (turn, r, device)
+        if key not in self._aliases:
+            from torch_webgpu import _C
+
+            self._aliases[key] = _C._import_host(self._regions[turn][r], device.index)
+        return self._aliases[key]
+
+    def allreduce(self, t: torch.Tensor, op_name: str, ticket=None) -> None:
+        """ticket: a ``_Staged`` or ``_Imported`` started on t by ``_Deferred`` (the operand is then
+        in the ticket's staging buffer or shared memory), else None: a call that runs now."""
         nbytes = t.numel() * t.element_size()
+        if isinstance(ticket, _Imported):
+            xs = ticket.operands(t)
+            self._barrier()
+            ticket.mapped_by_all(self._barriers)
+            _reduce_into(t, [x() for x in xs], op_name)
+            return
         if nbytes > self._bytes:
             self._grow(nbytes)
-        regions = self._regions[self._turn]
+        turn = self._turn
+        regions = self._regions[turn]
         self._turn ^= 1
-        if reader is None:
-            regions[self._rank][:nbytes].view(t.dtype).copy_(t.reshape(-1))
+        flat = t.reshape(-1)
+        if ticket is None and _importing(t.device):
+            self._alias(turn, self._rank, t.device)[:nbytes].view(t.dtype).copy_(flat)
+            _mark(t.device).synchronize()
+            self._barrier()
+            xs = [
+                t if r == self._rank else self._alias(turn, r, t.device)[:nbytes].view(t.dtype).view(t.shape)
+                for r in range(self._size)
+            ]
+            _reduce_into(t, xs, op_name)
+            return
+        if ticket is None:
+            regions[self._rank][:nbytes].view(t.dtype).copy_(flat)
         else:
-            reader.finish(regions[self._rank][:nbytes])
+            ticket.reader.finish(regions[self._rank][:nbytes])
         self._barrier()
-        staged = writers is not None and nbytes % 4 == 0
-        with torch.no_grad():
-            acc = None
-            for r in range(self._size):
-                if r == self._rank:
-                    x = t
-                else:
-                    x = torch.empty_like(t, memory_format=torch.contiguous_format)
-                    if staged:
-                        writers[r - (r > self._rank)].upload(x, regions[r][:nbytes])
-                    else:
-                        x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
-                if acc is None:
-                    acc = x  # rank 0 reduces into its own operand, the others into rank 0's copy
-                else:
-                    _SHM_OPS[op_name](acc, x)
-            if acc is not t:
-                t.copy_(acc)
+        staged = ticket is not None and nbytes % 4 == 0
+        xs = []
+        for r in range(self._size):
+            if r == self._rank:
+                xs.append(t)
+                continue
+            x = torch.empty_like(t, memory_format=torch.contiguous_format)
+            if staged:
+                ticket.writers[r - (r > self._rank)].upload(x, regions[r][:nbytes])
+            else:
+                x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
+            xs.append(x)
+        _reduce_into(t, xs, op_name)
+
+    def release(self):
+        for _, path in self._unlink:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        self._unlink = []
 
     @staticmethod
     def usable(store, rank: int, size: int) -> bool:
@@ -171,23 +241,109 @@ class _SharedMemory:
         return size > 1 and all(h == hosts[0] for h in hosts) and hosts[0].endswith("|1")
 
 
+class _Staged:
+    """A deferred bucket's staging buffers: an asynchronous read of the operand and an upload per
+    other rank (``_C._AsyncRead``/``_AsyncWrite``), for devices that cannot use host memory as a
+    buffer."""
+
+    def __init__(self, shm: _SharedMemory, nbytes: int, device: torch.device):
+        from torch_webgpu import _C
+
+        self.reader = _C._AsyncRead()
+        self.writers = [_C._AsyncWrite() for _ in range(shm._size - 1)]
+
+    def start(self, t: torch.Tensor):
+        self.reader.start(t)
+
+    def ready(self) -> bool:
+        return self.reader.ready()
+
+
+class _Imported:
+    """A deferred bucket's own shared memory, used by the GPU directly (``_importing``): two regions
+    per rank, in turns, each imported as a device buffer. ``start`` records the copy of the operand
+    into this rank's region; after the barrier, the other ranks' regions are the reduction's
+    operands, read by the GPU. Regions are per bucket because the copy is recorded before the
+    barrier; they alternate because a bucket's next use begins (in the next backward pass) before
+    the other ranks' GPUs are known to have read this use's region. They have: each rank enters a
+    use's barrier only after its GPU finished that use's copy, which it recorded after its reads of
+    the use before."""
+
+    def __init__(self, shm: _SharedMemory, nbytes: int, device: torch.device):
+        self._shm, self._device = shm, device
+        shm._tickets += 1
+        self._base = f"torch_webgpu_{shm._id}_k{shm._tickets}"
+        size = -(-nbytes // 65536) * 65536
+        self._paths = [os.path.join("/dev/shm", f"{self._base}_p{p}_r{shm._rank}") for p in range(2)]
+        self._size = size
+        self._regions = [[None] * shm._size for _ in range(2)]  # [parity][rank]: the webgpu aliases
+        self._host = []  # the mappings behind them (kept with the aliases)
+        from torch_webgpu import _C
+
+        for p in range(2):
+            own = shm._map(os.path.basename(self._paths[p]), size, create=True)
+            self._host.append(own)
+            self._regions[p][shm._rank] = _C._import_host(own, device.index)
+        self._parity = 0
+        self._event = None
+        self._mapped = False
+
+    def start(self, t: torch.Tensor):
+        nbytes = t.numel() * t.element_size()
+        self._regions[self._parity][self._shm._rank][:nbytes].view(t.dtype).copy_(t.reshape(-1))
+        self._event = _mark(t.device)
+
+    def ready(self) -> bool:
+        return self._event.query()
+
+    def operands(self, t: torch.Tensor):
+        """Waits for this rank's copy; returns the reduction's operands in rank order, as callables
+        (the other ranks' regions are mapped after the barrier: their files exist by then)."""
+        self._event.synchronize()
+        p, nbytes = self._parity, t.numel() * t.element_size()
+        self._parity ^= 1
+        shm = self._shm
+
+        def region(r):
+            def get():
+                if self._regions[p][r] is None:
+                    from torch_webgpu import _C
+
+                    for q in range(2):
+                        host = shm._map(f"{self._base}_p{q}_r{r}", self._size, create=False)
+                        self._host.append(host)
+                        self._regions[q][r] = _C._import_host(host, self._device.index)
+                return self._regions[p][r][:nbytes].view(t.dtype).view(t.shape)
+
+            return get
+
+        return [(lambda: t) if r == shm._rank else region(r) for r in range(shm._size)]
+
+    def mapped_by_all(self, barriers: int):
+        """After the first use's barrier every rank maps this rank's files; they are unlinked at
+        the next barrier."""
+        if not self._mapped:
+            self._mapped = True
+            self._shm._unlink.extend((barriers, path) for path in self._paths)
+
+
 class _Deferred:
     """All-reduces that DDP starts during the backward pass, finished later (docs/design.md,
-    "Several processes"). A call records the copy of its bucket into a staging buffer of its own
-    (``_C._AsyncRead``), which the GPU runs after the gradients recorded before it, and returns an
-    unfinished future. The host part (copy-out into shared memory, the reduction between ranks,
-    the upload of the result) runs for the oldest buckets whose copies are done at each later call,
-    and for all that are left in a callback at the end of the backward pass (queued before DDP's
-    own finalising callback, which waits on the futures). Meanwhile the GPU computes the rest of the
-    backward pass. Every rank finishes the buckets in the same order, so their barriers pair up."""
+    "Several processes"). A call records the copy of its bucket (into shared memory the GPU writes,
+    ``_Imported``, or a staging buffer, ``_Staged``), which the GPU runs after the gradients
+    recorded before it, and returns an unfinished future. The rest (the barrier between ranks, the
+    reduction) runs for the oldest buckets whose copies are done at each later call, and for all
+    that are left in a callback at the end of the backward pass (queued before DDP's own finalising
+    callback, which waits on the futures). Meanwhile the GPU computes the rest of the backward pass.
+    Every rank finishes the buckets in the same order, so their barriers pair up."""
 
     def __init__(self, shm: "_SharedMemory", avg):
         self._shm = shm
         self._avg = avg  # the group's AVG division, avg(tensors, is_avg)
         self._pending = collections.deque()  # (tensor, op name, is_avg, ticket, future), oldest first
-        # Idle (reader, writers) staging tickets by operand byte size: a bucket gets back staging
-        # buffers of its own size, which the last step's copies have long released. Tickets that a
-        # whole backward pass did not use (DDP's first step buckets differently) are dropped.
+        # Idle tickets by operand byte size: a bucket gets back staging of its own size, which the
+        # last step's copies have long released. Tickets that a whole backward pass did not use
+        # (DDP's first step buckets differently) are dropped.
         self._tickets = {}
         self._used = {}
         self._queued = False
@@ -204,13 +360,11 @@ class _Deferred:
         return torch._C._current_autograd_node() is not None
 
     def start(self, t: torch.Tensor, op_name: str, avg: bool):
-        from torch_webgpu import _C
-
         nbytes = t.numel() * t.element_size()
-        idle = self._tickets.get(nbytes)
-        peers = self._shm._size - 1
-        ticket = idle.popleft() if idle else (_C._AsyncRead(), [_C._AsyncWrite() for _ in range(peers)])
-        ticket[0].start(t)
+        kind = _Imported if _importing(t.device) else _Staged
+        idle = self._tickets.get((nbytes, kind))
+        ticket = idle.popleft() if idle else kind(self._shm, nbytes, t.device)
+        ticket.start(t)
         fut = torch.futures.Future()
         self._pending.append((t, op_name, avg, ticket, fut))
         self.started += 1
@@ -221,11 +375,11 @@ class _Deferred:
         return fut
 
     def progress(self, block: bool):
-        while self._pending and (block or self._pending[0][3][0].ready()):
+        while self._pending and (block or self._pending[0][3].ready()):
             self.ready_early += not block
             t, op_name, avg, ticket, fut = self._pending.popleft()
             try:
-                self._shm.allreduce(t, op_name, *ticket)
+                self._shm.allreduce(t, op_name, ticket)
                 self._avg([t], avg)
             except Exception as e:  # the waiter sees it; the rest are failed too
                 fut.set_exception(e)
@@ -234,7 +388,8 @@ class _Deferred:
                 self._pending.clear()
                 raise
             finally:
-                self._used.setdefault(t.numel() * t.element_size(), collections.deque()).append(ticket)
+                key = (t.numel() * t.element_size(), type(ticket))
+                self._used.setdefault(key, collections.deque()).append(ticket)
             fut.set_result([t])
 
     def finish_all(self):
@@ -298,6 +453,8 @@ def _make_group_class():
         # Python is alive: at destroy_process_group (shutdown/abort) or, for a program that never
         # calls it, at exit (atexit). Its destructor joins the worker threads.
         def _release(self):
+            if self._shm is not None:
+                self._shm.release()
             self._shm = self._deferred = None
             if not isinstance(self._gloo, _Released):
                 gloo, self._gloo = self._gloo, _Released()

@@ -3,6 +3,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <ATen/ATen.h>
 
 #include <unistd.h>
 
@@ -61,6 +62,22 @@ void free_block(void* ctx) {
   if (g_bad_fork.load()) return;
   rt::get_device(b->device).pool().free(b);
 }
+
+// A storage over host memory (import_host): its Block is not the pool's. Releasing the buffer
+// handle is enough: Dawn keeps the buffer while recorded or queued work uses it, and releases the
+// host storage through the dispose callback after that.
+void free_imported(void* ctx) {
+  auto* b = static_cast<rt::Block*>(ctx);
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.erase(b->va);
+  }
+  rt::forget_buffer_owner(b->buffer.get());
+  if (g_bad_fork.load()) b->buffer.release();  // Dawn's handles are not the child's to release
+  delete b;
+}
+
+void release_host_storage(void* storage) { delete static_cast<c10::Storage*>(storage); }
 
 // The c10::DeviceAllocator that torch.accelerator's memory functions (memory_allocated,
 // memory_stats, empty_cache, get_memory_info, ...) find for the device type: the pool's statistics
@@ -149,8 +166,36 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(int device) {
   return g_allocator.getDeviceStats(c10::DeviceIndex(device));
 }
 
+at::Tensor import_host(const at::Tensor& host, int device) {
+  check_not_forked();
+  TORCH_CHECK(host.device().is_cpu() && host.is_contiguous(),
+              "webgpu: only a contiguous CPU tensor's memory can be used as a device buffer");
+  const int idx = device < 0 ? current_device() : device;
+  rt::GpuDevice& d = rt::get_device(idx);
+  const uint64_t n = uint64_t(host.numel()) * host.element_size();
+  // The buffer keeps a reference to the host storage until Dawn disposes of the memory.
+  auto* keep = new c10::Storage(host.storage());
+  rt::Buffer buf;
+  try {
+    buf = d.import_host(host.data_ptr(), n, &release_host_storage, keep);
+  } catch (...) {
+    delete keep;  // (Dawn calls dispose only for a buffer it made)
+    throw;
+  }
+  auto* b = new rt::Block{std::move(buf), n, rt::reserve_va(n), idx};
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live[b->va] = b;
+  }
+  const c10::Device dev(c10::DeviceType::PrivateUse1, c10::DeviceIndex(idx));
+  c10::Storage storage(c10::Storage::use_byte_size_t(), c10::SymInt(int64_t(n)),
+                       c10::DataPtr(reinterpret_cast<void*>(b->va), b, &free_imported, dev), nullptr, false);
+  return at::empty({0}, at::TensorOptions().dtype(at::kByte).device(dev)).set_(storage, 0, {int64_t(n)}, {1});
+}
+
 rt::Block* block_of_data_ptr(const c10::DataPtr& p) {
-  if (p.get_deleter() == &free_block) return static_cast<rt::Block*>(p.get_context());
+  if (p.get_deleter() == &free_block || p.get_deleter() == &free_imported)
+    return static_cast<rt::Block*>(p.get_context());
   if (p.get() == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(g_live_mu);
   auto it = g_live.find(reinterpret_cast<uint64_t>(p.get()));

@@ -1,6 +1,7 @@
 // PyTorch glue shared by core/ and ops/: the current device, the allocator, the generator.
 #pragma once
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
@@ -43,6 +44,10 @@ PhiloxState philox_state(const std::optional<at::Generator>& gen, int index, uin
 // reader do) the live block starting at that address. Null for an empty storage; raises for an
 // address that is not a block's start.
 rt::Block* block_of_data_ptr(const c10::DataPtr& p);
+// A 1-D uint8 webgpu tensor over the memory of a contiguous CPU tensor (no copy: the GPU reads and
+// writes that memory; docs/design.md, "Memory"). Its address and byte size must be multiples of
+// the device's host_import_alignment(). The host storage stays alive while the device uses it.
+at::Tensor import_host(const at::Tensor& host, int device);
 
 // Fork safety: Dawn's device, its threads and locks do not survive fork(). A child forked after
 // the parent created a device is marked (torch_webgpu registers an at-fork hook) and every use of

@@ -265,6 +265,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_empty_cache", &core::empty_caches);
   m.def("_mem_get_info", [](int i) { return core::memory_info(resolve(i)); }, py::arg("index") = -1);
   m.def("_stream_counters", &stream_counters, py::arg("index") = -1);
+  // Host memory as a device buffer (core::import_host), for torch_webgpu/distributed.py.
+  m.def(
+      "_host_import_alignment", [](int i) { return rt::get_device(resolve(i)).host_import_alignment(); },
+      py::arg("index") = -1);
+  m.def("_import_host", &core::import_host, py::arg("host"), py::arg("index") = -1);
   // A device -> host copy in steps (runtime/stream.h, AsyncRead), for torch_webgpu/distributed.py.
   py::class_<rt::AsyncRead, std::shared_ptr<rt::AsyncRead>>(m, "_AsyncRead")
       .def(py::init<>())

@@ -43,6 +43,14 @@ int buffer_device(WGPUBuffer b) {
   auto it = g_owner.find(b);
   return it == g_owner.end() ? -1 : it->second;
 }
+void note_buffer_owner(WGPUBuffer b, int device) {
+  std::lock_guard<std::mutex> lock(g_owner_mu);
+  g_owner[b] = device;
+}
+void forget_buffer_owner(WGPUBuffer b) {
+  std::lock_guard<std::mutex> lock(g_owner_mu);
+  g_owner.erase(b);
+}
 bool several_devices() { return g_several.load(std::memory_order_relaxed); }
 void note_device_created(int index) {
   if (index > 0) g_several.store(true);
@@ -62,10 +70,7 @@ Buffer BufferPool::create_buffer(uint64_t size, std::string* err, bool* oom) {
   *oom = o.first != WGPUErrorType_NoError || v.first != WGPUErrorType_NoError;
   *err = o.first != WGPUErrorType_NoError ? o.second : v.second;
   if (*oom) return Buffer();
-  {
-    std::lock_guard<std::mutex> lock(g_owner_mu);
-    g_owner[buf.get()] = dev_.index();
-  }
+  note_buffer_owner(buf.get(), dev_.index());
   return buf;
 }
 

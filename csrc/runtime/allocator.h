@@ -55,6 +55,9 @@ struct PoolStats {
 // (ops that read two webgpu devices' tensors would otherwise bind a foreign buffer). Kept for every
 // pool buffer; looked up only once a second device exists (several_devices()).
 int buffer_device(WGPUBuffer b);  // -1: not a storage buffer of the pool
+// Buffers made outside the pool (GpuDevice::import_host) join and leave that record here.
+void note_buffer_owner(WGPUBuffer b, int device);
+void forget_buffer_owner(WGPUBuffer b);
 bool several_devices();
 void note_device_created(int index);
 

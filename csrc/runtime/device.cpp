@@ -461,6 +461,11 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
     if (f == WGPUFeatureName_ShaderF16 && no_f16 && std::string(no_f16) == "1") continue;
     if (P.wgpuAdapterHasFeature(a, f)) want.push_back(f);
   }
+  // Host memory as a storage buffer (import_host); TORCH_WEBGPU_HOST_IMPORT=0 leaves it off.
+  const WGPUFeatureName host_mapped = static_cast<WGPUFeatureName>(WGPUFeatureName_HostMappedPointer);
+  const char* no_import = std::getenv("TORCH_WEBGPU_HOST_IMPORT");
+  if (!(no_import && std::string(no_import) == "0") && P.wgpuAdapterHasFeature(a, host_mapped))
+    want.push_back(host_mapped);
 
   // allow_unsafe_apis only unlocks experimental features (subgroup matrices); it does not weaken
   // robustness. vulkan_enable_f16_on_nvidia: shader-f16 on NVIDIA's Vulkan driver, which Dawn
@@ -517,9 +522,14 @@ GpuDevice::GpuDevice(int index, Adapter adapter) : index_(index), adapter_(std::
   queue_ = Queue(P.wgpuDeviceGetQueue(r.handle));
 
   WGPULimits dl{};
+  WGPUDawnHostMappedPointerLimits hl{};
+  hl.chain.sType = static_cast<WGPUSType>(WGPUSType_DawnHostMappedPointerLimits);
+  const bool importing = std::find(want.begin(), want.end(), host_mapped) != want.end();
+  if (importing) dl.nextInChain = &hl.chain;
   P.wgpuDeviceGetLimits(r.handle, &dl);
   limits_ = dl;
   limits_.nextInChain = nullptr;
+  host_align_ = importing ? std::max<uint32_t>(hl.hostMappedPointerAlignment, 4) : 0;
   // TORCH_WEBGPU_MAX_BINDING (bytes, at least 64 KiB) lowers the binding size that every kernel plans
   // against and the Stream enforces, so that tests reach the paths for operands past it with small
   // tensors (docs/design.md, "Operands past the binding limit"). info()["limits"] shows the value used.
@@ -565,6 +575,34 @@ void GpuDevice::check_errors() {
     errs.swap(errors_);
   }
   if (!errs.empty()) TORCH_CHECK(false, "webgpu: the device reported an error: ", errs.front());
+}
+
+Buffer GpuDevice::import_host(void* ptr, uint64_t size, void (*dispose)(void*), void* userdata) {
+  TORCH_CHECK(host_align_ != 0, "webgpu: the adapter '", info_["adapter"],
+              "' cannot use host memory as a device buffer (no host-mapped-pointer feature)");
+  TORCH_CHECK(reinterpret_cast<uintptr_t>(ptr) % host_align_ == 0 && size % host_align_ == 0 && size > 0,
+              "webgpu: host memory used as a device buffer must start and end at multiples of ", host_align_,
+              " bytes (got address ", ptr, ", ", size, " bytes)");
+  const Procs& P = procs();
+  WGPUBufferHostMappedPointer hp{};
+  hp.chain.sType = static_cast<WGPUSType>(WGPUSType_BufferHostMappedPointer);
+  hp.pointer = ptr;
+  hp.disposeCallback = dispose;
+  hp.userdata = userdata;
+  WGPUBufferDescriptor d{};
+  d.nextInChain = &hp.chain;
+  d.label = sv("torch-webgpu host memory");
+  d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+  d.size = size;
+  push_error_scope(WGPUErrorFilter_OutOfMemory);
+  push_error_scope(WGPUErrorFilter_Validation);
+  Buffer buf(P.wgpuDeviceCreateBuffer(device(), &d));
+  auto v = pop_error_scope();
+  auto o = pop_error_scope();
+  TORCH_CHECK(o.first == WGPUErrorType_NoError && v.first == WGPUErrorType_NoError, "webgpu: Dawn could not use ", size,
+              " bytes of host memory as a device buffer: ", o.first != WGPUErrorType_NoError ? o.second : v.second);
+  note_buffer_owner(buf.get(), index_);
+  return buf;
 }
 
 void GpuDevice::push_error_scope(uint32_t filter) {
@@ -620,6 +658,7 @@ std::vector<std::string> GpuDevice::feature_names() const {
                   : f == WGPUFeatureName_Subgroups                          ? "subgroups"
                   : f == WGPUFeatureName_TimestampQuery                     ? "timestamp-query"
                   : f == WGPUFeatureName_ChromiumExperimentalSubgroupMatrix ? "chromium-experimental-subgroup-matrix"
+                  : f == WGPUFeatureName_HostMappedPointer                  ? "host-mapped-pointer"
                                                                             : std::to_string(int(f)));
   return out;
 }

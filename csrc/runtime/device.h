@@ -42,6 +42,14 @@ class GpuDevice {
   // adapter does not report them.
   uint64_t memory_bytes() const { return memory_bytes_; }
 
+  // Host memory as a storage buffer (Dawn's host-mapped-pointer feature; docs/design.md, "Memory"):
+  // the alignment of address and size it needs, 0 where the device cannot. import_host() makes a
+  // buffer over [ptr, ptr + size) with the pool's usage; Dawn calls dispose(userdata) once it no
+  // longer uses the memory (after the buffer is released and the work using it is done). Throws
+  // for memory that is not aligned or that Dawn refuses.
+  uint32_t host_import_alignment() const { return host_align_; }
+  Buffer import_host(void* ptr, uint64_t size, void (*dispose)(void*), void* userdata);
+
   Stream& stream() { return *stream_; }
   BufferPool& pool() { return *pool_; }
   PipelineCache& pipelines() { return *pipelines_; }
@@ -70,7 +78,7 @@ class GpuDevice {
   Queue queue_;
   WGPULimits limits_{};
   bool has_f16_ = false, has_subgroups_ = false, has_timestamp_ = false, has_subgroup_matrix_ = false;
-  uint32_t subgroup_min_ = 0, subgroup_max_ = 0;
+  uint32_t subgroup_min_ = 0, subgroup_max_ = 0, host_align_ = 0;
   uint64_t memory_bytes_ = 0;
   std::vector<MatrixConfig> matrix_configs_;
   std::vector<WGPUFeatureName> features_;
