@@ -506,6 +506,44 @@ def test_async_read_and_staged_write():
         r.finish(torch.empty(3))
 
 
+def test_host_memory_as_device_buffer(tmp_path):
+    """_C._import_host (docs/design.md, "Memory"): a webgpu tensor over a CPU tensor's memory. The
+    GPU's writes are seen by the host once the work is done and the host's writes by later kernels;
+    the host storage outlives the device tensor while queued work uses it; misaligned memory and
+    non-CPU tensors raise."""
+    from torch_webgpu import _C
+
+    align = _C._host_import_alignment()
+    if align == 0:
+        with pytest.raises(RuntimeError, match="host-mapped-pointer"):
+            _C._import_host(torch.zeros(4096, dtype=torch.uint8))
+        pytest.skip("this adapter cannot use host memory as a device buffer")
+    path = tmp_path / "region"
+    path.write_bytes(b"")
+    os.truncate(path, 1 << 20)
+    host = torch.from_file(str(path), shared=True, size=1 << 20, dtype=torch.uint8)
+    dev = _C._import_host(host)
+    assert dev.device.type == "webgpu" and dev.dtype == torch.uint8 and dev.shape == (1 << 20,)
+    f = dev[: 4 * 5000].view(torch.float32)
+    x = torch.arange(5000, dtype=torch.float32, device=DEV)
+    f.copy_(x * 3)  # a kernel's result, copied by the GPU into host memory
+    torch.webgpu.synchronize()
+    assert torch.equal(host[: 4 * 5000].view(torch.float32), torch.arange(5000, dtype=torch.float32) * 3)
+    host[: 4 * 5000].view(torch.float32).fill_(-1.5)
+    out = torch.empty(5000, device=DEV)
+    torch.add(f, x, out=out)  # a kernel reading host memory
+    assert torch.equal(out.cpu(), torch.arange(5000, dtype=torch.float32) - 1.5)
+    # the device tensor and the last CPU reference go while a kernel that reads it is queued
+    y = f * 2
+    del dev, f, host
+    gc.collect()
+    assert torch.equal(y.cpu(), torch.full((5000,), -3.0))
+    with pytest.raises(RuntimeError, match="multiples of"):
+        _C._import_host(torch.zeros(100, dtype=torch.uint8))
+    with pytest.raises(RuntimeError, match="contiguous CPU tensor"):
+        _C._import_host(torch.zeros(4096, dtype=torch.uint8, device=DEV))
+
+
 def test_threads_share_the_stream():
     errors = []
 
