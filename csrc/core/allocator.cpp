@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "core/core.h"
@@ -166,6 +167,31 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(int device) {
   return g_allocator.getDeviceStats(c10::DeviceIndex(device));
 }
 
+// Whether [p, p + n) lies in mappings a driver can pin for the GPU: anonymous memory or shared
+// memory (/dev/shm, memfd, SysV). NVIDIA's driver fails the import of pages of a regular file with
+// an error that Dawn reports as internal, which loses the device; so those are refused here. Where
+// /proc/self/maps does not exist, nothing is checked.
+bool pinnable_host_range(const void* p, uint64_t n) {
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  if (!f) return true;
+  uint64_t at = reinterpret_cast<uintptr_t>(p);
+  const uint64_t end = at + n;
+  char line[4096];
+  while (at < end && std::fgets(line, sizeof line, f)) {
+    unsigned long long lo = 0, hi = 0;
+    char path[4096] = "";
+    if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %4095[^\n]", &lo, &hi, path) < 2) continue;
+    if (at < lo || at >= hi) continue;
+    const std::string name(path);
+    const bool ok = name.empty() || name[0] == '[' || name.rfind("/dev/shm/", 0) == 0 ||
+                    name.rfind("/memfd:", 0) == 0 || name.rfind("/SYSV", 0) == 0;
+    if (!ok) break;
+    at = hi;
+  }
+  std::fclose(f);
+  return at >= end;
+}
+
 at::Tensor import_host(const at::Tensor& host, int device) {
   check_not_forked();
   TORCH_CHECK(host.device().is_cpu() && host.is_contiguous(),
@@ -173,6 +199,9 @@ at::Tensor import_host(const at::Tensor& host, int device) {
   const int idx = device < 0 ? current_device() : device;
   rt::GpuDevice& d = rt::get_device(idx);
   const uint64_t n = uint64_t(host.numel()) * host.element_size();
+  TORCH_CHECK(pinnable_host_range(host.data_ptr(), n),
+              "webgpu: only anonymous or shared memory (/dev/shm, memfd) can be used as a device buffer, "
+              "not the pages of a file");
   // The buffer keeps a reference to the host storage until Dawn disposes of the memory.
   auto* keep = new c10::Storage(host.storage());
   rt::Buffer buf;
