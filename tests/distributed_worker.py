@@ -136,7 +136,12 @@ def main():
     # Which transport the webgpu group's all_reduce took: shared memory or gloo's sockets.
     R["shm"] = torch_webgpu.distributed._LAST._shm is not None
     # Whether the shared memory served as device buffers (host-mapped-pointer) or went through staging.
-    R["imported"] = torch_webgpu.distributed._importing(torch.device("webgpu", torch.webgpu.current_device()))
+    R["imported"] = (
+        torch_webgpu.distributed._LAST._shm is not None
+        and torch_webgpu.distributed._LAST._shm._imports.get(
+            torch.device("webgpu", torch.webgpu.current_device()), False
+        )
+    )
     # How many all-reduces were deferred into the backward pass (DDP's buckets), and how many of
     # those finished at a later bucket's call rather than at the end of the pass.
     deferred = torch_webgpu.distributed._LAST._deferred

@@ -65,7 +65,7 @@ def test_collectives(backend, shm, imported, tmp_path):
     res = _torchrun("collectives", backend, str(tmp_path), shm, imported)
     assert [r["backend"] for r in res] == [backend] * WS
     assert [r["shm"] for r in res] == [shm] * WS
-    assert [r["imported"] for r in res] == [imported == "1" and _imports()] * WS
+    assert [r["imported"] for r in res] == [shm and imported == "1" and _imports()] * WS
     for dt in (torch.float32, torch.float16, torch.int64):
         base = (torch.arange(6) + 1).to(dt)
         per_rank = [base * (r + 1) for r in range(WS)]
@@ -108,7 +108,8 @@ def test_ddp_matches_single_process_training(mode, overlap, imported, tmp_path, 
     # default) or each before it returns (0); with the shared memory as device buffers or staged.
     monkeypatch.setenv("TORCH_WEBGPU_DIST_OVERLAP", overlap)
     res = _torchrun(mode, "webgpu", str(tmp_path), imported=imported)
-    assert [R["imported"] for R in res] == [imported == "1" and _imports()] * WS
+    if mode == "ddp":
+        assert [R["imported"] for R in res] == [imported == "1" and _imports()] * WS
     r0, r1 = res
     if mode == "ddp":
         started = [R["deferred"][0] for R in res]

@@ -106,6 +106,12 @@ def _importing(device: torch.device) -> bool:
     return _C._host_import_alignment(device.index if device.index is not None else -1) > 0
 
 
+def _min_opts():
+    o = torch._C._distributed_c10d.AllreduceOptions()
+    o.reduceOp = _dist().ReduceOp.MIN
+    return o
+
+
 def _mark(device: torch.device) -> torch.Event:
     """An event after the work recorded so far (recording it submits that work)."""
     e = torch.Event(device=device)
@@ -142,6 +148,16 @@ class _SharedMemory:
         self._tickets = 0  # _Imported tickets made (their files' names)
         self._barriers = 0
         self._unlink = []  # (barrier count after which every rank mapped it, path)
+        self._imports = {}  # device -> whether every rank's device imports host memory
+
+    def importing(self, device: torch.device) -> bool:
+        """``_importing`` agreed by all ranks (the paths differ in which regions exist): asked at a
+        device's first all-reduce, which every rank makes at the same point."""
+        if device not in self._imports:
+            flag = torch.tensor([int(_importing(device))])
+            self._gloo.allreduce([flag], _min_opts()).wait()
+            self._imports[device] = bool(flag.item())
+        return self._imports[device]
 
     def _map(self, name: str, nbytes: int, create: bool) -> torch.Tensor:
         path = os.path.join("/dev/shm", name)
@@ -196,7 +212,7 @@ class _SharedMemory:
         regions = self._regions[turn]
         self._turn ^= 1
         flat = t.reshape(-1)
-        if ticket is None and _importing(t.device):
+        if ticket is None and self.importing(t.device):
             self._alias(turn, self._rank, t.device)[:nbytes].view(t.dtype).copy_(flat)
             _mark(t.device).synchronize()
             self._barrier()
@@ -361,7 +377,7 @@ class _Deferred:
 
     def start(self, t: torch.Tensor, op_name: str, avg: bool):
         nbytes = t.numel() * t.element_size()
-        kind = _Imported if _importing(t.device) else _Staged
+        kind = _Imported if self._shm.importing(t.device) else _Staged
         idle = self._tickets.get((nbytes, kind))
         ticket = idle.popleft() if idle else kind(self._shm, nbytes, t.device)
         ticket.start(t)
