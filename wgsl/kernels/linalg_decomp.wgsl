@@ -24,9 +24,7 @@ fn factor(b: u32, lid: u32) {
 
 //== lu_core
 // The column steps of `lu` over A_ld / A_st (pivots written through st1, and handed to the section's
-// piv_hook(k, p)); returns info.
-var<workgroup> red_v: array<u32, 64>;
-var<workgroup> red_i: array<u32, 64>;
+// piv_hook(k, p)); returns info. The pivot search is wgsl/lib/linalg_wg.wgsl's wargmax.
 
 fn lu_steps(b: u32, lid: u32) -> u32 {
   let m = P.m;
@@ -43,21 +41,7 @@ fn lu_steps(b: u32, lid: u32) -> u32 {
       if (v > 0x7f800000u) { v = select(0u, 0xffffffffu, i == k); }
       if (v > bv) { bv = v; bi = i; }
     }
-    red_v[lid] = bv;
-    red_i[lid] = bi;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-      if (lid < s) {
-        let ov = red_v[lid + s];
-        let oi = red_i[lid + s];
-        if (ov > red_v[lid] || (ov == red_v[lid] && oi < red_i[lid])) {
-          red_v[lid] = ov;
-          red_i[lid] = oi;
-        }
-      }
-      workgroupBarrier();
-    }
-    let p = red_i[0];
+    let p = wargmax(lid, bv, bi);
     if (p != k) {
       for (var j = lid; j < n; j = j + WG) {
         let t = A_ld(k, j);

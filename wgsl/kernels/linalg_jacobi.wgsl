@@ -4,7 +4,7 @@
 // of columns once in round-robin order: each round holds n/2 disjoint pairs, one per invocation, so
 // only the rounds are ordered by barriers. Sweeps repeat until one makes no rotation (at most `sweeps`).
 
-// WG, red, res, wsum() and the entry point, which calls each section's matrix(b, lid): wgsl/lib/linalg_wg.wgsl.
+// WG, wsum(), wargmax() and the entry point, which calls each section's matrix(b, lid): wgsl/lib/linalg_wg.wgsl.
 var<workgroup> flag: atomic<u32>;
 var<workgroup> go: u32;
 
@@ -220,8 +220,6 @@ fn matrix(b: u32, lid: u32) {
 // row k where the rows before have the least weight (residual norm^2 >= 1 - j/m), orthogonalised
 // the same way. Scratch (ld1/st1, (batch, m)) holds dot products and row weights.
 // Parameters: batch, r, m.
-var<workgroup> red_i: array<u32, 64>;
-var<workgroup> res_i: u32;
 
 // Row j of matrix b minus its components along rows 0..j-1, twice; returns its squared norm.
 fn project(b: u32, j: u32, lid: u32) -> f32 {
@@ -270,22 +268,9 @@ fn matrix(b: u32, lid: u32) {
           bi = k;
         }
       }
-      red[lid] = bv;
-      red_i[lid] = bi;
-      workgroupBarrier();
-      for (var s = WG / 2u; s > 0u; s = s >> 1u) {
-        if (lid < s) {
-          let ov = red[lid + s];
-          let oi = red_i[lid + s];
-          if (ov < red[lid] || (ov == red[lid] && oi < red_i[lid])) {
-            red[lid] = ov;
-            red_i[lid] = oi;
-          }
-        }
-        workgroupBarrier();
-      }
-      if (lid == 0u) { res_i = red_i[0]; }
-      let kk = workgroupUniformLoad(&res_i);
+      // the workgroup's least (first of equals) by wargmax: bv is >= 0 and not NaN, where a float's
+      // bits order as its value, so the complemented bits order the other way
+      let kk = wargmax(lid, ~bitcast<u32>(bv), bi);
       for (var k = lid; k < m; k = k + WG) { st0(qb + j * m + k, select(0.0, 1.0, k == kk)); }
       sync();
       nrm2 = project(b, j, lid);

@@ -2,7 +2,7 @@
 // through ops/linalg_common.h's matrix_access(), linalg_jacobi.wgsl, linalg_qr.wgsl's geqrf): their
 // entry point, which calls the section's matrix(b, lid) for matrix b, and their workgroup
 // reductions, where every invocation passes its value and gets the workgroup's result (red and res
-// are their scratch; orth's argmin uses red too). Parameters read here: batch.
+// are their scratch; red_k and red_i wargmax's). Parameters read here: batch.
 const WG: u32 = 64u;
 var<workgroup> red: array<f32, 64>;
 var<workgroup> res: f32;
@@ -37,4 +37,27 @@ fn wmax(lid: u32, v: f32) -> f32 {
   }
   if (lid == 0u) { res = red[0]; }
   return workgroupUniformLoad(&res);
+}
+
+// The workgroup's argmax of (key, index) pairs: the index of the largest key, the smallest index among
+// equal keys (a tree over red_k and red_i). The result is read after the tree's last barrier.
+var<workgroup> red_k: array<u32, 64>;
+var<workgroup> red_i: array<u32, 64>;
+
+fn wargmax(lid: u32, key: u32, idx: u32) -> u32 {
+  red_k[lid] = key;
+  red_i[lid] = idx;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+    if (lid < s) {
+      let ov = red_k[lid + s];
+      let oi = red_i[lid + s];
+      if (ov > red_k[lid] || (ov == red_k[lid] && oi < red_i[lid])) {
+        red_k[lid] = ov;
+        red_i[lid] = oi;
+      }
+    }
+    workgroupBarrier();
+  }
+  return red_i[0];
 }
