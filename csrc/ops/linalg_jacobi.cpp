@@ -26,6 +26,16 @@ std::string section(const std::string& name) { return kernel::section("linalg_ja
 constexpr float kEps = 1.1920929e-7f;  // float32's machine epsilon
 constexpr int64_t kSweeps = 40;  // a cap: Jacobi converges quadratically
 
+// The parameters the svd and eigh sections' sweeps read: n columns, nn (n rounded up to even: the
+// round-robin's slots), sweeps (the most) and tol (a pair rotates when its coupling exceeds tol
+// relative to its diagonal).
+void sweep_params(Kernel& k, int64_t n, float tol) {
+  k.param_index("n", n);
+  k.param_index("nn", n + (n & 1));
+  k.param_index("sweeps", kSweeps);
+  k.param_f32("tol", tol);
+}
+
 std::vector<int64_t> batch_shape(const Tensor& A, std::initializer_list<int64_t> tail) {
   std::vector<int64_t> s(A.sizes().begin(), A.sizes().end() - 2);
   s.insert(s.end(), tail);
@@ -43,11 +53,8 @@ std::pair<Tensor, Tensor> svd_jacobi(const Tensor& Wc, int64_t m, int64_t n) {
   k.out(Vc, CT::F32);
   k.out(S, CT::F32);
   k.param_index("m", m);
-  k.param_index("n", n);
-  k.param_index("nn", n + (n & 1));
-  k.param_index("sweeps", kSweeps);
   // the rounding of a float32 dot product of m terms grows like sqrt(m) eps
-  k.param_f32("tol", 4.f * kEps * float(std::sqrt(double(m))));
+  sweep_params(k, n, 4.f * kEps * float(std::sqrt(double(m))));
   launch_per_matrix(k, batch, [] { return section("svd"); });
   return {S, Vc};
 }
@@ -149,10 +156,7 @@ void eigh_impl(const Tensor& A, c10::string_view uplo, bool compute_v, const Ten
   k.out(Vc, CT::F32);
   k.out(D, CT::F32);
   k.out(cs, CT::F32);
-  k.param_index("n", n);
-  k.param_index("nn", nn);
-  k.param_index("sweeps", kSweeps);
-  k.param_f32("tol", 4.f * kEps);
+  sweep_params(k, n, 4.f * kEps);
   k.param_f32("tiny", kEps);
   launch_per_matrix(k, batch, [] { return section("eigh"); });
   // Float32 rotations leave ~sqrt(#rotations) eps in V and D: V re-orthonormalised, and the
