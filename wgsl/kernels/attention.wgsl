@@ -96,6 +96,20 @@ fn rows_of(wid: vec3<u32>, nwg: vec3<u32>, heads: u32) -> Rows {
   return Rows(bh / heads, bh % heads, bh, (w % P.blocks) * ROWS);
 }
 
+// The end of the keys a block of query rows from q0 attends to: all S, or up to its last row when causal.
+fn key_end(q0: u32) -> u32 {
+  if (P.causal != 0u) { return min(P.S, q0 + ROWS); }
+  return P.S;
+}
+
+// stage() between barriers: once every invocation is done with the block it replaces, and before any
+// reads the new one.
+fn restage(which: u32, b: u32, h: u32, row0: u32, n: u32, limit: u32, width: u32, pitch: u32, tid: u32) {
+  workgroupBarrier();
+  stage(which, b, h, row0, n, limit, width, pitch, tid);
+  workgroupBarrier();
+}
+
 //== fwd
 // Operands: 0 q, 1 k, 2 v, 3 mask, 4 out ([B, H, L, EV] through out_stride: the host gives it the
 // query's memory layout), 5 logsumexp (f32 [B, H, L], contiguous).
@@ -124,12 +138,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var l = 0.0;  // this lane's share of the row's sum of exp(s - m)
   var o: array<f32, NC>;
   for (var c = 0u; c < NC; c = c + 1u) { o[c] = 0.0; }
-  var kend = S;
-  if (P.causal != 0u) { kend = min(S, q0 + ROWS); }
+  let kend = key_end(q0);
   for (var k0 = 0u; k0 < kend; k0 = k0 + BKV) {
-    workgroupBarrier();
-    stage(1u, b, h, k0, BKV, S, E, EP, tid);
-    workgroupBarrier();
+    restage(1u, b, h, k0, BKV, S, E, EP, tid);
     var acc: array<f32, KPL>;
     for (var t = 0u; t < KPL; t = t + 1u) { acc[t] = 0.0; }
     for (var e = 0u; e < E; e = e + 1u) {
@@ -215,12 +226,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (i < L) { lse = ld5(P.lse_off + bh * L + i); dd = ld6(P.d_off + bh * L + i); }
   var dq: array<f32, NQ>;
   for (var c = 0u; c < NQ; c = c + 1u) { dq[c] = 0.0; }
-  var kend = S;
-  if (P.causal != 0u) { kend = min(S, q0 + ROWS); }
+  let kend = key_end(q0);
   for (var k0 = 0u; k0 < kend; k0 = k0 + BKV) {
-    workgroupBarrier();
-    stage(1u, b, h, k0, BKV, S, E, EP, tid);
-    workgroupBarrier();
+    restage(1u, b, h, k0, BKV, S, E, EP, tid);
     var p: array<f32, BKV / LANES>;
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
       let jj = lane + LANES * t;
@@ -228,9 +236,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       p[t] = 0.0;
       if (j < S && i < L) { p[t] = exp(logit(own_dot(r, jj), b, h, i, j) - lse); }
     }
-    workgroupBarrier();
-    stage(2u, b, h, k0, BKV, S, EV, EVP, tid);
-    workgroupBarrier();
+    restage(2u, b, h, k0, BKV, S, EV, EVP, tid);
     for (var t = 0u; t < BKV / LANES; t = t + 1u) {
       let jj = lane + LANES * t;
       var dp = 0.0;
@@ -239,9 +245,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       Ps[r * BKV + jj] = ds;
       if (P.write_ds != 0u && i < L && k0 + jj < S) { st8(P.ds_off + (bh * L + i) * S + k0 + jj, ds); }
     }
-    workgroupBarrier();
-    stage(1u, b, h, k0, BKV, S, E, EP, tid);
-    workgroupBarrier();
+    restage(1u, b, h, k0, BKV, S, E, EP, tid);
     for (var c = 0u; c < NQ; c = c + 1u) {
       let col = lane + LANES * c;
       if (col < E) { dq[c] = ps_blk(dq[c], r * BKV, 1u, BKV, EP, col); }
@@ -323,9 +327,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let col = lane + LANES * c;
       if (col < EV) { dv[c] = ps_blk(dv[c], r, ROWS, BQ, EVP, col); }
     }
-    workgroupBarrier();
-    stage(0u, b, h, q0, BQ, L, E, EP, tid);
-    workgroupBarrier();
+    restage(0u, b, h, q0, BQ, L, E, EP, tid);
     for (var c = 0u; c < NK; c = c + 1u) {
       let col = lane + LANES * c;
       if (col < E) {
