@@ -463,7 +463,7 @@ void dispatch(const kernel::DeviceInfo& dev, const Op& op, Acc acc, const Launch
           store + "\n";
     } else {
       code = std::string(sg ? "" : "  let sg = 1u;\n") +
-             "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+             "  let g = linear_id(wid, nwg, 0u, 1u);\n"
              "  let parts = P.parts;\n"
              "  let slot = g * (WG / G) + lid / G;\n"
              "  let lane = lid % G;\n"

@@ -324,7 +324,7 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
       s << fns << "var<workgroup> sh: array<f32, 256>;\n"
         << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+           "  let g = linear_id(wid, nwg, 0u, 1u);\n"
            "  let n = P.n;\n"
            "  let groups = P.groups;\n"
            "  if (g == 0u && lid >= groups) { st1(P.slot + lid, ident()); }\n"
@@ -343,7 +343,7 @@ std::vector<at::Tensor> foreach_norm(at::TensorList self, const at::Scalar& ord_
     s << fns << "var<workgroup> sh: array<f32, 256>;\n"
       << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let t = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+         "  let t = linear_id(wid, nwg, 0u, 1u);\n"
          "  var acc = ld0(t * 256u + lid);\n"
       << reduce << "  if (lid == 0u) { st1(t, " << (mode == 2 ? "sqrt(sh[0])" : "sh[0]") << "); }\n}\n";
     return s.str();

@@ -179,7 +179,7 @@ void run(const std::string& name, const char* expr, bool pointwise_lib, const st
       s << ") -> f32 { return " << expr << "; }\n"
         << "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
            " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-           "  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+           "  let g = linear_id(wid, nwg, 0u, 1u);\n"
            "  var j = 0u;\n"
         << "  for (var t = 1u; t < " << C << "u; t = t + 1u) { if (g >= P_wg(t)) { j = t; } }\n"
         << "  let i = (g - P_wg(j)) * 256u + lid;\n"

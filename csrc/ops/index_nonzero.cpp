@@ -55,7 +55,7 @@ void nz_params(Kernel& k, const at::Tensor& x, int64_t nblocks) {
 const char* kEntry =
     "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>, "
     "@builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-    "  let b = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n";
+    "  let b = linear_id(wid, nwg, 0u, 1u);\n";
 
 at::Tensor nonzero_fn(const at::Tensor& self);
 

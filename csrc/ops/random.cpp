@@ -562,7 +562,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
          "var<workgroup> shi: array<u32, 256>;\n"
          "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
-         "  let row = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n"
+         "  let row = linear_id(wid, nwg, 0u, 1u);\n"
          "  let nc = P.nc; let ns = P.ns;\n"
          "  let pbase = P.p_off + row * nc; let sbase = row * nc; let obase = P.out_off + row * ns;\n";
     if (replacement) {

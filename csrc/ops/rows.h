@@ -60,7 +60,7 @@ inline std::string row_kernel_head(const RowPlan& p, const std::string& librarie
   s += p.sg ? ", @builtin(subgroup_size) sgs: u32, @builtin(subgroup_invocation_id) sgi: u32) {\n"
               "  sg_n = sgs;\n  sg_i = sgi;\n"
             : ") {\n";
-  s += "  let row = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;\n  if (row >= P.rows) { return; }\n";
+  s += "  let row = linear_id(wid, nwg, 0u, 1u);\n  if (row >= P.rows) { return; }\n";
   return s;
 }
 

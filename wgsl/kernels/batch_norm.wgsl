@@ -11,7 +11,7 @@ const WG: u32 = 256u;
 // The chunk a workgroup reduces: (channel, first element, end), for S chunks of `per` elements of
 // a channel's cnt.
 fn bn_chunk(wid: vec3<u32>, nwg: vec3<u32>, S: u32, per: u32, cnt: u32) -> vec3<u32> {
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let g = linear_id(wid, nwg, 0u, 1u);
   let j0 = (g % S) * per;
   return vec3<u32>(g / S, j0, min(j0 + per, cnt));
 }

@@ -28,7 +28,7 @@ var<workgroup> red: array<vec4<f32>, 256>;
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let g = linear_id(wid, nwg, 0u, 1u);
   let J = P.J;
   let jg = g % P.groups_j;
   let z = g / P.groups_j;

@@ -112,7 +112,7 @@ fn stage(x: u32, mode: u32, t: u32, row0: u32, rows: u32, K: u32, off: u32, s_ro
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let g = linear_id(wid, nwg, 0u, 1u);
   if (g >= P.tiles) { return; }  // padding of a folded grid (uniform per workgroup)
   let M = P.M;
   let N = P.N;

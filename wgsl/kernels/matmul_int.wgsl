@@ -20,7 +20,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let M = P.M;
   let N = P.N;
   let K = P.K;
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let g = linear_id(wid, nwg, 0u, 1u);
   let per = P.tiles_m * P.tiles_n;
   let b = g / per;
   let r = g % per;

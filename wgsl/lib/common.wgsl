@@ -9,7 +9,7 @@ fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, wg: u32) -> u32 {
 // batch * splits * tiles_m * tiles_n -> (z = batch and split index, tile row, tile column). Tiles
 // go in groups of 8 tile rows that sweep the columns together, so their B tiles stay in cache.
 fn gemm_tile(wid: vec3<u32>, nwg: vec3<u32>, tiles_m: u32, tiles_n: u32) -> vec3<u32> {
-  let g = (wid.z * nwg.y + wid.y) * nwg.x + wid.x;
+  let g = linear_id(wid, nwg, 0u, 1u);
   let per = tiles_m * tiles_n;
   let r = g % per;
   let width = 8u * tiles_n;
