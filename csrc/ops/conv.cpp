@@ -291,6 +291,17 @@ engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const G
   return r;
 }
 
+// gathered() over group gi's C channels (S positions each) of t [N, G*C, positions...].
+engines::Gathered group_gathered(const at::Tensor& t, const Geo& g, int64_t C, int64_t S, int64_t gi,
+                                 const char* section, bool along_k) {
+  return gathered(t, t.storage_offset() + gi * C * S, g.G * C * S, g, section, along_k);
+}
+
+// Group gi's rows of m [G*C, K] as the per-group GEMMs' A operand: [N, C, K], the same for every sample.
+at::Tensor group_rows(const at::Tensor& m, const Geo& g, int64_t C, int64_t gi) {
+  return m.narrow(0, gi * C, C).unsqueeze(0).expand({g.N, C, m.size(1)});
+}
+
 // Half convolutions on the matrix units: X with its channels last feeds the subgroup-matrix GEMM
 // 8 channels (16 bytes) at a time (wgsl/kernels/conv_gather.wgsl, forward_nhwc), W as [Co, kernel
 // position, Ci]. Needs Ci a multiple of 8 and a plan for the per-group product.
@@ -339,8 +350,7 @@ void nhwc_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor& bi
   if (Xl.storage_offset() % 8 != 0) Xl = Xl.clone();
   const at::Tensor Wl = W.reshape({g.G * g.Co, g.Ci, g.KS()}).permute({0, 2, 1}).contiguous().view({g.G * g.Co, KC});
   group_gemms(
-      out, bias, g, g.Co, g.YS(), KC,
-      [&](int64_t gi) { return Wl.narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC}); },
+      out, bias, g, g.Co, g.YS(), KC, [&](int64_t gi) { return group_rows(Wl, g, g.Co, gi); },
       [&](int64_t gi) {
         engines::Gathered gb = gathered(Xl, Xl.storage_offset() + gi * g.Ci, XS * g.G * g.Ci, g, "forward_nhwc", true);
         gb.units8 = true;
@@ -354,14 +364,8 @@ void implicit_forward(const at::Tensor& X, const at::Tensor& W, const at::Tensor
                       const Geo& g) {
   const int64_t KC = g.Ci * g.KS(), XS = g.XS();
   group_gemms(
-      out, bias, g, g.Co, g.YS(), KC,
-      [&](int64_t gi) {
-        return W.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0).expand({g.N, g.Co, KC});
-      },
-      [&](int64_t gi) {
-        return gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "forward", false);
-      },
-      "convolution");
+      out, bias, g, g.Co, g.YS(), KC, [&](int64_t gi) { return group_rows(W.view({g.G * g.Co, KC}), g, g.Co, gi); },
+      [&](int64_t gi) { return group_gathered(X, g, g.Ci, XS, gi, "forward", false); }, "convolution");
 }
 
 // X (out) from Y and W, + bias over Ci (a transposed convolution's).
@@ -379,10 +383,7 @@ void implicit_input_grad(const at::Tensor& Y, const at::Tensor& W, const at::Ten
             .view({1, g.Ci, KC})
             .expand({g.N, g.Ci, KC});
       },
-      [&](int64_t gi) {
-        return gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "input_grad", false);
-      },
-      "convolution_backward");
+      [&](int64_t gi) { return group_gathered(Y, g, g.Co, YS, gi, "input_grad", false); }, "convolution_backward");
 }
 
 // gW [G*Co, Ci, k...] from Y (the gradient on the small side) and X.
@@ -392,9 +393,8 @@ at::Tensor implicit_weight_grad(const at::Tensor& Y, const at::Tensor& X, const 
   const int64_t KC = g.Ci * g.KS(), YS = g.YS(), XS = g.XS();
   for (int64_t gi = 0; gi < g.G; ++gi) {
     const at::Tensor o3 = gw.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0);
-    const engines::Gathered ga =
-        gathered(Y, Y.storage_offset() + gi * g.Co * YS, g.G * g.Co * YS, g, "weight_grad", true);
-    engines::Gathered gb = gathered(X, X.storage_offset() + gi * g.Ci * XS, g.G * g.Ci * XS, g, "weight_grad", true);
+    const engines::Gathered ga = group_gathered(Y, g, g.Co, YS, gi, "weight_grad", true);
+    engines::Gathered gb = group_gathered(X, g, g.Ci, XS, gi, "weight_grad", true);
     gb.wgsl.clear();  // the section defines both loaders: A's copy brings it
     engines::gemm_gathered(o3, at::Tensor(), &ga, at::Tensor(), &gb, at::Tensor(), g.N * YS, "convolution_backward");
   }
