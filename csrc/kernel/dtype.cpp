@@ -91,6 +91,21 @@ std::string convert_in_f64(at::ScalarType t, CT ct) {
   }
 }
 
+// The raw bits of float dtype t (float32, float16, bfloat16) for the float32 value f.
+std::string store_f32(at::ScalarType t, const std::string& f) {
+  if (t == at::kHalf) return "f32_to_f16(" + f + ")";
+  if (t == at::kBFloat16) return "f32_to_bf16(" + f + ")";
+  return "bitcast<u32>(" + f + ")";
+}
+
+// The raw bits of an integer dtype t of at most 4 bytes (int32, int16; int8 and uint8 otherwise) for the
+// u32 word w that holds its value in its low bits.
+std::string store_word(at::ScalarType t, const std::string& w) {
+  if (t == at::kInt) return w;
+  if (t == at::kShort) return "(" + w + " & 0xffffu)";
+  return "(" + w + " & 0xffu)";
+}
+
 std::string convert_out_f64(at::ScalarType t, CT ct) {
   if (t == at::kDouble) {
     switch (ct) {
@@ -102,13 +117,13 @@ std::string convert_out_f64(at::ScalarType t, CT ct) {
   }
   switch (t) {  // ct == F64
     case at::kFloat: return "f64_to_f32_bits(v)";
-    case at::kHalf: return "f32_to_f16(f64_to_f32(v))";
-    case at::kBFloat16: return "f32_to_bf16(f64_to_f32(v))";
+    case at::kHalf:
+    case at::kBFloat16: return store_f32(t, "f64_to_f32(v)");
     case at::kLong: return "f64_to_i64(v)";
-    case at::kInt: return "bitcast<u32>(f64_to_i32(v))";
-    case at::kShort: return "(bitcast<u32>(f64_to_i32(v)) & 0xffffu)";
-    case at::kChar: return "(bitcast<u32>(f64_to_i32(v)) & 0xffu)";
-    case at::kByte: return "(f64_to_i64(v).x & 0xffu)";  // through int64, as c10 casts to uint8
+    case at::kInt:
+    case at::kShort:
+    case at::kChar: return store_word(t, "bitcast<u32>(f64_to_i32(v))");
+    case at::kByte: return store_word(t, "f64_to_i64(v).x");  // through int64, as c10 casts to uint8
     case at::kBool: return "select(0u, 1u, f64_nz(v))";
     default: TORCH_CHECK(false, "webgpu: internal: no float64 conversion to ", t);
   }
@@ -176,39 +191,35 @@ std::string convert_out(at::ScalarType t, CT ct) {
     // Compare bits, not values: GPUs may flush subnormals to zero in float compares.
     if (bool_out) return "select(0u, 1u, (bitcast<u32>(v) & 0x7fffffffu) != 0u)";
     switch (t) {
-      case at::kFloat: return "bitcast<u32>(v)";
-      case at::kHalf: return "f32_to_f16(v)";
-      case at::kBFloat16: return "f32_to_bf16(v)";
+      case at::kFloat:
+      case at::kHalf:
+      case at::kBFloat16: return store_f32(t, "v");
       case at::kLong: return "f32_to_i64(v)";
-      case at::kByte: return "(f32_to_i64(v).x & 0xffu)";  // c10 casts float->uint8 through int64
-      case at::kInt: return "bitcast<u32>(f32_to_i32(v))";
-      case at::kShort: return "(bitcast<u32>(f32_to_i32(v)) & 0xffffu)";
-      case at::kChar: return "(bitcast<u32>(f32_to_i32(v)) & 0xffu)";
+      case at::kByte: return store_word(t, "f32_to_i64(v).x");  // c10 casts float->uint8 through int64
+      case at::kInt:
+      case at::kShort:
+      case at::kChar: return store_word(t, "bitcast<u32>(f32_to_i32(v))");
       default: break;
     }
   }
   if (ct == CT::I32) {
     if (bool_out) return "select(0u, 1u, v != 0i)";
     switch (t) {
-      case at::kFloat: return "bitcast<u32>(i32_to_f32(v))";
-      case at::kHalf: return "f32_to_f16(i32_to_f32(v))";
-      case at::kBFloat16: return "f32_to_bf16(i32_to_f32(v))";
+      case at::kFloat:
+      case at::kHalf:
+      case at::kBFloat16: return store_f32(t, "i32_to_f32(v)");
       case at::kLong: return "i64_from_i32(v)";
-      case at::kInt: return "bitcast<u32>(v)";
-      case at::kShort: return "(bitcast<u32>(v) & 0xffffu)";
-      default: return "(bitcast<u32>(v) & 0xffu)";
+      default: return store_word(t, "bitcast<u32>(v)");
     }
   }
   // I64
   if (bool_out) return "select(0u, 1u, (v.x | v.y) != 0u)";
   switch (t) {
-    case at::kFloat: return "bitcast<u32>(i64_to_f32(v))";
-    case at::kHalf: return "f32_to_f16(i64_to_f32(v))";
-    case at::kBFloat16: return "f32_to_bf16(i64_to_f32(v))";
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16: return store_f32(t, "i64_to_f32(v)");
     case at::kLong: return "v";
-    case at::kInt: return "v.x";
-    case at::kShort: return "(v.x & 0xffffu)";
-    default: return "(v.x & 0xffu)";
+    default: return store_word(t, "v.x");
   }
 }
 
