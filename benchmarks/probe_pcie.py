@@ -62,6 +62,16 @@ def main():
     res = {"adapter": adapter.info.get("device", ""), "host_mapped_pointer": has_host}
     n = args.mib << 20
 
+    def compute_pass(pipeline, bind_group, groups):
+        def rec(e):
+            p = e.begin_compute_pass()
+            p.set_pipeline(pipeline)
+            p.set_bind_group(0, bind_group)
+            p.dispatch_workgroups(groups)
+            p.end()
+
+        return rec
+
     def timed(record, reps=args.reps):
         ts = []
         for _ in range(reps + 1):
@@ -100,15 +110,7 @@ def main():
                 for i, buf in enumerate((x, y, o))
             ],
         )
-
-        def rec(e):
-            p = e.begin_compute_pass()
-            p.set_pipeline(add)
-            p.set_bind_group(0, bg)
-            p.dispatch_workgroups(1024)
-            p.end()
-
-        return rec
+        return compute_pass(add, bg, 1024)
 
     t = timed(add_pass(a, b))
     res["add (device operands) GB/s of one operand"] = round(span / t / 1e9, 2)
@@ -154,13 +156,7 @@ def main():
     sbg = dev.create_bind_group(
         layout=spin.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": so}}]
     )
-
-    def spin_rec(e):
-        p = e.begin_compute_pass()
-        p.set_pipeline(spin)
-        p.set_bind_group(0, sbg)
-        p.dispatch_workgroups(4096)
-        p.end()
+    spin_rec = compute_pass(spin, sbg, 4096)
 
     def copy_rec(e):
         e.copy_buffer_to_buffer(a, 0, rd, 0, n)
