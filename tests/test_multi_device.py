@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 from webgpu_env import native_env
 
@@ -38,6 +39,20 @@ TWO_DEVICES = textwrap.dedent(r"""
     assert torch.equal(dst.cpu(), c.t())
     i = torch.arange(10, device="webgpu:0")
     assert torch.equal(i.to("webgpu:1").cpu(), torch.arange(10))
+
+    # Copies of 1 MiB and more go through host memory both devices use as a buffer, where the
+    # adapter can (host-mapped-pointer), in 32 MiB chunks: several chunks, storage offsets at both
+    # ends, sub-word dtypes, a strided source, into a view.
+    for dt, n in [(torch.float32, (40 << 20) // 4 + 5), (torch.float16, (1 << 20) + 6), (torch.uint8, 3 << 20)]:
+        h = (torch.randn(n, generator=g) * 50).to(dt)
+        d0 = h.to("webgpu:0")
+        for src, want in [(d0, h), (d0[2:], h[2:]), (d0[4:], h[4:])]:
+            assert torch.equal(src.to("webgpu:1").cpu(), want), (dt, n)
+        into = torch.zeros(n + 4, dtype=dt, device="webgpu:1")
+        into[4:].copy_(d0)
+        assert torch.equal(into.cpu(), torch.cat([torch.zeros(4, dtype=dt), h]))
+    wide = torch.randn(1024, 512, generator=g)
+    assert torch.equal(wide.to("webgpu:1").t().to("webgpu:0").cpu(), wide.t())
 
     # Current device: context manager, set_device, factories without an index.
     assert torch.webgpu.current_device() == 0
@@ -94,13 +109,16 @@ TWO_DEVICES = textwrap.dedent(r"""
 """)
 
 
-def _run(code, visible):
-    env = native_env(TORCH_WEBGPU_VISIBLE_DEVICES=visible)
+def _run(code, visible, **extra):
+    env = native_env(TORCH_WEBGPU_VISIBLE_DEVICES=visible, **extra)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
 
 
-def test_two_devices_on_one_adapter():
-    p = _run(TWO_DEVICES, "0,0")
+# Copies between devices through imported host memory (the default where the adapter can) and
+# through a CPU tensor (TORCH_WEBGPU_PEER_BOUNCE=0, the path of adapters that cannot).
+@pytest.mark.parametrize("bounce", ["1", "0"])
+def test_two_devices_on_one_adapter(bounce):
+    p = _run(TWO_DEVICES, "0,0", TORCH_WEBGPU_PEER_BOUNCE=bounce)
     assert p.returncode == 0 and "OK" in p.stdout, p.stdout[-2000:] + p.stderr[-4000:]
 
 

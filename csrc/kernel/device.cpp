@@ -1,7 +1,13 @@
 #include "kernel/device.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 
 #include "kernel/internal.h"
 #include "runtime/wgsl_features.h"
@@ -49,6 +55,64 @@ uint64_t block_bytes(const at::TensorBase& t) { return block_of(t)->size; }
 
 void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off, uint64_t n) {
   gpu_of(dst).stream().copy(block_of(src)->buffer.get(), src_off, block_of(dst)->buffer.get(), dst_off, n);
+}
+
+namespace {
+// The host memory of copy_across_devices: two slots of anonymous pages, imported by each device
+// that uses it (kept for the process's life; 2 x 32 MiB).
+struct Bounce {
+  std::mutex mu;
+  at::Tensor host;
+  std::map<int, at::Tensor> alias;  // device index -> the memory as that device's buffer
+};
+constexpr uint64_t kBounceSlot = 32ull << 20;
+
+Bounce& bounce() {
+  static Bounce* b = new Bounce;  // never destroyed: its buffers may be in use at exit
+  return *b;
+}
+
+at::Tensor bounce_alias(Bounce& b, int device) {
+  if (!b.host.defined()) {
+    const uint64_t bytes = 2 * kBounceSlot;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    TORCH_CHECK(p != MAP_FAILED, "webgpu: could not map ", bytes, " bytes for copies between devices");
+    b.host = at::from_blob(
+        p, {int64_t(bytes)}, [bytes](void* q) { munmap(q, bytes); }, at::TensorOptions().dtype(at::kByte));
+  }
+  auto it = b.alias.find(device);
+  if (it == b.alias.end()) it = b.alias.emplace(device, core::import_host(b.host, device)).first;
+  return it->second;
+}
+}  // namespace
+
+bool copy_across_devices(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
+                         uint64_t n) {
+  static const bool off = [] {
+    const char* e = std::getenv("TORCH_WEBGPU_PEER_BOUNCE");
+    return e && std::string(e) == "0";
+  }();
+  rt::GpuDevice &S = gpu_of(src), &D = gpu_of(dst);
+  if (off || n < (1u << 20) || n % 4 || src_off % 4 || dst_off % 4 || !S.host_import_alignment() ||
+      !D.host_import_alignment())
+    return false;
+  Bounce& b = bounce();
+  std::lock_guard<std::mutex> lock(b.mu);
+  WGPUBuffer slots_src = block_of(bounce_alias(b, S.index()))->buffer.get();
+  WGPUBuffer slots_dst = block_of(bounce_alias(b, D.index()))->buffer.get();
+  WGPUBuffer from = block_of(src)->buffer.get(), to = block_of(dst)->buffer.get();
+  std::shared_ptr<rt::Stream::Mark> drained[2];  // dst's copy out of each slot
+  for (uint64_t pos = 0, k = 0; pos < n; pos += kBounceSlot, ++k) {
+    const uint64_t len = std::min(kBounceSlot, n - pos), slot = (k % 2) * kBounceSlot;
+    if (drained[k % 2]) D.stream().wait_mark(*drained[k % 2]);
+    S.stream().copy(from, src_off + pos, slots_src, slot, len);
+    S.stream().wait_mark(*S.stream().mark(false));
+    D.stream().copy(slots_dst, slot, to, dst_off + pos, len);
+    drained[k % 2] = D.stream().mark(false);
+  }
+  for (auto& m : drained)  // the slots are free for the next call, and dst holds the bytes
+    if (m) D.stream().wait_mark(*m);
+  return true;
 }
 
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n) {

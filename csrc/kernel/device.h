@@ -43,6 +43,13 @@ uint64_t block_bytes(const at::TensorBase& t);
 // the storage blocks; copies and writes need multiples of 4).
 void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off, uint64_t n);
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n);
+// A copy between two devices' storage (offsets and n multiples of 4) through host memory that both
+// use as a buffer (host-mapped-pointer; docs/design.md, "Memory"): each GPU copies over PCIe, in
+// chunks through two slots so that both work at once, and no CPU copies a byte. Returns when dst's
+// device has the bytes; false (nothing done) where a device cannot import host memory, for copies
+// under 1 MiB, or with TORCH_WEBGPU_PEER_BOUNCE=0: the caller then stages through a CPU tensor.
+bool copy_across_devices(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off,
+                         uint64_t n);
 // Blocks until the device has produced the bytes.
 void read_bytes(const at::TensorBase& src, uint64_t off, void* out, uint64_t n);
 // The same without blocking (rt::AsyncRead): start copies all of contiguous src into the ticket's

@@ -177,8 +177,19 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     if (src.is_complex() && !dst.is_complex())
       TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
     if (device_index(src) != device_index(dst)) {
-      // Two devices share no memory in WebGPU (not even two on one adapter): through the host.
+      // Two devices share no memory in WebGPU (not even two on one adapter): through the host. Same
+      // dtype and shape: the GPUs copy through host memory both use as a buffer where they can.
       check_storable_dtype(src.scalar_type(), "copy_");
+      if (src.scalar_type() == dst.scalar_type() && src.sizes().equals(dst.sizes()) && dst.is_contiguous() &&
+          !src.is_conj() && !src.is_neg() && !dst.is_conj() && !dst.is_neg()) {
+        at::Tensor s;
+        {
+          c10::DeviceGuard g(src.device());
+          s = src.is_contiguous() ? src : src.contiguous();
+        }
+        const uint64_t n = uint64_t(s.numel()) * s.element_size();
+        if (kernel::copy_across_devices(s, byte_offset_of(s), dst, byte_offset_of(dst), n)) return dst;
+      }
       at::Tensor host;
       {
         c10::DeviceGuard g(src.device());
