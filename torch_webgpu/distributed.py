@@ -206,22 +206,19 @@ class _SharedMemory:
             ticket.mapped_by_all(self._barriers)
             _reduce_into(t, [x() for x in xs], op_name)
             return
+        if ticket is None and self.importing(t.device):
+            turn = self._publish(t)
+            xs = [
+                t if r == self._rank else self._peer(turn, r, t, 0, t.numel()).view(t.shape) for r in range(self._size)
+            ]
+            _reduce_into(t, xs, op_name)
+            return
         if nbytes > self._bytes:
             self._grow(nbytes)
         turn = self._turn
         regions = self._regions[turn]
         self._turn ^= 1
         flat = t.reshape(-1)
-        if ticket is None and self.importing(t.device):
-            self._alias(turn, self._rank, t.device)[:nbytes].view(t.dtype).copy_(flat)
-            _mark(t.device).synchronize()
-            self._barrier()
-            xs = [
-                t if r == self._rank else self._alias(turn, r, t.device)[:nbytes].view(t.dtype).view(t.shape)
-                for r in range(self._size)
-            ]
-            _reduce_into(t, xs, op_name)
-            return
         if ticket is None:
             regions[self._rank][:nbytes].view(t.dtype).copy_(flat)
         else:
@@ -240,6 +237,46 @@ class _SharedMemory:
                 x.copy_(regions[r][:nbytes].view(t.dtype).view(t.shape))
             xs.append(x)
         _reduce_into(t, xs, op_name)
+
+    def _publish(self, t: torch.Tensor) -> int:
+        """The imported path's first half: copies contiguous t into this rank's region of the next
+        turn, waits for the copy, then for the barrier; returns the turn."""
+        nbytes = t.numel() * t.element_size()
+        if nbytes > self._bytes:
+            self._grow(nbytes)
+        turn = self._turn
+        self._turn ^= 1
+        self._alias(turn, self._rank, t.device)[:nbytes].view(t.dtype).copy_(t.reshape(-1))
+        _mark(t.device).synchronize()
+        self._barrier()
+        return turn
+
+    def _peer(self, turn: int, r: int, like: torch.Tensor, start: int, count: int) -> torch.Tensor:
+        """Elements [start, start + count) of rank r's region of this turn, as a device tensor of
+        like's dtype."""
+        es = like.element_size()
+        return self._alias(turn, r, like.device)[start * es : (start + count) * es].view(like.dtype)
+
+    def allgather(self, out: torch.Tensor, inp: torch.Tensor) -> None:
+        """out (contiguous, world size x inp's elements) = every rank's inp in rank order (imported
+        path)."""
+        turn, n = self._publish(inp), inp.numel()
+        flat = out.view(-1)
+        with torch.no_grad():
+            for r in range(self._size):
+                src = inp.reshape(-1) if r == self._rank else self._peer(turn, r, inp, 0, n)
+                flat[r * n : (r + 1) * n].copy_(src)
+
+    def reduce_scatter(self, out: torch.Tensor, inp: torch.Tensor, op_name: str) -> None:
+        """out (contiguous) = the reduction over ranks, in rank order, of the chunk of their inp that
+        this rank keeps (imported path)."""
+        turn, m = self._publish(inp), out.numel()
+        start = self._rank * m
+        flat = out.view(-1)
+        with torch.no_grad():
+            flat.copy_(inp.reshape(-1)[start : start + m])
+        xs = [flat if r == self._rank else self._peer(turn, r, out, start, m) for r in range(self._size)]
+        _reduce_into(flat, xs, op_name)
 
     def release(self):
         for _, path in self._unlink:
@@ -599,8 +636,23 @@ def _make_group_class():
                 output_tensors, lambda ho: self._gloo.allgather(ho, _hosts(input_tensors), opts), nested=True
             )
 
+        def _shm_ok(self, *ts) -> bool:
+            """Whether the imported shared memory can serve a collective of these tensors."""
+            return (
+                self._shm is not None
+                and all(_on_device(t) and t.is_contiguous() and not t.is_complex() for t in ts)
+                and len({t.dtype for t in ts}) == 1
+                and len({t.device for t in ts}) == 1
+                and self._shm.importing(ts[0].device)
+            )
+
         def _allgather_base(self, output, input, opts=None):
-            # Concatenated along dim 0, rank order: gloo's allgather into the chunks of a host copy.
+            # Concatenated along dim 0, rank order: through imported shared memory on one host, else
+            # gloo's allgather into the chunks of a host copy.
+            if output.numel() == input.numel() * self._size and self._shm_ok(output, input):
+                self._drain()
+                self._shm.allgather(output, input)
+                return _done([output])
             opts = opts if opts is not None else C.AllgatherOptions()
             return self._staged(
                 [output], lambda ho: self._gloo.allgather([list(ho[0].chunk(self._size))], [_host(input)], opts)
@@ -641,6 +693,19 @@ def _make_group_class():
             return _done(output_tensors)
 
         def _reduce_scatter_base(self, output, input, opts=None):
+            opts = opts if opts is not None else C.ReduceScatterOptions()
+            avg = _is_avg(opts.reduceOp)
+            op_name = "SUM" if avg else next((k for k in _SHM_OPS if opts.reduceOp == getattr(dist.ReduceOp, k)), None)
+            if (
+                op_name is not None
+                and input.numel() == output.numel() * self._size
+                and output.dtype != torch.bool
+                and self._shm_ok(output, input)
+            ):
+                self._drain()
+                self._shm.reduce_scatter(output, input, op_name)
+                self._avg([output], avg)
+                return _done([output])
             return self.reduce_scatter([output], [list(input.chunk(self._size))], opts)
 
         reduce_scatter_single = _reduce_scatter_base
