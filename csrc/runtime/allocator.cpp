@@ -57,20 +57,8 @@ void note_device_created(int index) {
 }
 
 Buffer BufferPool::create_buffer(uint64_t size, std::string* err, bool* oom) {
-  const Procs& P = procs();
-  WGPUBufferDescriptor d{};
-  d.label = sv("torch-webgpu storage");
-  d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
-  d.size = size;
-  dev_.push_error_scope(WGPUErrorFilter_OutOfMemory);
-  dev_.push_error_scope(WGPUErrorFilter_Validation);
-  Buffer buf(P.wgpuDeviceCreateBuffer(dev_.device(), &d));
-  auto v = dev_.pop_error_scope();
-  auto o = dev_.pop_error_scope();
-  *oom = o.first != WGPUErrorType_NoError || v.first != WGPUErrorType_NoError;
-  *err = o.first != WGPUErrorType_NoError ? o.second : v.second;
-  if (*oom) return Buffer();
-  note_buffer_owner(buf.get(), dev_.index());
+  Buffer buf = dev_.create_storage_buffer(size, nullptr, "torch-webgpu storage", err);
+  *oom = !buf;
   return buf;
 }
 

@@ -577,31 +577,39 @@ void GpuDevice::check_errors() {
   if (!errs.empty()) TORCH_CHECK(false, "webgpu: the device reported an error: ", errs.front());
 }
 
+Buffer GpuDevice::create_storage_buffer(uint64_t size, WGPUChainedStruct* chain, const char* label, std::string* err) {
+  WGPUBufferDescriptor d{};
+  d.nextInChain = chain;
+  d.label = sv(label);
+  d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+  d.size = size;
+  push_error_scope(WGPUErrorFilter_OutOfMemory);
+  push_error_scope(WGPUErrorFilter_Validation);
+  Buffer buf(procs().wgpuDeviceCreateBuffer(device(), &d));
+  auto v = pop_error_scope();
+  auto o = pop_error_scope();
+  if (o.first != WGPUErrorType_NoError || v.first != WGPUErrorType_NoError) {
+    *err = o.first != WGPUErrorType_NoError ? o.second : v.second;
+    return Buffer();
+  }
+  note_buffer_owner(buf.get(), index_);
+  return buf;
+}
+
 Buffer GpuDevice::import_host(void* ptr, uint64_t size, void (*dispose)(void*), void* userdata) {
   TORCH_CHECK(host_align_ != 0, "webgpu: the adapter '", info_["adapter"],
               "' cannot use host memory as a device buffer (no host-mapped-pointer feature)");
   TORCH_CHECK(reinterpret_cast<uintptr_t>(ptr) % host_align_ == 0 && size % host_align_ == 0 && size > 0,
               "webgpu: host memory used as a device buffer must start and end at multiples of ", host_align_,
               " bytes (got address ", ptr, ", ", size, " bytes)");
-  const Procs& P = procs();
   WGPUBufferHostMappedPointer hp{};
   hp.chain.sType = static_cast<WGPUSType>(WGPUSType_BufferHostMappedPointer);
   hp.pointer = ptr;
   hp.disposeCallback = dispose;
   hp.userdata = userdata;
-  WGPUBufferDescriptor d{};
-  d.nextInChain = &hp.chain;
-  d.label = sv("torch-webgpu host memory");
-  d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
-  d.size = size;
-  push_error_scope(WGPUErrorFilter_OutOfMemory);
-  push_error_scope(WGPUErrorFilter_Validation);
-  Buffer buf(P.wgpuDeviceCreateBuffer(device(), &d));
-  auto v = pop_error_scope();
-  auto o = pop_error_scope();
-  TORCH_CHECK(o.first == WGPUErrorType_NoError && v.first == WGPUErrorType_NoError, "webgpu: Dawn could not use ", size,
-              " bytes of host memory as a device buffer: ", o.first != WGPUErrorType_NoError ? o.second : v.second);
-  note_buffer_owner(buf.get(), index_);
+  std::string err;
+  Buffer buf = create_storage_buffer(size, &hp.chain, "torch-webgpu host memory", &err);
+  TORCH_CHECK(buf, "webgpu: Dawn could not use ", size, " bytes of host memory as a device buffer: ", err);
   return buf;
 }
 

@@ -48,6 +48,10 @@ class GpuDevice {
   // longer uses the memory (after the buffer is released and the work using it is done). Throws
   // for memory that is not aligned or that Dawn refuses.
   uint32_t host_import_alignment() const { return host_align_; }
+  // A storage buffer (usage STORAGE | COPY_SRC | COPY_DST; `chain` extends the descriptor), created
+  // inside out-of-memory and validation error scopes and recorded as this device's: an empty Buffer
+  // and Dawn's message in *err when Dawn refused it.
+  Buffer create_storage_buffer(uint64_t size, WGPUChainedStruct* chain, const char* label, std::string* err);
   Buffer import_host(void* ptr, uint64_t size, void (*dispose)(void*), void* userdata);
 
   Stream& stream() { return *stream_; }
