@@ -112,6 +112,11 @@ def _min_opts():
     return o
 
 
+def _pages(nbytes: int) -> int:
+    """nbytes rounded up to 64 KiB: a size the devices can import (a multiple of their alignment)."""
+    return -(-nbytes // 65536) * 65536
+
+
 def _mark(device: torch.device) -> torch.Event:
     """An event after the work recorded so far (recording it submits that work)."""
     e = torch.Event(device=device)
@@ -173,7 +178,7 @@ class _SharedMemory:
             os.unlink(self._unlink.pop(0)[1])
 
     def _grow(self, nbytes: int):
-        nbytes = -(-max(nbytes, 2 * self._bytes, 1 << 20) // 65536) * 65536  # a multiple of pages
+        nbytes = _pages(max(nbytes, 2 * self._bytes, 1 << 20))
         self._gen += 1
         base = f"torch_webgpu_{self._id}_{self._gen}"
         names = [[f"{base}_t{turn}_r{r}" for r in range(self._size)] for turn in range(2)]
@@ -188,6 +193,12 @@ class _SharedMemory:
             os.unlink(os.path.join("/dev/shm", n))
         self._bytes = nbytes
 
+    def _import(self, name: str, nbytes: int, device: torch.device, create: bool) -> torch.Tensor:
+        """A /dev/shm file (made when create) as a webgpu tensor of the device."""
+        from torch_webgpu import _C
+
+        return _C._import_host(self._map(name, nbytes, create), device.index)
+
     def _alias(self, turn: int, r: int, device: torch.device) -> torch.Tensor:
         key = (turn, r, device)
         if key not in self._aliases:
@@ -201,10 +212,9 @@ class _SharedMemory:
         in the ticket's staging buffer or shared memory), else None: a call that runs now."""
         nbytes = t.numel() * t.element_size()
         if isinstance(ticket, _Imported):
-            xs = ticket.operands(t)
+            ticket.wait()
             self._barrier()
-            ticket.mapped_by_all(self._barriers)
-            _reduce_into(t, [x() for x in xs], op_name)
+            _reduce_into(t, ticket.operands(t), op_name)
             return
         if ticket is None and self.importing(t.device):
             turn = self._publish(t)
@@ -326,20 +336,17 @@ class _Imported:
         self._shm, self._device = shm, device
         shm._tickets += 1
         self._base = f"torch_webgpu_{shm._id}_k{shm._tickets}"
-        size = -(-nbytes // 65536) * 65536
-        self._paths = [os.path.join("/dev/shm", f"{self._base}_p{p}_r{shm._rank}") for p in range(2)]
-        self._size = size
-        self._regions = [[None] * shm._size for _ in range(2)]  # [parity][rank]: the webgpu aliases
-        self._host = []  # the mappings behind them (kept with the aliases)
-        from torch_webgpu import _C
-
+        self._size = _pages(nbytes)
+        # [parity][rank]: the regions as webgpu tensors; the other ranks' are mapped at the first use
+        self._regions = [[None] * shm._size for _ in range(2)]
         for p in range(2):
-            own = shm._map(os.path.basename(self._paths[p]), size, create=True)
-            self._host.append(own)
-            self._regions[p][shm._rank] = _C._import_host(own, device.index)
+            self._regions[p][shm._rank] = shm._import(self._name(p, shm._rank), self._size, device, create=True)
         self._parity = 0
         self._event = None
         self._mapped = False
+
+    def _name(self, parity: int, rank: int) -> str:
+        return f"{self._base}_p{parity}_r{rank}"
 
     def start(self, t: torch.Tensor):
         nbytes = t.numel() * t.element_size()
@@ -349,35 +356,27 @@ class _Imported:
     def ready(self) -> bool:
         return self._event.query()
 
-    def operands(self, t: torch.Tensor):
-        """Waits for this rank's copy; returns the reduction's operands in rank order, as callables
-        (the other ranks' regions are mapped after the barrier: their files exist by then)."""
+    def wait(self):
+        """Before the barrier: waits for this rank's copy."""
         self._event.synchronize()
-        p, nbytes = self._parity, t.numel() * t.element_size()
+
+    def operands(self, t: torch.Tensor):
+        """After the barrier: the reduction's operands in rank order. At the first use the other
+        ranks' regions are mapped (their files exist once the barrier passed), and this rank's files
+        are unlinked at the next barrier, by which every rank has mapped them."""
+        shm, p, nbytes = self._shm, self._parity, t.numel() * t.element_size()
         self._parity ^= 1
-        shm = self._shm
-
-        def region(r):
-            def get():
-                if self._regions[p][r] is None:
-                    from torch_webgpu import _C
-
-                    for q in range(2):
-                        host = shm._map(f"{self._base}_p{q}_r{r}", self._size, create=False)
-                        self._host.append(host)
-                        self._regions[q][r] = _C._import_host(host, self._device.index)
-                return self._regions[p][r][:nbytes].view(t.dtype).view(t.shape)
-
-            return get
-
-        return [(lambda: t) if r == shm._rank else region(r) for r in range(shm._size)]
-
-    def mapped_by_all(self, barriers: int):
-        """After the first use's barrier every rank maps this rank's files; they are unlinked at
-        the next barrier."""
         if not self._mapped:
             self._mapped = True
-            self._shm._unlink.extend((barriers, path) for path in self._paths)
+            for r in range(shm._size):
+                for q in range(2):
+                    if r != shm._rank:
+                        self._regions[q][r] = shm._import(self._name(q, r), self._size, self._device, create=False)
+                    else:
+                        shm._unlink.append((shm._barriers, os.path.join("/dev/shm", self._name(q, r))))
+        return [
+            t if r == shm._rank else self._regions[p][r][:nbytes].view(t.dtype).view(t.shape) for r in range(shm._size)
+        ]
 
 
 class _Deferred:
