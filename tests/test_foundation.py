@@ -444,6 +444,23 @@ def test_large_uploads_through_staging(nbytes):
     assert torch.equal(dst.cpu(), host2)
 
 
+@pytest.mark.parametrize("nbytes", [(8 << 20) + 1, (8 << 20) + 3, (24 << 20) + 5, (40 << 20) + 7])
+def test_transfers_on_several_threads_keep_every_byte(nbytes):
+    """Copies into and out of mapped staging memory of 8 MiB and more are split over threads
+    (TORCH_WEBGPU_COPY_THREADS): sizes that do not divide by the number of parts, odd byte counts,
+    both directions, at a byte offset. Parts rounded down once dropped the last byte of an
+    8 MiB + 1 byte read, and on 16 cores the last word of a 40 MiB + 4 byte one."""
+    gen = torch.Generator().manual_seed(nbytes)
+    host = torch.randint(0, 256, (nbytes + 1,), dtype=torch.uint8, generator=gen)
+    dev = host.to(DEV)
+    assert torch.equal(dev.cpu(), host)
+    assert torch.equal(dev[1:].cpu(), host[1:])
+    assert torch.equal((dev[1:] ^ 0).cpu(), host[1:])  # computed on the GPU from the upload
+    out = torch.zeros(nbytes + 1, dtype=torch.uint8, device=DEV)
+    out[1:].copy_(host[:-1])
+    assert torch.equal(out[1:].cpu(), host[:-1])
+
+
 def test_uploads_past_the_staging_pool():
     """More upload chunks in flight than the Stream keeps staging buffers (8 of 32 MiB): a chunk
     takes a buffer whose copy is done, a new one, or waits for the oldest; every upload lands."""

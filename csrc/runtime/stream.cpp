@@ -379,7 +379,9 @@ void parallel_memcpy(void* dst, const void* src, uint64_t n) {
     std::memcpy(dst, src, n);
     return;
   }
-  const uint64_t step = ((n / parts) + 63) & ~uint64_t(63);
+  // Parts of ceil(n / parts) bytes rounded up to 64: rounding n / parts down first lost the last
+  // n % parts bytes whenever the quotient was already a multiple of 64 (an 8 MiB + 1 byte read).
+  const uint64_t step = ((n + parts - 1) / parts + 63) & ~uint64_t(63);
   std::vector<std::thread> threads;
   for (uint64_t i = 1; i < parts; ++i) {
     const uint64_t b = i * step, e = std::min(n, b + step);
