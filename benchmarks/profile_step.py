@@ -21,6 +21,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run
+from probe_host import recording_cpu_ns
 
 import torch_webgpu  # noqa: F401
 from torch_webgpu import _C
@@ -48,6 +49,20 @@ def cnn_step(dev, amp):
         else:
             loss.backward()
             opt.step()
+
+    return step
+
+
+def cnn_compiled_step(dev):
+    """benchmarks/run.py's compiled CNN row: the loss under torch.compile, backward and SGD eager."""
+    model, opt, x, y, _ = run.cnn_setup(dev, 32, 64)
+    loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
+
+    def step():
+        loss = loss_fn(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
 
     return step
 
@@ -145,14 +160,20 @@ OPS = [
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument(
-        "workload", nargs="?", default="cnn", choices=["cnn", "cnn_amp", "gpt2", "gpt2_fwd", "gpt2_fwd_amp", *OPS]
+        "workload",
+        nargs="?",
+        default="cnn",
+        choices=["cnn", "cnn_amp", "cnn_compiled", "gpt2", "gpt2_fwd", "gpt2_fwd_amp", *OPS],
     )
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--host-ops", type=int, default=0, help="also list this many ATen ops by host time")
     a = ap.parse_args()
     dev = torch.device("webgpu")
     if a.workload in OPS:
         step = op_step(dev, a.workload)
+    elif a.workload == "cnn_compiled":
+        step = cnn_compiled_step(dev)
     elif a.workload == "gpt2":
         step = gpt2_step(dev)
     elif a.workload.startswith("gpt2_fwd"):
@@ -162,11 +183,30 @@ def main():
     for _ in range(2):  # compile the pipelines, fill the allocator's cache
         step()
     torch.webgpu.synchronize()
+    s0 = torch.webgpu.stream_counters()
+    c0 = recording_cpu_ns()
     t0 = time.perf_counter()
     for _ in range(a.steps):
         step()
+    t1 = time.perf_counter()
+    c1 = recording_cpu_ns()
     torch.webgpu.synchronize()
     wall = (time.perf_counter() - t0) / a.steps
+    s1 = torch.webgpu.stream_counters()
+    record_wall, record_cpu = (t1 - t0) / a.steps, (c1 - c0) / 1e9 / a.steps
+    host = {k: (s1[k] - s0[k]) / a.steps for k in s1 if k.endswith("_ns") or k in ("submits", "bind_groups_created")}
+    print(
+        "per step: "
+        + ", ".join(f"{k}={v / 1e3:.1f}us" if k.endswith("_ns") else f"{k}={v:.1f}" for k, v in host.items())
+    )
+    if a.host_ops:  # the ATen ops' host time (torch.profiler, CPU activity only)
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(a.steps):
+                step()
+            torch.webgpu.synchronize()
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=a.host_ops))
     _C._take_kernel_times()
     _C._kernel_timing(True)
     for _ in range(a.steps):
@@ -183,7 +223,8 @@ def main():
     total = sum(v[0] for v in per.values())
     print(
         f"{a.workload}: {len(times) / a.steps:.0f} dispatches and {total / a.steps / 1e3:.1f} us of GPU time per step"
-        f" ({wall * 1e6:.1f} us wall per step without timestamps)"
+        f" ({wall * 1e6:.1f} us wall per step without timestamps; recording: {record_wall * 1e6:.1f} us wall,"
+        f" {record_cpu * 1e6:.1f} us CPU of the recording threads)"
     )
     for name, (ns, n) in sorted(per.items(), key=lambda kv: -kv[1][0])[: a.top]:
         print(f"{100 * ns / total:5.1f}%  {ns / a.steps / 1e3:8.1f} us/step  {n // a.steps:4d}x  {name}")

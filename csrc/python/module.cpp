@@ -183,6 +183,10 @@ py::dict stream_counters(int index) {
                        {"readback_copy_ns", c.readback_copy_ns},
                        {"bind_groups_created", c.bind_groups_created},
                        {"bind_group_hits", c.bind_group_hits},
+                       {"dispatch_ns", c.dispatch_ns},
+                       {"bind_group_ns", c.bind_group_ns},
+                       {"submit_ns", c.submit_ns},
+                       {"host_wait_ns", rt::host_wait_ns()},
                        {"pipeline_compiles", p.compiles},
                        {"pipeline_hits", p.hits}});
 }

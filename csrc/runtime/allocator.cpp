@@ -124,7 +124,7 @@ void BufferPool::free(Block* b) {
   // one queue executes in order; so a freed block is reusable at once.
   static const bool by_address = [] {
     const char* e = std::getenv("TORCH_WEBGPU_ALLOC_REUSE");
-    return e && std::strcmp(e, "lowest") == 0;
+    return !(e && std::strcmp(e, "fifo") == 0);
   }();
   cached_.emplace(std::make_pair(b->size, by_address ? b->va : frees_++), b);
 }

@@ -317,16 +317,28 @@ bool future_done(WGPUFuture f) {
   return st == WGPUWaitStatus_Success && info.completed;
 }
 
+namespace {
+std::atomic<uint64_t> g_wait_ns{0};
+}
+
+uint64_t host_wait_ns() { return g_wait_ns.load(std::memory_order_relaxed); }
+
 void wait_future(WGPUFuture f, const char* what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto count = [&] {
+    g_wait_ns.fetch_add(
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()),
+        std::memory_order_relaxed);
+  };
   if (const int64_t spin = g_spin_ns.load(std::memory_order_relaxed); spin > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
     do {
-      if (future_done(f)) return;
+      if (future_done(f)) return count();
     } while (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() <
              spin);
   }
   WGPUFutureWaitInfo info{f, 0};
   WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
+  count();
   TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", int(st), ")");
 }
 

@@ -99,6 +99,8 @@ class GpuDevice {
 WGPUInstance instance();
 // Blocks until the future completes (the instance is created with timed waits enabled).
 void wait_future(WGPUFuture f, const char* what);
+// Host time spent in wait_future so far (every device and caller; spinning included).
+uint64_t host_wait_ns();
 // Polls a future without blocking.
 bool future_done(WGPUFuture f);
 

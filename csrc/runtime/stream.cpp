@@ -23,6 +23,10 @@
 
 namespace webgpu::rt {
 namespace {
+uint64_t ns(std::chrono::steady_clock::duration d) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
+
 // Exit: once shutdown() began (Python's atexit), a thread other than the one exiting that enters or
 // leaves the Stream is parked for good. Otherwise a daemon thread would return from a GPU wait into
 // PyTorch's binding, whose GIL re-acquisition during interpreter finalization ends the thread
@@ -192,8 +196,10 @@ WGPUBindGroup Stream::bind_group(const Pipeline& p, const Binding* b, uint32_t n
   d.layout = p.layout.get();
   d.entryCount = e.size();
   d.entries = e.data();
+  const auto t0 = std::chrono::steady_clock::now();
   BindGroup bg(procs().wgpuDeviceCreateBindGroup(dev_.device(), &d));
   counters_.bind_groups_created++;
+  counters_.bind_group_ns += ns(std::chrono::steady_clock::now() - t0);
   WGPUBindGroup raw = bg.get();
   bind_groups_.emplace(key_, std::move(bg));
   return raw;
@@ -230,6 +236,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
                      "torch.split / chunks along the first dimension), or move this step to the CPU.");
   if (several_devices()) check_same_device(b, n, p.key);
   Entry entry(mu_);
+  const auto t_start = std::chrono::steady_clock::now();
   const Procs& P = procs();
   // A checking kernel's own error slot (may submit and read the slots first when all are taken).
   std::vector<Binding> with_slot;
@@ -290,6 +297,7 @@ void Stream::dispatch(const Pipeline& p, const Binding* b, uint32_t n, const uin
   // `weight` (when larger) stands for a dispatch whose workgroups each do much work.
   const uint64_t work = std::max(workgroups, weight);
   groups_ += work;
+  counters_.dispatch_ns += ns(std::chrono::steady_clock::now() - t_start);
   if (slots_used_ >= max_batch_ || (timing_ && timing_->kernels.size() * 2 >= timing_capacity_) ||
       (submit_groups_ && (groups_ >= submit_groups_ || work >= eager_groups_) && in_flight_count() < submit_depth_))
     flush_locked();
@@ -322,6 +330,7 @@ void Stream::copy(WGPUBuffer src, uint64_t so, WGPUBuffer dst, uint64_t doff, ui
 
 void Stream::flush_locked() {
   if (!encoder_) return;
+  const auto t_start = std::chrono::steady_clock::now();
   const Procs& P = procs();
   end_pass();
   if (timing_) resolve_timing_locked();
@@ -344,6 +353,7 @@ void Stream::flush_locked() {
   recorded_ = 0;
   slots_used_ = 0;
   groups_ = 0;
+  counters_.submit_ns += ns(std::chrono::steady_clock::now() - t_start);
 }
 
 void Stream::flush() {
@@ -395,10 +405,6 @@ void parallel_memcpy(void* dst, const void* src, uint64_t n) {
 }  // namespace
 
 namespace {
-uint64_t ns(std::chrono::steady_clock::duration d) {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-}
-
 // Requests a buffer's mapping without waiting; `result` (new) receives its status when a wait on the
 // returned future sees it complete. The callback owns a reference to it, so a mapping still
 // pending when its requester is gone writes into memory that is still alive.

@@ -46,6 +46,10 @@ struct StreamCounters {
   // Readbacks: bytes read, time waiting for the copy and the map (flush included), time copying
   // out of the mapped staging buffer.
   uint64_t readback_bytes = 0, readback_wait_ns = 0, readback_copy_ns = 0;
+  // Host time (steady clock) inside Stream::dispatch (bind group lookup and encoding included),
+  // creating bind groups, and submitting (finishing the encoder, the parameter upload, the submit):
+  // where a host-bound step's CPU time goes (benchmarks/profile_step.py).
+  uint64_t dispatch_ns = 0, bind_group_ns = 0, submit_ns = 0;
 };
 
 // A device -> host copy that does not block its caller (Stream::read_start / read_ready /
