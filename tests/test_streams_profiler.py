@@ -1,7 +1,6 @@
 # Issue 14, "the first hour of a PyTorch user": streams and events (torch.Stream, torch.Event,
 # torch.accelerator, torch.webgpu.*), lazy initialisation, RNG state of all devices, pinned memory
 # and the profiler's GPU kernel times.
-import gc
 import json
 import os
 import subprocess
@@ -167,56 +166,6 @@ def test_pin_memory_and_non_blocking_copy():
     del p
     assert torch.empty(4).pin_memory().is_pinned()
     assert not torch.empty(4).is_pinned()
-
-
-def _imports_host_memory():
-    from torch_webgpu import _C
-
-    return _C._host_import_alignment() > 0
-
-
-@pytest.mark.parametrize("offset", [0, 3])
-def test_non_blocking_upload_from_large_pinned_block_is_a_gpu_copy(offset):
-    """Pinned blocks of 1 MiB and more are page-aligned anonymous mappings that the device imports:
-    a non_blocking upload from them is one GPU copy out of host memory (no staged upload), at a
-    storage offset, and its source may be freed before the GPU has run the copy."""
-    if not _imports_host_memory():
-        pytest.skip("adapter cannot import host memory (host-mapped-pointer)")
-    n = (3 << 20) // 4 + 5
-    t = torch.randn(n, generator=torch.Generator().manual_seed(offset))
-    p = t.pin_memory()
-    assert p.is_pinned() and p.data_ptr() % 4096 == 0
-    src = p[offset:]
-    before = torch.webgpu.stream_counters()
-    d = src.to(DEVICE, non_blocking=True)
-    after = torch.webgpu.stream_counters()
-    assert after["uploads"] == before["uploads"] and after["copies"] == before["copies"] + 1
-    del p, src  # the import keeps the host block alive until the GPU is done with it
-    gc.collect()
-    assert torch.equal(d.cpu(), t[offset:])
-    # Into a view of a larger destination, then a dtype change and a blocking copy (staged paths).
-    q = t.pin_memory()
-    into = torch.zeros(n + 2, device=DEVICE)
-    into[2:].copy_(q, non_blocking=True)
-    assert torch.equal(into.cpu(), torch.cat([torch.zeros(2), t]))
-    assert torch.equal(q.to(DEVICE, torch.float16, non_blocking=True).cpu(), t.half())
-    assert torch.equal(q.to(DEVICE).cpu(), t)
-
-
-def test_dataloader_pin_memory_batches_upload_unchanged():
-    """A DataLoader with pin_memory=True (batches pinned by its thread) feeding non_blocking
-    uploads, as CUDA training loops are written: every batch arrives as it was."""
-    data = torch.randn(64, 3, 64, 64, generator=torch.Generator().manual_seed(5))
-    ds = torch.utils.data.TensorDataset(data, torch.arange(64))
-    loader = torch.utils.data.DataLoader(ds, batch_size=32, pin_memory=True)
-    seen = 0
-    for x, i in loader:
-        assert x.is_pinned()
-        xd = x.to(DEVICE, non_blocking=True)
-        assert torch.equal(xd.cpu(), data[i])
-        torch.testing.assert_close(xd.sum(dim=(1, 2, 3)).cpu(), data[i].sum(dim=(1, 2, 3)), rtol=1e-4, atol=1e-3)
-        seen += len(i)
-    assert seen == 64
 
 
 # ---- 4. the profiler --------------------------------------------------------------------------

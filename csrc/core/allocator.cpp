@@ -193,23 +193,20 @@ bool pinnable_host_range(const void* p, uint64_t n) {
 }
 
 at::Tensor import_host(const at::Tensor& host, int device) {
+  check_not_forked();
   TORCH_CHECK(host.device().is_cpu() && host.is_contiguous(),
               "webgpu: only a contiguous CPU tensor's memory can be used as a device buffer");
-  return import_host_range(host.storage(), host.data_ptr(), uint64_t(host.numel()) * host.element_size(), device);
-}
-
-at::Tensor import_host_range(const c10::Storage& host, void* ptr, uint64_t n, int device) {
-  check_not_forked();
   const int idx = device < 0 ? current_device() : device;
   rt::GpuDevice& d = rt::get_device(idx);
-  TORCH_CHECK(pinnable_host_range(ptr, n),
+  const uint64_t n = uint64_t(host.numel()) * host.element_size();
+  TORCH_CHECK(pinnable_host_range(host.data_ptr(), n),
               "webgpu: only anonymous or shared memory (/dev/shm, memfd) can be used as a device buffer, "
               "not the pages of a file");
   // The buffer keeps a reference to the host storage until Dawn disposes of the memory.
-  auto* keep = new c10::Storage(host);
+  auto* keep = new c10::Storage(host.storage());
   rt::Buffer buf;
   try {
-    buf = d.import_host(ptr, n, &release_host_storage, keep);
+    buf = d.import_host(host.data_ptr(), n, &release_host_storage, keep);
   } catch (...) {
     delete keep;  // (Dawn calls dispose only for a buffer it made)
     throw;

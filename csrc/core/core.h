@@ -48,12 +48,6 @@ rt::Block* block_of_data_ptr(const c10::DataPtr& p);
 // writes that memory; docs/design.md, "Memory"). Its address and byte size must be multiples of
 // the device's host_import_alignment(). The host storage stays alive while the device uses it.
 at::Tensor import_host(const at::Tensor& host, int device);
-// The same over [ptr, ptr + n), which `keep` (a CPU storage) owns: a pinned block's whole mapping,
-// which may extend past the storage's own bytes to the alignment.
-at::Tensor import_host_range(const c10::Storage& keep, void* ptr, uint64_t n, int device);
-// Pinned host memory (t.pin_memory(), pin_memory=True): the page-aligned mapping [base, base + n)
-// holding p when p lies in a pinned block of at least 1 MiB, which the device can import.
-bool pinned_mapping(const void* p, void** base, uint64_t* n);
 
 // Fork safety: Dawn's device, its threads and locks do not survive fork(). A child forked after
 // the parent created a device is marked (torch_webgpu registers an at-fork hook) and every use of

@@ -14,8 +14,6 @@
 #include <map>
 #include <mutex>
 
-#include <sys/mman.h>
-
 #include "core/core.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
@@ -65,30 +63,16 @@ struct WebGPUGenerator final : c10::GeneratorImpl {
   uint64_t offset_ = 0;
 };
 
-// Pinned host memory: `t.pin_memory()`, `pin_memory=True`. Blocks of 1 MiB and more are anonymous
-// pages of their own (mmap, page-aligned, whole 64 KiB units), which a device can import as a
-// buffer (host-mapped-pointer): a non_blocking upload from them is a GPU copy out of host memory,
-// recorded and submitted at once, with no copy by the CPU (ops/copy.cpp). Smaller blocks are plain
-// host memory, and an upload copies its source before returning (a queue write, or a memcpy into a
-// mapped staging buffer). Either way the mark keeps CUDA code that checks is_pinned() working.
+// Pinned host memory: `t.pin_memory()` gives plain host memory marked pinned. Dawn cannot import
+// host memory or page-lock it for DMA, and an upload copies its source before returning (a queue
+// write, or a memcpy into a mapped staging buffer), so a non_blocking copy from this memory is as
+// safe as from any other; the mark keeps CUDA code that checks is_pinned() working unchanged.
 struct PinnedAllocator final : c10::Allocator {
-  static constexpr size_t kMapMin = 1 << 20, kUnit = 64 << 10;
-  struct Entry {
-    size_t n;  // bytes asked for
-    size_t mapped;  // bytes of the mapping (0: plain host memory)
-  };
   c10::DataPtr allocate(size_t n) override {
-    void* p = nullptr;
-    size_t mapped = 0;
-    if (n >= kMapMin) {
-      mapped = (n + kUnit - 1) / kUnit * kUnit;
-      p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) p = nullptr, mapped = 0;
-    }
-    if (!p && n) p = c10::alloc_cpu(n);
+    void* p = n ? c10::alloc_cpu(n) : nullptr;
     if (p) {
       std::lock_guard<std::mutex> lock(mu);
-      blocks[reinterpret_cast<uintptr_t>(p)] = {n, mapped};
+      blocks[reinterpret_cast<uintptr_t>(p)] = n;
     }
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -96,37 +80,23 @@ struct PinnedAllocator final : c10::Allocator {
   void copy_data(void* dst, const void* src, std::size_t count) const override { default_copy_data(dst, src, count); }
   static void release(void* p) {
     if (!p) return;
-    size_t mapped = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
-      auto it = blocks.find(reinterpret_cast<uintptr_t>(p));
-      if (it != blocks.end()) mapped = it->second.mapped;
       blocks.erase(reinterpret_cast<uintptr_t>(p));
     }
-    if (mapped)
-      munmap(p, mapped);
-    else
-      c10::free_cpu(p);
+    c10::free_cpu(p);
   }
-  // The block holding p (a view's data pointer may be interior), if any.
-  static bool find(const void* p, uintptr_t* base, Entry* e) {
+  // Whether p lies inside a pinned block (a view's data pointer may be interior).
+  static bool contains(const void* p) {
     const auto a = reinterpret_cast<uintptr_t>(p);
     std::lock_guard<std::mutex> lock(mu);
     auto it = blocks.upper_bound(a);
     if (it == blocks.begin()) return false;
     --it;
-    if (a >= it->first + std::max<size_t>(it->second.n, 1)) return false;
-    *base = it->first;
-    *e = it->second;
-    return true;
-  }
-  static bool contains(const void* p) {
-    uintptr_t base;
-    Entry e;
-    return find(p, &base, &e);
+    return a < it->first + std::max<size_t>(it->second, 1);
   }
   static inline std::mutex mu;
-  static inline std::map<uintptr_t, Entry> blocks;
+  static inline std::map<uintptr_t, size_t> blocks;
 };
 PinnedAllocator g_pinned;
 
@@ -181,15 +151,6 @@ struct RegisterHooks {
 } g_register_hooks;
 
 }  // namespace
-
-bool pinned_mapping(const void* p, void** base, uint64_t* n) {
-  uintptr_t b;
-  PinnedAllocator::Entry e;
-  if (!PinnedAllocator::find(p, &b, &e) || !e.mapped) return false;
-  *base = reinterpret_cast<void*>(b);
-  *n = e.mapped;
-  return true;
-}
 
 const at::Generator& default_generator(int index) {
   TORCH_CHECK(index >= 0 && index < rt::kMaxDevices, "webgpu: invalid device index ", index);

@@ -57,10 +57,6 @@ void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBas
   gpu_of(dst).stream().copy(block_of(src)->buffer.get(), src_off, block_of(dst)->buffer.get(), dst_off, n);
 }
 
-void flush(const at::TensorBase& t) { gpu_of(t).stream().flush(); }
-
-uint32_t host_import_alignment(const at::TensorBase& t) { return gpu_of(t).host_import_alignment(); }
-
 namespace {
 // The host memory of copy_across_devices: two slots of anonymous pages, imported by each device
 // that uses it (kept for the process's life; 2 x 32 MiB).

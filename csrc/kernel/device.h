@@ -43,11 +43,6 @@ uint64_t block_bytes(const at::TensorBase& t);
 // the storage blocks; copies and writes need multiples of 4).
 void copy_bytes(const at::TensorBase& src, uint64_t src_off, const at::TensorBase& dst, uint64_t dst_off, uint64_t n);
 void write_bytes(const at::TensorBase& dst, uint64_t off, const void* data, uint64_t n);
-// Submits what t's device has recorded (the Stream's batch) without waiting for it.
-void flush(const at::TensorBase& t);
-// The alignment of address and size that t's device needs to import host memory as a buffer (0:
-// it cannot; runtime/device.h).
-uint32_t host_import_alignment(const at::TensorBase& t);
 // A copy between two devices' storage (offsets and n multiples of 4) through host memory that both
 // use as a buffer (host-mapped-pointer; docs/design.md, "Memory"): each GPU copies over PCIe, in
 // chunks through two slots so that both work at once, and no CPU copies a byte. Returns when dst's

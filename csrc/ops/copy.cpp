@@ -157,32 +157,6 @@ void upload(const at::Tensor& dst, const at::Tensor& src_cpu) {
   device_copy(dst, tmp);
 }
 
-// A non_blocking upload from pinned memory (core/hooks.cpp): the destination's device imports the
-// pinned block and copies out of it on the GPU, as CUDA's DMA from pinned memory: the CPU copies
-// nothing and the call returns once the copy is submitted (submitted at once, so that the window in
-// which a write to the source could still be seen is no longer than CUDA's). The import keeps the
-// host block alive until the GPU is done with it. False (the caller uploads as usual) for anything
-// else: a small or plain block, a dtype change, a layout or offset the copy cannot take, an adapter
-// without host-mapped-pointer.
-bool upload_from_pinned(const at::Tensor& dst, const at::Tensor& src) {
-  void* base = nullptr;
-  uint64_t mapped = 0;
-  const uint64_t n = uint64_t(src.numel()) * src.element_size();
-  if (n < (1u << 20) || src.scalar_type() != dst.scalar_type() || !src.sizes().equals(dst.sizes()) ||
-      !src.is_contiguous() || !dst.is_contiguous() || src.is_conj() || src.is_neg() || dst.is_conj() || dst.is_neg() ||
-      !core::pinned_mapping(src.data_ptr(), &base, &mapped))
-    return false;
-  const uint64_t from = uint64_t(static_cast<const uint8_t*>(src.data_ptr()) - static_cast<const uint8_t*>(base));
-  const uint64_t to = byte_offset_of(dst);
-  const uint64_t align = kernel::host_import_alignment(dst);
-  if (!align || mapped % align || reinterpret_cast<uintptr_t>(base) % align || from % 4 || to % 4 || n % 4)
-    return false;
-  const at::Tensor host = core::import_host_range(src.storage(), base, mapped, device_index(dst));
-  kernel::copy_bytes(host, from, dst, to, n);
-  kernel::flush(dst);
-  return true;
-}
-
 // Device -> host: reads the bytes of a contiguous device tensor into a new CPU tensor.
 at::Tensor download(const at::Tensor& src) {
   at::Tensor s = src.is_contiguous() ? src : src.contiguous();
@@ -228,7 +202,6 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     device_copy(dst, src);
   } else if (is_webgpu(dst)) {
     TORCH_CHECK(src.device().is_cpu(), "webgpu: copy_: cannot copy from ", src.device(), " to webgpu");
-    if (non_blocking && upload_from_pinned(dst, src)) return dst;
     upload(dst, src);
   } else {
     TORCH_CHECK(dst.device().is_cpu(), "webgpu: copy_: cannot copy from webgpu to ", dst.device());
