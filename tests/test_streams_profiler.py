@@ -168,6 +168,21 @@ def test_pin_memory_and_non_blocking_copy():
     assert not torch.empty(4).is_pinned()
 
 
+def test_dataloader_pin_memory_batches_upload_unchanged():
+    """A DataLoader with pin_memory=True (batches pinned by its thread) feeding non_blocking
+    uploads, as CUDA training loops are written: every batch arrives as it was."""
+    data = torch.randn(64, 3, 64, 64, generator=torch.Generator().manual_seed(5))
+    ds = torch.utils.data.TensorDataset(data, torch.arange(64))
+    loader = torch.utils.data.DataLoader(ds, batch_size=32, pin_memory=True)
+    seen = 0
+    for x, i in loader:
+        assert x.is_pinned()
+        xd = x.to(DEVICE, non_blocking=True)
+        assert torch.equal(xd.cpu(), data[i])
+        seen += len(i)
+    assert seen == 64
+
+
 # ---- 4. the profiler --------------------------------------------------------------------------
 
 
