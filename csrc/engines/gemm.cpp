@@ -48,6 +48,11 @@
 #include "ops/float64.h"
 
 namespace webgpu::engines {
+
+std::string Gathered::wgsl() const {
+  return brings_section ? consts + kernel::section("conv_gather", section) : std::string();
+}
+
 namespace {
 
 using at::Tensor;
@@ -349,13 +354,13 @@ std::string tiled_wgsl(const View& a, const View& b, const Tiles& T, bool a_k4, 
   };
   // A: first dim m (limit M), second k (limit T.k1); a gathered operand brings its own loader.
   if (ga)
-    f << ga->wgsl << "\n";
+    f << ga->wgsl() << "\n";
   else
     unit_loader("load_a", "ela", "A", a.t.scalar_type(), a_k4, a_vec, "m", "k", "P.M", "T.k1", "a_off", "a_sb", "a_sm",
                 "a_sk");
   // B: first dim k (limit T.k1), second n (limit N).
   if (gb)
-    f << gb->wgsl << "\n";
+    f << gb->wgsl() << "\n";
   else
     unit_loader("load_b", "elb", "Bm", b.t.scalar_type(), b_n4, b_vec, "k", "n", "T.k1", "P.N", "b_off", "b_sb", "b_sk",
                 "b_sn");
@@ -558,8 +563,8 @@ void tiled_gemm(const View& o, const View& a, const View& b, const View* c, int6
       << b_vec << o_vec << (cc != nullptr) << c_vec << ":" << dtype_tag(a.t.scalar_type())
       << dtype_tag(b.t.scalar_type()) << (cc ? dtype_tag(cc->t.scalar_type()) : "") << storage.size()
       << (c_in_o ? "a" : "b") << (whole ? "w" : "");
-  if (ga) key << ":ga:" << ga->key;
-  if (gb) key << ":gb:" << gb->key;
+  if (ga) key << ":ga:" << ga->key();
+  if (gb) key << ":gb:" << gb->key();
   const kernel::Params prm =
       gemm_params(M, N, K, batch, tiles_m, tiles_n, kps, a, b, cc, out, direct ? alpha : 1.0f, beta, direct, true,
                   unread_unit_strides(whole && a_vec, a_k4, whole && b_vec, b_n4));
@@ -865,7 +870,7 @@ std::string sg_wgsl(const SgPlan& P, int syntax, bool a_k8, bool a_vec, bool b_n
   // A gathered B (a convolution's input with its channels last, ops/conv.cpp): its section brings
   // gload8_b(n, k), 8 halves along k; elb for the section's scalar helpers.
   const std::string funcs =
-      gb ? readers + "fn elb(e: u32) -> f32 { return f16_to_f32(b_half(e)); }\n" + gb->wgsl + "\n" : readers;
+      gb ? readers + "fn elb(e: u32) -> f32 { return f16_to_f32(b_half(e)); }\n" + gb->wgsl() + "\n" : readers;
   const std::string s = kernel::library("matmul_tile") +
                         kernel::fill(kernel::library("matmul_sg"),
                                      {{"BM", I(BM)},
@@ -948,7 +953,7 @@ bool sg_gemm(const SgPlan& P, const View& o, const View& a, const View& b, const
         << P.wsn << "x" << P.tm << "x" << P.tn << "x" << P.bk << "x" << P.ns << ":" << a_k8 << a_vec << b_n8 << b_vec
         << aligned << mat_store << direct_ok << (cc != nullptr) << c_in_o
         << (cc && !c_in_o ? dtype_tag(cc->t.scalar_type()) : "");
-    if (gb) key << ":gb:" << gb->key;
+    if (gb) key << ":gb:" << gb->key();
     return key.str();
   };
   const int known = g_sg_syntax.load();

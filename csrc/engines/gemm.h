@@ -30,8 +30,14 @@ void gemm(const at::Tensor& o3, const at::Tensor& a3, const at::Tensor& b3, cons
 struct Gathered {
   at::Tensor t;
   int64_t off = 0, sb = 0;
-  std::string wgsl;
-  std::string key;  // everything the WGSL depends on: part of the pipeline's key
+  // WGSL constants of the geometry (everything the loader depends on besides its section: part of
+  // the pipeline's key) and the name of the wgsl/kernels/conv_gather.wgsl section defining the
+  // loader. The WGSL itself (wgsl()) is composed only when a pipeline is built.
+  std::string consts;
+  const char* section = "";
+  bool brings_section = true;  // false: the other operand's section defines this loader too
+  std::string key() const { return std::string(section) + ":" + consts; }
+  std::string wgsl() const;
   bool along_k = false;
   // The section defines gload8_b(n, k) -> vec4<u32>: 8 halves along k as one 16-byte load (a half
   // B for the subgroup-matrix kernel, engines/gemm.cpp sg_gemm; nothing else takes it).

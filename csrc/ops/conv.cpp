@@ -7,6 +7,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "engines/gemm.h"
@@ -249,13 +251,19 @@ bool implicit_wanted(const at::Tensor& t, const Geo& g) {
   return g.G == 1 || std::min(g.Ci, g.Co) >= 16;
 }
 
-// The geometry as WGSL constants (wgsl/kernels/conv_gather.wgsl) and a section of that file.
-std::string gather_wgsl(const Geo& g, const char* section) {
+// The geometry as WGSL constants (the gathered loaders of wgsl/kernels/conv_gather.wgsl read them),
+// built per call for the pipeline key: appended number by number (std::to_string temporaries and
+// the whole section text copied per call took a third of a convolution's host time).
+std::string gather_consts(const Geo& g) {
   std::string s;
+  s.reserve(640);
+  char num[24];
   auto add = [&](const char* name, const int64_t* v, bool i32) {
-    for (int i = 0; i < 3; ++i)
-      s += std::string("const ") + name + std::to_string(i) + (i32 ? ": i32 = " : ": u32 = ") + std::to_string(v[i]) +
-           (i32 ? ";\n" : "u;\n");
+    for (int i = 0; i < 3; ++i) {
+      const int len = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(v[i]));
+      s.append("const ").append(name).push_back(char('0' + i));
+      s.append(i32 ? ": i32 = " : ": u32 = ").append(num, size_t(len)).append(i32 ? ";\n" : "u;\n");
+    }
   };
   add("X", g.xs, false);
   add("Y", g.ys, false);
@@ -265,7 +273,7 @@ std::string gather_wgsl(const Geo& g, const char* section) {
   add("L", g.dl, true);
   // Channels per group and per position of a channels-last input (forward_nhwc).
   s += "const CI: u32 = " + std::to_string(g.Ci) + "u;\nconst XC: u32 = " + std::to_string(g.G * g.Ci) + "u;\n";
-  return s + kernel::section("conv_gather", section);
+  return s;
 }
 
 // [N, G*C, S] as the 3-d view of group g's channels: [N, C, S].
@@ -285,8 +293,8 @@ engines::Gathered gathered(const at::Tensor& t, int64_t off, int64_t sb, const G
   r.t = t;
   r.off = off;
   r.sb = sb;
-  r.wgsl = gather_wgsl(g, section);
-  r.key = std::string(section) + ":" + r.wgsl.substr(0, r.wgsl.find("//"));
+  r.consts = gather_consts(g);
+  r.section = section;
   r.along_k = along_k;
   return r;
 }
@@ -395,7 +403,7 @@ at::Tensor implicit_weight_grad(const at::Tensor& Y, const at::Tensor& X, const 
     const at::Tensor o3 = gw.view({g.G * g.Co, KC}).narrow(0, gi * g.Co, g.Co).unsqueeze(0);
     const engines::Gathered ga = group_gathered(Y, g, g.Co, YS, gi, "weight_grad", true);
     engines::Gathered gb = group_gathered(X, g, g.Ci, XS, gi, "weight_grad", true);
-    gb.wgsl.clear();  // the section defines both loaders: A's copy brings it
+    gb.brings_section = false;  // the section defines both loaders: A's copy brings it
     engines::gemm_gathered(o3, at::Tensor(), &ga, at::Tensor(), &gb, at::Tensor(), g.N * YS, "convolution_backward");
   }
   return gw;
