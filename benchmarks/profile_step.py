@@ -53,20 +53,6 @@ def cnn_step(dev, amp):
     return step
 
 
-def cnn_compiled_step(dev):
-    """benchmarks/run.py's compiled CNN row: the loss under torch.compile, backward and SGD eager."""
-    model, opt, x, y, _ = run.cnn_setup(dev, 32, 64)
-    loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
-
-    def step():
-        loss = loss_fn(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
-
-
 def gpt2_step(dev):
     """benchmarks/run.py's GPT-2-small training step (batch 4 x 128 tokens, AdamW)."""
     return run.gpt2_train_setup(dev)[0]
@@ -173,7 +159,7 @@ def main():
     if a.workload in OPS:
         step = op_step(dev, a.workload)
     elif a.workload == "cnn_compiled":
-        step = cnn_compiled_step(dev)
+        step = run.compiled_cnn_step(dev)[0]
     elif a.workload == "gpt2":
         step = gpt2_step(dev)
     elif a.workload.startswith("gpt2_fwd"):

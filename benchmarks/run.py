@@ -592,6 +592,22 @@ def int_mm_4096(dev, n: int = 4096) -> float:
     return 2.0 * n**3 / t / 1e12
 
 
+def compiled_cnn_step(dev, batch: int = 32, size: int = 64):
+    """The compiled CNN row's step (the loss under torch.compile; backward and SGD eager) and the
+    first step's CPU loss: (step, want)."""
+    model, opt, x, y, want = cnn_setup(dev, batch, size)
+    loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
+
+    def step():
+        loss = loss_fn(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step, want
+
+
 def compile_rows() -> list:
     """Rows for torch.compile (issue 16): on webgpu, Inductor with the generated-WGSL backend; on the
     reference device, its own default (Triton on CUDA, C++ on CPU). Each first call compiles (in the
@@ -629,16 +645,7 @@ def compile_rows() -> list:
         return 1.0 / t
 
     def cnn(dev, batch: int = 32, size: int = 64) -> float:
-        model, opt, x, y, want = cnn_setup(dev, batch, size)
-        loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
-
-        def step():
-            loss = loss_fn(x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return loss
-
+        step, want = compiled_cnn_step(dev, batch, size)
         check_close("compiled cnn first loss", step(), want, 1e-4, 1e-4)
         return 1.0 / timed(dev, step, 10)
 
