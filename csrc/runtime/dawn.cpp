@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <atomic>
 #include <mutex>
 
 #include <c10/util/Exception.h>
@@ -16,6 +17,7 @@ std::unordered_map<std::string, uintptr_t> g_given;
 std::string g_source;
 Procs g_procs;
 bool g_loaded = false;
+std::atomic<bool> g_ready{false};  // g_loaded, readable without g_mu
 
 constexpr const char* kInstall = "pip install wgpudawn==0.32.0.4";
 
@@ -45,6 +47,8 @@ std::string dawn_source() {
 }
 
 const Procs& procs() {
+  // Every Dawn call goes through here: once loaded, without the lock (the table never changes again).
+  if (g_ready.load(std::memory_order_acquire)) return g_procs;
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_loaded) return g_procs;
   std::unordered_map<std::string, uintptr_t> addr;
@@ -83,6 +87,7 @@ const Procs& procs() {
               "); torch_webgpu was built against a different Dawn. Reinstall with `", kInstall,
               "` and rebuild torch_webgpu.");
   g_loaded = true;
+  g_ready.store(true, std::memory_order_release);
   return g_procs;
 }
 

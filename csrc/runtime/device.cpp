@@ -34,7 +34,9 @@ std::vector<Adapter>& g_adapters = *new std::vector<Adapter>;  // device index -
 std::vector<int>& g_nvidia_ordinal = *new std::vector<int>;
 constexpr uint32_t kNvidiaVendor = 0x10de;
 std::string& g_adapter_error = *new std::string;
-std::array<GpuDevice*, kMaxDevices> g_devices{};
+// Created devices: written once each under g_mu, read without it (get_device's fast path, per op).
+std::array<std::atomic<GpuDevice*>, kMaxDevices> g_devices{};
+std::atomic<int> g_adapter_count{-1};  // g_adapters.size() once probed (device_count's fast path)
 pid_t g_pid = 0;  // the process that created the devices (a forked child must not touch them)
 
 const char* kNoAdapterAdvice =
@@ -343,9 +345,11 @@ void wait_future(WGPUFuture f, const char* what) {
 }
 
 int device_count() {
+  if (const int n = g_adapter_count.load(std::memory_order_acquire); n >= 0) return n;
   try {
     std::lock_guard<std::mutex> lock(g_mu);
     probe_adapter_locked();
+    g_adapter_count.store(int(g_adapters.size()), std::memory_order_release);
     return int(g_adapters.size());
   } catch (const c10::Error&) {
     return 0;
@@ -355,24 +359,26 @@ int device_count() {
 bool is_available() { return device_count() > 0; }
 
 GpuDevice& get_device(int index) {
-  std::lock_guard<std::mutex> lock(g_mu);
   TORCH_CHECK(index >= 0 && index < kMaxDevices, "webgpu: invalid device index ", index);
-  if (g_devices[index]) return *g_devices[index];
+  if (GpuDevice* d = g_devices[index].load(std::memory_order_acquire)) return *d;  // every op: no lock
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (GpuDevice* d = g_devices[index].load(std::memory_order_relaxed)) return *d;
   probe_adapter_locked();
   TORCH_CHECK(!g_adapters.empty(), g_adapter_error);
   TORCH_CHECK(size_t(index) < g_adapters.size(), "webgpu: device index ", index, " out of range (", g_adapters.size(),
               " webgpu device(s) available)");
-  g_devices[index] = new GpuDevice(index, g_adapters[index]);
-  g_devices[index]->set_info("cuda_clocks", hold_cuda_clocks(g_nvidia_ordinal[size_t(index)]));
+  auto* d = new GpuDevice(index, g_adapters[index]);
+  d->set_info("cuda_clocks", hold_cuda_clocks(g_nvidia_ordinal[size_t(index)]));
   note_device_created(index);
-  return *g_devices[index];
+  g_devices[index].store(d, std::memory_order_release);
+  return *d;
 }
 
 std::vector<GpuDevice*> created_devices() {
   std::lock_guard<std::mutex> lock(g_mu);
   std::vector<GpuDevice*> out;
-  for (GpuDevice* d : g_devices)
-    if (d) out.push_back(d);
+  for (const auto& slot : g_devices)
+    if (GpuDevice* d = slot.load(std::memory_order_acquire)) out.push_back(d);
   return out;
 }
 
