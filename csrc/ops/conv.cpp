@@ -114,6 +114,7 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   k.param_index("tiles_n", tilesN);
   k.param_index("part_size", out.numel() / splits);
   k.param_index("k_chunk", kchunk);
+  k.param_index("splits", splits);
   const uint64_t wgs = uint64_t(splits) * g.G * tilesM * tilesN;
   k.launch(wgs, [mode, ct] {
     std::string s = "const MODE: u32 = " + std::to_string(mode) + "u;\n";
