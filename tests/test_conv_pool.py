@@ -373,6 +373,20 @@ def test_gemm_grid_folded_past_65535_workgroups_leaves_no_zeros():
     torch.testing.assert_close((a.to(DEV) @ b.to(DEV)).cpu(), a @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_implicit_gemm_grid_folded_past_65535_workgroups():
+    # The implicit-GEMM convolution's grid is splits x groups x tiles: 70000 groups of one tile each
+    # fold into two rows of 65535 workgroups, whose spares took split-K part 1 (an empty k range)
+    # of a wrapped group and stored the bias alone (or zeros) over its outputs.
+    g = torch.Generator().manual_seed(12)
+    G = 70000
+    x, w, b = torch.randn(1, G, 2, 2, generator=g), torch.randn(G, 1, 1, 1, generator=g), torch.randn(G, generator=g)
+    got = F.conv2d(x.to(DEV), w.to(DEV), b.to(DEV), groups=G).cpu()
+    torch.testing.assert_close(got, F.conv2d(x, w, b, groups=G), rtol=1e-5, atol=1e-5)
+    x, w = torch.randn(1, 2 * G, 2, 1, generator=g), torch.randn(G, 2, 1, 1, generator=g)
+    got = F.conv2d(x.to(DEV), w.to(DEV), groups=G).cpu()
+    torch.testing.assert_close(got, F.conv2d(x, w, groups=G), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "pool,shape",
     [

@@ -508,6 +508,18 @@ def test_contiguous_of_transposes(case, dt, tiled, monkeypatch):
     same(f(x).contiguous(), dst)
 
 
+@pytest.mark.parametrize("dt", [torch.float32, torch.float16], ids=ids([torch.float32, torch.float16]))
+def test_transpose_copy_grid_folded_past_65535_workgroups(dt):
+    # 70001 batches of one 8 x 10 tile: a grid of 70001 workgroups folds into two rows of 65535,
+    # whose 61069 spare workgroups (batch indices past the last) wrote their tiles past the
+    # destination, over whatever followed it in its storage.
+    x = (torch.randn(70001, 10, 8) * 100).to(dt)
+    big = torch.full((2 * x.numel(),), 7, dtype=dt, device=DEV)
+    big[: x.numel()].view(70001, 8, 10).copy_(x.to(DEV).transpose(1, 2))
+    want = torch.cat([x.transpose(1, 2).flatten(), torch.full((x.numel(),), 7, dtype=dt)])
+    same(want, big)
+
+
 @pytest.mark.parametrize("tiled", ["1", "0"])
 def test_copy_into_channels_last(tiled, monkeypatch):
     # A dense destination in another dimension order (channels_last, channels_last_3d) from a

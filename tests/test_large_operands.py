@@ -229,6 +229,36 @@ def test_conv_split():
     )
 
 
+def test_conv_of_views_in_blocks_past_the_limit():
+    # Small operands that are views of a block past the binding limit (slices of one large tensor):
+    # the GEMM kernels bind whole blocks, so such operands take a block of their own. Before, the
+    # forward and backward raised that the kernel 'matmul' would bind the whole block.
+    run_child(
+        """
+        import torch.nn.functional as F
+        cb = big(40000)  # 160000 bytes: past the limit
+        db = cb.to(D)
+        for s in (0, 5, 40000 - 2 * 3 * 100):
+            xc, xd = (t[s : s + 600].view(2, 3, 100) for t in (cb, db))
+            wc, wd = (t[s + 7 : s + 25].view(2, 3, 3) for t in (cb, db))
+            bc, bd = cb[s + 1 : s + 3], db[s + 1 : s + 3]
+            for f in (
+                lambda x, w, b: F.conv1d(x, w, b, 2, 1),
+                lambda x, w, b: F.conv1d(x, w[:, :, :1], b),
+                lambda x, w, b: F.conv_transpose1d(x[:, :2], w, None, 2),
+            ):
+                X, W = xd.detach().requires_grad_(True), wd.detach().requires_grad_(True)
+                xg, wg = xc.detach().requires_grad_(True), wc.detach().requires_grad_(True)
+                y, yc = f(X, W, bd), f(xg, wg, bc)
+                same(y, yc.detach(), atol=1e-4, rtol=1e-4)
+                y.backward(torch.ones_like(y))
+                yc.backward(torch.ones_like(yc))
+                same(X.grad, xg.grad, atol=1e-4, rtol=1e-4)
+                same(W.grad, wg.grad, atol=1e-3, rtol=1e-4)
+        """
+    )
+
+
 def test_random_split():
     run_child(
         """

@@ -220,6 +220,21 @@ def test_mv_unrolled_and_split(dtype):
     )
 
 
+def test_gemv_and_int_gemm_grid_folded_past_65535_workgroups():
+    # Grids past 65535 workgroups fold into rows of 65535 and the last row's spare workgroups run
+    # too. The mat-vec kernel's spares took a split-K part past the last (an empty k range) and
+    # stored alpha * 0 over real outputs of a wrapped batch (a race: thousands of zeros), and the
+    # integer GEMM's wrote past its output (over the next batches of the destination's storage).
+    check(torch.bmm, rnd(70000, 1, 3), rnd(70000, 3, 5), k=3)  # batched M == 1, 70000 workgroups
+    check(torch.bmm, rnd(70000, 5, 3), rnd(70000, 3, 1), k=3)  # batched N == 1
+    check(torch.mv, rnd(65535 * 16 + 17, 3), rnd(3), k=3)  # 16 rows per workgroup
+    a, b = rnd(70000, 3, 5, dtype=torch.int32), rnd(70000, 5, 4, dtype=torch.int32)
+    big = torch.full((2 * 70000, 3, 4), 5, dtype=torch.int32, device=DEV)
+    torch.bmm(a.to(DEV), b.to(DEV), out=big[:70000])
+    want = torch.cat([torch.bmm(a, b), torch.full((70000, 3, 4), 5, dtype=torch.int32)])
+    assert torch.equal(big.cpu(), want)
+
+
 @pytest.mark.parametrize("strip", ["1", "0"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_mv_column_strips(strip, dtype, monkeypatch):

@@ -450,6 +450,20 @@ def test_multinomial_without_replacement():
     assert all(torch.equal(full[i].sort().values, torch.arange(700)) for i in range(3))
 
 
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_grid_folded_past_65535_rows(replacement):
+    # One workgroup per distribution: 70001 rows fold into two rows of 65535 workgroups, whose
+    # spares sampled past the last distribution and wrote past the output (here over the rest of
+    # the storage an out= view lies in). One-hot rows make every sample known.
+    R = 70001
+    p = torch.zeros(R, 3, device=DEV)
+    p[torch.arange(R), torch.arange(R) % 3] = 1
+    big = torch.full((2 * R, 1), 9, dtype=torch.long, device=DEV)
+    torch.multinomial(p, 1, replacement=replacement, out=big[:R])
+    want = torch.cat([(torch.arange(R) % 3).view(R, 1), torch.full((R, 1), 9)])
+    assert torch.equal(big.cpu(), want)
+
+
 def test_multinomial_errors():
     with pytest.raises(RuntimeError, match="without replacement"):
         torch.multinomial(torch.ones(3, device=DEV), 4)

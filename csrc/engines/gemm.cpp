@@ -1079,6 +1079,7 @@ void gemv(const Vec& o, const Vec& x, const View& w /* s0: along j, s1: along k 
   index(prm, "J", J);
   index(prm, "K", K);
   index(prm, "batch", batch);
+  index(prm, "splits", splits);
   index(prm, "k_split", kps);
   vec_params(prm, "x", x, "k");
   view_params([&](const std::string& n, int64_t v) { index(prm, n, v); }, "w", w, "j", "k");
@@ -1235,6 +1236,7 @@ void int_gemm(const View& o, const View& a, const View& b, const View* c, int64_
   const int64_t tiles_m = grid(M, 16), tiles_n = grid(N, 16);
   auto set = [&](const std::string& name, int64_t v) { k.param_index(name, v); };
   problem_params(set, M, N, K, tiles_m, tiles_n, a, b, c);
+  set("batch", batch);
   view_params(set, "o", o, "m", "n");
   // alpha, beta in the accumulator's type (vec2<u32> for int64; i32 keeps the low word).
   auto scalar = [&](const char* name, const c10::Scalar& v) {

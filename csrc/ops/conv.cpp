@@ -116,6 +116,7 @@ void run_gemm(int mode, const at::Tensor& a, const at::Tensor& b, const at::Tens
   k.param_index("tiles_n", tilesN);
   k.param_index("part_size", out.numel() / splits);
   k.param_index("k_chunk", kchunk);
+  k.param_index("splits", splits);
   const uint64_t wgs = uint64_t(splits) * g.G * tilesM * tilesN;
   k.launch(wgs, [mode, ct] {
     std::string s = "const MODE: u32 = " + std::to_string(mode) + "u;\n";
@@ -444,6 +445,13 @@ bool conv_on_cpu(std::initializer_list<const at::Tensor*> ts, const char* op) {
 }
 
 at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
+
+// The GEMM kernels (engines/gemm.cpp) bind whole blocks: an operand that is a small view of a block
+// past the binding limit (a slice of a large tensor) gets a block of its own. Operands whose own
+// elements pass the limit are split by images instead (rows_per_launch below).
+void own_block(at::Tensor& t) {
+  if (t.defined() && t.numel() > 0 && !kernel::block_fits(t)) t = t.clone();
+}
 // ... and a result back to the device.
 at::Tensor to_device_of(const at::Tensor& t, const at::Tensor& like) { return t.defined() ? t.to(like.device()) : t; }
 
@@ -515,6 +523,9 @@ at::Tensor conv_forward(const at::Tensor& input_, const at::Tensor& weight_, con
     }
     return conv_output_format(out, input_, weight_);
   }
+  own_block(input);
+  own_block(weight);
+  own_block(bias);
   // A 1x1 convolution of a contiguous input is a plain GEMM; a channels-last half one goes on to the
   // NHWC kernel where that applies (it reads the input as it is, where the GEMM would need a copy).
   const bool nhwc = !transposed && nhwc_wanted(input, g);
@@ -576,6 +587,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv_backward(const at::Tensor& g
       if (mask[0]) gi.narrow(0, n0, nb).copy_(std::get<0>(part));
       if (mask[1]) gw = gw.defined() ? gw.add_(std::get<1>(part)) : std::get<1>(part);
     }
+  }
+  own_block(weight);
+  if (per >= N) {
+    own_block(go);
+    own_block(input);
   }
   // 1x1, unit stride, no padding, one group: the gradients are plain GEMMs too. F [Cout, Cin] is the
   // forward's matrix (W, or W's channel dims swapped when transposed): gI[n] = F^T @ gO[n], and

@@ -51,6 +51,7 @@ void launch_transpose(const at::Tensor& src, const at::Tensor& dst, int64_t B, i
   Kernel k(half ? "transpose16" : "transpose32");
   k.in(src, CT::RAW);
   k.out(dst, CT::RAW);
+  k.param_index("B", B);
   k.param_index("P", P);
   k.param_index("Q", Q);
   k.param_index("sQ", sQ);

@@ -550,6 +550,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
   k.out(out, CT::I64);
   k.out(scratch, CT::F32);
   k.in(p, CT::F32);
+  k.param_index("rows", n_dist);  // distributions
   k.param_index("nc", n_cat);  // categories
   k.param_index("ns", n_sample);  // samples
   param_philox(k, ps);
@@ -563,6 +564,7 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n_sample, bool repla
          "@compute @workgroup_size(256) fn main(@builtin(workgroup_id) wid: vec3<u32>,"
          " @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {\n"
          "  let row = linear_id(wid, nwg, 0u, 1u);\n"
+         "  if (row >= P.rows) { return; }\n"  // a folded grid's spare workgroups (uniform)
          "  let nc = P.nc; let ns = P.ns;\n"
          "  let pbase = P.p_off + row * nc; let sbase = row * nc; let obase = P.out_off + row * ns;\n";
     if (replacement) {

@@ -12,7 +12,7 @@
 // Parameters: groups, c_in, c_out (channels per group), per spatial dim (arrays of 3: depth, height,
 // width) x_size, y_size, k_size, stride, pad, dilation; element offsets a_off, b_off, out_off,
 // bias_off; has_bias; the GEMM's M, NC (columns), K (reduction), tiles_m, tiles_n; part_size (elements
-// of one split-K part of the result), k_chunk (reduction per split).
+// of one split-K part of the result), k_chunk (reduction per split), splits (split-K parts).
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
@@ -54,6 +54,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let G = P.groups; let Ci = P.c_in; let Co = P.c_out;
   let g = w % G;
   let split = w / G;
+  if (split >= P.splits) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   let KS = vol(ksz()); let XS = vol(xsz()); let YS = vol(ysz());
   let st = strd(); let pd = padd(); let dl = dila();
 

@@ -8,7 +8,7 @@
 //         or 16 / 4 (narrow strips, the whole of k in one workgroup) where that makes enough
 //         workgroups to go without split-K (engines/gemm.cpp, gemv).
 // Long k is split across workgroups (split-K); the parts then go to the epilogue kernel.
-// Parameters: J, K, batch, k_split (k per split-K part), groups_j (workgroups along j), per operand
+// Parameters: J, K, batch, splits, k_split (k per split-K part), groups_j (workgroups along j), per operand
 //   x in x, w, o, c: x_off (element offset), x_sb (batch stride), x_s<dim> (stride along j or k),
 //   alpha, beta, part_stride (elements between split-K parts of O).
 
@@ -34,6 +34,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let z = g / P.groups_j;
   let b = z % P.batch;
   let s = z / P.batch;
+  if (s >= P.splits) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   let k0 = s * P.k_split;
   let k1 = min(P.K, k0 + P.k_split);
   let xb = P.x_off + b * P.x_sb;

@@ -3,7 +3,7 @@
 // the narrow type's arithmetic, so the stored low bits equal CPU's), int64 in the emulated
 // vec2<u32> arithmetic of wgsl/lib/int64.wgsl. 16x16 output tiles, A and B staged in workgroup memory.
 // Operands: 0 A, 1 B, 2 O, 3 C (when beta != 0).
-// Parameters: M, N, K, tiles_m, tiles_n, per operand x in a, b, c, o: x_off (element offset), x_sb
+// Parameters: M, N, K, tiles_m, tiles_n, batch, per operand x in a, b, c, o: x_off (element offset), x_sb
 //   (batch stride), x_s<dim> (stride along m, n or k); alpha, beta of the accumulator's type.
 
 alias ACC = {{ACC}};
@@ -23,6 +23,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let g = linear_id(wid, nwg, 0u, 1u);
   let per = P.tiles_m * P.tiles_n;
   let b = g / per;
+  if (b >= P.batch) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   let r = g % per;
   let tx = lid % 16u;
   let ty = lid / 16u;

@@ -4,7 +4,7 @@
 // workgroup memory, so that both the reads (along p) and the writes (along q) are whole words of
 // neighbouring invocations: a strided element-wise copy reads one word per element written.
 // P, Q, sQ, sB and both offsets are even (the host checks), so no word straddles two rows.
-// Parameters: P, Q, sQ, sB (source strides, elements), tiles_p, tiles_q (64-wide tiles), in_off,
+// Parameters: B, P, Q, sQ, sB (source strides, elements), tiles_p, tiles_q (64-wide tiles), in_off,
 // out_off (element offsets).
 
 var<workgroup> tile: array<u32, 4160>;  // 64 rows (q) of 64 halves (p), one per word, rows padded to 65
@@ -13,6 +13,7 @@ var<workgroup> tile: array<u32, 4160>;  // 64 rows (q) of 64 halves (p), one per
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let t = transpose_tile(wid, nwg, P.tiles_q, P.tiles_p, 64u);  // (batch b, first q, first p)
+  if (t.x >= P.B) { return; }  // a folded grid's spare workgroups (uniform: one id per workgroup)
   let w = lid % 32u;
   for (var i = 0u; i < 8u; i = i + 1u) {  // source rows t.y..: 32 words (64 values of p) each
     let ql = lid / 32u + i * 8u;
