@@ -504,6 +504,7 @@ BnChunks bn_chunks(const at::Tensor& input) {
 }
 
 void bn_chunk_params(Kernel& k, const BnChunks& b, const at::Tensor& input) {
+  k.param_index("C", b.C);
   k.param_index("S", b.S);
   k.param_index("per", b.per);
   k.param_index("cnt", b.cnt);

@@ -137,10 +137,8 @@ void launch_scan(const at::Tensor& x, const at::Tensor& xi, const at::Tensor& c,
   TORCH_CHECK(rows * n <= int64_t(UINT32_MAX), "webgpu: scan: numel (", rows * n,
               ") does not fit the 32-bit indexing of webgpu kernels");
   k.param_index("n", n);
-  if (short_rows)
-    k.param_index("rows", rows);
-  else
-    k.param_index("tiles", nb);
+  k.param_index("rows", rows);
+  if (!short_rows) k.param_index("tiles", nb);
   k.param_index("x_off", x.storage_offset());
   if (idx_in) k.param_index("xi_off", xi.storage_offset());
   if (carry) k.param_index("c_off", c.storage_offset());

@@ -231,6 +231,7 @@ void mode_rows(const Sorted& s, const at::Tensor& x, at::Tensor& v, at::Tensor& 
   if (s.rows == 0) return;
   Kernel k(std::string("sort:mode:") + (s.wide ? "w" : "n") + (s.float_keys ? "f" : "i"));
   const ResultOps o = result_operands(k, s, x, v, i);
+  k.param_index("rows", s.rows);
   k.param_index("x_off", x.storage_offset());
   k.launch(uint64_t(s.rows), [&] { return result_defs(s, x, o.x, o.keys, o.idx, o.v, o.i) + section("mode"); });
 }

@@ -40,6 +40,7 @@ var<workgroup> wsum: array<vec3<f32>, WG>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let ch = bn_chunk(wid, nwg, P.S, P.per, P.cnt);
+  if (ch.x >= P.C) { return; }  // a folded grid's spare workgroups, past the last channel (uniform)
   var acc = vec3<f32>(0.0);
   for (var j = ch.y + lid; j < ch.z; j = j + WG) {
     let v = ld0(bn_at(P.x_off, P.x_sN, P.x_sC, P.x_sHW, P.HW, ch.x, j));
@@ -97,6 +98,7 @@ var<workgroup> wsum: array<vec2<f32>, WG>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let ch = bn_chunk(wid, nwg, P.S, P.per, P.cnt);
+  if (ch.x >= P.C) { return; }  // a folded grid's spare workgroups, past the last channel (uniform)
   let m = ld2(P.mean_off + ch.x);
   var acc = vec2<f32>(0.0);
   for (var j = ch.y + lid; j < ch.z; j = j + WG) {

@@ -10,7 +10,7 @@
 // element's index; p is its position in the row), load_c(e) -> S (carry), store_y(e, s: S),
 // and the constants REDUCE, CARRY, SEG (1: a segment of a row past the binding limit, whose carries
 // start one tile before it, so its first tile takes one too).
-// Parameters: n (row length), tiles (tiles per row, `tile` only), rows (`rows` only); the loaders
+// Parameters: n (row length), rows, tiles (tiles per row, `tile` only); the loaders
 // read the operands' storage offsets (x_off, xi_off, c_off, ci_off, y_off, yi_off).
 // Two kernels, one per section (scan.cpp compiles one): `tile` as above, and `rows` for short rows
 // (n <= 16), one invocation per row, so a tensor of many short rows does not leave most of a
@@ -30,6 +30,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let n = P.n;
   let nb = P.tiles;
   let row = g / nb;
+  // A grid folded past 65535 workgroups has spares past the last row (uniform: one id per workgroup).
+  if (row >= P.rows) { return; }
   let blk = g % nb;
   let base = row * n;
   let start = blk * (WG * IT) + lid * IT;

@@ -28,6 +28,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let npad = P.npad;
   let n = P.n;
   let rows = P.rows;
+  // A grid folded past 65535 workgroups has spares past the last tile (uniform: one id per workgroup).
+  if (g * TILE >= rows * npad) { return; }
   let kstart = P.k_first;
   let kend = P.k_last;
   for (var q = 0u; q < 4u; q = q + 1u) {
@@ -140,7 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //== mode
 // One workgroup per row of the sorted pairs: the longest run of equal values (NaNs never equal),
 // the smallest value among equally long runs, and the index of its last element (CPU's choice).
-// Parameters: npad, n.
+// Parameters: npad, n, rows.
 var<workgroup> ws: array<u32, 256>;
 var<workgroup> wc: array<u32, 256>;
 var<workgroup> wp: array<u32, 256>;
@@ -151,6 +153,8 @@ fn same(a: K, b: K) -> bool { return keq(a, b) && !is_nan_key(a); }
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let r = linear_id(wid, nwg, 0u, 1u);
+  // A grid folded past 65535 workgroups has spares past the last row (uniform: one id per workgroup).
+  if (r >= P.rows) { return; }
   let npad = P.npad;
   let n = P.n;
   let base = r * npad;
