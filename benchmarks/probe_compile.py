@@ -130,14 +130,7 @@ def cnn(full):
     loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
 
     def step(lf):
-        def s():
-            loss = lf(x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return loss
-
-        return s
+        return run.train_step(model, opt, x, y, lf)
 
     # Inductor's channels-last layout optimisation, as before it was turned off for webgpu graphs
     loss_cl = torch.compile(

@@ -111,14 +111,7 @@ def cases(dev, cnn_batch, cnn_size):
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         x = torch.randn(cnn_batch, 3, cnn_size, cnn_size, device=dev)
         y = torch.randint(0, 10, (cnn_batch,), device=dev)
-
-        def step():
-            loss = F.cross_entropy(model(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-
-        return step
+        return run.train_step(model, opt, x, y)
 
     def fft(n):
         def setup():

@@ -417,13 +417,17 @@ def gpt2_forward_amp(dev) -> float:
     return gpt2_forward(dev, amp=True)
 
 
-def train_step(model, opt, x, y):
-    """One training step as the rows time it: forward, cross-entropy (logits flattened to rows),
-    zero_grad(set_to_none=True), backward, the optimiser's step; returns the loss."""
+def train_step(model, opt, x, y, loss_fn=None):
+    """One training step as the rows time it: the loss (loss_fn(x, y), e.g. a compiled one; by default
+    the forward and cross-entropy, logits flattened to rows), zero_grad(set_to_none=True), backward,
+    the optimiser's step; returns the loss."""
 
     def step():
-        out = model(x)
-        loss = torch.nn.functional.cross_entropy(out.flatten(0, out.dim() - 2), y.flatten())
+        if loss_fn is not None:
+            loss = loss_fn(x, y)
+        else:
+            out = model(x)
+            loss = torch.nn.functional.cross_entropy(out.flatten(0, out.dim() - 2), y.flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -597,15 +601,7 @@ def compiled_cnn_step(dev, batch: int = 32, size: int = 64):
     first step's CPU loss: (step, want)."""
     model, opt, x, y, want = cnn_setup(dev, batch, size)
     loss_fn = torch.compile(lambda x, y: torch.nn.functional.cross_entropy(model(x), y))
-
-    def step():
-        loss = loss_fn(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step, want
+    return train_step(model, opt, x, y, loss_fn), want
 
 
 def compile_rows() -> list:
