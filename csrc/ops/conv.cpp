@@ -7,7 +7,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -252,19 +251,15 @@ bool implicit_wanted(const at::Tensor& t, const Geo& g) {
   return g.G == 1 || std::min(g.Ci, g.Co) >= 16;
 }
 
-// The geometry as WGSL constants (the gathered loaders of wgsl/kernels/conv_gather.wgsl read them),
-// built per call for the pipeline key: appended number by number (std::to_string temporaries and
-// the whole section text copied per call took a third of a convolution's host time).
+// The geometry as WGSL constants, which the gathered loaders of wgsl/kernels/conv_gather.wgsl read:
+// built per call for the pipeline's key; the loaders' section is added only when a pipeline is built
+// (engines::Gathered::wgsl).
 std::string gather_consts(const Geo& g) {
   std::string s;
-  s.reserve(640);
-  char num[24];
   auto add = [&](const char* name, const int64_t* v, bool i32) {
-    for (int i = 0; i < 3; ++i) {
-      const int len = std::snprintf(num, sizeof num, "%lld", static_cast<long long>(v[i]));
-      s.append("const ").append(name).push_back(char('0' + i));
-      s.append(i32 ? ": i32 = " : ": u32 = ").append(num, size_t(len)).append(i32 ? ";\n" : "u;\n");
-    }
+    for (int i = 0; i < 3; ++i)
+      s += std::string("const ") + name + std::to_string(i) + (i32 ? ": i32 = " : ": u32 = ") + std::to_string(v[i]) +
+           (i32 ? ";\n" : "u;\n");
   };
   add("X", g.xs, false);
   add("Y", g.ys, false);
@@ -445,6 +440,8 @@ bool conv_on_cpu(std::initializer_list<const at::Tensor*> ts, const char* op) {
 }
 
 at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
+// ... and a result back to the device.
+at::Tensor to_device_of(const at::Tensor& t, const at::Tensor& like) { return t.defined() ? t.to(like.device()) : t; }
 
 // The GEMM kernels (engines/gemm.cpp) bind whole blocks: an operand that is a small view of a block
 // past the binding limit (a slice of a large tensor) gets a block of its own. Operands whose own
@@ -452,8 +449,6 @@ at::Tensor cpu_of(const at::Tensor& t) { return t.defined() ? t.cpu() : t; }
 void own_block(at::Tensor& t) {
   if (t.defined() && t.numel() > 0 && !kernel::block_fits(t)) t = t.clone();
 }
-// ... and a result back to the device.
-at::Tensor to_device_of(const at::Tensor& t, const at::Tensor& like) { return t.defined() ? t.to(like.device()) : t; }
 
 // CPU's and cuDNN's rule: a channels-last input or weight gives a channels-last output.
 at::Tensor conv_output_format(const at::Tensor& out, const at::Tensor& input, const at::Tensor& weight) {

@@ -300,6 +300,7 @@ namespace {
 // is a CPU adapter (lavapipe runs the kernels on the cores a poll would take).
 // TORCH_WEBGPU_SPIN_US sets it (0: always block).
 std::atomic<int64_t> g_spin_ns{0};
+std::atomic<uint64_t> g_wait_ns{0};  // host time in wait_future (host_wait_ns)
 
 void note_adapter_for_spin(bool cpu_adapter) {
   static const long env = [] {
@@ -319,28 +320,25 @@ bool future_done(WGPUFuture f) {
   return st == WGPUWaitStatus_Success && info.completed;
 }
 
-namespace {
-std::atomic<uint64_t> g_wait_ns{0};
-}
-
 uint64_t host_wait_ns() { return g_wait_ns.load(std::memory_order_relaxed); }
 
 void wait_future(WGPUFuture f, const char* what) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto count = [&] {
-    g_wait_ns.fetch_add(
-        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()),
-        std::memory_order_relaxed);
+  auto elapsed = [&] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   };
+  bool done = false;
   if (const int64_t spin = g_spin_ns.load(std::memory_order_relaxed); spin > 0) {
     do {
-      if (future_done(f)) return count();
-    } while (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() <
-             spin);
+      done = future_done(f);
+    } while (!done && elapsed() < spin);
   }
-  WGPUFutureWaitInfo info{f, 0};
-  WGPUWaitStatus st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
-  count();
+  WGPUWaitStatus st = WGPUWaitStatus_Success;
+  if (!done) {
+    WGPUFutureWaitInfo info{f, 0};
+    st = procs().wgpuInstanceWaitAny(instance(), 1, &info, UINT64_MAX);
+  }
+  g_wait_ns.fetch_add(uint64_t(elapsed()), std::memory_order_relaxed);
   TORCH_CHECK(st == WGPUWaitStatus_Success, "webgpu: waiting for ", what, " failed (status ", int(st), ")");
 }
 
